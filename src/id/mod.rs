@@ -1,0 +1,21 @@
+//! Bundle entry IDs, target triples and AMDGPU target IDs.
+//!
+//! An entry ID names one entry of a bundle: `<offload-kind>-<triple>[-<target-id>]`,
+//! for example `hip-amdgcn-amd-amdhsa--gfx90a:xnack+` or `host-x86_64-unknown-linux-gnu-`.
+//!
+//! - [`triple`] ports the parts of `llvm::Triple` the bundler depends on
+//!   (component parsing, normalization, compatibility).
+//! - [`offload_arch`] holds the processor-name tables of clang 19 and clang 22.
+//! - [`target_id`] parses target IDs (`gfx90a:sramecc-:xnack+`), knows which features
+//!   each AMDGPU processor supports and implements LLVM's compatibility and conflict rules.
+//! - [`entry`] parses and standardizes whole entry IDs and decides which bundle entry
+//!   satisfies which requested target.
+
+pub mod entry;
+pub mod offload_arch;
+pub mod target_id;
+pub mod triple;
+
+pub use entry::{EntryId, IdError, OffloadKind};
+pub use target_id::TargetId;
+pub use triple::Triple;
