@@ -16,6 +16,3 @@ pub mod offload_arch;
 pub mod target_id;
 pub mod triple;
 
-pub use entry::{EntryId, IdError, OffloadKind};
-pub use target_id::TargetId;
-pub use triple::Triple;
