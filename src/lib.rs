@@ -2,5 +2,4 @@
 #![deny(missing_docs)]
 
 pub mod bundle;
-pub mod cli;
 pub mod id;

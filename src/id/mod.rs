@@ -15,4 +15,3 @@ pub mod entry;
 pub mod offload_arch;
 pub mod target_id;
 pub mod triple;
-

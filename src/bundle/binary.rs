@@ -1,0 +1,575 @@
+//! The binary bundle layout (clang-offload-bundler's `BinaryFileHandler`).
+//!
+//! ```text
+//! offset  size  field
+//!  0      24    "__CLANG_OFFLOAD_BUNDLE__"
+//! 24       8    N, number of entries (u64 LE)
+//! 32      ...   N descriptors: offset u64, size u64, ID length u64, ID bytes
+//! ...           payloads, each at its offset (zero padding between them)
+//! ```
+//!
+//! Offsets are absolute from the start of the bundle. The writer places payloads in
+//! entry order, each at the next multiple of the alignment (`-bundle-align`, default
+//! 1, applied to every entry including the first) and adds nothing after the last.
+//!
+//! LLVM's reader silently stops at the first bad descriptor (and crashes when entries
+//! were read before it). [`BinaryBundle::parse`] reports every such problem as a
+//! [`ReadError`] naming the entry and offset instead.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use super::order::StringMapOrder;
+use super::{MAGIC, ReadError, ReadErrorKind, WriteError, align_up};
+
+const HEADER_FIXED: u64 = 32;
+const DESCRIPTOR_FIXED: u64 = 24;
+
+/// One entry of a binary bundle, borrowing from the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BinaryEntry<'data> {
+    /// The entry ID bytes as stored (normally ASCII).
+    pub id: &'data [u8],
+    /// Offset of the payload from the start of the bundle.
+    pub offset: u64,
+    /// The payload.
+    pub data: &'data [u8],
+}
+
+impl BinaryEntry<'_> {
+    /// The ID as text (invalid UTF-8 replaced).
+    pub fn id_str(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(self.id)
+    }
+
+    /// Payload size in bytes.
+    pub fn size(&self) -> u64 {
+        self.data.len() as u64
+    }
+}
+
+/// A parsed binary bundle.
+#[derive(Clone, Debug)]
+pub struct BinaryBundle<'data> {
+    entries: Vec<BinaryEntry<'data>>,
+    header_len: u64,
+}
+
+impl<'data> BinaryBundle<'data> {
+    /// Whether `data` starts with the bundle magic.
+    pub fn is_bundle(data: &[u8]) -> bool {
+        data.starts_with(MAGIC)
+    }
+
+    /// Parses the bundle at the start of `data`.
+    ///
+    /// Returns `Ok(None)` when `data` does not start with the magic (LLVM treats such
+    /// input as "no bundles"), and an error for any malformed header: a truncated
+    /// field, an entry count larger than the input can hold, a zero payload offset, or
+    /// a payload past the end of `data`. Nothing is allocated beyond what `data` can
+    /// actually describe.
+    pub fn parse(data: &'data [u8]) -> Result<Option<Self>, ReadError> {
+        if !Self::is_bundle(data) {
+            return Ok(None);
+        }
+        let len = data.len() as u64;
+        let count = read_u64(data, 24, "entry count", None)?;
+        let max = (len - HEADER_FIXED) / DESCRIPTOR_FIXED;
+        if count > max {
+            return Err(ReadError::new(
+                ReadErrorKind::CountTooLarge { count, max },
+                24,
+                None,
+            ));
+        }
+        let mut entries = Vec::with_capacity(count as usize);
+        let mut pos = HEADER_FIXED;
+        for i in 0..count {
+            let descriptor = pos;
+            let offset = read_u64(data, pos, "payload offset", Some(i))?;
+            let size = read_u64(data, pos + 8, "payload size", Some(i))?;
+            let id_len = read_u64(data, pos + 16, "ID length", Some(i))?;
+            pos += DESCRIPTOR_FIXED;
+            let available = len - pos;
+            if id_len > available {
+                return Err(ReadError::new(
+                    ReadErrorKind::Truncated {
+                        field: "ID",
+                        needed: id_len,
+                        available,
+                    },
+                    pos,
+                    Some(i),
+                ));
+            }
+            let id = &data[pos as usize..(pos + id_len) as usize];
+            pos += id_len;
+            if offset == 0 {
+                return Err(ReadError::new(
+                    ReadErrorKind::ZeroOffset,
+                    descriptor,
+                    Some(i),
+                ));
+            }
+            let end = offset.checked_add(size).filter(|&end| end <= len);
+            let Some(end) = end else {
+                return Err(ReadError::new(
+                    ReadErrorKind::PastEnd { offset, size, len },
+                    descriptor,
+                    Some(i),
+                ));
+            };
+            entries.push(BinaryEntry {
+                id,
+                offset,
+                data: &data[offset as usize..end as usize],
+            });
+        }
+        Ok(Some(BinaryBundle {
+            entries,
+            header_len: pos,
+        }))
+    }
+
+    /// Parses every bundle in `data`: bundles placed one after another, optionally
+    /// separated by zero padding (what a linker leaves in a `.hip_fatbin` section).
+    ///
+    /// Each bundle's offsets are relative to its own start. Scanning stops at the
+    /// first non-zero byte that does not start another bundle. Returns the start
+    /// offset of each bundle with the bundle.
+    pub fn parse_all(data: &'data [u8]) -> Result<Vec<(u64, Self)>, ReadError> {
+        let mut out = Vec::new();
+        let mut start = 0usize;
+        while start < data.len() {
+            let rest = &data[start..];
+            let bundle = Self::parse(rest).map_err(|e| ReadError {
+                offset: e.offset + start as u64,
+                ..e
+            })?;
+            let Some(bundle) = bundle else { break };
+            let end = start + bundle.end() as usize;
+            out.push((start as u64, bundle));
+            match data[end..].iter().position(|&b| b != 0) {
+                Some(skip) => start = end + skip,
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Entries in header (file) order.
+    pub fn entries(&self) -> &[BinaryEntry<'data>] {
+        &self.entries
+    }
+
+    /// Entries in the order clang-offload-bundler lists and unbundles them: the
+    /// iteration order of its `StringMap`. When an ID occurs twice, the entry keeps
+    /// the first one's position but the later descriptor's payload (as LLVM does).
+    pub fn llvm_order(&self) -> Vec<BinaryEntry<'data>> {
+        let ids: Vec<&[u8]> = self.entries.iter().map(|e| e.id).collect();
+        StringMapOrder::of(&ids)
+            .into_iter()
+            .map(|i| {
+                let id = self.entries[i].id;
+                *self
+                    .entries
+                    .iter()
+                    .rev()
+                    .find(|e| e.id == id)
+                    .unwrap_or(&self.entries[i])
+            })
+            .collect()
+    }
+
+    /// Length of the header (magic, count and descriptors).
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// Where this bundle ends: the end of its last payload or of its header.
+    pub fn end(&self) -> u64 {
+        self.entries
+            .iter()
+            .map(|e| e.offset + e.size())
+            .fold(self.header_len, u64::max)
+    }
+}
+
+fn read_u64(
+    data: &[u8],
+    pos: u64,
+    field: &'static str,
+    entry: Option<u64>,
+) -> Result<u64, ReadError> {
+    let available = (data.len() as u64).saturating_sub(pos);
+    if available < 8 {
+        return Err(ReadError::new(
+            ReadErrorKind::Truncated {
+                field,
+                needed: 8,
+                available,
+            },
+            pos,
+            entry,
+        ));
+    }
+    let p = pos as usize;
+    Ok(u64::from_le_bytes(
+        data[p..p + 8].try_into().expect("8 bytes"),
+    ))
+}
+
+/// Plans a binary bundle: entry IDs and payload sizes in, header and offsets out.
+///
+/// ```
+/// use offload_build::bundle::BinaryBundleWriter;
+/// let mut w = BinaryBundleWriter::new();
+/// w.add("host-x86_64-unknown-linux-gnu-", 8).unwrap();
+/// w.add("hip-amdgcn-amd-amdhsa--gfx90a", 4).unwrap();
+/// let layout = w.layout().unwrap();
+/// let mut out = Vec::new();
+/// layout.write_to(&mut out, |i, w| w.write_all(if i == 0 { b"HOSTDATA" } else { b"DEV1" })).unwrap();
+/// assert_eq!(out.len() as u64, layout.len());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct BinaryBundleWriter {
+    align: u64,
+    entries: Vec<(Vec<u8>, u64)>,
+}
+
+impl BinaryBundleWriter {
+    /// An empty bundle with alignment 1.
+    pub fn new() -> Self {
+        BinaryBundleWriter {
+            align: 1,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Sets the payload alignment (`-bundle-align`); any value but 0.
+    pub fn align(&mut self, align: u64) -> Result<&mut Self, WriteError> {
+        if align == 0 {
+            return Err(WriteError::ZeroAlignment);
+        }
+        self.align = align;
+        Ok(self)
+    }
+
+    /// Adds an entry with its payload size. IDs must be distinct.
+    pub fn add(&mut self, id: impl Into<Vec<u8>>, size: u64) -> Result<&mut Self, WriteError> {
+        let id = id.into();
+        if self.entries.iter().any(|(other, _)| *other == id) {
+            return Err(WriteError::DuplicateId(
+                String::from_utf8_lossy(&id).into_owned(),
+            ));
+        }
+        self.entries.push((id, size));
+        Ok(self)
+    }
+
+    /// Computes the header bytes and every payload offset.
+    pub fn layout(&self) -> Result<BinaryLayout, WriteError> {
+        let header_len = self
+            .entries
+            .iter()
+            .try_fold(HEADER_FIXED, |acc, (id, _)| {
+                acc.checked_add(DESCRIPTOR_FIXED + id.len() as u64)
+            })
+            .ok_or(WriteError::TooLarge)?;
+        let mut cursor = header_len;
+        let mut offsets = Vec::with_capacity(self.entries.len());
+        for (_, size) in &self.entries {
+            let offset = align_up(cursor, self.align).ok_or(WriteError::TooLarge)?;
+            cursor = offset.checked_add(*size).ok_or(WriteError::TooLarge)?;
+            offsets.push((offset, *size));
+        }
+        let mut header = Vec::with_capacity(header_len as usize);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        for ((id, _), (offset, size)) in self.entries.iter().zip(&offsets) {
+            header.extend_from_slice(&offset.to_le_bytes());
+            header.extend_from_slice(&size.to_le_bytes());
+            header.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            header.extend_from_slice(id);
+        }
+        Ok(BinaryLayout {
+            header,
+            offsets,
+            len: cursor,
+        })
+    }
+}
+
+/// The planned layout of a binary bundle; writes it while payloads stream in.
+#[derive(Clone, Debug)]
+pub struct BinaryLayout {
+    header: Vec<u8>,
+    offsets: Vec<(u64, u64)>,
+    len: u64,
+}
+
+impl BinaryLayout {
+    /// The header bytes.
+    pub fn header(&self) -> &[u8] {
+        &self.header
+    }
+
+    /// `(offset, size)` of each payload, in entry order.
+    pub fn payloads(&self) -> &[(u64, u64)] {
+        &self.offsets
+    }
+
+    /// Total length of the bundle.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the bundle has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// Writes the bundle to `out`: the header, then for each entry zero padding up to
+    /// its offset and the payload written by `payload(index, out)`. The callback must
+    /// write exactly the size given for that entry; anything else is an error (a file
+    /// that changed size while it was being bundled, for example).
+    ///
+    /// `W` stays concrete so that `std::io::copy` from a `File` into a `File` inside
+    /// the callback can use the kernel's copy paths.
+    pub fn write_to<W: Write>(
+        &self,
+        out: &mut W,
+        mut payload: impl FnMut(usize, &mut CountingWriter<'_, W>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        out.write_all(&self.header)?;
+        let mut pos = self.header.len() as u64;
+        for (i, &(offset, size)) in self.offsets.iter().enumerate() {
+            write_zeros(out, offset - pos)?;
+            let mut counting = CountingWriter {
+                inner: out,
+                count: 0,
+            };
+            payload(i, &mut counting)?;
+            if counting.count != size {
+                return Err(io::Error::other(format!(
+                    "entry {i}: expected {size} payload bytes, got {}",
+                    counting.count
+                )));
+            }
+            pos = offset + size;
+        }
+        Ok(())
+    }
+}
+
+/// A writer that counts the bytes passed through it (see [`BinaryLayout::write_to`]).
+#[derive(Debug)]
+pub struct CountingWriter<'a, W> {
+    inner: &'a mut W,
+    count: u64,
+}
+
+impl<W> CountingWriter<'_, W> {
+    /// The writer underneath, for callers that copy into it directly; they must add
+    /// what they wrote with [`CountingWriter::add_count`].
+    pub fn inner(&mut self) -> &mut W {
+        self.inner
+    }
+
+    /// Accounts for `n` bytes written through [`CountingWriter::inner`].
+    pub fn add_count(&mut self, n: u64) {
+        self.count += n;
+    }
+}
+
+impl<W: Write> Write for CountingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes `n` zero bytes.
+pub(crate) fn write_zeros<W: Write>(out: &mut W, mut n: u64) -> io::Result<()> {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    while n > 0 {
+        let k = n.min(ZEROS.len() as u64) as usize;
+        out.write_all(&ZEROS[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// Builds a whole binary bundle in memory from `(id, payload)` pairs.
+pub fn write_bundle(entries: &[(&[u8], &[u8])], align: u64) -> Result<Vec<u8>, WriteError> {
+    let mut w = BinaryBundleWriter::new();
+    w.align(align)?;
+    for (id, data) in entries {
+        w.add(*id, data.len() as u64)?;
+    }
+    let layout = w.layout()?;
+    let mut out = Vec::with_capacity(layout.len() as usize);
+    layout
+        .write_to(&mut out, |i, w| w.write_all(entries[i].1))
+        .expect("writing to memory");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_example() -> Vec<u8> {
+        write_bundle(
+            &[
+                (b"host-x86_64-unknown-linux-gnu-", b"HOSTDATA"),
+                (b"openmp-amdgcn-amd-amdhsa--gfx906", b"DEV1"),
+                (b"hip-amdgcn-amd-amdhsa--gfx908", b"DEVICE2!!"),
+            ],
+            1,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn writes_spec_worked_example() {
+        let b = spec_example();
+        assert_eq!(b.len(), 216);
+        assert_eq!(&b[..24], MAGIC);
+        assert_eq!(u64::from_le_bytes(b[24..32].try_into().unwrap()), 3);
+        assert_eq!(u64::from_le_bytes(b[32..40].try_into().unwrap()), 195);
+        assert_eq!(&b[0xc3..0xcb], b"HOSTDATA");
+        assert_eq!(&b[0xcf..], b"DEVICE2!!");
+    }
+
+    #[test]
+    fn round_trip_and_llvm_order() {
+        let b = spec_example();
+        let bundle = BinaryBundle::parse(&b).unwrap().unwrap();
+        assert_eq!(bundle.entries().len(), 3);
+        assert_eq!(bundle.entries()[1].data, b"DEV1");
+        let order: Vec<_> = bundle
+            .llvm_order()
+            .iter()
+            .map(|e| e.id_str().into_owned())
+            .collect();
+        assert_eq!(order[2], "host-x86_64-unknown-linux-gnu-");
+        assert_eq!(bundle.end(), 216);
+    }
+
+    #[test]
+    fn alignment_applies_to_every_entry() {
+        let b = write_bundle(&[(b"a", b"x"), (b"b", b""), (b"c", b"yz")], 3).unwrap();
+        let bundle = BinaryBundle::parse(&b).unwrap().unwrap();
+        let offsets: Vec<u64> = bundle.entries().iter().map(|e| e.offset).collect();
+        // Header: 32 + 3 * (24 + 1) = 107 bytes.
+        assert_eq!(offsets, [108, 111, 111]);
+        assert_eq!(b.len(), 113);
+        let b = write_bundle(&[(b"a", b"x")], 4096).unwrap();
+        assert_eq!(b.len(), 4097);
+    }
+
+    #[test]
+    fn rejects_zero_alignment_and_duplicates() {
+        assert_eq!(write_bundle(&[], 0), Err(WriteError::ZeroAlignment));
+        assert!(matches!(
+            write_bundle(&[(b"a", b""), (b"a", b"")], 1),
+            Err(WriteError::DuplicateId(_))
+        ));
+    }
+
+    #[test]
+    fn not_a_bundle() {
+        assert!(BinaryBundle::parse(b"").unwrap().is_none());
+        assert!(BinaryBundle::parse(b"hello world").unwrap().is_none());
+    }
+
+    #[test]
+    fn malformed_headers_are_errors() {
+        let good = spec_example();
+        // Truncated inside the count.
+        let e = BinaryBundle::parse(&good[..28]).unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::Truncated { .. }));
+        // A count the truncated input cannot hold.
+        let e = BinaryBundle::parse(&good[..60]).unwrap_err();
+        assert!(matches!(
+            e.kind,
+            ReadErrorKind::CountTooLarge { count: 3, max: 1 }
+        ));
+        // Truncated inside the first ID.
+        let mut b = good[..60].to_vec();
+        b[24] = 1;
+        let e = BinaryBundle::parse(&b).unwrap_err();
+        assert_eq!(e.entry, Some(0));
+        assert!(matches!(
+            e.kind,
+            ReadErrorKind::Truncated { field: "ID", .. }
+        ));
+        // Count larger than the entries.
+        let mut b = good.clone();
+        b[24] = 5;
+        let e = BinaryBundle::parse(&b).unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::Truncated { .. }), "{e}");
+        assert_eq!(e.entry, Some(3));
+        // Absurd count: rejected before any allocation.
+        b[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = BinaryBundle::parse(&b).unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::CountTooLarge { .. }));
+        // Zero offset.
+        let mut b = good.clone();
+        b[32..40].fill(0);
+        assert_eq!(
+            BinaryBundle::parse(&b).unwrap_err().kind,
+            ReadErrorKind::ZeroOffset
+        );
+        // Payload past the end, and offset+size overflow.
+        let e = BinaryBundle::parse(&good[..210]).unwrap_err();
+        assert_eq!(e.entry, Some(2));
+        let mut b = good.clone();
+        b[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            BinaryBundle::parse(&b).unwrap_err().kind,
+            ReadErrorKind::PastEnd { .. }
+        ));
+        // Every message names the entry and says what was expected.
+        assert!(e.to_string().contains("entry 2"), "{e}");
+    }
+
+    #[test]
+    fn several_bundles_back_to_back() {
+        let one = write_bundle(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"AAAA")], 1).unwrap();
+        let two = write_bundle(&[(b"hip-amdgcn-amd-amdhsa--gfx90a", b"BB")], 1).unwrap();
+        let mut data = one.clone();
+        data.resize(4096, 0);
+        data.extend_from_slice(&two);
+        data.resize(8192, 0);
+        let all = BinaryBundle::parse_all(&data).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].0, 4096);
+        assert_eq!(all[1].1.entries()[0].data, b"BB");
+    }
+
+    #[test]
+    fn duplicate_ids_keep_first_slot_last_payload() {
+        // LLVM's reader: map[id] = info overwrites the value, keeps the slot.
+        let mut w = BinaryBundleWriter::new();
+        w.add("x", 1).unwrap().add("y", 1).unwrap();
+        let layout = w.layout().unwrap();
+        let mut b = Vec::new();
+        layout
+            .write_to(&mut b, |i, w| w.write_all(if i == 0 { b"1" } else { b"2" }))
+            .unwrap();
+        // Rename entry "y" to "x".
+        let pos = b.windows(1).rposition(|w| w == b"y").unwrap();
+        b[pos] = b'x';
+        let bundle = BinaryBundle::parse(&b).unwrap().unwrap();
+        let order = bundle.llvm_order();
+        assert_eq!(order.len(), 1);
+        assert_eq!(order[0].data, b"2");
+    }
+}
