@@ -2,4 +2,6 @@
 #![deny(missing_docs)]
 
 pub mod bundle;
+pub mod cli;
+pub mod fileio;
 pub mod id;

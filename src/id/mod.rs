@@ -15,3 +15,4 @@ pub mod entry;
 pub mod offload_arch;
 pub mod target_id;
 pub mod triple;
+pub use entry::{EntryId, IdError, OffloadKind};

@@ -1,0 +1,748 @@
+//! `offload-bundler`: clang-offload-bundler's command line over this crate's formats.
+//!
+//! Options, validation order, messages and exit codes follow clang-offload-bundler
+//! 22 (see the differential tests in `integration/`). Where LLVM crashes, loops or
+//! writes a corrupt file, this tool stops with a one-line error instead:
+//!
+//! - malformed bundles (truncated header, an entry count larger than the header
+//!   holds, a zero offset, a payload past the end, a text entry without its end
+//!   marker) name the file, the entry and the offset;
+//! - `-bundle-align=0` and two targets that standardize to the same bundle ID are
+//!   rejected before anything is written;
+//! - outputs are written to temporary files beside their targets and renamed into
+//!   place only when everything succeeded: on any error no output is created or
+//!   truncated (LLVM leaves the outputs of entries it had already extracted).
+//!
+//! Entry IDs are standardized as LLVM 22 does, with LLVM 19's rules where 22 rejects
+//! or loses a target 19 accepted (see [`crate::id::entry`]).
+//!
+//! Exit status: 0 on success, 1 on any error.
+
+use std::io::{self, Write};
+
+use super::cl::{self, Kind, Opt};
+use crate::bundle::binary::BinaryBundleWriter;
+use crate::bundle::order::StringMapOrder;
+use crate::bundle::{BinaryBundle, FileType, TextBundle, text};
+use crate::fileio::{Input, OutputFile, error_text};
+use crate::id::EntryId;
+use crate::id::entry::find_conflict;
+
+const OPTS: &[Opt] = &[
+    Opt {
+        name: "type",
+        kind: Kind::Str,
+        required: true,
+    },
+    Opt {
+        name: "targets",
+        kind: Kind::CommaList,
+        required: false,
+    },
+    Opt {
+        name: "input",
+        kind: Kind::List,
+        required: false,
+    },
+    Opt {
+        name: "inputs",
+        kind: Kind::CommaList,
+        required: false,
+    },
+    Opt {
+        name: "output",
+        kind: Kind::List,
+        required: false,
+    },
+    Opt {
+        name: "outputs",
+        kind: Kind::CommaList,
+        required: false,
+    },
+    Opt {
+        name: "unbundle",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "list",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "allow-missing-bundles",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "bundle-align",
+        kind: Kind::Uint,
+        required: false,
+    },
+    Opt {
+        name: "check-input-archive",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "hip-openmp-compatible",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "compress",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "compression-level",
+        kind: Kind::Int,
+        required: false,
+    },
+    Opt {
+        name: "verbose",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "###",
+        kind: Kind::Flag,
+        required: false,
+    },
+    Opt {
+        name: "h",
+        kind: Kind::Flag,
+        required: false,
+    },
+];
+
+/// Names offered in "Did you mean" hints, in the order LLVM happens to try them.
+const SUGGEST: &[&str] = &[
+    "###",
+    "h",
+    "type",
+    "targets",
+    "input",
+    "inputs",
+    "output",
+    "outputs",
+    "unbundle",
+    "list",
+    "allow-missing-bundles",
+    "bundle-align",
+    "check-input-archive",
+    "hip-openmp-compatible",
+    "compress",
+    "compression-level",
+    "verbose",
+    "help",
+    "help-list",
+    "version",
+];
+
+const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
+referring to the same source file but different targets into a single 
+one. The resulting file can also be unbundled into different files by 
+this tool if -unbundle is provided.
+
+USAGE: {prog} [options]
+
+OPTIONS:
+
+Generic Options:
+
+  --help                  - Display available options (--help-hidden for more)
+  --help-list             - Display list of available options (--help-list-hidden for more)
+  --version               - Display the version of this program
+
+clang-offload-bundler options:
+
+  --###                   - Print any external commands that are to be executed instead of actually executing them - for testing purposes.
+  --allow-missing-bundles - Create empty files if bundles are missing when unbundling.
+  --bundle-align=<uint>   - Alignment of bundle for binary files
+  --check-input-archive   - Check if input heterogeneous archive is valid in terms of TargetID rules.
+  --compress              - Compress output file when bundling.
+  --compression-level=<n> - Specify the compression level (integer)
+  --hip-openmp-compatible - Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.
+  --input=<string>        - Input file. Can be specified multiple times for multiple input files.
+  --inputs=<string>       - [<input file>,...] (deprecated)
+  --list                  - List bundle IDs in the bundled file.
+  --output=<string>       - Output file. Can be specified multiple times for multiple output files.
+  --outputs=<string>      - [<output file>,...] (deprecated)
+  --targets=<string>      - [<offload kind>-<target triple>,...]
+  --type=<string>         - Type of the files to be bundled/unbundled.
+                            Current supported types are:
+                              i    - cpp-output
+                              ii   - c++-cpp-output
+                              cui  - cuda-cpp-output
+                              hipi - hip-cpp-output
+                              d    - dependency
+                              ll   - llvm
+                              bc   - llvm-bc
+                              s    - assembler
+                              o    - object
+                              a    - archive of objects
+                              gch  - precompiled-header
+                              ast  - clang AST file
+  --unbundle              - Unbundle bundled file into several output files.
+  --verbose               - Print debug information.
+";
+
+/// Runs the tool with the process's standard streams; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    run(args, &mut stdout.lock(), &mut stderr.lock())
+}
+
+/// Runs the tool: `args[0]` is the program name as invoked.
+pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let argv0 = args
+        .first()
+        .map(String::as_str)
+        .unwrap_or("offload-bundler");
+    let mut ctx = Ctx { argv0, err };
+    match run_inner(&mut ctx, args, out) {
+        Ok(()) => 0,
+        Err(Exit(code)) => code,
+    }
+}
+
+/// An exit status whose message has already been printed.
+struct Exit(i32);
+
+struct Ctx<'a> {
+    argv0: &'a str,
+    err: &'a mut dyn Write,
+}
+
+impl Ctx<'_> {
+    fn error(&mut self, msg: impl std::fmt::Display) -> Exit {
+        let _ = writeln!(self.err, "{}: error: {msg}", self.argv0);
+        Exit(1)
+    }
+
+    fn warning(&mut self, msg: impl std::fmt::Display) {
+        let _ = writeln!(self.err, "{}: warning: {msg}", self.argv0);
+    }
+
+    fn file_error(&mut self, path: &str, e: &io::Error) -> Exit {
+        self.error(format_args!("'{path}': {}", error_text(e)))
+    }
+}
+
+/// How one bundle file is read or written, chosen from `-type` and the reference input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Handler {
+    Binary,
+    Text(&'static str),
+}
+
+/// Whether LLVM's `ObjectFile::createObjectFile` would take `data` for an object file.
+fn is_object_file(data: &[u8]) -> bool {
+    const MACHO: [[u8; 4]; 4] = [
+        [0xfe, 0xed, 0xfa, 0xce],
+        [0xfe, 0xed, 0xfa, 0xcf],
+        [0xce, 0xfa, 0xed, 0xfe],
+        [0xcf, 0xfa, 0xed, 0xfe],
+    ];
+    const COFF_MACHINES: [u16; 9] = [
+        0x14c, 0x8664, 0xaa64, 0xa641, 0x1c0, 0x1c4, 0x1c2, 0x200, 0x5064,
+    ];
+    if data.starts_with(b"\x7fELF") || data.starts_with(b"\0asm") {
+        return true;
+    }
+    if data.len() >= 4 && MACHO.iter().any(|m| data[..4] == *m) {
+        return true;
+    }
+    if data.len() >= 20 {
+        let machine = u16::from_le_bytes([data[0], data[1]]);
+        return COFF_MACHINES.contains(&machine);
+    }
+    false
+}
+
+fn handler_for(
+    ctx: &mut Ctx<'_>,
+    file_type: &str,
+    reference: &[u8],
+    reference_path: &str,
+) -> Result<Handler, Exit> {
+    let Some(t) = FileType::parse(file_type) else {
+        return Err(ctx.error(format_args!("'{file_type}': invalid file type specified")));
+    };
+    if let Some(comment) = t.text_comment() {
+        return Ok(Handler::Text(comment));
+    }
+    if t == FileType::O && is_object_file(reference) {
+        return Err(ctx.error(format_args!(
+            "'{reference_path}': fat objects (-type=o with an object file) are not supported yet"
+        )));
+    }
+    Ok(Handler::Binary)
+}
+
+/// Whether LLVM 22 would treat the input as a compressed bundle.
+fn is_compressed(data: &[u8]) -> bool {
+    data.len() >= 8 && data.starts_with(b"CCOB")
+}
+
+fn env_flag(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<(), Exit> {
+    let rest = cl::expand_response_files(args.get(1..).unwrap_or_default().to_vec());
+    let p = cl::parse(ctx.argv0, &rest, OPTS, SUGGEST);
+    for e in &p.errors {
+        let _ = writeln!(ctx.err, "{e}");
+    }
+    if p.help {
+        let _ = out.write_all(
+            HELP.replace("{prog}", cl::program_name(ctx.argv0))
+                .as_bytes(),
+        );
+        return Ok(());
+    }
+    if p.version {
+        let _ = writeln!(
+            out,
+            "offload-bundler (offload-build {}), a drop-in clang-offload-bundler (LLVM 22 behaviour)",
+            env!("CARGO_PKG_VERSION")
+        );
+        return Ok(());
+    }
+    if !p.errors.is_empty() {
+        return Err(Exit(1));
+    }
+    if p.flag("h") {
+        let _ = out.write_all(
+            HELP.replace("{prog}", cl::program_name(ctx.argv0))
+                .as_bytes(),
+        );
+        return Ok(());
+    }
+
+    let file_type = p.last("type").unwrap_or("").to_owned();
+    let unbundle = p.flag("unbundle");
+    let list = p.flag("list");
+    let allow_missing = p.flag("allow-missing-bundles");
+    let check_archive = p.flag("check-input-archive");
+    let hip_openmp = p.flag("hip-openmp-compatible");
+    let align = p
+        .last("bundle-align")
+        .and_then(cl::parse_llvm_integer)
+        .unwrap_or(1) as u64;
+
+    // Environment, read as LLVM's OffloadBundlerConfig does.
+    let ignore_env = env_flag("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1");
+    let env_on = |name: &str| !ignore_env && env_flag(name).as_deref() == Some("1");
+    let compress = if p.occurrences("compress") > 0 {
+        p.flag("compress")
+    } else {
+        env_on("OFFLOAD_BUNDLER_COMPRESS")
+    };
+    let verbose = if p.occurrences("verbose") > 0 {
+        p.flag("verbose")
+    } else {
+        env_on("OFFLOAD_BUNDLER_VERBOSE")
+    };
+
+    let mut inputs = p.raw_list("input");
+    if p.occurrences("input") != 0 && p.occurrences("inputs") != 0 {
+        return Err(
+            ctx.error("-inputs and -input cannot be used together, use only -input instead")
+        );
+    }
+    if !p.list("inputs").is_empty() {
+        ctx.warning("-inputs is deprecated, use -input instead");
+        inputs.extend(p.list("inputs"));
+    }
+    let mut outputs = p.raw_list("output");
+    if p.occurrences("output") != 0 && p.occurrences("outputs") != 0 {
+        return Err(
+            ctx.error("-outputs and -output cannot be used together, use only -output instead")
+        );
+    }
+    if !p.list("outputs").is_empty() {
+        ctx.warning("-outputs is deprecated, use -output instead");
+        outputs.extend(p.list("outputs"));
+    }
+    let targets = p.list("targets");
+
+    if list {
+        if unbundle {
+            return Err(ctx.error("-unbundle and -list cannot be used together"));
+        }
+        if inputs.len() != 1 {
+            return Err(ctx.error("only one input file supported for -list"));
+        }
+        if !outputs.is_empty() {
+            return Err(ctx.error("-outputs option is invalid for -list"));
+        }
+        if !targets.is_empty() {
+            return Err(ctx.error("-targets option is invalid for -list"));
+        }
+        return list_ids(ctx, &file_type, &inputs[0], verbose, out);
+    }
+
+    if check_archive {
+        if !unbundle {
+            return Err(ctx.error("-check-input-archive cannot be used while bundling"));
+        }
+        if file_type != "a" {
+            return Err(ctx
+                .error("-check-input-archive can only be used for unbundling archives (-type=a)"));
+        }
+    }
+    if outputs.is_empty() {
+        return Err(ctx.error("no output file specified!"));
+    }
+    if p.occurrences("targets") == 0 {
+        return Err(ctx.error("for the --targets option: must be specified at least once!"));
+    }
+    if unbundle {
+        if inputs.len() != 1 {
+            return Err(ctx.error("only one input file supported in unbundling mode"));
+        }
+        if outputs.len() != targets.len() {
+            return Err(
+                ctx.error("number of output files and targets should match in unbundling mode")
+            );
+        }
+    } else {
+        if file_type == "a" {
+            return Err(ctx.error("Archive files are only supported for unbundling"));
+        }
+        if outputs.len() != 1 {
+            return Err(ctx.error("only one output file supported in bundling mode"));
+        }
+        if inputs.len() != targets.len() {
+            return Err(
+                ctx.error("number of input files and targets should match in bundling mode")
+            );
+        }
+    }
+
+    // Parse, standardize and check every target.
+    let mut seen = std::collections::HashSet::new();
+    let mut ids = Vec::with_capacity(targets.len());
+    let mut host_count = 0usize;
+    let mut host_index = None;
+    let mut hip_only = true;
+    for (index, target) in targets.iter().enumerate() {
+        if !seen.insert(target.as_str()) {
+            return Err(ctx.error("Duplicate targets are not allowed"));
+        }
+        let id = EntryId::parse(target);
+        if let Some(tid) = id.dropped_processor() {
+            ctx.warning(format_args!(
+                "target '{target}': no clang knows the processor of '{tid}'; it is left out of the bundle ID '{id}' as clang-offload-bundler 22 does"
+            ));
+        }
+        if let Err(e) = id.validate(target) {
+            return Err(ctx.error(e));
+        }
+        if id.is_host() {
+            host_count += 1;
+            host_index = Some(index);
+        }
+        if !id.is_hip() {
+            hip_only = false;
+        }
+        ids.push(id);
+    }
+    for (i, a) in ids.iter().enumerate() {
+        if let Some(j) = ids[..i].iter().position(|b| b.as_str() == a.as_str()) {
+            return Err(ctx.error(format_args!(
+                "targets '{}' and '{}' both standardize to the bundle ID '{a}'",
+                targets[j], targets[i]
+            )));
+        }
+    }
+    if let Some((a, b)) = find_conflict(&ids) {
+        return Err(ctx.error(format_args!(
+            "Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"
+        )));
+    }
+    if (unbundle && host_count > 1) || (!unbundle && host_count != 1 && !hip_only) {
+        return Err(ctx.error(format_args!(
+            "expecting exactly one host target but got {host_count}"
+        )));
+    }
+
+    let job = Job {
+        file_type,
+        ids,
+        inputs,
+        outputs,
+        align,
+        allow_missing,
+        hip_openmp,
+        compress,
+        verbose,
+        reference: if hip_only { 0 } else { host_index.unwrap_or(0) },
+        has_host_target: host_index.is_some(),
+    };
+    if unbundle {
+        if job.file_type == "a" {
+            return Err(ctx.error(format_args!(
+                "'{}': unbundling archives (-type=a) is not supported yet",
+                job.inputs[0]
+            )));
+        }
+        unbundle_files(ctx, &job)
+    } else {
+        bundle_files(ctx, &job)
+    }
+}
+
+struct Job {
+    file_type: String,
+    ids: Vec<EntryId>,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    align: u64,
+    allow_missing: bool,
+    hip_openmp: bool,
+    compress: bool,
+    verbose: bool,
+    reference: usize,
+    has_host_target: bool,
+}
+
+fn list_ids(
+    ctx: &mut Ctx<'_>,
+    file_type: &str,
+    path: &str,
+    verbose: bool,
+    out: &mut dyn Write,
+) -> Result<(), Exit> {
+    let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
+    let data: &[u8] = &input.data;
+    if is_compressed(data) {
+        return Err(ctx.error(format_args!(
+            "'{path}': compressed bundles (CCOB) are not supported yet"
+        )));
+    }
+    if verbose {
+        let _ = writeln!(ctx.err, "Uncompressed bundle.");
+    }
+    let file_type = if file_type == "a" { "bc" } else { file_type };
+    let handler = handler_for(ctx, file_type, data, path)?;
+    let ids = read_entries(ctx, handler, data, path)?;
+    let mut text = Vec::new();
+    for e in ids {
+        text.extend_from_slice(e.id);
+        text.push(b'\n');
+    }
+    out.write_all(&text)
+        .map_err(|e| ctx.error(error_text(&e)))?;
+    Ok(())
+}
+
+/// One entry to extract: its ID and where its payload lies in the input.
+struct Found<'a> {
+    id: &'a [u8],
+    offset: u64,
+    len: u64,
+}
+
+fn read_entries<'a>(
+    ctx: &mut Ctx<'_>,
+    handler: Handler,
+    data: &'a [u8],
+    path: &str,
+) -> Result<Vec<Found<'a>>, Exit> {
+    match handler {
+        Handler::Binary => match BinaryBundle::parse(data) {
+            Ok(None) => Ok(Vec::new()),
+            Ok(Some(b)) => Ok(b
+                .llvm_order()
+                .into_iter()
+                .map(|e| Found {
+                    id: e.id,
+                    offset: e.offset,
+                    len: e.size(),
+                })
+                .collect()),
+            Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
+        },
+        Handler::Text(comment) => match TextBundle::parse(data, comment) {
+            Ok(t) => Ok(t
+                .entries()
+                .iter()
+                .map(|e| Found {
+                    id: e.id,
+                    offset: e.offset,
+                    len: e.data.len() as u64,
+                })
+                .collect()),
+            Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
+        },
+    }
+}
+
+fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
+    let mut inputs = Vec::with_capacity(job.inputs.len());
+    for path in &job.inputs {
+        inputs.push(Input::open(path).map_err(|e| ctx.file_error(path, &e))?);
+    }
+    let handler = handler_for(
+        ctx,
+        &job.file_type,
+        &inputs[job.reference].data,
+        &job.inputs[job.reference],
+    )?;
+    if job.compress {
+        return Err(
+            ctx.error("-compress is not supported yet (compressed bundles are not implemented)")
+        );
+    }
+    let out_path = &job.outputs[0];
+    let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
+    let written = match handler {
+        Handler::Binary => {
+            let mut w = BinaryBundleWriter::new();
+            w.align(job.align).map_err(|e| ctx.error(e))?;
+            for (id, input) in job.ids.iter().zip(&inputs) {
+                w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
+            }
+            let layout = w.layout().map_err(|e| ctx.error(e))?;
+            layout.write_to(output.file(), |i, w| {
+                inputs[i].copy_range(0, inputs[i].len(), w.inner())?;
+                w.add_count(inputs[i].len());
+                Ok(())
+            })
+        }
+        Handler::Text(comment) => (|| {
+            let f = output.file();
+            for (id, input) in job.ids.iter().zip(&inputs) {
+                text::write_start(f, comment, id.as_str().as_bytes())?;
+                input.copy_range(0, input.len(), f)?;
+                text::write_end(f, comment, id.as_str().as_bytes())?;
+            }
+            Ok(())
+        })(),
+    };
+    written.map_err(|e| ctx.file_error(out_path, &e))?;
+    output.commit().map_err(|e| ctx.file_error(out_path, &e))
+}
+
+fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
+    let path = &job.inputs[0];
+    let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
+    let data: &[u8] = &input.data;
+    if is_compressed(data) {
+        return Err(ctx.error(format_args!(
+            "'{path}': compressed bundles (CCOB) are not supported yet"
+        )));
+    }
+    if job.verbose {
+        let _ = writeln!(ctx.err, "Uncompressed bundle.");
+    }
+    let handler = handler_for(ctx, &job.file_type, data, path)?;
+    let entries = read_entries(ctx, handler, data, path)?;
+
+    // The work list, in the order of LLVM's StringMap of standardized targets.
+    let names: Vec<&str> = job.ids.iter().map(EntryId::as_str).collect();
+    let mut worklist: Vec<usize> = StringMapOrder::of(&names);
+    // (target index, entry) pairs in the order LLVM writes them.
+    let mut matched: Vec<(usize, &Found<'_>)> = Vec::new();
+    let mut found_host = false;
+    for entry in &entries {
+        if worklist.is_empty() {
+            break;
+        }
+        let entry_id = EntryId::parse(&String::from_utf8_lossy(entry.id));
+        let Some(pos) = worklist
+            .iter()
+            .position(|&t| entry_id.is_compatible(&job.ids[t], job.hip_openmp))
+        else {
+            continue;
+        };
+        matched.push((worklist.remove(pos), entry));
+        found_host |= entry_id.is_host();
+    }
+    if !job.allow_missing && !worklist.is_empty() {
+        let mut missing: Vec<&str> = worklist.iter().map(|&t| job.ids[t].as_str()).collect();
+        missing.sort_unstable();
+        return Err(ctx.error(cant_find_message(&missing)));
+    }
+    let mut outputs = Vec::new();
+    let create = |ctx: &mut Ctx<'_>, t: usize| -> Result<OutputFile, Exit> {
+        let p = &job.outputs[t];
+        OutputFile::create(p).map_err(|e| ctx.file_error(p, &e))
+    };
+    if matched.is_empty() {
+        // No bundle at all: the input is taken to be the host's file.
+        for &t in &worklist {
+            let mut o = create(ctx, t)?;
+            if job.ids[t].is_host() {
+                let r = input.copy_range(0, input.len(), o.file());
+                r.map_err(|e| ctx.file_error(&job.outputs[t], &e))?;
+            }
+            outputs.push(o);
+        }
+    } else {
+        for &(t, entry) in &matched {
+            let mut o = create(ctx, t)?;
+            let r = input.copy_range(entry.offset, entry.len, o.file());
+            r.map_err(|e| ctx.file_error(&job.outputs[t], &e))?;
+            outputs.push(o);
+        }
+        if !(found_host || !job.has_host_target || job.allow_missing) {
+            return Err(ctx.error("Can't find bundle for the host target"));
+        }
+        for &t in &worklist {
+            outputs.push(create(ctx, t)?);
+        }
+    }
+    for o in outputs {
+        let p = o.path().display().to_string();
+        o.commit().map_err(|e| ctx.file_error(&p, &e))?;
+    }
+    Ok(())
+}
+
+/// `Can't find bundles for A`, `… for A and B`, `… for A, B, and C`.
+fn cant_find_message(sorted: &[&str]) -> String {
+    let mut msg = String::from("Can't find bundles for");
+    let last = sorted.len().saturating_sub(1);
+    for (i, name) in sorted.iter().enumerate() {
+        if i != 0 && last > 1 {
+            msg.push(',');
+        }
+        msg.push(' ');
+        if i == last && i != 0 {
+            msg.push_str("and ");
+        }
+        msg.push_str(name);
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_bundle_lists() {
+        assert_eq!(cant_find_message(&["a"]), "Can't find bundles for a");
+        assert_eq!(
+            cant_find_message(&["a", "b"]),
+            "Can't find bundles for a and b"
+        );
+        assert_eq!(
+            cant_find_message(&["a", "b", "c"]),
+            "Can't find bundles for a, b, and c"
+        );
+    }
+
+    #[test]
+    fn object_sniffing() {
+        assert!(is_object_file(b"\x7fELF\x02\x01\x01"));
+        assert!(!is_object_file(b""));
+        assert!(!is_object_file(b"HOSTDATA"));
+    }
+}

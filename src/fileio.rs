@@ -1,0 +1,293 @@
+//! File handling shared by the command-line tools and the build layer: inputs are
+//! mapped rather than read, and outputs appear atomically.
+//!
+//! [`OutputFile`] writes to a temporary file beside the target and renames it into
+//! place on [`OutputFile::commit`]; dropped without a commit, it leaves nothing
+//! behind and an existing target untouched. Targets that are not regular files
+//! (`/dev/null`, a FIFO, `-` for standard output) are written directly.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The text of an I/O error as LLVM prints it: the C library's message, without
+/// Rust's ` (os error N)` suffix.
+pub fn error_text(e: &io::Error) -> String {
+    if let Some(code) = e.raw_os_error() {
+        return strip_os_suffix(io::Error::from_raw_os_error(code).to_string());
+    }
+    // tempfile wraps the OS error with the temporary file's path: report the cause.
+    let cause = e
+        .get_ref()
+        .and_then(|inner| inner.source())
+        .and_then(|s| s.downcast_ref::<io::Error>());
+    match cause {
+        Some(cause) => error_text(cause),
+        None => strip_os_suffix(e.to_string()),
+    }
+}
+
+/// Cuts Rust's ` (os error N)` and anything after it (tempfile adds ` at path …`).
+fn strip_os_suffix(s: String) -> String {
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// The bytes of an input file: mapped when it is a regular file, read otherwise.
+#[derive(Debug)]
+pub enum InputData {
+    /// A memory-mapped regular file.
+    Mapped(memmap2::Mmap),
+    /// Bytes read from standard input or a special file.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for InputData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            InputData::Mapped(m) => m,
+            InputData::Owned(v) => v,
+        }
+    }
+}
+
+/// An opened input: its bytes, and the file itself when there is one (for copies
+/// that go through the kernel).
+#[derive(Debug)]
+pub struct Input {
+    /// The file, when the input is a regular file.
+    pub file: Option<File>,
+    /// Its contents.
+    pub data: InputData,
+}
+
+impl Input {
+    /// Opens `path`, or standard input for `-`.
+    pub fn open(path: &str) -> io::Result<Input> {
+        if path == "-" {
+            let mut v = Vec::new();
+            io::stdin().lock().read_to_end(&mut v)?;
+            return Ok(Input {
+                file: None,
+                data: InputData::Owned(v),
+            });
+        }
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(io::Error::from_raw_os_error(21)); // EISDIR, as LLVM reports it
+        }
+        if meta.is_file() {
+            if meta.len() == 0 {
+                return Ok(Input {
+                    file: Some(file),
+                    data: InputData::Owned(Vec::new()),
+                });
+            }
+            // SAFETY: the mapping is read-only and private to this process. A file
+            // truncated by another process while mapped can fault; this is the same
+            // trade-off ripgrep and LLVM's MemoryBuffer make for regular files.
+            let map = unsafe { memmap2::Mmap::map(&file)? };
+            return Ok(Input {
+                file: Some(file),
+                data: InputData::Mapped(map),
+            });
+        }
+        let mut v = Vec::new();
+        (&file).read_to_end(&mut v)?;
+        Ok(Input {
+            file: None,
+            data: InputData::Owned(v),
+        })
+    }
+
+    /// Length of the input in bytes.
+    pub fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// Whether the input is empty.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Copies `len` bytes starting at `offset` into `out`, through the kernel
+    /// (`copy_file_range`) when both sides are files.
+    pub fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()> {
+        match &self.file {
+            Some(f) if len >= 64 * 1024 => {
+                let mut f = f;
+                io::Seek::seek(&mut f, io::SeekFrom::Start(offset))?;
+                let n = io::copy(&mut f.take(len), out)?;
+                if n != len {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "input changed while it was read",
+                    ));
+                }
+                Ok(())
+            }
+            _ => out.write_all(&self.data[offset as usize..(offset + len) as usize]),
+        }
+    }
+}
+
+/// An output file that appears only when complete.
+#[derive(Debug)]
+pub struct OutputFile {
+    kind: OutputKind,
+    path: PathBuf,
+}
+
+#[derive(Debug)]
+enum OutputKind {
+    Temp(tempfile::NamedTempFile),
+    Direct(File),
+    Stdout(File),
+}
+
+impl OutputFile {
+    /// Prepares `path` for writing (`-` is standard output). Fails as opening the
+    /// target would: a missing directory gives `NotFound`.
+    pub fn create(path: &str) -> io::Result<OutputFile> {
+        let kind = if path == "-" {
+            OutputKind::Stdout(stdout_file()?)
+        } else {
+            match fs::metadata(path) {
+                Ok(m) if !m.is_file() && !m.is_dir() => OutputKind::Direct(File::create(path)?),
+                Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(21)),
+                _ => {
+                    let target = Path::new(path);
+                    let dir = match target.parent() {
+                        Some(d) if !d.as_os_str().is_empty() => d,
+                        _ => Path::new("."),
+                    };
+                    let name = target
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let prefix = format!(".{name}.");
+                    let mut builder = tempfile::Builder::new();
+                    builder.prefix(&prefix).suffix(".tmp");
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::fs::PermissionsExt;
+                        builder.permissions(fs::Permissions::from_mode(0o666));
+                    }
+                    OutputKind::Temp(builder.tempfile_in(dir)?)
+                }
+            }
+        };
+        Ok(OutputFile {
+            kind,
+            path: PathBuf::from(path),
+        })
+    }
+
+    /// The file to write to.
+    pub fn file(&mut self) -> &mut File {
+        match &mut self.kind {
+            OutputKind::Temp(t) => t.as_file_mut(),
+            OutputKind::Direct(f) | OutputKind::Stdout(f) => f,
+        }
+    }
+
+    /// The target path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Moves the finished file into place.
+    pub fn commit(self) -> io::Result<()> {
+        match self.kind {
+            OutputKind::Temp(t) => {
+                // An existing target keeps its permissions, as when LLVM truncates it.
+                if let Ok(m) = fs::metadata(&self.path) {
+                    let _ = t.as_file().set_permissions(m.permissions());
+                }
+                t.persist(&self.path).map(drop).map_err(|e| e.error)
+            }
+            OutputKind::Direct(mut f) | OutputKind::Stdout(mut f) => f.flush(),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn stdout_file() -> io::Result<File> {
+    use std::os::fd::AsFd;
+    Ok(File::from(io::stdout().as_fd().try_clone_to_owned()?))
+}
+
+#[cfg(not(unix))]
+fn stdout_file() -> io::Result<File> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "writing to standard output",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_appears_only_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.bin");
+        fs::write(&target, b"old").unwrap();
+        let mut out = OutputFile::create(target.to_str().unwrap()).unwrap();
+        out.file().write_all(b"new contents").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        drop(out);
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "temporary file left behind"
+        );
+        let mut out = OutputFile::create(target.to_str().unwrap()).unwrap();
+        out.file().write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+    }
+
+    #[test]
+    fn missing_directory_is_not_found() {
+        let e = OutputFile::create("/nonexistent-dir-offload-build/x").unwrap_err();
+        assert_eq!(error_text(&e), "No such file or directory");
+    }
+
+    #[test]
+    fn special_files_are_written_directly() {
+        let mut out = OutputFile::create("/dev/null").unwrap();
+        out.file().write_all(b"x").unwrap();
+        out.commit().unwrap();
+        assert!(fs::metadata("/dev/null").unwrap().file_type().is_file() == false);
+    }
+
+    #[test]
+    fn inputs_map_and_copy_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in");
+        let data: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+        fs::write(&p, &data).unwrap();
+        let input = Input::open(p.to_str().unwrap()).unwrap();
+        assert_eq!(&*input.data, &data[..]);
+        let q = dir.path().join("out");
+        let mut f = File::create(&q).unwrap();
+        input.copy_range(1000, 150_000, &mut f).unwrap();
+        input.copy_range(5, 10, &mut f).unwrap();
+        drop(f);
+        let got = fs::read(&q).unwrap();
+        assert_eq!(&got[..150_000], &data[1000..151_000]);
+        assert_eq!(&got[150_000..], &data[5..15]);
+        assert_eq!(
+            error_text(&Input::open("/nonexistent").unwrap_err()),
+            "No such file or directory"
+        );
+        assert_eq!(error_text(&Input::open("/").unwrap_err()), "Is a directory");
+    }
+}
