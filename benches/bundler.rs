@@ -276,6 +276,19 @@ fn run() -> Result<()> {
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", machine_line(&target_dir, runs));
+    let spread: Vec<String> = rows
+        .iter()
+        .map(|(name, _, r, o)| {
+            format!(
+                "{name}: {} {}, {} {}",
+                reference.label,
+                min_max(r),
+                ours.label,
+                min_max(o)
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "Spread (min–max ms): {}.", spread.join("; "));
     let _ = writeln!(
         out,
         "Tools: {} ({}); {} ({}). Every run's output was checked byte-identical to the reference's. \
@@ -678,6 +691,13 @@ fn median(samples: &[Sample]) -> Duration {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2
     }
+}
+
+fn min_max(samples: &[Sample]) -> String {
+    let walls = samples.iter().map(|s| ms(s.wall));
+    let min = walls.clone().fold(f64::INFINITY, f64::min);
+    let max = walls.fold(0.0, f64::max);
+    format!("{min:.1}–{max:.1}")
 }
 
 fn peak(samples: &[Sample]) -> u64 {
