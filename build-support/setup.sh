@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Installs what offload-build needs on a Debian 12 (bookworm) machine; idempotent.
+#
+#   sudo build-support/setup.sh           install what is missing, then check
+#   build-support/setup.sh --check        only report what is missing (no root needed)
+#
+# The reference tools the integration tests and the benchmark compare against:
+#   /usr/lib/llvm-19/bin/{clang,clang-offload-bundler,clang-offload-packager}
+#   /usr/lib/llvm-22/bin/{clang-offload-bundler,llvm-offload-binary}
+# Exit status: 0 all present; 1 an install failed or something is missing;
+# 2 no usable Rust toolchain (it cannot be installed from here).
+set -euo pipefail
+
+# Debian packages the project needs; add to this list only (one place).
+PACKAGES=(
+    clang-19 clang-tools-19 llvm-19 lld-19
+    clang-tools-22 llvm-22
+)
+
+# Files those packages must provide; checked after any install.
+REQUIRED_FILES=(
+    /usr/lib/llvm-19/bin/clang
+    /usr/lib/llvm-19/bin/clang-offload-bundler
+    /usr/lib/llvm-19/bin/clang-offload-packager
+    /usr/lib/llvm-19/bin/lld
+    /usr/lib/llvm-22/bin/clang-offload-bundler
+    /usr/lib/llvm-22/bin/llvm-offload-binary
+)
+
+# Edition 2024 needs cargo 1.85 or newer.
+MIN_RUST_MAJOR=1
+MIN_RUST_MINOR=85
+
+log() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: ERROR: %s\n' "$1" >&2; exit "${2:-1}"; }
+
+check_only=false
+case "${1:-}" in
+    --check) check_only=true ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    "") ;;
+    *) die "unknown argument: $1 (use --check or nothing)" ;;
+esac
+
+is_installed() {
+    [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == installed ]]
+}
+
+# --- Debian packages -------------------------------------------------------
+command -v dpkg-query >/dev/null || die "dpkg-query not found: this script expects Debian 12"
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    is_installed "$pkg" || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+    log "Debian packages: all ${#PACKAGES[@]} already installed (${PACKAGES[*]})"
+elif $check_only; then
+    die "Debian packages missing: ${missing[*]} -- run: sudo build-support/setup.sh"
+else
+    ((EUID == 0)) || die "Debian packages missing: ${missing[*]} -- installing needs root: sudo $0"
+    export DEBIAN_FRONTEND=noninteractive
+    apt_opts=(-o DPkg::Lock::Timeout=600 -o APT::Get::Assume-Yes=true)
+    log "Debian packages missing: ${missing[*]}"
+    log "running apt-get update"
+    apt-get "${apt_opts[@]}" update || die "apt-get update failed"
+    log "running apt-get install ${missing[*]}"
+    apt-get "${apt_opts[@]}" install "${missing[@]}" ||
+        die "apt-get install ${missing[*]} failed (are they in the apt sources? try: apt-cache policy ${missing[*]})"
+    for pkg in "${missing[@]}"; do
+        is_installed "$pkg" || die "package $pkg still not installed after apt-get install"
+    done
+    log "installed: ${missing[*]}"
+fi
+
+for f in "${REQUIRED_FILES[@]}"; do
+    [[ -x "$f" ]] || die "$f is missing or not executable although its package is installed"
+done
+log "reference tools present: ${REQUIRED_FILES[*]}"
+
+# --- Rust toolchain ----------------------------------------------------------
+# Under sudo, PATH usually lacks the invoking user's ~/.cargo/bin: look there too.
+find_cargo() {
+    local c home
+    if c="$(command -v cargo 2>/dev/null)"; then
+        printf '%s\n' "$c"
+        return 0
+    fi
+    for home in "${HOME:-}" "${SUDO_USER:+$(getent passwd "$SUDO_USER" | cut -d: -f6)}"; do
+        [[ -n "$home" && -x "$home/.cargo/bin/cargo" ]] && { printf '%s\n' "$home/.cargo/bin/cargo"; return 0; }
+    done
+    return 1
+}
+
+no_rust_help="Rust cannot be installed by this script: rustup's downloads are not reachable from
+this network (only Debian packages and crates.io are), and Debian 12's rustc/cargo
+packages are too old for edition 2024. Provide a Rust toolchain >= ${MIN_RUST_MAJOR}.${MIN_RUST_MINOR}
+with rustfmt and clippy (e.g. the machine image's rustup toolchain in ~/.cargo/bin) and put it on PATH."
+
+cargo_bin="$(find_cargo)" || die "no cargo found (need cargo >= ${MIN_RUST_MAJOR}.${MIN_RUST_MINOR} for edition 2024).
+$no_rust_help" 2
+
+cargo_version="$("$cargo_bin" --version 2>/dev/null)" || die "$cargo_bin --version failed.
+$no_rust_help" 2
+if [[ "$cargo_version" =~ ^cargo\ ([0-9]+)\.([0-9]+) ]]; then
+    major="${BASH_REMATCH[1]}" minor="${BASH_REMATCH[2]}"
+else
+    die "cannot parse '$cargo_version' from $cargo_bin" 2
+fi
+if ((major < MIN_RUST_MAJOR || (major == MIN_RUST_MAJOR && minor < MIN_RUST_MINOR))); then
+    die "$cargo_bin is '$cargo_version', too old for edition 2024 (need >= ${MIN_RUST_MAJOR}.${MIN_RUST_MINOR}).
+$no_rust_help" 2
+fi
+log "Rust: $cargo_version ($cargo_bin)"
+
+cargo_dir="$(dirname "$cargo_bin")"
+for sub in fmt clippy; do
+    PATH="$cargo_dir:$PATH" "$cargo_bin" "$sub" --version >/dev/null 2>&1 ||
+        die "'cargo $sub' is not available next to $cargo_bin (the rustfmt/clippy components are needed by build-support/test.sh).
+$no_rust_help" 2
+done
+log "Rust: cargo fmt and cargo clippy available"
+log "done"

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# THE test command of offload-build, from a fresh clone:
+#
+#   build-support/test.sh
+#
+# Run as root (as CI does), it first runs build-support/setup.sh, which installs the
+# LLVM reference tools when missing. Run as a normal user, it only checks that they are
+# there (run `sudo build-support/setup.sh` once if not).
+# Then: rustfmt check, clippy (warnings are errors), unit + integration tests, doc tests.
+# Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+
+# A rustup toolchain lives in ~/.cargo/bin, which a bare environment may lack on PATH.
+if ! command -v cargo >/dev/null 2>&1 && [[ -x "${HOME:-}/.cargo/bin/cargo" ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
+
+section() { printf '\n==> %s\n' "$*"; }
+
+# --- setup: a failure here stops everything ---------------------------------
+if ((EUID == 0)); then
+    section "setup: build-support/setup.sh (running as root: installs what is missing)"
+    bash build-support/setup.sh || { echo "test.sh: setup failed, stopping" >&2; exit 1; }
+else
+    section "setup: build-support/setup.sh --check (not root: checks only)"
+    bash build-support/setup.sh --check || {
+        echo "test.sh: prerequisites missing; run 'sudo build-support/setup.sh' once, or run this script as root" >&2
+        exit 1
+    }
+fi
+
+# --- the checks --------------------------------------------------------------
+failed=()
+steps=0
+step() {
+    local name="$1"
+    shift
+    steps=$((steps + 1))
+    section "$name: $*"
+    local start=$SECONDS
+    if "$@"; then
+        printf -- '--- %s: OK (%ds)\n' "$name" $((SECONDS - start))
+    else
+        local rc=$?
+        printf -- '--- %s: FAILED with exit status %d (%ds)\n' "$name" "$rc" $((SECONDS - start))
+        failed+=("$name")
+    fi
+}
+
+step format cargo fmt --all -- --check
+step clippy cargo clippy --all-targets -- -D warnings
+step tests cargo test --all-targets
+step doctests cargo test --doc
+
+section "summary"
+if ((${#failed[@]} > 0)); then
+    echo "test.sh: FAILED steps: ${failed[*]} (of $steps)"
+    exit 1
+fi
+echo "test.sh: all $steps steps OK"
