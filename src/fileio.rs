@@ -114,24 +114,39 @@ impl Input {
         self.data.is_empty()
     }
 
-    /// Copies `len` bytes starting at `offset` into `out`, through the kernel
-    /// (`copy_file_range`) when both sides are files.
+    /// Copies `len` bytes starting at `offset` into `out` at its current position.
+    ///
+    /// Regular files are copied by the kernel (`copy_file_range` with an explicit
+    /// input offset, so several threads may copy from one input at once); other
+    /// inputs, and file systems that refuse the call, are written from memory.
     pub fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()> {
-        match &self.file {
-            Some(f) if len >= 64 * 1024 => {
-                let mut f = f;
-                io::Seek::seek(&mut f, io::SeekFrom::Start(offset))?;
-                let n = io::copy(&mut f.take(len), out)?;
-                if n != len {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "input changed while it was read",
-                    ));
+        let end = offset.checked_add(len).filter(|&e| e <= self.len());
+        let Some(end) = end else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "range past the end of the input",
+            ));
+        };
+        let mut pos = offset;
+        #[cfg(target_os = "linux")]
+        if let Some(f) = &self.file {
+            while pos < end {
+                let chunk = (end - pos).min(1 << 30) as usize;
+                match rustix::fs::copy_file_range(f, Some(&mut pos), &*out, None, chunk) {
+                    Ok(0) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "input changed while it was read",
+                        ));
+                    }
+                    Ok(_) => {}
+                    // Not supported here (another file system, an old kernel): copy from memory.
+                    Err(_) if pos == offset => break,
+                    Err(e) => return Err(e.into()),
                 }
-                Ok(())
             }
-            _ => out.write_all(&self.data[offset as usize..(offset + len) as usize]),
         }
+        out.write_all(&self.data[pos as usize..end as usize])
     }
 }
 
@@ -193,6 +208,21 @@ impl OutputFile {
             OutputKind::Temp(t) => t.as_file_mut(),
             OutputKind::Direct(f) | OutputKind::Stdout(f) => f,
         }
+    }
+
+    /// Reserves `len` bytes of disk space for the file when it is a new regular file,
+    /// which saves the file system from growing it block by block. Best effort: file
+    /// systems without `fallocate` are simply written to.
+    pub fn preallocate(&mut self, len: u64) {
+        #[cfg(target_os = "linux")]
+        if let OutputKind::Temp(t) = &self.kind {
+            if len > 0 {
+                let _ =
+                    rustix::fs::fallocate(t.as_file(), rustix::fs::FallocateFlags::empty(), 0, len);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = len;
     }
 
     /// The target path.

@@ -609,6 +609,7 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
                 w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
             }
             let layout = w.layout().map_err(|e| ctx.error(e))?;
+            output.preallocate(layout.len());
             layout.write_to(output.file(), |i, w| {
                 inputs[i].copy_range(0, inputs[i].len(), w.inner())?;
                 w.add_count(inputs[i].len());
@@ -685,15 +686,20 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
             outputs.push(o);
         }
     } else {
+        let mut copies = Vec::with_capacity(matched.len());
         for &(t, entry) in &matched {
             let mut o = create(ctx, t)?;
-            let r = input.copy_range(entry.offset, entry.len, o.file());
-            r.map_err(|e| ctx.file_error(&job.outputs[t], &e))?;
-            outputs.push(o);
+            o.preallocate(entry.len);
+            copies.push((o, entry.offset, entry.len));
         }
         if !(found_host || !job.has_host_target || job.allow_missing) {
             return Err(ctx.error("Can't find bundle for the host target"));
         }
+        if let Err((t, e)) = copy_in_parallel(&input, &mut copies) {
+            let p = copies[t].0.path().display().to_string();
+            return Err(ctx.file_error(&p, &e));
+        }
+        outputs.extend(copies.into_iter().map(|(o, _, _)| o));
         for &t in &worklist {
             outputs.push(create(ctx, t)?);
         }
@@ -703,6 +709,73 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         o.commit().map_err(|e| ctx.file_error(&p, &e))?;
     }
     Ok(())
+}
+
+/// Copies `(output, offset, len)` ranges of `input`, spreading the outputs over the
+/// available cores (each output is its own file, so the copies do not contend).
+/// Returns the index of the first failed output with its error.
+fn copy_in_parallel(
+    input: &Input,
+    copies: &mut [(OutputFile, u64, u64)],
+) -> Result<(), (usize, io::Error)> {
+    let total: u64 = copies.iter().map(|c| c.2).sum();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(copies.len());
+    if threads <= 1 || total < 8 << 20 {
+        for (i, (o, offset, len)) in copies.iter_mut().enumerate() {
+            input
+                .copy_range(*offset, *len, o.file())
+                .map_err(|e| (i, e))?;
+        }
+        return Ok(());
+    }
+    // Deal outputs to threads, largest first, each to the least loaded thread.
+    let mut order: Vec<usize> = (0..copies.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(copies[i].2));
+    let mut load = vec![0u64; threads];
+    let mut owner = vec![0usize; copies.len()];
+    for i in order {
+        let t = (0..threads).min_by_key(|&t| load[t]).unwrap_or(0);
+        load[t] += copies[i].2;
+        owner[i] = t;
+    }
+    let mut buckets: Vec<Vec<(usize, &mut (OutputFile, u64, u64))>> =
+        (0..threads).map(|_| Vec::new()).collect();
+    for (i, c) in copies.iter_mut().enumerate() {
+        buckets[owner[i]].push((i, c));
+    }
+    let results: Vec<Result<(), (usize, io::Error)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = buckets
+            .into_iter()
+            .map(|bucket| {
+                s.spawn(move || {
+                    for (i, (o, offset, len)) in bucket {
+                        input
+                            .copy_range(*offset, *len, o.file())
+                            .map_err(|e| (i, e))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err((0, io::Error::other("copy thread panicked"))))
+            })
+            .collect()
+    });
+    let mut first: Option<(usize, io::Error)> = None;
+    for r in results {
+        if let Err((i, e)) = r {
+            if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                first = Some((i, e));
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 /// `Can't find bundles for A`, `… for A and B`, `… for A, B, and C`.
