@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The main job of offload-build, from a fresh clone on Debian 12 (run as root for the set-up):
+#
+#   build-support/main-job.sh
+#
+# 1. installs what is missing (build-support/setup.sh) and builds offload-bundler (release);
+# 2. compiles examples/hip-fatbin/saxpy.hip for four AMD GPU architectures with clang 19
+#    (no ROCm, no GPU needed), one of them with a target feature (gfx90a:xnack+);
+# 3. bundles the code objects into a HIP fat binary the way clang's HIP driver does
+#    (-type=o -bundle-align=4096, host entry from /dev/null), lists and unbundles it;
+# 4. checks that clang-offload-bundler 22 writes the very same bytes and that every
+#    unbundled code object is identical to what clang produced.
+# Results land in target/main-job/.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if ((EUID == 0)); then
+    bash build-support/setup.sh
+else
+    bash build-support/setup.sh --check
+fi
+if ! command -v cargo >/dev/null 2>&1 && [[ -x "${HOME:-}/.cargo/bin/cargo" ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+echo "==> building offload-bundler (release)"
+cargo build --release --bin offload-bundler
+BUNDLER=$PWD/target/release/offload-bundler
+CLANG=/usr/lib/llvm-19/bin/clang
+LLVM22=/usr/lib/llvm-22/bin/clang-offload-bundler
+
+OUT=target/main-job
+rm -rf "$OUT"
+mkdir -p "$OUT"
+ARCHS=(gfx906 gfx908 "gfx90a:xnack+" gfx1100)
+
+echo "==> compiling examples/hip-fatbin/saxpy.hip for ${ARCHS[*]}"
+targets=host-x86_64-unknown-linux-gnu
+inputs=(-input=/dev/null)
+for arch in "${ARCHS[@]}"; do
+    obj="$OUT/saxpy-${arch//:/_}.o"
+    "$CLANG" -x hip --offload-arch="$arch" -nogpulib -nogpuinc --cuda-device-only \
+        --no-gpu-bundle-output -O2 -c examples/hip-fatbin/saxpy.hip -o "$obj"
+    targets+=",hipv4-amdgcn-amd-amdhsa--$arch"
+    inputs+=(-input="$obj")
+done
+
+echo "==> bundling into $OUT/saxpy.hipfb"
+"$BUNDLER" -type=o -bundle-align=4096 -targets="$targets" "${inputs[@]}" -output="$OUT/saxpy.hipfb"
+"$LLVM22" -type=o -bundle-align=4096 -targets="$targets" "${inputs[@]}" -output="$OUT/saxpy-llvm22.hipfb"
+cmp "$OUT/saxpy.hipfb" "$OUT/saxpy-llvm22.hipfb"
+echo "    identical to clang-offload-bundler 22's output ($(stat -c %s "$OUT/saxpy.hipfb") bytes)"
+
+echo "==> entries (offload-bundler -list)"
+"$BUNDLER" -type=o -list -input="$OUT/saxpy.hipfb" | sed 's/^/    /'
+
+echo "==> unbundling"
+outputs=(-output="$OUT/host.out")
+for arch in "${ARCHS[@]}"; do
+    outputs+=(-output="$OUT/unbundled-${arch//:/_}.o")
+done
+"$BUNDLER" -type=o -unbundle -targets="$targets" -input="$OUT/saxpy.hipfb" "${outputs[@]}"
+for arch in "${ARCHS[@]}"; do
+    cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
+done
+echo "    every code object came back byte for byte"
+echo "main job: OK"
