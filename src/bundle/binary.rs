@@ -222,6 +222,7 @@ fn read_u64(
 /// Plans a binary bundle: entry IDs and payload sizes in, header and offsets out.
 ///
 /// ```
+/// use std::io::Write;
 /// use offload_build::bundle::BinaryBundleWriter;
 /// let mut w = BinaryBundleWriter::new();
 /// w.add("host-x86_64-unknown-linux-gnu-", 8).unwrap();
