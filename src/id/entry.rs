@@ -111,6 +111,7 @@ pub struct EntryId {
     standardized: String,
     rules: Rules,
     dropped_processor: Option<String>,
+    unnormalizable: Option<String>,
 }
 
 /// Why a target string is not acceptable in `-targets`.
@@ -122,6 +123,8 @@ pub struct IdError {
     pub unknown_kind: Option<String>,
     /// The triple string, when its architecture is unknown.
     pub unknown_triple: Option<String>,
+    /// Why the triple cannot be normalized (LLVM aborts the process instead).
+    pub unnormalizable: Option<String>,
 }
 
 impl fmt::Display for IdError {
@@ -133,6 +136,9 @@ impl fmt::Display for IdError {
         }
         if let Some(t) = &self.unknown_triple {
             write!(f, ", unknown target triple '{t}'")?;
+        }
+        if let Some(reason) = &self.unnormalizable {
+            write!(f, ", {reason}")?;
         }
         Ok(())
     }
@@ -175,12 +181,17 @@ impl EntryId {
         };
         let triple_str = format!("{arch}-{vendor}-{os}-{env}");
         let triple = Triple::new(&triple_str);
-        let normalized = if triple.os() == triple::Os::AmdHsa {
-            let mut t = triple::normalize(&triple_str, CanonicalForm::ThreeIdent);
-            t.push('-');
-            t
+        // LLVM aborts the process on triples it cannot normalize (a DXIL shader
+        // model it has no version for); keep the triple as given and let
+        // `validate` report it.
+        let (form, suffix) = if triple.os() == triple::Os::Amdhsa {
+            (CanonicalForm::ThreeIdent, "-")
         } else {
-            triple::normalize(&triple_str, CanonicalForm::FourIdent)
+            (CanonicalForm::FourIdent, "")
+        };
+        let (normalized, unnormalizable) = match triple::try_normalize(&triple_str, form) {
+            Ok(t) => (t + suffix, None),
+            Err(e) => (triple_str.clone(), Some(e.to_string())),
         };
         EntryId {
             kind: OffloadKind::parse(kind),
@@ -189,6 +200,7 @@ impl EntryId {
             target_id,
             rules: Rules::Llvm22,
             dropped_processor,
+            unnormalizable,
         }
     }
 
@@ -225,6 +237,7 @@ impl EntryId {
             target_id: target_id.to_owned(),
             rules: Rules::Llvm19,
             dropped_processor: None,
+            unnormalizable: None,
         }
     }
 
@@ -273,13 +286,14 @@ impl EntryId {
     pub fn validate(&self, given: &str) -> Result<(), IdError> {
         let kind_ok = self.kind.is_valid();
         let triple_ok = !self.triple.as_str().is_empty() && self.triple.is_arch_known();
-        if kind_ok && triple_ok {
+        if kind_ok && triple_ok && self.unnormalizable.is_none() {
             return Ok(());
         }
         Err(IdError {
             target: given.to_owned(),
             unknown_kind: (!kind_ok).then(|| self.kind.as_str().to_owned()),
             unknown_triple: (!triple_ok).then(|| self.triple.as_str().to_owned()),
+            unnormalizable: self.unnormalizable.clone(),
         })
     }
 
