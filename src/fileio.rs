@@ -295,7 +295,7 @@ mod tests {
         let mut out = OutputFile::create("/dev/null").unwrap();
         out.file().write_all(b"x").unwrap();
         out.commit().unwrap();
-        assert!(fs::metadata("/dev/null").unwrap().file_type().is_file() == false);
+        assert!(!fs::metadata("/dev/null").unwrap().file_type().is_file());
     }
 
     #[test]

@@ -648,6 +648,7 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     // The work list, in the order of LLVM's StringMap of standardized targets.
     let names: Vec<&str> = job.ids.iter().map(EntryId::as_str).collect();
     let mut worklist: Vec<usize> = StringMapOrder::of(&names);
+    let wanted: Vec<EntryId> = job.ids.iter().map(EntryId::standardized).collect();
     // (target index, entry) pairs in the order LLVM writes them.
     let mut matched: Vec<(usize, &Found<'_>)> = Vec::new();
     let mut found_host = false;
@@ -658,7 +659,7 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         let entry_id = EntryId::parse(&String::from_utf8_lossy(entry.id));
         let Some(pos) = worklist
             .iter()
-            .position(|&t| entry_id.is_compatible(&job.ids[t], job.hip_openmp))
+            .position(|&t| entry_id.is_compatible(&wanted[t], job.hip_openmp))
         else {
             continue;
         };
@@ -711,6 +712,9 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     Ok(())
 }
 
+/// One output to fill: the file, and the offset and length of its payload in the input.
+type Copy = (OutputFile, u64, u64);
+
 /// Copies `(output, offset, len)` ranges of `input`, spreading the outputs over the
 /// available cores (each output is its own file, so the copies do not contend).
 /// Returns the index of the first failed output with its error.
@@ -740,8 +744,7 @@ fn copy_in_parallel(
         load[t] += copies[i].2;
         owner[i] = t;
     }
-    let mut buckets: Vec<Vec<(usize, &mut (OutputFile, u64, u64))>> =
-        (0..threads).map(|_| Vec::new()).collect();
+    let mut buckets: Vec<Vec<(usize, &mut Copy)>> = (0..threads).map(|_| Vec::new()).collect();
     for (i, c) in copies.iter_mut().enumerate() {
         buckets[owner[i]].push((i, c));
     }
