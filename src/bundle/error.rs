@@ -118,7 +118,9 @@ pub enum WriteError {
 impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WriteError::ZeroAlignment => f.write_str("bundle alignment must be at least 1, got 0"),
+            WriteError::ZeroAlignment => {
+                f.write_str("-bundle-align=0 is invalid: the bundle alignment must be at least 1")
+            }
             WriteError::DuplicateId(id) => write!(f, "two entries have the same bundle ID '{id}'"),
             WriteError::TooLarge => f.write_str("bundle size does not fit in 64 bits"),
         }

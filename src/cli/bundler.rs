@@ -26,7 +26,7 @@ use crate::bundle::order::StringMapOrder;
 use crate::bundle::{BinaryBundle, FileType, TextBundle, text};
 use crate::fileio::{Input, OutputFile, error_text};
 use crate::id::EntryId;
-use crate::id::entry::find_conflict;
+use crate::id::entry::{Rules, find_conflict};
 
 const OPTS: &[Opt] = &[
     Opt {
@@ -116,14 +116,17 @@ const OPTS: &[Opt] = &[
     },
 ];
 
-/// Names offered in "Did you mean" hints, in the order LLVM happens to try them.
+/// Names offered in "Did you mean" hints, in an order that breaks ties as
+/// clang-offload-bundler 22 does (observed: `-ver` and `-allow` → `--help`,
+/// `-inptu` → `--inputs`, `-outptu` → `--output`, `-x` → `--###`). `-h` is never
+/// offered.
 const SUGGEST: &[&str] = &[
+    "help",
     "###",
-    "h",
     "type",
     "targets",
-    "input",
     "inputs",
+    "input",
     "output",
     "outputs",
     "unbundle",
@@ -135,10 +138,12 @@ const SUGGEST: &[&str] = &[
     "compress",
     "compression-level",
     "verbose",
-    "help",
     "help-list",
     "version",
 ];
+
+/// clang-offload-bundler 22's message for a target with fewer than 5 components.
+const FORMAT_ERROR: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
 
 const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
 referring to the same source file but different targets into a single 
@@ -307,7 +312,7 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
     if p.version {
         let _ = writeln!(
             out,
-            "offload-bundler (offload-build {}), a drop-in clang-offload-bundler (LLVM 22 behaviour)",
+            "offload-bundler (offload-build) version {}\n  a drop-in clang-offload-bundler, LLVM 22 behaviour",
             env!("CARGO_PKG_VERSION")
         );
         return Ok(());
@@ -441,6 +446,10 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
             ));
         }
         if let Err(e) = id.validate(target) {
+            // Neither LLVM accepts it: report it as the default reference (22) does.
+            if id.rules() == Rules::Llvm19 {
+                return Err(ctx.error(FORMAT_ERROR));
+            }
             return Err(ctx.error(e));
         }
         if id.is_host() {

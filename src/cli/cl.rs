@@ -343,6 +343,11 @@ impl Parsed {
 /// LLVM's "Did you mean" search: the option name at the smallest edit distance
 /// from the given name (first one wins on ties), with `=value` appended when a
 /// value was given (every option here permits a value, booleans included).
+///
+/// LLVM walks its whole option table (a `StringMap` that also holds every hidden
+/// option of the libraries it links) in bucket order, so ties are broken by an
+/// order this parser cannot derive; callers list candidates in the order observed
+/// from the tool they imitate.
 fn nearest(name: &str, value: Option<&str>, suggest: &[&str]) -> Option<String> {
     let mut best: Option<(&str, usize)> = None;
     for &cand in suggest {
