@@ -5,6 +5,8 @@
 //!   and the resulting files are compared byte for byte. Every group has two tests:
 //!   `<group>::references_agree` (LLVM 19 vs 22: validates the cases and the declared
 //!   divergences) and `<group>::ours` (ours vs the case's reference).
+//! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
+//!   must report one clean error line.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -14,4 +16,5 @@
 //! `build-support/setup.sh` (as root).
 
 mod bundler_diff;
+mod bundler_malformed;
 mod support;
