@@ -49,6 +49,10 @@ groups!(
 const HOST: &str = "host-x86_64-unknown-linux-gnu";
 const HOST_ID: &str = "host-x86_64-unknown-linux-gnu-";
 const ERR: &str = "clang-offload-bundler: error: ";
+/// LLVM 20+'s rejection of IDs that do not have 5 or 6 `-`-separated components.
+const FORMAT_ERR: &str = "Targets need to follow the format '<offload kind>-<target triple>', \
+    where '<target triple>' follows the format \
+    '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
 
 fn hip(arch: &str) -> String {
     format!("hip-amdgcn-amd-amdhsa--{arch}")
@@ -688,107 +692,93 @@ fn missing_bundles() -> Vec<Case> {
 fn compatibility() -> Vec<Case> {
     let fx = fixtures();
     let gfx906 = |f: &str| format!("hip-amdgcn-amd-amdhsa--gfx906{f}");
-    let rows: Vec<(&str, String, String, bool, bool)> = vec![
-        // name, entry, request, -hip-openmp-compatible, extracted
-        ("hip-to-hipv4", hip("gfx906"), hipv4("gfx906"), false, true),
-        ("hipv4-to-hip", hipv4("gfx906"), hip("gfx906"), false, true),
-        (
-            "hip-to-openmp",
-            hip("gfx906"),
-            openmp("gfx906"),
-            false,
-            false,
-        ),
+    // `kind processor` -> `kind-amdgcn-amd-amdhsa--processor`.
+    let amd = |spec: &str| {
+        let (kind, arch) = spec.split_once(' ').expect("kind and processor");
+        format!("{kind}-amdgcn-amd-amdhsa--{arch}")
+    };
+    // Name, bundle entry, requested target, outcome: `+` extracted, `-` not found; a trailing
+    // `c` runs with -hip-openmp-compatible.
+    let rows = [
+        ("hip-to-hipv4", "hip gfx906", "hipv4 gfx906", "+"),
+        ("hipv4-to-hip", "hipv4 gfx906", "hip gfx906", "+"),
+        ("hip-to-openmp", "hip gfx906", "openmp gfx906", "-"),
         (
             "hip-to-openmp-compatible",
-            hip("gfx906"),
-            openmp("gfx906"),
-            true,
-            true,
+            "hip gfx906",
+            "openmp gfx906",
+            "+c",
         ),
         (
             "hipv4-to-openmp-compatible",
-            hipv4("gfx906"),
-            openmp("gfx906"),
-            true,
-            true,
+            "hipv4 gfx906",
+            "openmp gfx906",
+            "+c",
         ),
-        (
-            "openmp-to-hip",
-            openmp("gfx906"),
-            hip("gfx906"),
-            false,
-            false,
-        ),
+        ("openmp-to-hip", "openmp gfx906", "hip gfx906", "-"),
         (
             "openmp-to-hip-compatible",
-            openmp("gfx906"),
-            hip("gfx906"),
-            true,
-            true,
+            "openmp gfx906",
+            "hip gfx906",
+            "+c",
         ),
-        ("any-to-xnack+", gfx906(""), gfx906(":xnack+"), false, true),
-        ("xnack+-to-any", gfx906(":xnack+"), gfx906(""), false, false),
+        ("any-to-xnack+", "hip gfx906", "hip gfx906:xnack+", "+"),
+        ("xnack+-to-any", "hip gfx906:xnack+", "hip gfx906", "-"),
         (
             "xnack+-to-xnack-",
-            gfx906(":xnack+"),
-            gfx906(":xnack-"),
-            false,
-            false,
+            "hip gfx906:xnack+",
+            "hip gfx906:xnack-",
+            "-",
         ),
         (
-            "xnack+-to-sramecc+xnack+",
-            gfx906(":xnack+"),
-            gfx906(":sramecc+:xnack+"),
-            false,
-            true,
+            "xnack+-to-both",
+            "hip gfx906:xnack+",
+            "hip gfx906:sramecc+:xnack+",
+            "+",
         ),
         (
-            "sramecc-xnack+-to-xnack+",
-            gfx906(":sramecc-:xnack+"),
-            gfx906(":xnack+"),
-            false,
-            false,
+            "both-to-xnack+",
+            "hip gfx906:sramecc-:xnack+",
+            "hip gfx906:xnack+",
+            "-",
         ),
         (
-            "sramecc-xnack+-to-xnack+sramecc-",
-            gfx906(":sramecc-:xnack+"),
-            gfx906(":xnack+:sramecc-"),
-            false,
-            true,
+            "both-reordered",
+            "hip gfx906:sramecc-:xnack+",
+            "hip gfx906:xnack+:sramecc-",
+            "+",
         ),
         (
             "gfx9-generic-to-gfx906",
-            hip("gfx9-generic"),
-            hip("gfx906"),
-            false,
-            false,
+            "hip gfx9-generic",
+            "hip gfx906",
+            "-",
         ),
         (
-            "gfx90a-xnack+-object",
-            hip("gfx90a:xnack+"),
-            hip("gfx90a:sramecc-:xnack+"),
-            false,
-            true,
+            "gfx90a-xnack+-to-both",
+            "hip gfx90a:xnack+",
+            "hip gfx90a:sramecc-:xnack+",
+            "+",
         ),
     ];
     let mut cases = Vec::new();
-    for (name, entry, request, compat, found) in rows {
-        let mut unbundle = unbundle_args("bc", &[&request], "fat.bc");
-        if compat {
+    for (name, entry, request, outcome) in rows {
+        let mut unbundle = unbundle_args("bc", &[amd(request)], "fat.bc");
+        if outcome.ends_with('c') {
             unbundle.push("-hip-openmp-compatible".into());
         }
+        let status = if outcome.starts_with('+') { 0 } else { 1 };
         let c = Case::new(name)
             .input("h.bin", fx.payload(1))
             .input("d.bin", fx.code_object("gfx90a:xnack+"))
             .step(bundle_args(
                 "bc",
-                &[HOST.to_string(), entry],
+                &[HOST.to_string(), amd(entry)],
                 &["h.bin", "d.bin"],
                 "fat.bc",
             ))
             .step(unbundle)
-            .expect_llvm(Check::Status(Status::Exit(if found { 0 } else { 1 })));
+            .expect_llvm(Check::Status(Status::Exit(status)));
         cases.push(c);
     }
     // An entry whose feature has no sign never matches; LLVM accepts it when bundling only by
@@ -866,7 +856,7 @@ fn driver_invocation() -> Vec<Case> {
         .iter()
         .map(|a| std::fs::read(fx.code_object(a)).unwrap())
         .collect();
-    let hipfb = |host_id: &str| {
+    let hipfb_bytes = |host_id: &str| {
         let mut entries: Vec<(&str, &[u8])> = vec![(host_id, b"")];
         entries.extend(
             devices
@@ -874,8 +864,9 @@ fn driver_invocation() -> Vec<Case> {
                 .map(String::as_str)
                 .zip(objects.iter().map(Vec::as_slice)),
         );
-        Check::File("k.hipfb".into(), spec_bundle(&entries, 4096))
+        spec_bundle(&entries, 4096)
     };
+    let hipfb = |host_id: &str| Check::File("k.hipfb".into(), hipfb_bytes(host_id));
     vec![
         driver("llvm22-driver", HOST)
             .expect_llvm(hipfb(HOST_ID))
@@ -886,15 +877,18 @@ fn driver_invocation() -> Vec<Case> {
         // LLVM 19's driver names the host `host-x86_64-unknown-linux` (a 3-field triple).
         driver("llvm19-driver", "host-x86_64-unknown-linux")
             .expect(Tool::Llvm19, hipfb("host-x86_64-unknown-linux--"))
-            .expect(Tool::Llvm22, stderr_err("Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'."))
+            .expect(Tool::Llvm22, stderr_err(FORMAT_ERR))
             .reference(Reference::Llvm19(
-                "ours accepts the 3-field host triple that LLVM 19's HIP driver writes (stored as `host-x86_64-unknown-linux--`); 22 rejects it",
+                "ours accepts the 3-field host triple that LLVM 19's HIP driver writes \
+                 (stored as `host-x86_64-unknown-linux--`); 22 rejects it",
             ))
             .step(list_args("o", "k.hipfb"))
             .step(unbundle_args("o", &devices[..2], "k.hipfb")),
-        // A fat binary that LLVM 19's driver wrote, read back with 22-style host names.
-        driver("llvm19-driver-output-read", HOST)
-            .step(unbundle_args("o", &devices[2..], "k.hipfb")),
+        // A fat binary as LLVM 19's driver writes it (pinned above), read by both versions.
+        Case::new("llvm19-fatbin-read")
+            .file("k.hipfb", hipfb_bytes("host-x86_64-unknown-linux--"))
+            .step(list_args("o", "k.hipfb"))
+            .step(unbundle_args("o", &devices, "k.hipfb")),
     ]
 }
 
@@ -913,56 +907,114 @@ fn id_forms() -> Vec<Case> {
         c.step(bundle_args("bc", ids, &refs, "fat.bc"))
     };
     let list = list_args("bc", "fat.bc");
-    let format = "Targets need to follow the format";
     vec![
-        bundle("features-kept-verbatim", &[HOST, "hip-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-"]).step(&list),
+        bundle(
+            "features-kept-verbatim",
+            &[HOST, "hip-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-"],
+        )
+        .step(&list),
         bundle("spirv", &[HOST, "hip-spirv64-amd-amdhsa--amdgcnspirv"]).step(&list),
-        bundle("3-field-host-triple", &["host-x86_64-unknown-linux", "hip-amdgcn-amd-amdhsa--gfx906"])
-            .expect(Tool::Llvm19, Check::Status(Status::Exit(0)))
-            .expect(Tool::Llvm22, Check::StderrContains(format.into()))
-            .reference(Reference::Llvm19(
-                "ours accepts `host-x86_64-unknown-linux` and stores `host-x86_64-unknown-linux--` like 19; 22 rejects 4-component IDs",
-            ))
-            .step(&list)
-            .expect(Tool::Llvm19, listed(&[&hip("gfx906"), "host-x86_64-unknown-linux--"]))
-            .step(unbundle_args("bc", &["host-x86_64-unknown-linux"], "fat.bc")),
-        bundle("processor-without-empty-env", &[HOST, "hip-amdgcn-amd-amdhsa-gfx906"])
-            .reference(Reference::Llvm19(
-                "ours keeps gfx906 of `hip-amdgcn-amd-amdhsa-gfx906` (stored `hip-amdgcn-amd-amdhsa--gfx906`) like 19; 22 takes it for the environment and drops it",
-            ))
-            .step(&list)
-            .expect(Tool::Llvm19, listed(&[&hip("gfx906"), HOST_ID]))
-            .expect(Tool::Llvm22, listed(&[HOST_ID, "hip-amdgcn-amd-amdhsa--"]))
-            .step(unbundle_args("bc", &[hip("gfx906")], "fat.bc"))
-            .expect(Tool::Llvm19, Check::Status(Status::Exit(0)))
-            .expect(Tool::Llvm22, Check::Status(Status::Exit(1))),
+        bundle(
+            "3-field-host-triple",
+            &["host-x86_64-unknown-linux", "hip-amdgcn-amd-amdhsa--gfx906"],
+        )
+        .expect(Tool::Llvm19, Check::Status(Status::Exit(0)))
+        .expect(Tool::Llvm22, stderr_err(FORMAT_ERR))
+        .reference(Reference::Llvm19(
+            "ours accepts `host-x86_64-unknown-linux` and stores \
+                 `host-x86_64-unknown-linux--` like 19; 22 rejects 4-component IDs",
+        ))
+        .step(&list)
+        .expect(
+            Tool::Llvm19,
+            listed(&[&hip("gfx906"), "host-x86_64-unknown-linux--"]),
+        )
+        .step(unbundle_args(
+            "bc",
+            &["host-x86_64-unknown-linux"],
+            "fat.bc",
+        )),
+        bundle(
+            "processor-without-empty-env",
+            &[HOST, "hip-amdgcn-amd-amdhsa-gfx906"],
+        )
+        .reference(Reference::Llvm19(
+            "ours keeps gfx906 of `hip-amdgcn-amd-amdhsa-gfx906` (stored \
+                 `hip-amdgcn-amd-amdhsa--gfx906`) like 19; 22 takes it for the environment \
+                 and drops it",
+        ))
+        .step(&list)
+        .expect(Tool::Llvm19, listed(&[&hip("gfx906"), HOST_ID]))
+        .expect(Tool::Llvm22, listed(&[HOST_ID, "hip-amdgcn-amd-amdhsa--"]))
+        .step(unbundle_args("bc", &[hip("gfx906")], "fat.bc"))
+        .expect(Tool::Llvm19, Check::Status(Status::Exit(0)))
+        .expect(Tool::Llvm22, Check::Status(Status::Exit(1))),
         bundle("gfx940-kept", &[HOST, "hip-amdgcn-amd-amdhsa--gfx940"])
             .reference(Reference::Llvm19(
-                "ours keeps gfx940 (stored `hip-amdgcn-amd-amdhsa--gfx940`) like 19; 22 no longer knows it and drops it",
+                "ours keeps gfx940 (stored `hip-amdgcn-amd-amdhsa--gfx940`) like 19; \
+                 22 no longer knows it and drops it",
             ))
             .step(&list)
             .expect(Tool::Llvm19, listed(&[&hip("gfx940"), HOST_ID]))
             .expect(Tool::Llvm22, listed(&[HOST_ID, "hip-amdgcn-amd-amdhsa--"])),
-        bundle("unknown-env-6-components", &[HOST, "hip-amdgcn-amd-amdhsa-unknown-gfx906"])
-            .reference(Reference::Llvm22("6-component IDs follow 22: stored `hip-amdgcn-amd-amdhsa--gfx906`"))
-            .step(&list)
-            .expect(Tool::Llvm19, listed(&["hip-amdgcn-amd-amdhsa-unknown-gfx906", HOST_ID]))
-            .expect(Tool::Llvm22, listed(&[&hip("gfx906"), HOST_ID])),
-        bundle("host-empty-vendor", &["host-x86_64--linux-gnu", hip("gfx906").as_str()])
-            .reference(Reference::Llvm22("5-component IDs follow 22: the triple is normalized"))
-            .step(&list)
-            .expect(Tool::Llvm19, listed(&[&hip("gfx906"), "host-x86_64--linux-gnu-"]))
-            .expect(Tool::Llvm22, listed(&[&hip("gfx906"), HOST_ID])),
-        bundle("host-trailing-dash", &["host-x86_64-unknown-linux-", hip("gfx906").as_str()])
-            .reference(Reference::Llvm22("5-component IDs follow 22: `host-x86_64-unknown-linux-unknown-`"))
-            .step(&list)
-            .expect(Tool::Llvm19, listed(&[&hip("gfx906"), "host-x86_64-unknown-linux--host-x86_64-unknown-linux-"]))
-            .expect(Tool::Llvm22, listed(&[&hip("gfx906"), "host-x86_64-unknown-linux-unknown-"])),
+        bundle(
+            "unknown-env-6-components",
+            &[HOST, "hip-amdgcn-amd-amdhsa-unknown-gfx906"],
+        )
+        .reference(Reference::Llvm22(
+            "6-component IDs follow 22: stored `hip-amdgcn-amd-amdhsa--gfx906`",
+        ))
+        .step(&list)
+        .expect(
+            Tool::Llvm19,
+            listed(&["hip-amdgcn-amd-amdhsa-unknown-gfx906", HOST_ID]),
+        )
+        .expect(Tool::Llvm22, listed(&[&hip("gfx906"), HOST_ID])),
+        bundle(
+            "host-empty-vendor",
+            &["host-x86_64--linux-gnu", hip("gfx906").as_str()],
+        )
+        .reference(Reference::Llvm22(
+            "5-component IDs follow 22: the triple is normalized",
+        ))
+        .step(&list)
+        .expect(
+            Tool::Llvm19,
+            listed(&[&hip("gfx906"), "host-x86_64--linux-gnu-"]),
+        )
+        .expect(Tool::Llvm22, listed(&[&hip("gfx906"), HOST_ID])),
+        bundle(
+            "host-trailing-dash",
+            &["host-x86_64-unknown-linux-", hip("gfx906").as_str()],
+        )
+        .reference(Reference::Llvm22(
+            "5-component IDs follow 22: `host-x86_64-unknown-linux-unknown-`",
+        ))
+        .step(&list)
+        .expect(
+            Tool::Llvm19,
+            listed(&[
+                &hip("gfx906"),
+                "host-x86_64-unknown-linux--host-x86_64-unknown-linux-",
+            ]),
+        )
+        .expect(
+            Tool::Llvm22,
+            listed(&[&hip("gfx906"), "host-x86_64-unknown-linux-unknown-"]),
+        ),
         bundle("nvptx-sm_70", &[HOST, "openmp-nvptx64-nvidia-cuda--sm_70"])
-            .reference(Reference::Llvm22("5/6-component IDs follow 22: `openmp-nvptx64-nvidia-cuda-unknown-sm_70`"))
+            .reference(Reference::Llvm22(
+                "5/6-component IDs follow 22: `openmp-nvptx64-nvidia-cuda-unknown-sm_70`",
+            ))
             .step(&list)
-            .expect(Tool::Llvm19, listed(&["openmp-nvptx64-nvidia-cuda--sm_70", HOST_ID]))
-            .expect(Tool::Llvm22, listed(&[HOST_ID, "openmp-nvptx64-nvidia-cuda-unknown-sm_70"])),
+            .expect(
+                Tool::Llvm19,
+                listed(&["openmp-nvptx64-nvidia-cuda--sm_70", HOST_ID]),
+            )
+            .expect(
+                Tool::Llvm22,
+                listed(&[HOST_ID, "openmp-nvptx64-nvidia-cuda-unknown-sm_70"]),
+            ),
     ]
 }
 
@@ -1444,13 +1496,10 @@ fn validation_errors() -> Vec<Case> {
         })
         .collect();
 
-    let format = "Targets need to follow the format '<offload kind>-<target triple>', where \
-        '<target triple>' follows the format \
-        '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
     cases.extend([
         base("one-component-target")
             .step(["-type=bc", "-targets=foo", "-input=h.bin", "-output=fat.bc"])
-            .expect(Tool::Llvm22, stderr_err(format))
+            .expect(Tool::Llvm22, stderr_err(FORMAT_ERR))
             .expect(
                 Tool::Llvm19,
                 stderr_err(
