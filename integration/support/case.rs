@@ -270,10 +270,34 @@ fn check_expects(tool: Tool, step: &Step, out: &Output, dir: &Path, problems: &m
         };
         if let Some(why) = failed {
             problems.push(format!(
-                "step `{}`: {} does not meet {check:?}: {why}",
+                "step `{}`: {} does not meet {}: {why}",
                 step.display(),
-                tool.name()
+                tool.name(),
+                check.summary()
             ));
+        }
+    }
+}
+
+impl Check {
+    /// The expectation in a few words (byte strings shown only when short).
+    fn summary(&self) -> String {
+        let bytes = |b: &[u8]| {
+            if b.len() <= 256 {
+                show(b)
+            } else {
+                format!("<{} bytes>", b.len())
+            }
+        };
+        match self {
+            Check::Status(s) => format!("status {s:?}"),
+            Check::Stdout(b) => format!("stdout {}", bytes(b)),
+            Check::Stderr(b) => format!("stderr {}", bytes(b)),
+            Check::StdoutContains(s) => format!("stdout containing {s:?}"),
+            Check::StderrContains(s) => format!("stderr containing {s:?}"),
+            Check::File(name, b) => format!("file {name} = {}", bytes(b)),
+            Check::HasFile(name) => format!("file {name} exists"),
+            Check::NoFile(name) => format!("no file {name}"),
         }
     }
 }
