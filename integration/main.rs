@@ -1,1 +1,20 @@
-// integration tests
+//! Integration tests of the `offload-bundler` binary.
+//!
+//! - `bundler_diff`: the same argument lists run by LLVM 19's and LLVM 22's
+//!   `clang-offload-bundler` and by ours, each in its own directory; exit status, stdout, stderr
+//!   and the resulting files are compared byte for byte. Every group has two tests:
+//!   `<group>::references_agree` (LLVM 19 vs 22: validates the cases and the declared
+//!   divergences) and `<group>::ours` (ours vs the case's reference).
+//! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
+//!   must report one clean error line.
+//!
+//! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
+//! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
+//! verdicts of ours). See `support` for the environment knobs (`OFFLOAD_CASE`, …).
+//!
+//! The reference tools are required: a missing one fails the tests; install them with
+//! `build-support/setup.sh` (as root).
+
+mod bundler_diff;
+mod bundler_malformed;
+mod support;

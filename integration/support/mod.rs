@@ -1,0 +1,48 @@
+//! Shared machinery of the integration tests: where the tools are, the fixtures they read, a
+//! runner that executes one argument list per tool in a fresh directory, and the comparison that
+//! explains a mismatch byte by byte.
+//!
+//! Environment knobs (all optional):
+//! - `OFFLOAD_CASE=<substring>`: run only the cases whose name contains it.
+//! - `OFFLOAD_HARNESS_VERBOSE=1`: print every step of every case with what each tool did.
+//! - `OFFLOAD_HARNESS_KEEP=1`: keep the per-tool run directories (their paths are printed).
+//! - `OFFLOAD_BUNDLER_UNDER_TEST=<path>`: test this binary as "ours" instead of the crate's
+//!   `offload-bundler` (e.g. a release build; or LLVM 22 itself, to check the harness: then only
+//!   the declared differences of ours fail).
+
+pub mod case;
+pub mod diff;
+pub mod fixtures;
+pub mod run;
+
+use std::path::{Path, PathBuf};
+
+pub use case::{Case, Check, Reference, check_ours, check_references};
+pub use fixtures::{CODE_OBJECT_ARCHS, Role, TEXT_TYPES, fixtures};
+pub use run::{Status, Tool};
+
+/// The name every tool is started under (`argv[0]`), so that the `<argv0>: error: …` prefixes of
+/// all three tools are the same bytes.
+pub const ARGV0: &str = "clang-offload-bundler";
+
+/// What to tell someone whose machine lacks a reference tool: a missing tool fails the test.
+pub const SETUP_HINT: &str = "run `build-support/setup.sh` as root to install the LLVM 19 and 22 reference tools \
+     (clang-offload-bundler 19 and 22, clang 19 with the AMDGPU backend and lld)";
+
+/// LLVM 19's clang, used to compile the AMDGPU code objects of the fixtures.
+pub const CLANG19: &str = "/usr/lib/llvm-19/bin/clang";
+
+/// Path of an installed reference tool, or a test failure that says how to install it.
+pub fn require(path: &str) -> PathBuf {
+    let p = Path::new(path);
+    assert!(
+        p.is_file(),
+        "reference tool {path} is missing: {SETUP_HINT}"
+    );
+    p.to_path_buf()
+}
+
+/// True when the environment variable is set to something other than "" or "0".
+pub fn env_flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
