@@ -483,9 +483,8 @@ fn list() -> Vec<Case> {
         Case::new("empty-file")
             .input("x.bin", fx.payload(0))
             .step(list_args("bc", "x.bin")),
-        Case::new("magic-only")
-            .file("x.bin", "__CLANG_OFFLOAD_BUNDLE__")
-            .step(list_args("bc", "x.bin")),
+        // The magic alone is a truncated header: ours reports it (bundler_malformed::
+        // truncated_after_magic) where LLVM lists nothing.
         Case::new("not-a-bundle-text")
             .input("x.ii", fx.text("ii", Role::Host, true))
             .step(list_args("ii", "x.ii")),

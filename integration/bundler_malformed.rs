@@ -116,6 +116,15 @@ fn check_malformed(label: &str, ty: &str, input: &[u8]) {
 }
 
 #[test]
+fn truncated_after_magic() {
+    // The magic and nothing else, or half an entry count. LLVM treats this as "no bundles"
+    // (list prints nothing, exit 0; unbundle reports every target missing); the issue asks for
+    // a truncated header to be an error naming the file, so ours deliberately differs here.
+    check_malformed("magic-only", "bc", b"__CLANG_OFFLOAD_BUNDLE__");
+    check_malformed("half-count", "bc", b"__CLANG_OFFLOAD_BUNDLE__\x02\x00\x00");
+}
+
+#[test]
 fn truncated_inside_descriptor() {
     // One entry announced; the descriptor stops after its offset and half its size field.
     let mut b = header(1, &[]);
