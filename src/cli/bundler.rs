@@ -29,91 +29,23 @@ use crate::id::EntryId;
 use crate::id::entry::{Rules, find_conflict};
 
 const OPTS: &[Opt] = &[
-    Opt {
-        name: "type",
-        kind: Kind::Str,
-        required: true,
-    },
-    Opt {
-        name: "targets",
-        kind: Kind::CommaList,
-        required: false,
-    },
-    Opt {
-        name: "input",
-        kind: Kind::List,
-        required: false,
-    },
-    Opt {
-        name: "inputs",
-        kind: Kind::CommaList,
-        required: false,
-    },
-    Opt {
-        name: "output",
-        kind: Kind::List,
-        required: false,
-    },
-    Opt {
-        name: "outputs",
-        kind: Kind::CommaList,
-        required: false,
-    },
-    Opt {
-        name: "unbundle",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "list",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "allow-missing-bundles",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "bundle-align",
-        kind: Kind::Uint,
-        required: false,
-    },
-    Opt {
-        name: "check-input-archive",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "hip-openmp-compatible",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "compress",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "compression-level",
-        kind: Kind::Int,
-        required: false,
-    },
-    Opt {
-        name: "verbose",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "###",
-        kind: Kind::Flag,
-        required: false,
-    },
-    Opt {
-        name: "h",
-        kind: Kind::Flag,
-        required: false,
-    },
+    Opt::required("type", Kind::Str),
+    Opt::new("targets", Kind::CommaList),
+    Opt::new("input", Kind::List),
+    Opt::new("inputs", Kind::CommaList),
+    Opt::new("output", Kind::List),
+    Opt::new("outputs", Kind::CommaList),
+    Opt::new("unbundle", Kind::Flag),
+    Opt::new("list", Kind::Flag),
+    Opt::new("allow-missing-bundles", Kind::Flag),
+    Opt::new("bundle-align", Kind::Uint),
+    Opt::new("check-input-archive", Kind::Flag),
+    Opt::new("hip-openmp-compatible", Kind::Flag),
+    Opt::new("compress", Kind::Flag),
+    Opt::new("compression-level", Kind::Int),
+    Opt::new("verbose", Kind::Flag),
+    Opt::new("###", Kind::Flag),
+    Opt::new("h", Kind::Flag),
 ];
 
 /// Names offered in "Did you mean" hints, in an order that breaks ties as

@@ -42,6 +42,26 @@ pub struct Opt {
     pub required: bool,
 }
 
+impl Opt {
+    /// An optional option.
+    pub const fn new(name: &'static str, kind: Kind) -> Opt {
+        Opt {
+            name,
+            kind,
+            required: false,
+        }
+    }
+
+    /// An option that must occur at least once.
+    pub const fn required(name: &'static str, kind: Kind) -> Opt {
+        Opt {
+            name,
+            kind,
+            required: true,
+        }
+    }
+}
+
 /// The result of parsing.
 #[derive(Debug, Default)]
 pub struct Parsed {
@@ -368,36 +388,12 @@ mod tests {
     use super::*;
 
     const OPTS: &[Opt] = &[
-        Opt {
-            name: "type",
-            kind: Kind::Str,
-            required: true,
-        },
-        Opt {
-            name: "list",
-            kind: Kind::Flag,
-            required: false,
-        },
-        Opt {
-            name: "input",
-            kind: Kind::List,
-            required: false,
-        },
-        Opt {
-            name: "targets",
-            kind: Kind::CommaList,
-            required: false,
-        },
-        Opt {
-            name: "bundle-align",
-            kind: Kind::Uint,
-            required: false,
-        },
-        Opt {
-            name: "###",
-            kind: Kind::Flag,
-            required: false,
-        },
+        Opt::required("type", Kind::Str),
+        Opt::new("list", Kind::Flag),
+        Opt::new("input", Kind::List),
+        Opt::new("targets", Kind::CommaList),
+        Opt::new("bundle-align", Kind::Uint),
+        Opt::new("###", Kind::Flag),
     ];
     const SUGGEST: &[&str] = &["###", "type", "list", "input", "targets", "bundle-align"];
 
