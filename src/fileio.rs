@@ -42,6 +42,9 @@ pub enum InputData {
     Mapped(memmap2::Mmap),
     /// Bytes read from standard input or a special file.
     Owned(Vec<u8>),
+    /// A regular file opened only to be copied from (see [`Input::open_unmapped`]):
+    /// its bytes are not in memory and read as empty here.
+    Unmapped,
 }
 
 impl std::ops::Deref for InputData {
@@ -50,6 +53,7 @@ impl std::ops::Deref for InputData {
         match self {
             InputData::Mapped(m) => m,
             InputData::Owned(v) => v,
+            InputData::Unmapped => &[],
         }
     }
 }
@@ -62,18 +66,49 @@ pub struct Input {
     pub file: Option<File>,
     /// Its contents.
     pub data: InputData,
+    len: u64,
 }
 
 impl Input {
+    /// Opens `path` (or standard input for `-`) for copying only: a regular file is
+    /// not mapped, since the kernel copies it ([`Input::copy_range`]); read its first
+    /// bytes with [`Input::head`]. Other inputs are read into memory as by [`Input::open`].
+    pub fn open_unmapped(path: &str) -> io::Result<Input> {
+        if path != "-" {
+            let file = File::open(path)?;
+            let meta = file.metadata()?;
+            if meta.is_dir() {
+                return Err(io::Error::from_raw_os_error(21));
+            }
+            if meta.is_file() {
+                return Ok(Input {
+                    file: Some(file),
+                    data: InputData::Unmapped,
+                    len: meta.len(),
+                });
+            }
+        }
+        Input::open(path)
+    }
+
+    /// Up to `n` bytes from the start of the input (for recognizing its format).
+    pub fn head(&self, n: usize) -> io::Result<Vec<u8>> {
+        match (&self.data, &self.file) {
+            (InputData::Unmapped, Some(f)) => {
+                let mut buf = vec![0; n.min(self.len as usize)];
+                read_exact_at(f, &mut buf, 0)?;
+                Ok(buf)
+            }
+            (data, _) => Ok(data[..n.min(data.len())].to_vec()),
+        }
+    }
+
     /// Opens `path`, or standard input for `-`.
     pub fn open(path: &str) -> io::Result<Input> {
         if path == "-" {
             let mut v = Vec::new();
             io::stdin().lock().read_to_end(&mut v)?;
-            return Ok(Input {
-                file: None,
-                data: InputData::Owned(v),
-            });
+            return Ok(Input::owned(v));
         }
         let file = File::open(path)?;
         let meta = file.metadata()?;
@@ -85,6 +120,7 @@ impl Input {
                 return Ok(Input {
                     file: Some(file),
                     data: InputData::Owned(Vec::new()),
+                    len: 0,
                 });
             }
             // SAFETY: the mapping is read-only and private to this process. A file
@@ -93,25 +129,31 @@ impl Input {
             let map = unsafe { memmap2::Mmap::map(&file)? };
             return Ok(Input {
                 file: Some(file),
+                len: map.len() as u64,
                 data: InputData::Mapped(map),
             });
         }
         let mut v = Vec::new();
         (&file).read_to_end(&mut v)?;
-        Ok(Input {
+        Ok(Input::owned(v))
+    }
+
+    fn owned(v: Vec<u8>) -> Input {
+        Input {
             file: None,
+            len: v.len() as u64,
             data: InputData::Owned(v),
-        })
+        }
     }
 
     /// Length of the input in bytes.
     pub fn len(&self) -> u64 {
-        self.data.len() as u64
+        self.len
     }
 
     /// Whether the input is empty.
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.len == 0
     }
 
     /// Copies `len` bytes starting at `offset` into `out` at its current position.
@@ -146,8 +188,40 @@ impl Input {
                 }
             }
         }
-        out.write_all(&self.data[pos as usize..end as usize])
+        match (&self.data, &self.file) {
+            (InputData::Unmapped, Some(f)) => {
+                let mut buf = vec![0; (end - pos).min(1 << 20) as usize];
+                while pos < end {
+                    let k = (end - pos).min(buf.len() as u64) as usize;
+                    read_exact_at(f, &mut buf[..k], pos)?;
+                    out.write_all(&buf[..k])?;
+                    pos += k as u64;
+                }
+                Ok(())
+            }
+            (data, _) => out.write_all(&data[pos as usize..end as usize]),
+        }
     }
+}
+
+#[cfg(unix)]
+fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match f.seek_read(buf, offset)? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An output file that appears only when complete.
@@ -306,6 +380,16 @@ mod tests {
         fs::write(&p, &data).unwrap();
         let input = Input::open(p.to_str().unwrap()).unwrap();
         assert_eq!(&*input.data, &data[..]);
+        let unmapped = Input::open_unmapped(p.to_str().unwrap()).unwrap();
+        assert_eq!(unmapped.len(), data.len() as u64);
+        assert_eq!(unmapped.head(4).unwrap(), &data[..4]);
+        let mut v = Vec::new();
+        let r = dir.path().join("via-pread");
+        let mut rf = File::create(&r).unwrap();
+        unmapped.copy_range(7, 100_000, &mut rf).unwrap();
+        drop(rf);
+        v.extend(fs::read(&r).unwrap());
+        assert_eq!(v, &data[7..100_007]);
         let q = dir.path().join("out");
         let mut f = File::create(&q).unwrap();
         input.copy_range(1000, 150_000, &mut f).unwrap();
