@@ -74,21 +74,7 @@ impl Input {
     /// not mapped, since the kernel copies it ([`Input::copy_range`]); read its first
     /// bytes with [`Input::head`]. Other inputs are read into memory as by [`Input::open`].
     pub fn open_unmapped(path: &str) -> io::Result<Input> {
-        if path != "-" {
-            let file = File::open(path)?;
-            let meta = file.metadata()?;
-            if meta.is_dir() {
-                return Err(io::Error::from_raw_os_error(21));
-            }
-            if meta.is_file() {
-                return Ok(Input {
-                    file: Some(file),
-                    data: InputData::Unmapped,
-                    len: meta.len(),
-                });
-            }
-        }
-        Input::open(path)
+        Input::open_with(path, false)
     }
 
     /// Up to `n` bytes from the start of the input (for recognizing its format).
@@ -105,6 +91,10 @@ impl Input {
 
     /// Opens `path`, or standard input for `-`.
     pub fn open(path: &str) -> io::Result<Input> {
+        Input::open_with(path, true)
+    }
+
+    fn open_with(path: &str, map: bool) -> io::Result<Input> {
         if path == "-" {
             let mut v = Vec::new();
             io::stdin().lock().read_to_end(&mut v)?;
@@ -114,6 +104,13 @@ impl Input {
         let meta = file.metadata()?;
         if meta.is_dir() {
             return Err(io::Error::from_raw_os_error(21)); // EISDIR, as LLVM reports it
+        }
+        if meta.is_file() && !map {
+            return Ok(Input {
+                file: Some(file),
+                data: InputData::Unmapped,
+                len: meta.len(),
+            });
         }
         if meta.is_file() {
             if meta.len() == 0 {
@@ -126,11 +123,11 @@ impl Input {
             // SAFETY: the mapping is read-only and private to this process. A file
             // truncated by another process while mapped can fault; this is the same
             // trade-off ripgrep and LLVM's MemoryBuffer make for regular files.
-            let map = unsafe { memmap2::Mmap::map(&file)? };
+            let mapping = unsafe { memmap2::Mmap::map(&file)? };
             return Ok(Input {
                 file: Some(file),
-                len: map.len() as u64,
-                data: InputData::Mapped(map),
+                len: mapping.len() as u64,
+                data: InputData::Mapped(mapping),
             });
         }
         let mut v = Vec::new();

@@ -17,6 +17,7 @@
 //! [`ReadError`] naming the entry and offset instead.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use super::order::StringMapOrder;
@@ -167,17 +168,15 @@ impl<'data> BinaryBundle<'data> {
     /// the first one's position but the later descriptor's payload (as LLVM does).
     pub fn llvm_order(&self) -> Vec<BinaryEntry<'data>> {
         let ids: Vec<&[u8]> = self.entries.iter().map(|e| e.id).collect();
+        // One pass for the last descriptor of each ID, so crafted bundles with many
+        // entries stay linear.
+        let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            last.insert(id, i);
+        }
         StringMapOrder::of(&ids)
             .into_iter()
-            .map(|i| {
-                let id = self.entries[i].id;
-                *self
-                    .entries
-                    .iter()
-                    .rev()
-                    .find(|e| e.id == id)
-                    .unwrap_or(&self.entries[i])
-            })
+            .map(|i| self.entries[last[ids[i]]])
             .collect()
     }
 

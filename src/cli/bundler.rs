@@ -452,16 +452,11 @@ struct Job {
     has_host_target: bool,
 }
 
-fn list_ids(
-    ctx: &mut Ctx<'_>,
-    file_type: &str,
-    path: &str,
-    verbose: bool,
-    out: &mut dyn Write,
-) -> Result<(), Exit> {
+/// Opens a bundle to read (`-list`, `-unbundle`); compressed input is refused until
+/// CCOB support lands. Like LLVM, `-verbose` reports an uncompressed input.
+fn open_bundle(ctx: &mut Ctx<'_>, path: &str, verbose: bool) -> Result<Input, Exit> {
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
-    let data: &[u8] = &input.data;
-    if is_compressed(data) {
+    if is_compressed(&input.data) {
         return Err(ctx.error(format_args!(
             "'{path}': compressed bundles (CCOB) are not supported yet"
         )));
@@ -469,6 +464,18 @@ fn list_ids(
     if verbose {
         let _ = writeln!(ctx.err, "Uncompressed bundle.");
     }
+    Ok(input)
+}
+
+fn list_ids(
+    ctx: &mut Ctx<'_>,
+    file_type: &str,
+    path: &str,
+    verbose: bool,
+    out: &mut dyn Write,
+) -> Result<(), Exit> {
+    let input = open_bundle(ctx, path, verbose)?;
+    let data: &[u8] = &input.data;
     let file_type = if file_type == "a" { "bc" } else { file_type };
     let handler = handler_for(ctx, file_type, data, path)?;
     let ids = read_entries(ctx, handler, data, path)?;
@@ -573,16 +580,8 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
 
 fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let path = &job.inputs[0];
-    let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
+    let input = open_bundle(ctx, path, job.verbose)?;
     let data: &[u8] = &input.data;
-    if is_compressed(data) {
-        return Err(ctx.error(format_args!(
-            "'{path}': compressed bundles (CCOB) are not supported yet"
-        )));
-    }
-    if job.verbose {
-        let _ = writeln!(ctx.err, "Uncompressed bundle.");
-    }
     let handler = handler_for(ctx, &job.file_type, data, path)?;
     let entries = read_entries(ctx, handler, data, path)?;
 
