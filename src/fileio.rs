@@ -135,6 +135,11 @@ impl Input {
         Ok(Input::owned(v))
     }
 
+    /// An input held in memory (a decompressed bundle, for example).
+    pub fn from_vec(v: Vec<u8>) -> Input {
+        Input::owned(v)
+    }
+
     fn owned(v: Vec<u8>) -> Input {
         Input {
             file: None,

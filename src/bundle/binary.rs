@@ -329,6 +329,35 @@ impl BinaryLayout {
         self.offsets.is_empty()
     }
 
+    /// The bundle as a sequence of byte slices to be concatenated: the header, then for each
+    /// entry its zero padding and `payloads[i]` (which must have the size given for it).
+    /// Lets a consumer (hashing, compression) read the bundle without first copying it.
+    pub fn pieces<'a>(&'a self, payloads: &[&'a [u8]]) -> Result<Vec<&'a [u8]>, WriteError> {
+        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+        let mut out = Vec::with_capacity(1 + 2 * payloads.len());
+        out.push(&self.header[..]);
+        let mut pos = self.header.len() as u64;
+        for (i, &(offset, size)) in self.offsets.iter().enumerate() {
+            let data = payloads.get(i).copied().unwrap_or_default();
+            if data.len() as u64 != size {
+                return Err(WriteError::SizeChanged {
+                    entry: i,
+                    expected: size,
+                    actual: data.len() as u64,
+                });
+            }
+            let mut pad = offset - pos;
+            while pad > 0 {
+                let n = pad.min(ZEROS.len() as u64) as usize;
+                out.push(&ZEROS[..n]);
+                pad -= n as u64;
+            }
+            out.push(data);
+            pos = offset + size;
+        }
+        Ok(out)
+    }
+
     /// Writes the bundle to `out`: the header, then for each entry zero padding up to
     /// its offset and the payload written by `payload(index, out)`. The callback must
     /// write exactly the size given for that entry; anything else is an error (a file

@@ -113,6 +113,15 @@ pub enum WriteError {
     DuplicateId(String),
     /// Offsets would not fit in 64 bits.
     TooLarge,
+    /// A payload does not have the size its entry was planned with.
+    SizeChanged {
+        /// Index of the entry.
+        entry: usize,
+        /// The planned size.
+        expected: u64,
+        /// The payload's size.
+        actual: u64,
+    },
 }
 
 impl fmt::Display for WriteError {
@@ -123,6 +132,14 @@ impl fmt::Display for WriteError {
             }
             WriteError::DuplicateId(id) => write!(f, "two entries have the same bundle ID '{id}'"),
             WriteError::TooLarge => f.write_str("bundle size does not fit in 64 bits"),
+            WriteError::SizeChanged {
+                entry,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "entry {entry}: expected {expected} payload bytes, got {actual}"
+            ),
         }
     }
 }

@@ -8,17 +8,21 @@
 //! - [`text`]: payloads framed by comment lines, for preprocessed sources, LLVM IR,
 //!   assembly and dependency files.
 //!
+//! [`compressed`] wraps either layout in a zstd or zlib `CCOB` container.
+//!
 //! [`order`] reproduces the hash-table iteration order LLVM uses when listing and
 //! unbundling binary bundles. Readers work over borrowed bytes (a mapped file, a
 //! section) and never allocate what a header merely claims; writers stream payloads.
 
 pub mod binary;
+pub mod compressed;
 pub mod order;
 pub mod text;
 
 mod error;
 
 pub use binary::{BinaryBundle, BinaryBundleWriter, BinaryEntry, BinaryLayout};
+pub use compressed::{CompressOptions, CompressedBundle};
 pub use error::{ReadError, ReadErrorKind, WriteError};
 pub use text::{TextBundle, TextEntry};
 

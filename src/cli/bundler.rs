@@ -22,6 +22,9 @@ use std::io::{self, Write};
 
 use super::cl::{self, Kind, Opt};
 use crate::bundle::binary::BinaryBundleWriter;
+use crate::bundle::compressed::{
+    self, CompressOptions, CompressedBundle, Decompressed, Limits, Method, Version,
+};
 use crate::bundle::order::StringMapOrder;
 use crate::bundle::{BinaryBundle, FileType, TextBundle, text};
 use crate::fileio::{Input, OutputFile, error_text};
@@ -44,6 +47,8 @@ const OPTS: &[Opt] = &[
     Opt::new("compress", Kind::Flag),
     Opt::new("compression-level", Kind::Int),
     Opt::new("verbose", Kind::Flag),
+    Opt::new("compression-threads", Kind::Uint),
+    Opt::new("strict-hash", Kind::Flag),
     Opt::new("###", Kind::Flag),
     Opt::new("h", Kind::Flag),
 ];
@@ -72,6 +77,8 @@ const SUGGEST: &[&str] = &[
     "verbose",
     "help-list",
     "version",
+    "compression-threads",
+    "strict-hash",
 ];
 
 /// clang-offload-bundler 22's message for a target with fewer than 5 components.
@@ -100,12 +107,16 @@ clang-offload-bundler options:
   --check-input-archive   - Check if input heterogeneous archive is valid in terms of TargetID rules.
   --compress              - Compress output file when bundling.
   --compression-level=<n> - Specify the compression level (integer)
+  --compression-threads=<uint> - zstd worker threads for -compress (offload-build; 0, the default,
+                            writes clang-offload-bundler's exact bytes; more is faster, other bytes)
   --hip-openmp-compatible - Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.
   --input=<string>        - Input file. Can be specified multiple times for multiple input files.
   --inputs=<string>       - [<input file>,...] (deprecated)
   --list                  - List bundle IDs in the bundled file.
   --output=<string>       - Output file. Can be specified multiple times for multiple output files.
   --outputs=<string>      - [<output file>,...] (deprecated)
+  --strict-hash           - Fail when a compressed bundle's stored MD5 does not match its
+                            contents (offload-build; the default is a warning, LLVM never checks)
   --targets=<string>      - [<offload kind>-<target triple>,...]
   --type=<string>         - Type of the files to be bundled/unbundled.
                             Current supported types are:
@@ -219,13 +230,129 @@ fn handler_for(
     Ok(Handler::Binary)
 }
 
-/// Whether LLVM 22 would treat the input as a compressed bundle.
+/// Whether LLVM 22 would treat the input as a compressed bundle (shorter inputs are taken
+/// for uncompressed ones).
 fn is_compressed(data: &[u8]) -> bool {
-    data.len() >= 8 && data.starts_with(b"CCOB")
+    data.len() >= 8 && compressed::is_compressed(data)
 }
 
 fn env_flag(name: &str) -> Option<String> {
     std::env::var(name).ok()
+}
+
+/// LLVM's `StringRef::getAsInteger(10, int)`: decimal digits with an optional `-`, the
+/// whole string, in range.
+fn parse_decimal_i32(s: &str) -> Option<i32> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Compression settings from the environment, read (and warned about) as LLVM 22's
+/// `OffloadBundlerConfig` does before the command line overrides them.
+struct EnvConfig {
+    compress: Option<bool>,
+    verbose: Option<bool>,
+    level: Option<i32>,
+    version: Version,
+    threads: u32,
+    max_size: Option<u64>,
+}
+
+fn read_env(ctx: &mut Ctx<'_>) -> EnvConfig {
+    let mut cfg = EnvConfig {
+        compress: None,
+        verbose: None,
+        level: None,
+        version: Version::V3,
+        threads: 0,
+        max_size: None,
+    };
+    if env_flag("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1") {
+        return cfg;
+    }
+    cfg.verbose = env_flag("OFFLOAD_BUNDLER_VERBOSE").map(|v| v == "1");
+    cfg.compress = env_flag("OFFLOAD_BUNDLER_COMPRESS").map(|v| v == "1");
+    if let Some(v) = env_flag("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
+        match parse_decimal_i32(&v) {
+            Some(level) => cfg.level = Some(level),
+            None => {
+                let _ = writeln!(
+                    ctx.err,
+                    "Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {v}. Ignoring it."
+                );
+            }
+        }
+    }
+    if let Some(v) = env_flag("COMPRESSED_BUNDLE_FORMAT_VERSION") {
+        let numeric = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+        match v.parse::<u16>().ok().filter(|_| numeric) {
+            Some(2) => cfg.version = Version::V2,
+            Some(3) => cfg.version = Version::V3,
+            Some(_) => {
+                let _ = writeln!(
+                    ctx.err,
+                    "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Valid values are 2 or 3. Using default version 3."
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    ctx.err,
+                    "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Using default version 3."
+                );
+            }
+        }
+    }
+    // offload-build's own settings.
+    if let Some(v) = env_flag("OFFLOAD_BUNDLER_COMPRESSION_THREADS") {
+        match v.parse() {
+            Ok(n) => cfg.threads = n,
+            Err(_) => ctx.warning(format_args!(
+                "invalid value for OFFLOAD_BUNDLER_COMPRESSION_THREADS: '{v}' (expected a number of threads); ignoring it"
+            )),
+        }
+    }
+    if let Some(v) = env_flag("OFFLOAD_BUNDLER_MAX_UNCOMPRESSED_SIZE") {
+        match v.parse() {
+            Ok(n) => cfg.max_size = Some(n),
+            Err(_) => ctx.warning(format_args!(
+                "invalid value for OFFLOAD_BUNDLER_MAX_UNCOMPRESSED_SIZE: '{v}' (expected a size in bytes); ignoring it"
+            )),
+        }
+    }
+    cfg
+}
+
+/// How compressed bundles are written and read in this run.
+#[derive(Clone, Copy)]
+struct Compression {
+    enabled: bool,
+    options: CompressOptions,
+    limits: Limits,
+}
+
+/// `1234567` → `1,234,567`, as LLVM's verbose output prints sizes.
+fn with_commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i != 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn mb_per_s(bytes: u64, elapsed: std::time::Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        bytes as f64 / (1024.0 * 1024.0) / secs
+    } else {
+        0.0
+    }
 }
 
 fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<(), Exit> {
@@ -271,18 +398,45 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         .and_then(cl::parse_llvm_integer)
         .unwrap_or(1) as u64;
 
-    // Environment, read as LLVM's OffloadBundlerConfig does.
-    let ignore_env = env_flag("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1");
-    let env_on = |name: &str| !ignore_env && env_flag(name).as_deref() == Some("1");
+    // Environment, read as LLVM's OffloadBundlerConfig does (its warnings come before any
+    // error about the command line), then overridden by the options given.
+    let env = read_env(ctx);
     let compress = if p.occurrences("compress") > 0 {
         p.flag("compress")
     } else {
-        env_on("OFFLOAD_BUNDLER_COMPRESS")
+        env.compress.unwrap_or(false)
     };
     let verbose = if p.occurrences("verbose") > 0 {
         p.flag("verbose")
     } else {
-        env_on("OFFLOAD_BUNDLER_VERBOSE")
+        env.verbose.unwrap_or(false)
+    };
+    let level = if p.occurrences("compression-level") > 0 {
+        p.last("compression-level")
+            .and_then(cl::parse_llvm_integer)
+            .map(|v| v as i32)
+    } else {
+        env.level
+    };
+    let threads = if p.occurrences("compression-threads") > 0 {
+        p.last("compression-threads")
+            .and_then(cl::parse_llvm_integer)
+            .map_or(0, |v| v as u32)
+    } else {
+        env.threads
+    };
+    let compression = Compression {
+        enabled: compress,
+        options: CompressOptions {
+            method: Method::Zstd,
+            level,
+            version: env.version,
+            threads,
+        },
+        limits: Limits {
+            max_size: env.max_size.unwrap_or(Limits::default().max_size),
+            strict_hash: p.flag("strict-hash"),
+        },
     };
 
     let mut inputs = p.raw_list("input");
@@ -320,7 +474,14 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         if !targets.is_empty() {
             return Err(ctx.error("-targets option is invalid for -list"));
         }
-        return list_ids(ctx, &file_type, &inputs[0], verbose, out);
+        return list_ids(
+            ctx,
+            &file_type,
+            &inputs[0],
+            verbose,
+            &compression.limits,
+            out,
+        );
     }
 
     if check_archive {
@@ -420,7 +581,7 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         align,
         allow_missing,
         hip_openmp,
-        compress,
+        compression,
         verbose,
         reference: if hip_only { 0 } else { host_index.unwrap_or(0) },
         has_host_target: host_index.is_some(),
@@ -446,25 +607,80 @@ struct Job {
     align: u64,
     allow_missing: bool,
     hip_openmp: bool,
-    compress: bool,
+    compression: Compression,
     verbose: bool,
     reference: usize,
     has_host_target: bool,
 }
 
-/// Opens a bundle to read (`-list`, `-unbundle`); compressed input is refused until
-/// CCOB support lands. Like LLVM, `-verbose` reports an uncompressed input.
-fn open_bundle(ctx: &mut Ctx<'_>, path: &str, verbose: bool) -> Result<Input, Exit> {
+/// Opens a bundle to read (`-list`, `-unbundle`). A compressed bundle is decompressed (only
+/// the first one when several follow each other, bounded by its total size, as LLVM 23
+/// does); `-verbose` prints what LLVM 22 prints about it.
+fn open_bundle(
+    ctx: &mut Ctx<'_>,
+    path: &str,
+    verbose: bool,
+    limits: &Limits,
+) -> Result<Input, Exit> {
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
-    if is_compressed(&input.data) {
-        return Err(ctx.error(format_args!(
-            "'{path}': compressed bundles (CCOB) are not supported yet"
-        )));
+    if !is_compressed(&input.data) {
+        if verbose {
+            let _ = writeln!(ctx.err, "Uncompressed bundle.");
+        }
+        return Ok(input);
     }
-    if verbose {
-        let _ = writeln!(ctx.err, "Uncompressed bundle.");
+    let bundle = CompressedBundle::parse(&input.data)
+        .map_err(|e| ctx.error(format_args!("'{path}': {e}")))?;
+    let (d, ()) = bundle
+        .decompress_with(limits, |_| ())
+        .map_err(|e| ctx.error(format_args!("'{path}': {e}")))?;
+    report_decompressed(ctx, path, &bundle, &d, verbose);
+    Ok(Input::from_vec(d.data))
+}
+
+/// Warnings about a decompressed bundle, and LLVM 22's `-verbose` lines.
+fn report_decompressed(
+    ctx: &mut Ctx<'_>,
+    path: &str,
+    bundle: &CompressedBundle<'_>,
+    d: &Decompressed,
+    verbose: bool,
+) {
+    for w in &d.warnings {
+        ctx.warning(format_args!("'{path}': {w}"));
     }
-    Ok(input)
+    if !verbose {
+        return;
+    }
+    let h = bundle.header();
+    let compressed = bundle.payload().len() as u64;
+    let size = d.data.len() as u64;
+    let mut text = format!("Compressed bundle format version: {}\n", h.version.raw());
+    if let Some(total) = h.total_size {
+        text += &format!(
+            "Total file size (from header): {} bytes\n",
+            with_commas(total)
+        );
+    }
+    text += &format!(
+        "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n",
+        h.method.name(),
+        with_commas(compressed),
+        with_commas(size)
+    );
+    let rate = size as f64 / compressed.max(1) as f64;
+    text += &format!(
+        "Compression rate: {rate:.2}\nCompression ratio: {:.2}%\nDecompression speed: {:.2} MB/s\n",
+        100.0 * compressed as f64 / size.max(1) as f64,
+        mb_per_s(size, d.elapsed)
+    );
+    text += &format!(
+        "Stored hash: {:#018x}\nRecalculated hash: {:#018x}\nHashes match: {}\n",
+        h.hash,
+        d.hash,
+        if h.hash == d.hash { "Yes" } else { "No" }
+    );
+    let _ = ctx.err.write_all(text.as_bytes());
 }
 
 fn list_ids(
@@ -472,9 +688,10 @@ fn list_ids(
     file_type: &str,
     path: &str,
     verbose: bool,
+    limits: &Limits,
     out: &mut dyn Write,
 ) -> Result<(), Exit> {
-    let input = open_bundle(ctx, path, verbose)?;
+    let input = open_bundle(ctx, path, verbose, limits)?;
     let data: &[u8] = &input.data;
     let file_type = if file_type == "a" { "bc" } else { file_type };
     let handler = handler_for(ctx, file_type, data, path)?;
@@ -542,10 +759,8 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         &inputs[job.reference].data,
         &job.inputs[job.reference],
     )?;
-    if job.compress {
-        return Err(
-            ctx.error("-compress is not supported yet (compressed bundles are not implemented)")
-        );
+    if job.compression.enabled {
+        return bundle_compressed(ctx, job, handler, &inputs);
     }
     let out_path = &job.outputs[0];
     let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
@@ -578,9 +793,91 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     output.commit().map_err(|e| ctx.file_error(out_path, &e))
 }
 
+/// `-compress`: the bundle is built from the mapped inputs, hashed and compressed (in
+/// parallel), then written at once.
+fn bundle_compressed(
+    ctx: &mut Ctx<'_>,
+    job: &Job,
+    handler: Handler,
+    inputs: &[Input],
+) -> Result<(), Exit> {
+    let payloads: Vec<&[u8]> = inputs.iter().map(|i| &i.data[..]).collect();
+    let markers: Vec<(Vec<u8>, Vec<u8>)>;
+    let layout;
+    let pieces: Vec<&[u8]> = match handler {
+        Handler::Binary => {
+            let mut w = BinaryBundleWriter::new();
+            w.align(job.align).map_err(|e| ctx.error(e))?;
+            for (id, input) in job.ids.iter().zip(inputs) {
+                w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
+            }
+            layout = w.layout().map_err(|e| ctx.error(e))?;
+            layout.pieces(&payloads).map_err(|e| ctx.error(e))?
+        }
+        Handler::Text(comment) => {
+            markers = job
+                .ids
+                .iter()
+                .map(|id| {
+                    let (mut start, mut end) = (Vec::new(), Vec::new());
+                    let id = id.as_str().as_bytes();
+                    let _ = text::write_start(&mut start, comment, id);
+                    let _ = text::write_end(&mut end, comment, id);
+                    (start, end)
+                })
+                .collect();
+            markers
+                .iter()
+                .zip(&payloads)
+                .flat_map(|((start, end), data)| [&start[..], data, &end[..]])
+                .collect()
+        }
+    };
+    let options = &job.compression.options;
+    let started = std::time::Instant::now();
+    let ccob = compressed::compress_pieces(&pieces, options).map_err(|e| ctx.error(e))?;
+    let elapsed = started.elapsed();
+    if job.verbose {
+        let header = compressed::Header::parse(&ccob).map_err(|e| ctx.error(e))?;
+        let before = header.uncompressed_size;
+        let after = (ccob.len() - header.len()) as u64;
+        let text = format!(
+            "Compressed bundle format version: {}\n\
+             Total file size (including headers): {} bytes\n\
+             Compression method used: {}\n\
+             Compression level: {}\n\
+             Binary size before compression: {} bytes\n\
+             Binary size after compression: {} bytes\n\
+             Compression rate: {:.2}\n\
+             Compression ratio: {:.2}%\n\
+             Compression speed: {:.2} MB/s\n\
+             Truncated MD5 hash: {:#018x}\n",
+            header.version.raw(),
+            with_commas(ccob.len() as u64),
+            header.method.name(),
+            options.effective_level(),
+            with_commas(before),
+            with_commas(after),
+            before as f64 / after.max(1) as f64,
+            100.0 * after as f64 / before.max(1) as f64,
+            mb_per_s(before, elapsed),
+            header.hash
+        );
+        let _ = ctx.err.write_all(text.as_bytes());
+    }
+    let out_path = &job.outputs[0];
+    let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
+    output.preallocate(ccob.len() as u64);
+    output
+        .file()
+        .write_all(&ccob)
+        .map_err(|e| ctx.file_error(out_path, &e))?;
+    output.commit().map_err(|e| ctx.file_error(out_path, &e))
+}
+
 fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let path = &job.inputs[0];
-    let input = open_bundle(ctx, path, job.verbose)?;
+    let input = open_bundle(ctx, path, job.verbose, &job.compression.limits)?;
     let data: &[u8] = &input.data;
     let handler = handler_for(ctx, &job.file_type, data, path)?;
     let entries = read_entries(ctx, handler, data, path)?;

@@ -1,0 +1,1233 @@
+//! Compressed bundles (`CCOB`): a whole bundle (binary or text) compressed with zstd or zlib
+//! behind a small header, as `clang-offload-bundler -compress` writes them.
+//!
+//! Layout (all integers little-endian; LLVM's `CompressedOffloadBundle` in
+//! `clang/lib/Driver/OffloadBundler.cpp`):
+//!
+//! | field             | v1 (20 B) | v2 (24 B) | v3 (32 B) |
+//! |-------------------|-----------|-----------|-----------|
+//! | magic `CCOB`      | 0         | 0         | 0         |
+//! | version `u16`     | 4         | 4         | 4         |
+//! | method `u16`      | 6         | 6         | 6         |
+//! | total size        | —         | 8: `u32`  | 8: `u64`  |
+//! | uncompressed size | 8: `u32`  | 12: `u32` | 16: `u64` |
+//! | hash `u64`        | 12        | 16        | 24        |
+//! | compressed data   | 20..      | 24..      | 32..      |
+//!
+//! Method 0 is zlib (an RFC 1950 stream), 1 is zstd (one frame). The total size counts the
+//! header and the compressed data. The hash is the first 8 bytes of the MD5 digest of the
+//! uncompressed bundle. LLVM 18 wrote v1, 19 writes v2, 22 writes v3 by default.
+//!
+//! Reading here is stricter and safer than LLVM's: v2 and v3 are bounded by their total size
+//! (so padding and further bundles may follow, as in a linked `.hip_fatbin`), v1 by the end of
+//! its frame; the uncompressed size in the header is checked against the zstd frame's own
+//! content size and against [`Limits::max_size`] before anything is allocated; the hash is
+//! verified (LLVM never does). Decompression runs beside hashing, and a caller may consume the
+//! bytes while they are being produced ([`CompressedBundle::decompress_with`]).
+//!
+//! Writing ([`compress`]) reproduces LLVM's bytes: zstd through `ZSTD_compress2` with the level
+//! and long-distance matching, zlib through `compress2`; with the same libzstd as LLVM (the
+//! `system-zstd` feature) the output is byte-identical to clang-offload-bundler's. The MD5 is
+//! computed beside the compression, so it adds no wall time.
+
+use std::fmt;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use md5::{Digest, Md5};
+use zstd_safe::zstd_sys;
+
+/// The 4 magic bytes that start a compressed bundle.
+pub const MAGIC: [u8; 4] = *b"CCOB";
+
+/// Whether `data` starts with the compressed-bundle magic.
+pub fn is_compressed(data: &[u8]) -> bool {
+    data.starts_with(&MAGIC)
+}
+
+/// The compression method, the header's `method` field (LLVM's `compression::Format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// 0: zlib (`compress2`, RFC 1950 stream).
+    Zlib,
+    /// 1: zstd (one frame from `ZSTD_compress2`).
+    Zstd,
+}
+
+impl Method {
+    /// The method for a header value.
+    pub fn from_raw(raw: u16) -> Option<Method> {
+        match raw {
+            0 => Some(Method::Zlib),
+            1 => Some(Method::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The header value.
+    pub fn raw(self) -> u16 {
+        match self {
+            Method::Zlib => 0,
+            Method::Zstd => 1,
+        }
+    }
+
+    /// `zlib` or `zstd`, as `-verbose` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Zlib => "zlib",
+            Method::Zstd => "zstd",
+        }
+    }
+
+    /// LLVM's default level for the method: 3 for zstd, 6 for zlib.
+    pub fn default_level(self) -> i32 {
+        match self {
+            Method::Zlib => 6,
+            Method::Zstd => 3,
+        }
+    }
+}
+
+/// A compressed-bundle format version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Version {
+    /// Version 1 (LLVM 18): 32-bit uncompressed size, no total size. Read only.
+    V1,
+    /// Version 2 (LLVM 19 to 21 by default): 32-bit total and uncompressed sizes.
+    V2,
+    /// Version 3 (LLVM 22 by default): 64-bit sizes.
+    V3,
+}
+
+impl Version {
+    /// The version for a header value.
+    pub fn from_raw(raw: u16) -> Option<Version> {
+        match raw {
+            1 => Some(Version::V1),
+            2 => Some(Version::V2),
+            3 => Some(Version::V3),
+            _ => None,
+        }
+    }
+
+    /// The header value.
+    pub fn raw(self) -> u16 {
+        match self {
+            Version::V1 => 1,
+            Version::V2 => 2,
+            Version::V3 => 3,
+        }
+    }
+
+    /// Size of this version's header in bytes.
+    pub fn header_len(self) -> usize {
+        match self {
+            Version::V1 => 20,
+            Version::V2 => 24,
+            Version::V3 => 32,
+        }
+    }
+}
+
+/// A parsed compressed-bundle header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Format version.
+    pub version: Version,
+    /// Compression method.
+    pub method: Method,
+    /// Header plus compressed data, in bytes (`None` for v1, which has no such field).
+    pub total_size: Option<u64>,
+    /// Size of the bundle once decompressed, as the header claims.
+    pub uncompressed_size: u64,
+    /// First 8 bytes of the MD5 digest of the uncompressed bundle, read as a little-endian
+    /// integer (LLVM's `MD5Result::low()`).
+    pub hash: u64,
+}
+
+fn u16_at(d: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([d[at], d[at + 1]])
+}
+
+fn u32_at(d: &[u8], at: usize) -> u64 {
+    u32::from_le_bytes(d[at..at + 4].try_into().expect("4 bytes")).into()
+}
+
+fn u64_at(d: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(d[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl Header {
+    /// Parses the header at the start of `data`.
+    pub fn parse(data: &[u8]) -> Result<Header, CompressedError> {
+        if !is_compressed(data) {
+            return Err(CompressedError::NotCompressed);
+        }
+        if data.len() < 8 {
+            return Err(CompressedError::TruncatedHeader {
+                needed: 8,
+                available: data.len() as u64,
+            });
+        }
+        let raw_version = u16_at(data, 4);
+        let version =
+            Version::from_raw(raw_version).ok_or(CompressedError::UnknownVersion(raw_version))?;
+        if data.len() < version.header_len() {
+            return Err(CompressedError::TruncatedHeader {
+                needed: version.header_len() as u64,
+                available: data.len() as u64,
+            });
+        }
+        let raw_method = u16_at(data, 6);
+        let method =
+            Method::from_raw(raw_method).ok_or(CompressedError::UnknownMethod(raw_method))?;
+        let (total_size, uncompressed_size, hash) = match version {
+            Version::V1 => (None, u32_at(data, 8), u64_at(data, 12)),
+            Version::V2 => (Some(u32_at(data, 8)), u32_at(data, 12), u64_at(data, 16)),
+            Version::V3 => (Some(u64_at(data, 8)), u64_at(data, 16), u64_at(data, 24)),
+        };
+        Ok(Header {
+            version,
+            method,
+            total_size,
+            uncompressed_size,
+            hash,
+        })
+    }
+
+    /// Size of the header in bytes.
+    pub fn len(&self) -> usize {
+        self.version.header_len()
+    }
+
+    /// Always false: a header has a fixed, non-zero size.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The header's bytes. Fails when a size does not fit the version's fields, with
+    /// LLVM 22's message for version 2.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, CompressError> {
+        let mut out = Vec::with_capacity(self.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&self.version.raw().to_le_bytes());
+        out.extend_from_slice(&self.method.raw().to_le_bytes());
+        let total = self.total_size.unwrap_or(0);
+        let small = |v: u64, what| u32::try_from(v).map_err(|_| what);
+        match self.version {
+            Version::V1 => {
+                let u = small(self.uncompressed_size, CompressError::UncompressedTooLarge)?;
+                out.extend_from_slice(&u.to_le_bytes());
+            }
+            Version::V2 => {
+                let u = small(self.uncompressed_size, CompressError::UncompressedTooLarge)?;
+                let t = small(total, CompressError::TotalTooLarge)?;
+                out.extend_from_slice(&t.to_le_bytes());
+                out.extend_from_slice(&u.to_le_bytes());
+            }
+            Version::V3 => {
+                out.extend_from_slice(&total.to_le_bytes());
+                out.extend_from_slice(&self.uncompressed_size.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&self.hash.to_le_bytes());
+        Ok(out)
+    }
+}
+
+/// The truncated MD5 LLVM stores in the header: the first 8 digest bytes as a little-endian
+/// integer.
+pub fn truncated_md5(data: &[u8]) -> u64 {
+    let mut h = Md5::new();
+    for chunk in data.chunks(HASH_CHUNK) {
+        h.update(chunk);
+    }
+    low_u64(&h.finalize())
+}
+
+fn low_u64(digest: &[u8]) -> u64 {
+    u64::from_le_bytes(digest[..8].try_into().expect("16-byte digest"))
+}
+
+/// Why a compressed bundle cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompressedError {
+    /// The data does not start with `CCOB`.
+    NotCompressed,
+    /// The input ends inside the header.
+    TruncatedHeader {
+        /// Bytes the header needs.
+        needed: u64,
+        /// Bytes present.
+        available: u64,
+    },
+    /// A version other than 1, 2 and 3.
+    UnknownVersion(u16),
+    /// A method other than 0 (zlib) and 1 (zstd).
+    UnknownMethod(u16),
+    /// The total size is smaller than the header itself.
+    TotalTooSmall {
+        /// The total size in the header.
+        total: u64,
+        /// The header's own size.
+        header: u64,
+    },
+    /// The total size reaches past the end of the input.
+    Truncated {
+        /// The total size in the header.
+        total: u64,
+        /// Bytes present from the start of the header.
+        available: u64,
+    },
+    /// The compressed data is not a complete zstd frame or zlib stream.
+    TruncatedFrame,
+    /// The compressed data is not a zstd frame (or zlib stream) at all, or it is corrupt.
+    Corrupt(String),
+    /// Bytes follow the zstd frame inside the total size.
+    TrailingData {
+        /// Offset (from the start of the header) where the frame ends.
+        frame_end: u64,
+        /// The total size in the header.
+        total: u64,
+    },
+    /// The data decompresses to more bytes than the header says (LLVM: "Destination buffer is
+    /// too small").
+    SizeTooSmall {
+        /// The uncompressed size in the header.
+        claimed: u64,
+        /// The size the frame holds (at least this much when `exact` is false).
+        actual: u64,
+        /// Whether `actual` is the frame's exact content size.
+        exact: bool,
+    },
+    /// The uncompressed size is above the reader's limit.
+    TooLarge {
+        /// The size that would be allocated.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The stored hash differs from the data's and the reader was asked to be strict.
+    HashMismatch {
+        /// The hash in the header.
+        stored: u64,
+        /// The hash of the decompressed data.
+        computed: u64,
+    },
+}
+
+impl fmt::Display for CompressedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompressedError::NotCompressed => {
+                f.write_str("not a compressed bundle (no CCOB magic)")
+            }
+            CompressedError::TruncatedHeader { needed, available } => write!(
+                f,
+                "compressed bundle header is truncated: it needs {needed} bytes but only {available} are present"
+            ),
+            CompressedError::UnknownVersion(v) => write!(
+                f,
+                "compressed bundle format version {v} at offset 4 is not supported (known: 1, 2, 3)"
+            ),
+            CompressedError::UnknownMethod(m) => write!(
+                f,
+                "unknown compression method {m} at offset 6 (known: 0 = zlib, 1 = zstd)"
+            ),
+            CompressedError::TotalTooSmall { total, header } => write!(
+                f,
+                "compressed bundle total size {total} (offset 8) is smaller than its {header}-byte header"
+            ),
+            CompressedError::Truncated { total, available } => write!(
+                f,
+                "compressed bundle is truncated: its header (offset 8) gives a total size of {total} bytes but only {available} are present"
+            ),
+            CompressedError::TruncatedFrame => {
+                f.write_str("compressed data is truncated: the frame ends before it is complete")
+            }
+            CompressedError::Corrupt(msg) => write!(f, "compressed data is corrupt: {msg}"),
+            CompressedError::TrailingData { frame_end, total } => write!(
+                f,
+                "the compressed frame ends at offset {frame_end} but the header's total size is {total}"
+            ),
+            CompressedError::SizeTooSmall {
+                claimed,
+                actual,
+                exact,
+            } => write!(
+                f,
+                "the header claims {claimed} uncompressed bytes but the data holds {}{actual}",
+                if *exact { "" } else { "more than " }
+            ),
+            CompressedError::TooLarge { size, limit } => write!(
+                f,
+                "uncompressed size {size} is above the limit of {limit} bytes"
+            ),
+            CompressedError::HashMismatch { stored, computed } => write!(
+                f,
+                "hash mismatch: the header stores {stored:#x} but the data hashes to {computed:#x}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CompressedError {}
+
+/// Why a bundle cannot be compressed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompressError {
+    /// Version 2 cannot hold an uncompressed size of 4 GiB or more.
+    UncompressedTooLarge,
+    /// Version 2 cannot hold a total size of 4 GiB or more.
+    TotalTooLarge,
+    /// Version 1 is read only.
+    ReadOnlyVersion,
+    /// The compression library failed (its message).
+    Library(String),
+}
+
+impl fmt::Display for CompressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompressError::UncompressedTooLarge => {
+                f.write_str("Uncompressed size exceeds version 2 limit")
+            }
+            CompressError::TotalTooLarge => f.write_str("Total file size exceeds version 2 limit"),
+            CompressError::ReadOnlyVersion => {
+                f.write_str("compressed bundle format version 1 can be read but not written")
+            }
+            CompressError::Library(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for CompressError {}
+
+/// How to compress a bundle. The default is what LLVM 22 writes: zstd at level 3 with
+/// long-distance matching, format version 3, one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompressOptions {
+    /// Compression method.
+    pub method: Method,
+    /// Level; `None` for the method's default ([`Method::default_level`]).
+    pub level: Option<i32>,
+    /// Format version to write (2 or 3).
+    pub version: Version,
+    /// zstd worker threads; 0 (the default) gives LLVM's exact bytes, more is faster but the
+    /// bytes differ from LLVM's (still a valid bundle every LLVM reads).
+    pub threads: u32,
+}
+
+impl Default for CompressOptions {
+    fn default() -> Self {
+        CompressOptions {
+            method: Method::Zstd,
+            level: None,
+            version: Version::V3,
+            threads: 0,
+        }
+    }
+}
+
+impl CompressOptions {
+    /// The level used: the given one or the method's default.
+    pub fn effective_level(&self) -> i32 {
+        self.level.unwrap_or(self.method.default_level())
+    }
+}
+
+/// Compresses a finished bundle into a compressed bundle (header plus data).
+///
+/// The MD5 of the input is computed on a second thread while the compression runs.
+pub fn compress(bundle: &[u8], options: &CompressOptions) -> Result<Vec<u8>, CompressError> {
+    compress_pieces(&[bundle], options)
+}
+
+/// Compresses the bundle made of `pieces` concatenated (see
+/// [`BinaryLayout::pieces`](super::BinaryLayout::pieces)). The pieces are hashed on a second
+/// thread while they are gathered and compressed, so the MD5 adds no wall time.
+pub fn compress_pieces(
+    pieces: &[&[u8]],
+    options: &CompressOptions,
+) -> Result<Vec<u8>, CompressError> {
+    if options.version == Version::V1 {
+        return Err(CompressError::ReadOnlyVersion);
+    }
+    let len: u64 = pieces.iter().map(|p| p.len() as u64).sum();
+    if options.version == Version::V2 && len > u64::from(u32::MAX) {
+        return Err(CompressError::UncompressedTooLarge);
+    }
+    let header_len = options.version.header_len();
+    let (data, hash) = std::thread::scope(|s| {
+        let hasher = s.spawn(|| {
+            let mut h = Md5::new();
+            for piece in pieces {
+                for chunk in piece.chunks(HASH_CHUNK) {
+                    h.update(chunk);
+                }
+            }
+            low_u64(&h.finalize())
+        });
+        let data = if let [one] = pieces {
+            compress_payload(one, options, header_len)
+        } else {
+            let mut whole = Vec::with_capacity(len as usize);
+            for piece in pieces {
+                whole.extend_from_slice(piece);
+            }
+            compress_payload(&whole, options, header_len)
+        };
+        let hash = hasher
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (data, hash)
+    });
+    let mut data = data?;
+    let header = Header {
+        version: options.version,
+        method: options.method,
+        total_size: Some(data.len() as u64),
+        uncompressed_size: len,
+        hash,
+    };
+    data[..header_len].copy_from_slice(&header.to_bytes()?);
+    Ok(data)
+}
+
+/// The compressed data after `header_len` reserved (zeroed) bytes.
+fn compress_payload(
+    input: &[u8],
+    options: &CompressOptions,
+    header_len: usize,
+) -> Result<Vec<u8>, CompressError> {
+    let level = options.effective_level();
+    match options.method {
+        Method::Zstd => {
+            let mut cctx = zstd_safe::CCtx::create();
+            let lib = |code: usize| CompressError::Library(zstd_safe::get_error_name(code).into());
+            cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
+                .map_err(lib)?;
+            cctx.set_parameter(zstd_safe::CParameter::EnableLongDistanceMatching(true))
+                .map_err(lib)?;
+            if options.threads > 0 {
+                cctx.set_parameter(zstd_safe::CParameter::NbWorkers(options.threads))
+                    .map_err(lib)?;
+            }
+            let bound = zstd_safe::compress_bound(input.len());
+            let mut out = vec![0u8; header_len + bound];
+            let n = cctx.compress2(&mut out[header_len..], input).map_err(lib)?;
+            out.truncate(header_len + n);
+            Ok(out)
+        }
+        Method::Zlib => {
+            let level = match level {
+                -1 => 6,
+                0..=9 => level as u32,
+                _ => return Err(CompressError::Library("zlib error: Z_STREAM_ERROR".into())),
+            };
+            // zlib's compressBound.
+            let n = input.len();
+            let bound = n + (n >> 12) + (n >> 14) + (n >> 25) + 13;
+            let mut out = vec![0u8; header_len + bound];
+            let mut z = flate2::Compress::new(flate2::Compression::new(level), true);
+            let status = z
+                .compress(input, &mut out[header_len..], flate2::FlushCompress::Finish)
+                .map_err(|e| CompressError::Library(format!("zlib error: {e}")))?;
+            if status != flate2::Status::StreamEnd {
+                return Err(CompressError::Library("zlib error: Z_BUF_ERROR".into()));
+            }
+            out.truncate(header_len + z.total_out() as usize);
+            Ok(out)
+        }
+    }
+}
+
+/// Limits and policy of a reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest uncompressed size accepted (default 16 GiB). Nothing larger is allocated,
+    /// whatever the header claims.
+    pub max_size: u64,
+    /// Treat a hash mismatch as an error instead of a warning.
+    pub strict_hash: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_size: 16 << 30,
+            strict_hash: false,
+        }
+    }
+}
+
+/// Something odd about a compressed bundle that LLVM accepts silently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// The stored hash differs from the hash of the decompressed data.
+    HashMismatch {
+        /// The hash in the header.
+        stored: u64,
+        /// The hash of the decompressed data.
+        computed: u64,
+    },
+    /// The header claims more uncompressed bytes than the data holds; the data is used.
+    SizeTooLarge {
+        /// The uncompressed size in the header.
+        claimed: u64,
+        /// The size of the decompressed data.
+        actual: u64,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::HashMismatch { stored, computed } => write!(
+                f,
+                "hash mismatch: the header stores {stored:#x} but the data hashes to {computed:#x}"
+            ),
+            Warning::SizeTooLarge { claimed, actual } => write!(
+                f,
+                "the header claims {claimed} uncompressed bytes but the data holds only {actual}"
+            ),
+        }
+    }
+}
+
+/// A decompressed bundle.
+#[derive(Debug)]
+pub struct Decompressed {
+    /// The uncompressed bundle.
+    pub data: Vec<u8>,
+    /// The truncated MD5 of `data`.
+    pub hash: u64,
+    /// What LLVM would have accepted silently.
+    pub warnings: Vec<Warning>,
+    /// Time spent decompressing (for `-verbose`).
+    pub elapsed: Duration,
+}
+
+/// A compressed bundle inside a larger input.
+#[derive(Clone, Copy, Debug)]
+pub struct CompressedBundle<'data> {
+    header: Header,
+    payload: &'data [u8],
+}
+
+impl<'data> CompressedBundle<'data> {
+    /// Parses the compressed bundle at the start of `data`. Versions 2 and 3 end where their
+    /// total size says; version 1 ends with its zstd frame or zlib stream. Whatever follows
+    /// (padding, other bundles) is not part of it.
+    pub fn parse(data: &'data [u8]) -> Result<Self, CompressedError> {
+        let header = Header::parse(data)?;
+        let start = header.len();
+        let payload = match header.total_size {
+            Some(total) => {
+                if total < start as u64 {
+                    return Err(CompressedError::TotalTooSmall {
+                        total,
+                        header: start as u64,
+                    });
+                }
+                if total > data.len() as u64 {
+                    return Err(CompressedError::Truncated {
+                        total,
+                        available: data.len() as u64,
+                    });
+                }
+                &data[start..total as usize]
+            }
+            None => {
+                let rest = &data[start..];
+                &rest[..frame_len(header.method, rest)?]
+            }
+        };
+        if header.method == Method::Zstd && header.total_size.is_some() {
+            let n = frame_len(Method::Zstd, payload)?;
+            if n != payload.len() {
+                return Err(CompressedError::TrailingData {
+                    frame_end: (start + n) as u64,
+                    total: header.total_size.unwrap_or(0),
+                });
+            }
+        }
+        Ok(CompressedBundle { header, payload })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The compressed data (after the header).
+    pub fn payload(&self) -> &'data [u8] {
+        self.payload
+    }
+
+    /// Bytes the compressed bundle occupies in the input, header included.
+    pub fn len(&self) -> usize {
+        self.header.len() + self.payload.len()
+    }
+
+    /// Always false: a compressed bundle has a header.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The zstd frame's own content size, when the frame records it.
+    pub fn content_size(&self) -> Option<u64> {
+        match self.header.method {
+            Method::Zstd => zstd_safe::get_frame_content_size(self.payload).unwrap_or_default(),
+            Method::Zlib => None,
+        }
+    }
+
+    /// Decompresses with the default [`Limits`].
+    pub fn decompress(&self) -> Result<Decompressed, CompressedError> {
+        self.decompress_with(&Limits::default(), |_| ())
+            .map(|(d, ())| d)
+    }
+
+    /// Decompresses, hashing on a second thread, while `consume` runs on the calling thread
+    /// and reads the bytes as they arrive through [`Progress::wait`]. Returns the bundle and
+    /// what `consume` returned. The size is checked against the frame and `limits` before the
+    /// output is allocated.
+    pub fn decompress_with<R>(
+        &self,
+        limits: &Limits,
+        consume: impl FnOnce(&Progress<'_>) -> R,
+    ) -> Result<(Decompressed, R), CompressedError> {
+        let claimed = self.header.uncompressed_size;
+        let mut warnings = Vec::new();
+        let size = match self.header.method {
+            Method::Zstd => match self.content_size() {
+                Some(actual) if actual > claimed => {
+                    return Err(CompressedError::SizeTooSmall {
+                        claimed,
+                        actual,
+                        exact: true,
+                    });
+                }
+                Some(actual) => {
+                    if actual < claimed {
+                        warnings.push(Warning::SizeTooLarge { claimed, actual });
+                    }
+                    actual
+                }
+                None => claimed,
+            },
+            // Deflate expands at most 1032:1.
+            Method::Zlib => claimed.min((self.payload.len() as u64).saturating_mul(1032) + 64),
+        };
+        if size > limits.max_size || size > isize::MAX as u64 {
+            return Err(CompressedError::TooLarge {
+                size,
+                limit: limits.max_size,
+            });
+        }
+        let start = Instant::now();
+        let mut buffer = vec![0u8; size as usize];
+        let shared = Shared::new(&mut buffer);
+        let (result, hash, value) = std::thread::scope(|s| {
+            let progress = Progress { shared: &shared };
+            let hasher = s.spawn(move || hash_progress(&progress));
+            let worker = s.spawn(|| {
+                let r = match self.header.method {
+                    Method::Zstd => inflate_zstd(self.payload, &shared, claimed),
+                    Method::Zlib => inflate_zlib(self.payload, &shared, claimed),
+                };
+                shared.finish(r.is_ok());
+                r
+            });
+            let value = consume(&progress);
+            let result = worker
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let hash = hasher
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (result, hash, value)
+        });
+        let elapsed = start.elapsed();
+        let len = result?;
+        buffer.truncate(len);
+        let hash = hash.unwrap_or(0);
+        if len < size as usize {
+            warnings.push(Warning::SizeTooLarge {
+                claimed,
+                actual: len as u64,
+            });
+        }
+        if hash != self.header.hash {
+            if limits.strict_hash {
+                return Err(CompressedError::HashMismatch {
+                    stored: self.header.hash,
+                    computed: hash,
+                });
+            }
+            warnings.push(Warning::HashMismatch {
+                stored: self.header.hash,
+                computed: hash,
+            });
+        }
+        Ok((
+            Decompressed {
+                data: buffer,
+                hash,
+                warnings,
+                elapsed,
+            },
+            value,
+        ))
+    }
+}
+
+/// Length of the zstd frame or zlib stream at the start of `data`.
+fn frame_len(method: Method, data: &[u8]) -> Result<usize, CompressedError> {
+    match method {
+        Method::Zstd => {
+            // SAFETY: reads `data.len()` bytes of a live slice.
+            let n =
+                unsafe { zstd_sys::ZSTD_findFrameCompressedSize(data.as_ptr().cast(), data.len()) };
+            if is_error(n) {
+                return Err(zstd_error(n));
+            }
+            Ok(n)
+        }
+        Method::Zlib => {
+            let mut z = flate2::Decompress::new(true);
+            let mut sink = vec![0u8; 64 << 10];
+            loop {
+                let before = (z.total_in(), z.total_out());
+                let pos = z.total_in() as usize;
+                let status = z
+                    .decompress(&data[pos..], &mut sink, flate2::FlushDecompress::None)
+                    .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+                if status == flate2::Status::StreamEnd {
+                    return Ok(z.total_in() as usize);
+                }
+                if (z.total_in(), z.total_out()) == before {
+                    return Err(CompressedError::TruncatedFrame);
+                }
+            }
+        }
+    }
+}
+
+fn is_error(code: usize) -> bool {
+    // SAFETY: a pure function of an integer.
+    unsafe { zstd_sys::ZSTD_isError(code) != 0 }
+}
+
+fn zstd_error(code: usize) -> CompressedError {
+    let name = zstd_safe::get_error_name(code);
+    if name.contains("Src size is incorrect") {
+        CompressedError::TruncatedFrame
+    } else {
+        CompressedError::Corrupt(format!("zstd: {name}"))
+    }
+}
+
+/// Bytes handed to the hasher and to consumers at a time.
+const HASH_CHUNK: usize = 1 << 20;
+/// Compressed bytes fed to zstd per call, so that progress is published regularly.
+const FEED: usize = 256 << 10;
+
+/// The output buffer shared between the decompressing thread (the only writer, always past
+/// the published length) and readers (only below it).
+struct Shared {
+    ptr: *mut u8,
+    cap: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Clone, Copy)]
+struct State {
+    published: usize,
+    done: bool,
+    ok: bool,
+}
+
+// SAFETY: the pointer is written only by the one decompressing thread, past `published`, and
+// read by others only below `published`, which the mutex orders.
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
+impl Shared {
+    fn new(buffer: &mut [u8]) -> Shared {
+        Shared {
+            ptr: buffer.as_mut_ptr(),
+            cap: buffer.len(),
+            state: Mutex::new(State {
+                published: 0,
+                done: false,
+                ok: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn publish(&self, len: usize) {
+        self.lock().published = len;
+        self.changed.notify_all();
+    }
+
+    fn finish(&self, ok: bool) {
+        let mut s = self.lock();
+        s.done = true;
+        s.ok = ok;
+        drop(s);
+        self.changed.notify_all();
+    }
+}
+
+/// The output of a running decompression, readable as it grows.
+#[derive(Clone, Copy)]
+pub struct Progress<'a> {
+    shared: &'a Shared,
+}
+
+impl fmt::Debug for Progress<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Progress")
+            .field("capacity", &self.shared.cap)
+            .finish()
+    }
+}
+
+impl<'a> Progress<'a> {
+    /// The expected size of the output (its final size unless the data holds less).
+    pub fn expected_len(&self) -> usize {
+        self.shared.cap
+    }
+
+    /// Blocks until at least `len` bytes are decompressed (or all of them, when the output is
+    /// shorter) and returns everything decompressed so far; `None` when decompression failed.
+    pub fn wait(&self, len: usize) -> Option<&'a [u8]> {
+        let mut s = self.shared.lock();
+        while s.published < len && !s.done {
+            s = self
+                .shared
+                .changed
+                .wait(s)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        if s.done && !s.ok {
+            return None;
+        }
+        let n = s.published;
+        drop(s);
+        // SAFETY: the first `n` bytes are published: the writer never touches them again, and
+        // the buffer outlives the scope in which every `Progress` lives.
+        Some(unsafe { std::slice::from_raw_parts(self.shared.ptr, n) })
+    }
+
+    /// Whether decompression has ended, with success.
+    fn finished(&self) -> Option<bool> {
+        let s = self.shared.lock();
+        s.done.then_some(s.ok)
+    }
+}
+
+fn hash_progress(p: &Progress<'_>) -> Option<u64> {
+    let mut h = Md5::new();
+    let mut done = 0usize;
+    loop {
+        let data = p.wait(done + HASH_CHUNK)?;
+        if data.len() > done {
+            for chunk in data[done..].chunks(HASH_CHUNK) {
+                h.update(chunk);
+            }
+            done = data.len();
+        } else if let Some(ok) = p.finished() {
+            let data = p.wait(usize::MAX)?;
+            h.update(&data[done..]);
+            return ok.then(|| low_u64(&h.finalize()));
+        }
+    }
+}
+
+/// zstd into the shared buffer; returns the decompressed length.
+fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
+    struct DCtx(*mut zstd_sys::ZSTD_DCtx);
+    impl Drop for DCtx {
+        fn drop(&mut self) {
+            // SAFETY: created by ZSTD_createDCtx, freed once.
+            unsafe { zstd_sys::ZSTD_freeDCtx(self.0) };
+        }
+    }
+    // SAFETY: plain constructor.
+    let dctx = DCtx(unsafe { zstd_sys::ZSTD_createDCtx() });
+    if dctx.0.is_null() {
+        return Err(CompressedError::Corrupt("zstd: out of memory".into()));
+    }
+    // The output buffer is one stable region, so zstd uses it as its window (no copy, no
+    // window allocation); the window limit is raised to what one-shot decoding accepts.
+    // SAFETY: valid context; parameters are plain integers.
+    unsafe {
+        zstd_sys::ZSTD_DCtx_setParameter(
+            dctx.0,
+            zstd_sys::ZSTD_dParameter::ZSTD_d_experimentalParam2, // ZSTD_d_stableOutBuffer
+            1,
+        );
+        zstd_sys::ZSTD_DCtx_setParameter(
+            dctx.0,
+            zstd_sys::ZSTD_dParameter::ZSTD_d_windowLogMax,
+            if cfg!(target_pointer_width = "64") {
+                31
+            } else {
+                30
+            },
+        );
+    }
+    let mut output = zstd_sys::ZSTD_outBuffer {
+        dst: out.ptr.cast(),
+        size: out.cap,
+        pos: 0,
+    };
+    let mut fed = 0usize;
+    loop {
+        let end = (fed + FEED).min(src.len());
+        let mut input = zstd_sys::ZSTD_inBuffer {
+            src: src.as_ptr().cast(),
+            size: end,
+            pos: fed,
+        };
+        // SAFETY: `input` covers the live `src`; `output` covers the buffer, of which zstd
+        // writes only past `pos` (readers never look there).
+        let r = unsafe { zstd_sys::ZSTD_decompressStream(dctx.0, &mut output, &mut input) };
+        if is_error(r) {
+            let name = zstd_safe::get_error_name(r);
+            return Err(if name.contains("Destination buffer is too small") {
+                CompressedError::SizeTooSmall {
+                    claimed,
+                    actual: claimed + 1,
+                    exact: false,
+                }
+            } else {
+                CompressedError::Corrupt(format!("zstd: {name}"))
+            });
+        }
+        fed = input.pos;
+        out.publish(output.pos);
+        if r == 0 {
+            // The frame is complete.
+            return Ok(output.pos);
+        }
+        if output.pos == output.size {
+            // Full, but the frame goes on: it holds more than the header says.
+            return Err(CompressedError::SizeTooSmall {
+                claimed,
+                actual: claimed + 1,
+                exact: false,
+            });
+        }
+        if fed == src.len() && end == src.len() && input.pos == input.size {
+            // All input given and the frame is not complete: try once more to flush.
+            let mut empty = zstd_sys::ZSTD_inBuffer {
+                src: src.as_ptr().cast(),
+                size: src.len(),
+                pos: src.len(),
+            };
+            let before = output.pos;
+            // SAFETY: as above.
+            let r = unsafe { zstd_sys::ZSTD_decompressStream(dctx.0, &mut output, &mut empty) };
+            out.publish(output.pos);
+            if !is_error(r) && r == 0 {
+                return Ok(output.pos);
+            }
+            if output.pos == before {
+                return Err(CompressedError::TruncatedFrame);
+            }
+        }
+    }
+}
+
+/// zlib into the shared buffer; returns the decompressed length.
+fn inflate_zlib(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
+    let mut z = flate2::Decompress::new(true);
+    let mut pos = 0usize;
+    loop {
+        let room = (out.cap - pos).min(4 << 20);
+        // SAFETY: the region past `pos` is written by this thread only and not yet published.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.ptr.add(pos), room) };
+        let before = (z.total_in(), z.total_out());
+        let status = z
+            .decompress(
+                &src[z.total_in() as usize..],
+                dst,
+                flate2::FlushDecompress::None,
+            )
+            .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+        pos = z.total_out() as usize;
+        out.publish(pos);
+        if status == flate2::Status::StreamEnd {
+            return Ok(pos);
+        }
+        if pos == out.cap {
+            // Full: the stream must end here, with no more output.
+            let mut probe = [0u8; 1];
+            let status = z
+                .decompress(
+                    &src[z.total_in() as usize..],
+                    &mut probe,
+                    flate2::FlushDecompress::None,
+                )
+                .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+            if z.total_out() as usize > pos {
+                return Err(CompressedError::SizeTooSmall {
+                    claimed,
+                    actual: claimed + 1,
+                    exact: false,
+                });
+            }
+            if status == flate2::Status::StreamEnd {
+                return Ok(pos);
+            }
+            return Err(CompressedError::TruncatedFrame);
+        }
+        if (z.total_in(), z.total_out()) == before {
+            return Err(CompressedError::TruncatedFrame);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut v = Vec::new();
+        for i in 0..50_000u32 {
+            v.extend_from_slice(&(i % 977).to_le_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn round_trips_every_version_and_method() {
+        let data = sample();
+        for method in [Method::Zstd, Method::Zlib] {
+            for version in [Version::V2, Version::V3] {
+                let opts = CompressOptions {
+                    method,
+                    version,
+                    ..Default::default()
+                };
+                let c = compress(&data, &opts).unwrap();
+                let b = CompressedBundle::parse(&c).unwrap();
+                assert_eq!(b.len(), c.len());
+                assert_eq!(b.header().version, version);
+                assert_eq!(b.header().method, method);
+                assert_eq!(b.header().hash, truncated_md5(&data));
+                let d = b.decompress().unwrap();
+                assert_eq!(d.data, data);
+                assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+            }
+        }
+    }
+
+    #[test]
+    fn hash_is_low_half_of_md5() {
+        // md5("") = d41d8cd98f00b204e9800998ecf8427e
+        assert_eq!(truncated_md5(b""), 0x04b2008fd98c1dd4);
+    }
+
+    #[test]
+    fn bounded_by_total_size_with_padding() {
+        let data = sample();
+        let mut c = compress(&data, &CompressOptions::default()).unwrap();
+        let len = c.len();
+        c.resize(len.next_multiple_of(4096), 0);
+        let b = CompressedBundle::parse(&c).unwrap();
+        assert_eq!(b.len(), len);
+        assert_eq!(b.decompress().unwrap().data, data);
+    }
+
+    #[test]
+    fn hostile_headers() {
+        let data = sample();
+        let c = compress(&data, &CompressOptions::default()).unwrap();
+        // Claims 1 TiB: the frame knows better, so only its real size is allocated.
+        let mut huge = c.clone();
+        huge[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let d = CompressedBundle::parse(&huge)
+            .unwrap()
+            .decompress()
+            .unwrap();
+        assert_eq!(d.data, data);
+        assert_eq!(
+            d.warnings,
+            [Warning::SizeTooLarge {
+                claimed: 1 << 40,
+                actual: data.len() as u64
+            }]
+        );
+        // Frame and header agree on 1 TiB: refused before anything is allocated.
+        let limits = Limits {
+            max_size: 1000,
+            ..Limits::default()
+        };
+        let e = CompressedBundle::parse(&c)
+            .unwrap()
+            .decompress_with(&limits, |_| ())
+            .unwrap_err();
+        assert_eq!(
+            e,
+            CompressedError::TooLarge {
+                size: data.len() as u64,
+                limit: 1000
+            }
+        );
+        let mut small = c.clone();
+        small[16..24].copy_from_slice(&10u64.to_le_bytes());
+        assert!(matches!(
+            CompressedBundle::parse(&small).unwrap().decompress(),
+            Err(CompressedError::SizeTooSmall { claimed: 10, .. })
+        ));
+        let mut version = c.clone();
+        version[4] = 9;
+        assert_eq!(
+            CompressedBundle::parse(&version).unwrap_err(),
+            CompressedError::UnknownVersion(9)
+        );
+        let mut method = c.clone();
+        method[6] = 7;
+        assert_eq!(
+            CompressedBundle::parse(&method).unwrap_err(),
+            CompressedError::UnknownMethod(7)
+        );
+        let truncated = &c[..c.len() - 5];
+        assert!(matches!(
+            CompressedBundle::parse(truncated),
+            Err(CompressedError::Truncated { .. })
+        ));
+        let mut hash = c.clone();
+        hash[24] ^= 1;
+        let d = CompressedBundle::parse(&hash)
+            .unwrap()
+            .decompress()
+            .unwrap();
+        assert!(matches!(d.warnings[..], [Warning::HashMismatch { .. }]));
+        let strict = Limits {
+            strict_hash: true,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            CompressedBundle::parse(&hash)
+                .unwrap()
+                .decompress_with(&strict, |_| ()),
+            Err(CompressedError::HashMismatch { .. })
+        ));
+    }
+}
