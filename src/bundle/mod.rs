@@ -8,11 +8,18 @@
 //! - [`text`]: payloads framed by comment lines, for preprocessed sources, LLVM IR,
 //!   assembly and dependency files.
 //!
+//! - [`fatobj`]: fat objects, host object files with one `__CLANG_OFFLOAD_BUNDLE__<ID>`
+//!   section per entry (`o` with an object host input).
+//! - [`archive`]: heterogeneous device archives (`a`, unbundling only).
+//!
 //! [`order`] reproduces the hash-table iteration order LLVM uses when listing and
 //! unbundling binary bundles. Readers work over borrowed bytes (a mapped file, a
 //! section) and never allocate what a header merely claims; writers stream payloads.
 
+pub mod archive;
 pub mod binary;
+pub mod bitcode;
+pub mod fatobj;
 pub mod order;
 pub mod text;
 

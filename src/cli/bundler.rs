@@ -21,6 +21,8 @@
 use std::io::{self, Write};
 
 use super::cl::{self, Kind, Opt};
+
+mod objects;
 use crate::bundle::binary::BinaryBundleWriter;
 use crate::bundle::order::StringMapOrder;
 use crate::bundle::{BinaryBundle, FileType, TextBundle, text};
@@ -173,6 +175,8 @@ impl Ctx<'_> {
 enum Handler {
     Binary,
     Text(&'static str),
+    /// A fat object (`-type=o` whose reference input is an object file).
+    Object,
 }
 
 /// Whether LLVM's `ObjectFile::createObjectFile` would take `data` for an object file.
@@ -212,9 +216,7 @@ fn handler_for(
         return Ok(Handler::Text(comment));
     }
     if t == FileType::O && is_object_file(reference) {
-        return Err(ctx.error(format_args!(
-            "'{reference_path}': fat objects (-type=o with an object file) are not supported yet"
-        )));
+        return objects::object_handler(ctx, reference, reference_path);
     }
     Ok(Handler::Binary)
 }
@@ -424,13 +426,12 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         verbose,
         reference: if hip_only { 0 } else { host_index.unwrap_or(0) },
         has_host_target: host_index.is_some(),
+        print_only: p.flag("###"),
+        check_archive,
     };
     if unbundle {
         if job.file_type == "a" {
-            return Err(ctx.error(format_args!(
-                "'{}': unbundling archives (-type=a) is not supported yet",
-                job.inputs[0]
-            )));
+            return objects::unbundle_archive(ctx, &job);
         }
         unbundle_files(ctx, &job)
     } else {
@@ -450,6 +451,10 @@ struct Job {
     verbose: bool,
     reference: usize,
     has_host_target: bool,
+    /// `-###`: print the llvm-objcopy commands LLVM would run instead of fat-object work.
+    print_only: bool,
+    /// `-check-input-archive`.
+    check_archive: bool,
 }
 
 /// Opens a bundle to read (`-list`, `-unbundle`); compressed input is refused until
@@ -494,6 +499,8 @@ struct Found<'a> {
     id: &'a [u8],
     offset: u64,
     len: u64,
+    /// A fat object's host entry: the output is the object without its bundle sections.
+    host_object: bool,
 }
 
 fn read_entries<'a>(
@@ -512,6 +519,7 @@ fn read_entries<'a>(
                     id: e.id,
                     offset: e.offset,
                     len: e.size(),
+                    host_object: false,
                 })
                 .collect()),
             Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
@@ -524,10 +532,12 @@ fn read_entries<'a>(
                     id: e.id,
                     offset: e.offset,
                     len: e.data.len() as u64,
+                    host_object: false,
                 })
                 .collect()),
             Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
         },
+        Handler::Object => objects::fat_object_entries(ctx, data, path),
     }
 }
 
@@ -542,6 +552,10 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         &inputs[job.reference].data,
         &job.inputs[job.reference],
     )?;
+    if handler == Handler::Object {
+        // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the output).
+        return objects::bundle_fat_object(ctx, job, &inputs);
+    }
     if job.compress {
         return Err(
             ctx.error("-compress is not supported yet (compressed bundles are not implemented)")
@@ -564,6 +578,9 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
                 Ok(())
             })
         }
+        Handler::Object => Err(io::Error::other(
+            "fat objects are written by bundle_fat_object",
+        )),
         Handler::Text(comment) => (|| {
             let f = output.file();
             for (id, input) in job.ids.iter().zip(&inputs) {
@@ -629,6 +646,10 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     } else {
         let mut copies = Vec::with_capacity(matched.len());
         for &(t, entry) in &matched {
+            if entry.host_object {
+                outputs.push(objects::host_output(ctx, job, &input, &job.outputs[t])?);
+                continue;
+            }
             let mut o = create(ctx, t)?;
             o.preallocate(entry.len);
             copies.push((o, entry.offset, entry.len));
