@@ -114,7 +114,8 @@ pub struct FatObjectEntry<'data> {
     pub data: &'data [u8],
     /// Offset of the contents in the file.
     pub offset: u64,
-    /// Index of the section in the section table.
+    /// Index of the section in the `object` crate's numbering (ELF: the section header
+    /// index; COFF: the 1-based section number).
     pub section: usize,
 }
 
@@ -222,7 +223,10 @@ pub fn remove_bundle_sections(data: &[u8]) -> Result<Vec<u8>, FatObjectError> {
     let first = fat.entries()[0].section;
     match fat.format() {
         ObjectFormat::Elf => elf::truncate_sections(data, first, fat.entries().len()),
-        ObjectFormat::Coff => coff::truncate_sections(data, first, fat.entries().len()),
+        // COFF section numbers start at 1.
+        ObjectFormat::Coff => {
+            coff::truncate_sections(data, first.saturating_sub(1), fat.entries().len())
+        }
         _ => Err(FatObjectError::Unsupported(
             "removing offload bundle sections is supported for ELF and COFF objects only".into(),
         )),
