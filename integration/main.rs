@@ -5,6 +5,8 @@
 //!   and the resulting files are compared byte for byte. Every group has two tests:
 //!   `<group>::references_agree` (LLVM 19 vs 22: validates the cases and the declared
 //!   divergences) and `<group>::ours` (ours vs the case's reference).
+//! - `archive_diff`: the same for heterogeneous device archives (`-type=a`) made by llvm-ar
+//!   from fat objects that clang 19 compiled; `objects_fixtures` builds those inputs.
 //! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
 //!   must report one clean error line.
 //!
@@ -15,6 +17,8 @@
 //! The reference tools are required: a missing one fails the tests; install them with
 //! `build-support/setup.sh` (as root).
 
+mod archive_diff;
 mod bundler_diff;
 mod bundler_malformed;
+mod objects_fixtures;
 mod support;
