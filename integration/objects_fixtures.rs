@@ -67,14 +67,6 @@ impl ObjectFixtures {
         assert!(p.is_file(), "fixture {name} missing");
         p
     }
-
-    pub fn bytes(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.path(name)).expect("read fixture")
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
 }
 
 /// `gfx90a:xnack+` -> `gfx90a_xnackp`.
@@ -99,6 +91,7 @@ pub fn tool(dir: &Path, exe: &str, args: &[&str]) -> Vec<u8> {
 
 fn build() -> ObjectFixtures {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    remove_stale(base);
     let dir = base.join(format!("object-fixtures-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create fixture dir");
@@ -210,4 +203,19 @@ fn build() -> ObjectFixtures {
         &["rc", "libconflict.a", "conflicting-member.bc"],
     );
     ObjectFixtures { dir }
+}
+
+/// Removes the fixture directories of test processes that no longer run.
+fn remove_stale(base: &Path) {
+    let Ok(rd) = std::fs::read_dir(base) else {
+        return;
+    };
+    for ent in rd.flatten() {
+        let name = ent.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix("object-fixtures-")
+            && !Path::new("/proc").join(pid).exists()
+        {
+            let _ = std::fs::remove_dir_all(ent.path());
+        }
+    }
 }

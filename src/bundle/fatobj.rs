@@ -908,7 +908,7 @@ mod tests {
             d.push(0);
         }
         let shoff = d.len();
-        let mut sh = |name: u32, ty: u32, flags: u64, off: usize, size: usize, align: u64| {
+        let sh = |name: u32, ty: u32, flags: u64, off: usize, size: usize, align: u64| {
             let mut h = [0u8; 64];
             h[0..4].copy_from_slice(&name.to_le_bytes());
             h[4..8].copy_from_slice(&ty.to_le_bytes());
