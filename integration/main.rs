@@ -5,6 +5,12 @@
 //!   and the resulting files are compared byte for byte. Every group has two tests:
 //!   `<group>::references_agree` (LLVM 19 vs 22: validates the cases and the declared
 //!   divergences) and `<group>::ours` (ours vs the case's reference).
+//! - `archive_diff`: the same for heterogeneous device archives (`-type=a`) made by llvm-ar
+//!   from fat objects that clang 19 compiled; `objects_fixtures` builds those inputs.
+//! - `archive_malformed`: damaged archives; ours alone must give one clean error line and
+//!   change nothing on disk.
+//! - `fatobj_diff`: fat objects (`-type=o` with an object host) written by ours against
+//!   llvm-objcopy's, read back by LLVM 19 and 22, and linked by a real HIP `-fgpu-rdc` link.
 //! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
 //!   must report one clean error line.
 //!
@@ -15,6 +21,10 @@
 //! The reference tools are required: a missing one fails the tests; install them with
 //! `build-support/setup.sh` (as root).
 
+mod archive_diff;
+mod archive_malformed;
 mod bundler_diff;
 mod bundler_malformed;
+mod fatobj_diff;
+mod objects_fixtures;
 mod support;

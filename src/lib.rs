@@ -61,8 +61,8 @@
 //!
 //! - [`id`]: entry IDs (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), target IDs,
 //!   the AMDGPU processor table, triples, compatibility rules.
-//! - [`bundle`]: the clang-offload-bundler formats (binary, text) and LLVM's
-//!   listing order.
+//! - [`bundle`]: the clang-offload-bundler formats (binary, text, fat objects,
+//!   device archives) and LLVM's listing order.
 //! - [`fileio`]: mapped inputs and atomically written outputs.
 //! - [`cli`]: the command-line tools (`offload-bundler`).
 //!

@@ -8,14 +8,21 @@
 //! - [`text`]: payloads framed by comment lines, for preprocessed sources, LLVM IR,
 //!   assembly and dependency files.
 //!
-//! [`compressed`] wraps either layout in a zstd or zlib `CCOB` container.
+//! - [`fatobj`]: fat objects, host object files with one `__CLANG_OFFLOAD_BUNDLE__<ID>`
+//!   section per entry (`o` with an object host input).
+//! - [`archive`]: heterogeneous device archives (`a`, unbundling only).
+//!
+//! [`compressed`] wraps a binary or text bundle in a zstd or zlib `CCOB` container.
 //!
 //! [`order`] reproduces the hash-table iteration order LLVM uses when listing and
 //! unbundling binary bundles. Readers work over borrowed bytes (a mapped file, a
 //! section) and never allocate what a header merely claims; writers stream payloads.
 
+pub mod archive;
 pub mod binary;
+pub mod bitcode;
 pub mod compressed;
+pub mod fatobj;
 pub mod order;
 pub mod text;
 

@@ -21,6 +21,8 @@
 use std::io::{self, Write};
 
 use super::cl::{self, Kind, Opt};
+
+mod objects;
 use crate::bundle::binary::BinaryBundleWriter;
 use crate::bundle::compressed::{
     self, CompressOptions, CompressedBundle, Decompressed, Limits, Method, Version,
@@ -184,6 +186,8 @@ impl Ctx<'_> {
 enum Handler {
     Binary,
     Text(&'static str),
+    /// A fat object (`-type=o` whose reference input is an object file).
+    Object,
 }
 
 /// Whether LLVM's `ObjectFile::createObjectFile` would take `data` for an object file.
@@ -223,9 +227,7 @@ fn handler_for(
         return Ok(Handler::Text(comment));
     }
     if t == FileType::O && is_object_file(reference) {
-        return Err(ctx.error(format_args!(
-            "'{reference_path}': fat objects (-type=o with an object file) are not supported yet"
-        )));
+        return objects::object_handler(ctx, reference, reference_path);
     }
     Ok(Handler::Binary)
 }
@@ -585,13 +587,12 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         verbose,
         reference: if hip_only { 0 } else { host_index.unwrap_or(0) },
         has_host_target: host_index.is_some(),
+        print_only: p.flag("###"),
+        check_archive,
     };
     if unbundle {
         if job.file_type == "a" {
-            return Err(ctx.error(format_args!(
-                "'{}': unbundling archives (-type=a) is not supported yet",
-                job.inputs[0]
-            )));
+            return objects::unbundle_archive(ctx, &job);
         }
         unbundle_files(ctx, &job)
     } else {
@@ -611,6 +612,10 @@ struct Job {
     verbose: bool,
     reference: usize,
     has_host_target: bool,
+    /// `-###`: print the llvm-objcopy commands LLVM would run instead of fat-object work.
+    print_only: bool,
+    /// `-check-input-archive`.
+    check_archive: bool,
 }
 
 /// Opens a bundle to read (`-list`, `-unbundle`). A compressed bundle is decompressed (only
@@ -711,6 +716,8 @@ struct Found<'a> {
     id: &'a [u8],
     offset: u64,
     len: u64,
+    /// A fat object's host entry: the output is the object without its bundle sections.
+    host_object: bool,
 }
 
 fn read_entries<'a>(
@@ -729,6 +736,7 @@ fn read_entries<'a>(
                     id: e.id,
                     offset: e.offset,
                     len: e.size(),
+                    host_object: false,
                 })
                 .collect()),
             Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
@@ -741,10 +749,12 @@ fn read_entries<'a>(
                     id: e.id,
                     offset: e.offset,
                     len: e.data.len() as u64,
+                    host_object: false,
                 })
                 .collect()),
             Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
         },
+        Handler::Object => objects::fat_object_entries(ctx, data, path),
     }
 }
 
@@ -759,6 +769,10 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         &inputs[job.reference].data,
         &job.inputs[job.reference],
     )?;
+    if handler == Handler::Object {
+        // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the output).
+        return objects::bundle_fat_object(ctx, job, &inputs);
+    }
     if job.compression.enabled {
         return bundle_compressed(ctx, job, handler, &inputs);
     }
@@ -779,6 +793,9 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
                 Ok(())
             })
         }
+        Handler::Object => Err(io::Error::other(
+            "fat objects are written by bundle_fat_object",
+        )),
         Handler::Text(comment) => (|| {
             let f = output.file();
             for (id, input) in job.ids.iter().zip(&inputs) {
@@ -805,6 +822,8 @@ fn bundle_compressed(
     let markers: Vec<(Vec<u8>, Vec<u8>)>;
     let layout;
     let pieces: Vec<&[u8]> = match handler {
+        // Compression has no effect on fat objects (see `bundle_files`).
+        Handler::Object => return objects::bundle_fat_object(ctx, job, inputs),
         Handler::Binary => {
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
@@ -926,6 +945,10 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     } else {
         let mut copies = Vec::with_capacity(matched.len());
         for &(t, entry) in &matched {
+            if entry.host_object {
+                outputs.push(objects::host_output(ctx, job, &input, &job.outputs[t])?);
+                continue;
+            }
             let mut o = create(ctx, t)?;
             o.preallocate(entry.len);
             copies.push((o, entry.offset, entry.len));

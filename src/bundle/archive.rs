@@ -1,0 +1,775 @@
+//! Heterogeneous device archives: `ar` archives whose members are fat objects or bundles,
+//! unbundled per target into one device archive each (clang-offload-bundler `-type=a
+//! -unbundle`, spec A.8).
+//!
+//! - [`Archive`] reads GNU (SysV) and BSD `ar` archives: symbol tables are skipped, GNU long
+//!   names (`//`, `/<offset>`) and BSD names (`#1/<len>`) resolved. Thin archives are
+//!   refused. Every header, size and name is checked; a malformed archive is an
+//!   [`ArchiveError`] naming the member header's offset. Member names must be plain file
+//!   names: a name with `/` or `\`, or `.`/`..`, is an error (LLVM would quietly take the
+//!   last path component).
+//! - [`unbundle_archive`] applies LLVM's algorithm: for every member in archive order (CCOB
+//!   members decompressed, see [`decompress_member`]), every bundle entry (fat-object
+//!   sections in section order, binary bundle entries in LLVM's listing order) is copied
+//!   into the archive of **every** compatible target, named
+//!   `<stem>-<bundle ID><stem><ext>` with `:` replaced by `_` (`ext` = `.bc` when the
+//!   entry's target ID contains `gfx`, `.cubin` for `sm_`, else the member's extension).
+//!   Members that are neither (plain objects, other files) are skipped.
+//! - [`write_gnu_archive`] writes what LLVM's `writeArchive(…, NormalSymtab, K_GNU,
+//!   Deterministic)` writes, byte for byte: `!<arch>\n`, a symbol table `/` when any member
+//!   is a symbolic file (bitcode via its embedded symbol table, see [`super::bitcode`], or an
+//!   object file; 32-bit big-endian offsets, or `/SYM64/` past 4 GiB; names padded to an even
+//!   size), the long-name table `//` (entries `name/\n`, deduplicated), then each member
+//!   with mtime, uid and gid 0, mode 644 and a `\n` pad to an even size. An archive without
+//!   members is the 8 bytes `!<arch>\n`. (The `ar` crate cannot write LLVM's symbol table,
+//!   hence this writer.)
+//!
+//! A host entry (a fat-object section holding one zero byte) stands for the host object
+//! with the bundle sections removed ([`super::fatobj::remove_bundle_sections`]); LLVM gets
+//! those bytes from llvm-objcopy, so a host target's archive is not byte-identical to
+//! LLVM's (device archives are).
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::fatobj::{self, FatObject};
+use super::{BinaryBundle, bitcode};
+use crate::id::{EntryId, target_id};
+
+/// The 8-byte global header of an `ar` archive (also a complete empty archive).
+pub const AR_MAGIC: &[u8; 8] = b"!<arch>\n";
+
+const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
+const HEADER: usize = 60;
+
+/// A malformed or unsupported archive, or a member that cannot be processed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchiveError {
+    /// Byte offset of the member header concerned (0 for the archive as a whole).
+    pub offset: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ArchiveError {
+    fn new(offset: usize, message: impl Into<String>) -> Self {
+        ArchiveError {
+            offset: offset as u64,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ArchiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.offset == 0 {
+            write!(f, "malformed archive: {}", self.message)
+        } else {
+            write!(
+                f,
+                "malformed archive: member header at offset {}: {}",
+                self.offset, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for ArchiveError {}
+
+/// One member of an archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member<'data> {
+    /// The member's name, resolved from the long-name table where needed.
+    pub name: &'data [u8],
+    /// The member's contents.
+    pub data: &'data [u8],
+    /// Offset of its header in the archive.
+    pub header_offset: u64,
+}
+
+impl Member<'_> {
+    /// The name as text (lossy).
+    pub fn name_str(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(self.name)
+    }
+}
+
+/// A parsed `ar` archive (GNU or BSD); symbol tables and the long-name table are not
+/// listed as members.
+#[derive(Clone, Debug)]
+pub struct Archive<'data> {
+    members: Vec<Member<'data>>,
+}
+
+impl<'data> Archive<'data> {
+    /// Whether `data` starts with an archive magic (regular or thin).
+    pub fn is_archive(data: &[u8]) -> bool {
+        data.starts_with(AR_MAGIC) || data.starts_with(THIN_MAGIC)
+    }
+
+    /// Parses and validates the whole archive.
+    pub fn parse(data: &'data [u8]) -> Result<Self, ArchiveError> {
+        if data.starts_with(THIN_MAGIC) {
+            return Err(ArchiveError::new(
+                0,
+                "thin archives are not supported (their members live in other files)",
+            ));
+        }
+        if !data.starts_with(AR_MAGIC) {
+            return Err(ArchiveError::new(0, "file does not start with !<arch>"));
+        }
+        let mut pos = AR_MAGIC.len();
+        let mut long_names: Option<&'data [u8]> = None;
+        let mut members = Vec::new();
+        while pos < data.len() {
+            let header = data.get(pos..pos + HEADER).ok_or_else(|| {
+                ArchiveError::new(
+                    pos,
+                    format!(
+                        "truncated member header: {} bytes left, a header needs {HEADER}",
+                        data.len() - pos
+                    ),
+                )
+            })?;
+            if &header[58..60] != b"`\n" {
+                return Err(ArchiveError::new(pos, "member header does not end in `\\n"));
+            }
+            let size = decimal(&header[48..58])
+                .ok_or_else(|| ArchiveError::new(pos, "member size is not a decimal number"))?;
+            let start = pos + HEADER;
+            let end = start
+                .checked_add(size)
+                .filter(|&e| e <= data.len())
+                .ok_or_else(|| {
+                    ArchiveError::new(
+                        pos,
+                        format!(
+                            "member size {size} runs past the end of the archive ({} bytes left)",
+                            data.len() - start
+                        ),
+                    )
+                })?;
+            let raw_name = trim_spaces(&header[..16]);
+            let mut contents = &data[start..end];
+            let name: &'data [u8];
+            if raw_name == b"/" || raw_name == b"/SYM64/" || raw_name.starts_with(b"__.SYMDEF") {
+                name = raw_name;
+                pos = next_member(end);
+                let _ = name;
+                continue;
+            } else if raw_name == b"//" {
+                if long_names.is_some() {
+                    return Err(ArchiveError::new(pos, "second long-name table"));
+                }
+                long_names = Some(contents);
+                pos = next_member(end);
+                continue;
+            } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
+                let len = decimal(len)
+                    .ok_or_else(|| ArchiveError::new(pos, "BSD name length is not a number"))?;
+                if len > contents.len() {
+                    return Err(ArchiveError::new(
+                        pos,
+                        format!("BSD name length {len} exceeds the member size {size}"),
+                    ));
+                }
+                let full = &contents[..len];
+                name = &full[..full.iter().position(|&b| b == 0).unwrap_or(len)];
+                contents = &contents[len..];
+            } else if let Some(index) = raw_name.strip_prefix(b"/") {
+                let index = decimal(index).ok_or_else(|| {
+                    ArchiveError::new(
+                        pos,
+                        format!("bad long-name reference '{}'", raw_name.escape_ascii()),
+                    )
+                })?;
+                let table = long_names.ok_or_else(|| {
+                    ArchiveError::new(pos, "long-name reference without a long-name table")
+                })?;
+                let rest = table.get(index..).filter(|r| !r.is_empty()).ok_or_else(|| {
+                    ArchiveError::new(
+                        pos,
+                        format!(
+                            "long-name index {index} is past the end of the long-name table ({} bytes)",
+                            table.len()
+                        ),
+                    )
+                })?;
+                let stop = rest.iter().position(|&b| b == b'\n').ok_or_else(|| {
+                    ArchiveError::new(pos, format!("long name at index {index} is not terminated"))
+                })?;
+                let entry = &rest[..stop];
+                name = entry.strip_suffix(b"/").unwrap_or(entry);
+            } else {
+                name = raw_name.strip_suffix(b"/").unwrap_or(raw_name);
+            }
+            check_member_name(name).map_err(|m| ArchiveError::new(pos, m))?;
+            members.push(Member {
+                name,
+                data: contents,
+                header_offset: pos as u64,
+            });
+            pos = next_member(end);
+        }
+        Ok(Archive { members })
+    }
+
+    /// The members in archive order.
+    pub fn members(&self) -> &[Member<'data>] {
+        &self.members
+    }
+}
+
+fn next_member(end: usize) -> usize {
+    end + (end & 1)
+}
+
+fn trim_spaces(s: &[u8]) -> &[u8] {
+    let end = s.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+    &s[..end]
+}
+
+fn decimal(s: &[u8]) -> Option<usize> {
+    let s = trim_spaces(s);
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+fn check_member_name(name: &[u8]) -> Result<(), String> {
+    let shown = name.escape_ascii();
+    if name.is_empty() {
+        return Err("member has an empty name".into());
+    }
+    if name.contains(&b'/') || name.contains(&b'\\') {
+        return Err(format!("member name '{shown}' contains a path separator"));
+    }
+    if name == b"." || name == b".." {
+        return Err(format!("member name '{shown}' is not a file name"));
+    }
+    if name.contains(&0) {
+        return Err(format!("member name '{shown}' contains a NUL byte"));
+    }
+    Ok(())
+}
+
+/// A member whose contents start with `CCOB` (a compressed bundle), decompressed.
+///
+/// A member's contents, decompressed when it is a compressed bundle (by LLVM 22's test: at
+/// least 8 bytes starting with `CCOB`). Errors carry LLVM's prefix,
+/// `Failed to decompress code object: `.
+pub fn decompress_member(data: &[u8]) -> Result<Cow<'_, [u8]>, String> {
+    if data.len() < 8 || !super::compressed::is_compressed(data) {
+        return Ok(Cow::Borrowed(data));
+    }
+    let fail =
+        |e: super::compressed::CompressedError| format!("Failed to decompress code object: {e}");
+    let bundle = super::compressed::CompressedBundle::parse(data).map_err(fail)?;
+    Ok(Cow::Owned(bundle.decompress().map_err(fail)?.data))
+}
+
+/// Options of [`unbundle_archive`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UnbundleOptions {
+    /// `-allow-missing-bundles`: a target without code objects gets an empty archive.
+    pub allow_missing: bool,
+    /// `-hip-openmp-compatible`.
+    pub hip_openmp: bool,
+}
+
+/// Why an archive cannot be unbundled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnbundleError {
+    /// The archive is malformed.
+    Archive(ArchiveError),
+    /// A member cannot be processed (`member`: its name).
+    Member {
+        /// The member's name.
+        member: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// No entry of the archive is compatible with this (standardized) target; LLVM's
+    /// message `no compatible code object found for the target '<T>' in heterogeneous
+    /// archive library: <path>` when displayed with the path.
+    NoCompatible {
+        /// The standardized target.
+        target: String,
+        /// Its index in the targets given.
+        index: usize,
+    },
+    /// The archive would exceed the format's limits.
+    TooLarge,
+}
+
+impl UnbundleError {
+    /// The message as clang-offload-bundler words it, `archive` being the input path.
+    pub fn message(&self, archive: &str) -> String {
+        match self {
+            UnbundleError::Archive(e) => format!("'{archive}': {e}"),
+            UnbundleError::Member { member, message } => {
+                format!("'{archive}': member '{member}': {message}")
+            }
+            UnbundleError::NoCompatible { target, .. } => format!(
+                "no compatible code object found for the target '{target}' in heterogeneous archive library: {archive}"
+            ),
+            UnbundleError::TooLarge => format!("'{archive}': the output archive is too large"),
+        }
+    }
+}
+
+impl fmt::Display for UnbundleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message("<archive>"))
+    }
+}
+
+impl std::error::Error for UnbundleError {}
+
+impl From<ArchiveError> for UnbundleError {
+    fn from(e: ArchiveError) -> Self {
+        UnbundleError::Archive(e)
+    }
+}
+
+/// A bundle entry of one member: its ID and contents.
+struct Entry<'a> {
+    id: &'a [u8],
+    data: Cow<'a, [u8]>,
+}
+
+/// The bundle entries of a member in LLVM's order, or none when it is not a bundle.
+fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
+    if fatobj::detect(data).is_some() {
+        if let Ok(fat) = FatObject::parse(data) {
+            let mut out = Vec::new();
+            for e in fat.entries() {
+                let payload = if e.is_host() {
+                    Cow::Owned(fatobj::remove_bundle_sections(data).map_err(|e| e.to_string())?)
+                } else {
+                    Cow::Borrowed(e.data)
+                };
+                out.push(Entry {
+                    id: e.id,
+                    data: payload,
+                });
+            }
+            return Ok(out);
+        }
+    }
+    match BinaryBundle::parse(data) {
+        Ok(None) => Ok(Vec::new()),
+        Ok(Some(b)) => Ok(b
+            .llvm_order()
+            .into_iter()
+            .map(|e| Entry {
+                id: e.id,
+                data: Cow::Borrowed(&data[e.offset as usize..(e.offset + e.size()) as usize]),
+            })
+            .collect()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The bundle IDs of a member, as `-check-input-archive` collects them (LLVM does not
+/// decompress members there: a compressed member has no IDs).
+fn member_ids(data: &[u8]) -> Result<BTreeSet<&[u8]>, String> {
+    if fatobj::detect(data).is_some() {
+        if let Ok(fat) = FatObject::parse(data) {
+            return Ok(fat.entries().iter().map(|e| e.id).collect());
+        }
+    }
+    match BinaryBundle::parse(data) {
+        Ok(None) => Ok(BTreeSet::new()),
+        Ok(Some(b)) => Ok(b.entries().iter().map(|e| e.id).collect()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `-check-input-archive`: within each member, the bundle IDs (whole IDs, compared up to
+/// the first `:`) must not combine target IDs inconsistently. Returns LLVM's message
+/// `conflicting TargetIDs [<A>, <B>] found in <member> of <archive>` for the first
+/// conflict.
+pub fn check_archive(data: &[u8], archive_path: &str) -> Result<(), String> {
+    let archive = Archive::parse(data).map_err(|e| format!("'{archive_path}': {e}"))?;
+    for m in archive.members() {
+        let ids = member_ids(m.data)
+            .map_err(|e| format!("'{archive_path}': member '{}': {e}", m.name_str()))?;
+        let ids: Vec<&str> = ids
+            .iter()
+            .map(|id| std::str::from_utf8(id).unwrap_or(""))
+            .collect();
+        if let Some((a, b)) = target_id::find_conflict(&ids) {
+            return Err(format!(
+                "conflicting TargetIDs [{a}, {b}] found in {} of {archive_path}",
+                m.name_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `sys::path::stem` and `sys::path::extension` of a file name.
+fn stem_and_extension(name: &[u8]) -> (&[u8], &[u8]) {
+    if name == b"." || name == b".." {
+        return (name, b"");
+    }
+    match name.iter().rposition(|&b| b == b'.') {
+        None => (name, b""),
+        Some(i) => (&name[..i], &name[i..]),
+    }
+}
+
+/// The name LLVM gives an extracted code object in a device archive.
+pub fn device_member_name(member: &[u8], entry_id: &[u8]) -> Vec<u8> {
+    let (stem, ext) = stem_and_extension(member);
+    let target_id = EntryId::parse(&String::from_utf8_lossy(entry_id))
+        .target_id()
+        .to_owned();
+    let ext: &[u8] = if target_id.contains("gfx") {
+        b".bc"
+    } else if target_id.contains("sm_") {
+        b".cubin"
+    } else {
+        ext
+    };
+    let mut name = Vec::with_capacity(2 * stem.len() + entry_id.len() + ext.len() + 1);
+    name.extend_from_slice(stem);
+    name.push(b'-');
+    name.extend_from_slice(entry_id);
+    name.extend_from_slice(stem);
+    name.extend_from_slice(ext);
+    for b in &mut name {
+        if *b == b':' {
+            *b = b'_';
+        }
+    }
+    name
+}
+
+/// A member of an archive to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewMember<'a> {
+    /// The member name.
+    pub name: Vec<u8>,
+    /// Its contents.
+    pub data: Cow<'a, [u8]>,
+}
+
+/// Unbundles the archive `data` for `targets` (standardized entry IDs, in `-targets`
+/// order): one archive per target, in the same order, each the bytes LLVM writes.
+pub fn unbundle_archive(
+    data: &[u8],
+    targets: &[EntryId],
+    options: UnbundleOptions,
+) -> Result<Vec<Vec<u8>>, UnbundleError> {
+    let archive = Archive::parse(data)?;
+    let mut lists: Vec<Vec<NewMember<'_>>> = vec![Vec::new(); targets.len()];
+    for m in archive.members() {
+        let member_error = |message: String| UnbundleError::Member {
+            member: m.name_str().into_owned(),
+            message,
+        };
+        let contents = decompress_member(m.data).map_err(member_error)?;
+        let entries = member_entries(&contents).map_err(member_error)?;
+        for entry in entries {
+            let id = EntryId::parse(&String::from_utf8_lossy(entry.id));
+            let name = device_member_name(m.name, entry.id);
+            for (t, target) in targets.iter().enumerate() {
+                if id.is_compatible(target, options.hip_openmp) {
+                    lists[t].push(NewMember {
+                        name: name.clone(),
+                        data: Cow::Owned(entry.data.to_vec()),
+                    });
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(targets.len());
+    for (t, members) in lists.iter().enumerate() {
+        if members.is_empty() && !options.allow_missing {
+            return Err(UnbundleError::NoCompatible {
+                target: targets[t].as_str().to_owned(),
+                index: t,
+            });
+        }
+        out.push(write_gnu_archive(members).map_err(|e| match e {
+            WriteArchiveError::Symbols { member, message } => {
+                UnbundleError::Member { member, message }
+            }
+            WriteArchiveError::TooLarge => UnbundleError::TooLarge,
+        })?);
+    }
+    Ok(out)
+}
+
+/// Why an archive cannot be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteArchiveError {
+    /// A member's symbols cannot be read (LLVM fails the same way).
+    Symbols {
+        /// The member name.
+        member: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A size does not fit the format.
+    TooLarge,
+}
+
+impl fmt::Display for WriteArchiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteArchiveError::Symbols { member, message } => {
+                write!(f, "member '{member}': {message}")
+            }
+            WriteArchiveError::TooLarge => f.write_str("archive too large"),
+        }
+    }
+}
+
+impl std::error::Error for WriteArchiveError {}
+
+/// The archive symbols of a member: `None` when it is not a symbolic file (LLVM's
+/// `SymbolicFile::isSymbolicFile`), else the global defined names in symbol order.
+fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
+    if bitcode::is_bitcode(data) {
+        // A bitcode file without an embedded symbol table: LLVM would parse the IR, which
+        // this crate cannot; such a member is listed without symbols.
+        return Ok(Some(
+            bitcode::archive_symbols(data)?
+                .unwrap_or_default()
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect(),
+        ));
+    }
+    use object::{Object, ObjectSymbol, SymbolKind};
+    if object::FileKind::parse(data).is_err() {
+        return Ok(None);
+    }
+    let file = object::File::parse(data).map_err(|e| e.to_string())?;
+    let mut names = Vec::new();
+    for sym in file.symbols() {
+        if sym.index().0 == 0 && file.format() == object::BinaryFormat::Elf {
+            continue;
+        }
+        if matches!(sym.kind(), SymbolKind::Section | SymbolKind::File) {
+            continue;
+        }
+        if !sym.is_global() && !sym.is_weak() || sym.is_undefined() {
+            continue;
+        }
+        names.push(sym.name_bytes().map_err(|e| e.to_string())?.to_vec());
+    }
+    Ok(Some(names))
+}
+
+/// Writes a deterministic GNU archive exactly as LLVM's `writeArchive` does (see the
+/// module documentation).
+pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArchiveError> {
+    if members.is_empty() {
+        return Ok(AR_MAGIC.to_vec());
+    }
+    let mut long_names: Vec<u8> = Vec::new();
+    let mut long_seen: Vec<(&[u8], usize)> = Vec::new();
+    let mut sym_names: Vec<u8> = Vec::new();
+    let mut has_object = false;
+    // Per member: header, symbol name offsets.
+    let mut headers: Vec<Vec<u8>> = Vec::with_capacity(members.len());
+    let mut symbols: Vec<Vec<usize>> = Vec::with_capacity(members.len());
+    for m in members {
+        let size = m.data.len();
+        let mut h = Vec::with_capacity(HEADER);
+        if m.name.len() >= 16 || m.name.contains(&b'/') {
+            let at = match long_seen.iter().find(|(n, _)| *n == &m.name[..]) {
+                Some(&(_, at)) => at,
+                None => {
+                    let at = long_names.len();
+                    long_names.extend_from_slice(&m.name);
+                    long_names.extend_from_slice(b"/\n");
+                    long_seen.push((&m.name, at));
+                    at
+                }
+            };
+            h.extend_from_slice(format!("/{at:<15}").as_bytes());
+        } else {
+            let mut n = m.name.clone();
+            n.push(b'/');
+            h.extend_from_slice(&n);
+            h.resize(16, b' ');
+        }
+        h.extend_from_slice(
+            format!("{:<12}{:<6}{:<6}{:<8o}{:<10}`\n", 0, 0, 0, 0o644, size).as_bytes(),
+        );
+        headers.push(h);
+        let syms = member_symbols(&m.data).map_err(|message| WriteArchiveError::Symbols {
+            member: String::from_utf8_lossy(&m.name).into_owned(),
+            message,
+        })?;
+        let mut offsets = Vec::new();
+        if let Some(names) = syms {
+            has_object = true;
+            for name in names {
+                offsets.push(sym_names.len());
+                sym_names.extend_from_slice(&name);
+                sym_names.push(0);
+            }
+        }
+        symbols.push(offsets);
+    }
+    if has_object && sym_names.is_empty() {
+        sym_names.extend_from_slice(&[0, 0, 0]);
+    }
+    let num_syms: usize = symbols.iter().map(Vec::len).sum();
+    let member_len =
+        |i: usize| headers[i].len() + members[i].data.len() + (members[i].data.len() & 1);
+    let string_member = if long_names.is_empty() {
+        0
+    } else {
+        HEADER + long_names.len() + (long_names.len() & 1)
+    };
+    let symtab_size = |offset_size: usize| {
+        let s = offset_size + num_syms * offset_size + sym_names.len();
+        s + (s & 1)
+    };
+    let last_header: usize = (0..members.len().saturating_sub(1)).map(member_len).sum();
+    let headers_size32 = AR_MAGIC.len() + HEADER + symtab_size(4) + string_member;
+    let sym64 = headers_size32 + last_header >= 1 << 32;
+    let offset_size = if sym64 { 8 } else { 4 };
+    let headers_size = AR_MAGIC.len() + HEADER + symtab_size(offset_size) + string_member;
+
+    let total: usize = headers_size + (0..members.len()).map(member_len).sum::<usize>();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(AR_MAGIC);
+    if !sym_names.is_empty() {
+        let size = symtab_size(offset_size);
+        let name = if sym64 { "/SYM64/" } else { "/" };
+        out.extend_from_slice(
+            format!("{name:<16}{:<12}{:<6}{:<6}{:<8o}{size:<10}`\n", 0, 0, 0, 0).as_bytes(),
+        );
+        let put = |out: &mut Vec<u8>, v: usize| -> Result<(), WriteArchiveError> {
+            if sym64 {
+                out.extend_from_slice(&(v as u64).to_be_bytes());
+            } else {
+                let v = u32::try_from(v).map_err(|_| WriteArchiveError::TooLarge)?;
+                out.extend_from_slice(&v.to_be_bytes());
+            }
+            Ok(())
+        };
+        put(&mut out, num_syms)?;
+        let mut pos = headers_size;
+        for (i, syms) in symbols.iter().enumerate() {
+            for _ in syms {
+                put(&mut out, pos)?;
+            }
+            pos += member_len(i);
+        }
+        out.extend_from_slice(&sym_names);
+        let written = offset_size + num_syms * offset_size + sym_names.len();
+        if written & 1 == 1 {
+            out.push(0);
+        }
+    }
+    if !long_names.is_empty() {
+        let size = long_names.len() + (long_names.len() & 1);
+        out.extend_from_slice(format!("{:<48}{size:<10}`\n", "//").as_bytes());
+        out.extend_from_slice(&long_names);
+        if long_names.len() & 1 == 1 {
+            out.push(b'\n');
+        }
+    }
+    for (h, m) in headers.iter().zip(members) {
+        out.extend_from_slice(h);
+        out.extend_from_slice(&m.data);
+        if m.data.len() & 1 == 1 {
+            out.push(b'\n');
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(name: &[u8], data: &'static [u8]) -> NewMember<'static> {
+        NewMember {
+            name: name.to_vec(),
+            data: Cow::Borrowed(data),
+        }
+    }
+
+    #[test]
+    fn names_as_llvm() {
+        assert_eq!(
+            device_member_name(b"fatg.o", b"openmp-amdgcn-amd-amdhsa--gfx906:xnack+"),
+            b"fatg-openmp-amdgcn-amd-amdhsa--gfx906_xnack+fatg.bc"
+        );
+        assert_eq!(
+            device_member_name(b"fatf.o", b"openmp-nvptx64-nvidia-cuda--sm_70"),
+            b"fatf-openmp-nvptx64-nvidia-cuda--sm_70fatf.cubin"
+        );
+        assert_eq!(
+            device_member_name(b"h.obj", b"host-x86_64-unknown-linux-gnu-"),
+            b"h-host-x86_64-unknown-linux-gnu-h.obj"
+        );
+        assert_eq!(stem_and_extension(b".x"), (&b""[..], &b".x"[..]));
+        assert_eq!(stem_and_extension(b"noext"), (&b"noext"[..], &b""[..]));
+    }
+
+    #[test]
+    fn write_and_read_back() {
+        let members = [
+            member(b"short.bin", b"abc"),
+            member(b"a-very-long-member-name.bin", b"defg"),
+            member(b"a-very-long-member-name.bin", b"h"),
+        ];
+        let bytes = write_gnu_archive(&members).unwrap();
+        // Raw blobs are not symbolic files: no symbol table.
+        assert!(bytes.starts_with(b"!<arch>\n//      "));
+        let archive = Archive::parse(&bytes).unwrap();
+        let got: Vec<(&[u8], &[u8])> = archive.members().iter().map(|m| (m.name, m.data)).collect();
+        assert_eq!(
+            got,
+            [
+                (&b"short.bin"[..], &b"abc"[..]),
+                (b"a-very-long-member-name.bin", b"defg"),
+                (b"a-very-long-member-name.bin", b"h"),
+            ]
+        );
+        // The long name is stored once.
+        assert_eq!(
+            bytes
+                .windows(27)
+                .filter(|w| w == b"a-very-long-member-name.bin")
+                .count(),
+            1
+        );
+        assert_eq!(write_gnu_archive(&[]).unwrap(), AR_MAGIC);
+    }
+
+    #[test]
+    fn malformed_archives() {
+        let good = write_gnu_archive(&[member(b"a-long-member-name.o", b"xyz")]).unwrap();
+        for cut in [10, 60, good.len() - 2] {
+            let e = Archive::parse(&good[..cut]).unwrap_err();
+            assert!(e.offset > 0, "{e}");
+        }
+        let mut bad_index = good.clone();
+        let at = bad_index.windows(3).position(|w| w == b"/0 ").unwrap();
+        bad_index[at + 1..at + 3].copy_from_slice(b"90");
+        let e = Archive::parse(&bad_index).unwrap_err();
+        assert!(e.message.contains("long-name index 90"), "{e}");
+        let slash = write_gnu_archive(&[member(b"../x.o", b"1")]).unwrap();
+        let e = Archive::parse(&slash).unwrap_err();
+        assert!(e.message.contains("path separator"), "{e}");
+        assert!(Archive::parse(b"!<thin>\n").is_err());
+        assert!(Archive::parse(b"garbage!").is_err());
+        assert!(Archive::parse(AR_MAGIC).unwrap().members().is_empty());
+    }
+}

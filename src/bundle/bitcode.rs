@@ -1,0 +1,269 @@
+//! The symbols an archive index lists for an LLVM bitcode member, read from the bitcode's
+//! own symbol table (the `SYMTAB_BLOCK`/`STRTAB_BLOCK` pair that clang writes into every
+//! bitcode file since LLVM 5), without parsing the IR.
+//!
+//! LLVM's archive writer (`llvm/lib/Object/ArchiveWriter.cpp`, `getSymbols`) loads a
+//! bitcode member as an `IRObjectFile` and lists every symbol that is global, defined and
+//! not format-specific, in module symbol table order, under its mangled name. The
+//! `irsymtab` stored in the file (`llvm/include/llvm/Object/IRSymtab.h`) is built from the
+//! same module symbol table with the same flags, so it yields the same list.
+//!
+//! Layout read here: the bitstream (`BC` `C0 DE`, optionally inside the `0x0B17C0DE`
+//! wrapper) is walked at the top level only; blocks 23 (`STRTAB`) and 25 (`SYMTAB`) hold
+//! one record each whose single blob operand is the string table and the symbol table.
+//! The symbol table starts with `storage::Header` (little-endian 32-bit words:
+//! `Version, Producer{off,size}, Modules{off,n}, Comdats{off,n}, Symbols{off,n}, …`); a
+//! `storage::Symbol` is 24 bytes: `Name{off,size}, IRName{off,size}, ComdatIndex, Flags`.
+
+/// Bit positions in `storage::Symbol::Flags`.
+const FB_UNDEFINED: u32 = 3;
+const FB_GLOBAL: u32 = 10;
+const FB_FORMAT_SPECIFIC: u32 = 11;
+
+const STRTAB_BLOCK: u64 = 23;
+const SYMTAB_BLOCK: u64 = 25;
+
+/// Whether `data` is LLVM bitcode (raw or wrapped), as LLVM's `identify_magic` decides.
+pub fn is_bitcode(data: &[u8]) -> bool {
+    data.starts_with(b"BC\xc0\xde") || data.starts_with(&[0xde, 0xc0, 0x17, 0x0b])
+}
+
+/// The names an archive symbol table lists for this bitcode file, in order; `None` when
+/// the file carries no symbol table (then LLVM would have to parse the IR).
+pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
+    let stream = unwrap(data)?;
+    let (mut symtab, mut strtab) = (None, None);
+    let mut r = Bits::new(stream);
+    while r.remaining() >= 32 {
+        let code = r.fixed(2)?;
+        if code != 1 {
+            // Anything but a block at the top level: padding or an unknown layout.
+            break;
+        }
+        let block = r.vbr(8)?;
+        let abbrev_width = r.vbr(4)? as u32;
+        r.align32();
+        let words = r.fixed(32)? as usize;
+        let start = r.pos / 8;
+        let end = start
+            .checked_add(words.checked_mul(4).ok_or("block too long")?)
+            .filter(|&e| e <= stream.len())
+            .ok_or_else(|| format!("bitcode block {block} runs past the end of the file"))?;
+        if block == SYMTAB_BLOCK || block == STRTAB_BLOCK {
+            let blob = read_blob_block(&stream[start..end], abbrev_width)?;
+            if block == SYMTAB_BLOCK {
+                symtab = blob;
+            } else {
+                strtab = blob;
+            }
+        }
+        r.pos = end * 8;
+    }
+    let (Some(symtab), Some(strtab)) = (symtab, strtab) else {
+        return Ok(None);
+    };
+    let word = |at: usize| -> Result<usize, String> {
+        symtab
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .ok_or_else(|| "bitcode symbol table is truncated".to_string())
+    };
+    let (first, count) = (word(28)?, word(32)?);
+    let mut names = Vec::with_capacity(count);
+    for i in 0..count {
+        let at = first + i * 24;
+        let (name_off, name_len, flags) = (word(at)?, word(at + 4)?, word(at + 20)? as u32);
+        let global = flags >> FB_GLOBAL & 1 == 1;
+        let undefined = flags >> FB_UNDEFINED & 1 == 1;
+        let format_specific = flags >> FB_FORMAT_SPECIFIC & 1 == 1;
+        if !global || undefined || format_specific {
+            continue;
+        }
+        let name = strtab
+            .get(name_off..name_off + name_len)
+            .ok_or("bitcode symbol name past the end of the string table")?;
+        names.push(name);
+    }
+    Ok(Some(names))
+}
+
+/// The bitstream inside an optional bitcode wrapper header.
+fn unwrap(data: &[u8]) -> Result<&[u8], String> {
+    if data.starts_with(&[0xde, 0xc0, 0x17, 0x0b]) {
+        let word = |at: usize| {
+            data.get(at..at + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        };
+        let (off, size) = (word(8), word(12));
+        return off
+            .zip(size)
+            .and_then(|(o, s)| data.get(o..o.checked_add(s)?))
+            .ok_or_else(|| "bitcode wrapper points past the end of the file".into());
+    }
+    data.get(4..)
+        .filter(|_| data.starts_with(b"BC\xc0\xde"))
+        .ok_or_else(|| "not LLVM bitcode".into())
+}
+
+/// One operand of an abbreviation.
+#[derive(Clone, Copy)]
+enum Op {
+    Literal,
+    Fixed(u32),
+    Vbr(u32),
+    Array,
+    Char6,
+    Blob,
+}
+
+/// The blob of the first record with one (STRTAB_BLOB / SYMTAB_BLOB) in a block body.
+fn read_blob_block(body: &[u8], width: u32) -> Result<Option<&[u8]>, String> {
+    let mut r = Bits::new(body);
+    let mut abbrevs: Vec<Vec<Op>> = Vec::new();
+    while r.remaining() >= width as usize {
+        match r.fixed(width)? {
+            0 => return Ok(None), // END_BLOCK
+            1 => return Err("nested block in a bitcode symbol table".into()),
+            2 => {
+                let n = r.vbr(5)?;
+                let mut ops = Vec::new();
+                for _ in 0..n {
+                    if r.fixed(1)? == 1 {
+                        r.vbr(8)?;
+                        ops.push(Op::Literal);
+                        continue;
+                    }
+                    ops.push(match r.fixed(3)? {
+                        1 => Op::Fixed(r.vbr(5)? as u32),
+                        2 => Op::Vbr(r.vbr(5)? as u32),
+                        3 => Op::Array,
+                        4 => Op::Char6,
+                        5 => Op::Blob,
+                        e => return Err(format!("unknown bitcode operand encoding {e}")),
+                    });
+                }
+                abbrevs.push(ops);
+            }
+            3 => {
+                let _code = r.vbr(6)?;
+                let n = r.vbr(6)?;
+                for _ in 0..n {
+                    r.vbr(6)?;
+                }
+            }
+            id => {
+                let ops = abbrevs
+                    .get(id as usize - 4)
+                    .cloned()
+                    .ok_or("unknown bitcode abbreviation")?;
+                let mut i = 0;
+                while i < ops.len() {
+                    match ops[i] {
+                        Op::Literal => {}
+                        Op::Fixed(w) => {
+                            r.fixed(w)?;
+                        }
+                        Op::Vbr(w) => {
+                            r.vbr(w)?;
+                        }
+                        Op::Char6 => {
+                            r.fixed(6)?;
+                        }
+                        Op::Array => {
+                            let n = r.vbr(6)?;
+                            let elt = *ops.get(i + 1).ok_or("bitcode array without element")?;
+                            for _ in 0..n {
+                                match elt {
+                                    Op::Fixed(w) => drop(r.fixed(w)?),
+                                    Op::Vbr(w) => drop(r.vbr(w)?),
+                                    Op::Char6 => drop(r.fixed(6)?),
+                                    _ => {}
+                                }
+                            }
+                            i += 1;
+                        }
+                        Op::Blob => {
+                            let n = r.vbr(6)? as usize;
+                            r.align32();
+                            let start = r.pos / 8;
+                            let blob = body
+                                .get(start..start.checked_add(n).ok_or("blob too long")?)
+                                .ok_or("bitcode blob past the end of its block")?;
+                            return Ok(Some(blob));
+                        }
+                    }
+                    i += 1;
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A little-endian bit reader.
+struct Bits<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Bits<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        Bits { data, pos: 0 }
+    }
+
+    fn remaining(&self) -> usize {
+        (self.data.len() * 8).saturating_sub(self.pos)
+    }
+
+    fn fixed(&mut self, width: u32) -> Result<u64, String> {
+        if width > 64 || self.remaining() < width as usize {
+            return Err("bitcode ends inside a field".into());
+        }
+        let mut v = 0u64;
+        for i in 0..width as usize {
+            let bit = self.data[(self.pos + i) / 8] >> ((self.pos + i) % 8) & 1;
+            v |= u64::from(bit) << i;
+        }
+        self.pos += width as usize;
+        Ok(v)
+    }
+
+    fn vbr(&mut self, width: u32) -> Result<u64, String> {
+        if width < 2 {
+            return Err("bitcode VBR width below 2".into());
+        }
+        let hi = 1u64 << (width - 1);
+        let mut v = 0u64;
+        let mut shift = 0;
+        loop {
+            let piece = self.fixed(width)?;
+            if shift < 64 {
+                v |= (piece & (hi - 1)) << shift;
+            }
+            if piece & hi == 0 {
+                return Ok(v);
+            }
+            shift += width - 1;
+            if shift > 70 {
+                return Err("bitcode VBR value too long".into());
+            }
+        }
+    }
+
+    fn align32(&mut self) {
+        self.pos = self.pos.div_ceil(32) * 32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_non_bitcode() {
+        assert!(!is_bitcode(b"\x7fELF"));
+        assert!(archive_symbols(b"\x7fELF").is_err());
+        // Magic only: no blocks, no symbol table.
+        assert_eq!(archive_symbols(b"BC\xc0\xde").unwrap(), None);
+    }
+}
