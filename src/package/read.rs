@@ -482,3 +482,263 @@ impl<'data> Entry<'data> {
         self.get("arch").unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(out: &mut Vec<u8>, v: u64) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A version-2 binary with two entries, built by hand from the layout in the
+    /// module docs (not by this crate's writer).
+    fn hand_v2(header: u64) -> Vec<u8> {
+        let mut d = Vec::new();
+        d.extend_from_slice(&MAGIC);
+        d.extend_from_slice(&(if header == 40 { 3u32 } else { 2u32 }).to_le_bytes());
+        le(&mut d, 0); // size, patched below
+        le(&mut d, header);
+        le(&mut d, 2);
+        if header == 40 {
+            le(&mut d, 0); // not compressed
+        }
+        let strings = header + 80;
+        let strtab = strings + 3 * 24;
+        // strtab: "\0arch\0gfx90a\0triple\0amdgcn-amd-amdhsa\0sm_70\0"
+        let tab = b"\0arch\0gfx90a\0triple\0amdgcn-amd-amdhsa\0sm_70\0";
+        let images = (strtab + tab.len() as u64).next_multiple_of(8);
+        // Entry 0: bitcode, HIP (4), two strings, image "AAAA".
+        d.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0]);
+        le(&mut d, strings);
+        le(&mut d, 2);
+        le(&mut d, images);
+        le(&mut d, 4);
+        // Entry 1: cubin, CUDA, one string, image "BBBBBB" right after the first.
+        d.extend_from_slice(&[3, 0, 2, 0, 0, 0, 0, 0]);
+        le(&mut d, strings + 48);
+        le(&mut d, 1);
+        le(&mut d, images + 4);
+        le(&mut d, 6);
+        for (k, v, n) in [(1, 6, 6), (13, 20, 17), (1, 38, 5)] {
+            le(&mut d, strtab + k);
+            le(&mut d, strtab + v);
+            le(&mut d, n);
+        }
+        d.extend_from_slice(tab);
+        d.resize(images as usize, 0);
+        d.extend_from_slice(b"AAAABBBBBB");
+        d.resize(d.len().next_multiple_of(8), 0);
+        let size = d.len() as u64;
+        d[8..16].copy_from_slice(&size.to_le_bytes());
+        d
+    }
+
+    fn check_two_entries(bin: &OffloadBinary<'_>) {
+        assert_eq!(bin.entry_count(), 2);
+        let e: Vec<_> = bin.entries().collect();
+        assert_eq!(e[0].image(), b"AAAA");
+        assert_eq!(e[0].arch(), b"gfx90a");
+        assert_eq!(e[0].triple(), b"amdgcn-amd-amdhsa");
+        assert_eq!(
+            e[0].image_kind().kind(),
+            Some(crate::package::ImageKind::Bitcode)
+        );
+        assert_eq!(
+            e[0].offload_kind().from_llvm21(),
+            Some(crate::package::OffloadKind::Hip)
+        );
+        assert_eq!(e[1].image(), b"BBBBBB");
+        assert_eq!(e[1].arch(), b"sm_70");
+        assert_eq!(e[1].triple(), b"");
+        assert_eq!(e[1].strings().count(), 1);
+    }
+
+    #[test]
+    fn hand_built_v2_and_uncompressed_v3() {
+        let v2 = hand_v2(32);
+        let bin = OffloadBinary::parse(&v2).unwrap();
+        assert_eq!(bin.version(), 2);
+        check_two_entries(&bin);
+        let v3 = hand_v2(40);
+        let bin = OffloadBinary::parse(&v3).unwrap();
+        assert_eq!(bin.version(), 3);
+        check_two_entries(&bin);
+        assert!(!is_compressed(&v3));
+    }
+
+    /// A compressed v3 binary as spec B.3 describes LLVM's writer: the header with
+    /// size = 40 + payload and the inflated size, the payload, zero padding to 8.
+    fn compress(v3: &[u8], zstd: bool) -> Vec<u8> {
+        use std::io::Write;
+        let body = &v3[40..];
+        let payload = if zstd {
+            zstd::bulk::compress(body, 3).unwrap()
+        } else {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+            e.write_all(body).unwrap();
+            e.finish().unwrap()
+        };
+        let mut d = v3[..40].to_vec();
+        d[8..16].copy_from_slice(&(40 + payload.len() as u64).to_le_bytes());
+        d[32..40].copy_from_slice(&(v3.len() as u64).to_le_bytes());
+        d.extend_from_slice(&payload);
+        d.resize(d.len().next_multiple_of(8), 0);
+        d
+    }
+
+    #[test]
+    fn compressed_v3_zstd_and_zlib() {
+        let v3 = hand_v2(40);
+        for zstd in [true, false] {
+            let c = compress(&v3, zstd);
+            assert!(is_compressed(&c));
+            assert_eq!(
+                OffloadBinary::parse(&c).unwrap_err().kind,
+                ReadErrorKind::Compressed
+            );
+            let d = decompress(&c).unwrap();
+            assert_eq!(d, v3, "zstd={zstd}");
+            check_two_entries(&OffloadBinary::parse(&d).unwrap());
+            // The scan inflates it and steps over its padding to a following binary.
+            let mut two = c.clone();
+            two.extend_from_slice(&hand_v2(32));
+            let found = crate::package::scan(&two, "c.bin").unwrap();
+            assert_eq!(found.len(), 2);
+            assert_eq!(found[1].offset, c.len() as u64);
+            check_two_entries(&found[0].binary());
+            // Announcing a different inflated size is an error, not a short or long buffer.
+            let mut wrong = c.clone();
+            wrong[32..40].copy_from_slice(&(v3.len() as u64 + 1).to_le_bytes());
+            assert!(matches!(
+                decompress(&wrong).unwrap_err().kind,
+                ReadErrorKind::InflatedSize { .. }
+            ));
+            wrong[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+            assert!(decompress(&wrong).is_err());
+            let mut garbage = c.clone();
+            for b in &mut garbage[44..c.len() - 8] {
+                *b ^= 0x5a;
+            }
+            assert!(decompress(&garbage).is_err());
+        }
+    }
+
+    fn v1() -> Vec<u8> {
+        use crate::package::{ImageKind, LlvmVersion, OffloadKind, write::Image, write_v1};
+        let img = Image::new(
+            ImageKind::Object,
+            OffloadKind::Cuda,
+            LlvmVersion::LLVM22,
+            b"0123456789",
+        )
+        .unwrap()
+        .string("triple", "nvptx64-nvidia-cuda")
+        .string("arch", "sm_90");
+        write_v1(&img).unwrap()
+    }
+
+    fn kind(d: &[u8]) -> ReadErrorKind {
+        OffloadBinary::parse(d).unwrap_err().kind
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors() {
+        let good = v1();
+        OffloadBinary::parse(&good).unwrap();
+        // Every truncation.
+        for n in 0..good.len() {
+            assert!(OffloadBinary::parse(&good[..n]).is_err(), "prefix {n}");
+        }
+        let set = |at: usize, v: u64| {
+            let mut d = good.clone();
+            d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            d
+        };
+        for version in [0u32, 4, 99] {
+            let mut d = good.clone();
+            d[4..8].copy_from_slice(&version.to_le_bytes());
+            assert_eq!(kind(&d), ReadErrorKind::UnsupportedVersion(version));
+        }
+        assert!(matches!(
+            kind(&set(8, 1 << 40)),
+            ReadErrorKind::BadSize { .. }
+        ));
+        assert!(matches!(kind(&set(8, 8)), ReadErrorKind::BadSize { .. }));
+        let mut longer = good.clone();
+        longer.extend_from_slice(&[0; 4]);
+        longer[8..16].copy_from_slice(&(good.len() as u64 + 4).to_le_bytes());
+        assert!(matches!(kind(&longer), ReadErrorKind::Misaligned { .. }));
+        assert!(matches!(
+            kind(&set(16, 33)),
+            ReadErrorKind::Misaligned { .. }
+        ));
+        assert!(matches!(
+            kind(&set(16, 1 << 20)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(24, u64::MAX)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        // Entry fields: string offset 40, count 48, image offset 56, image size 64.
+        assert!(matches!(
+            kind(&set(40, 76)),
+            ReadErrorKind::Misaligned { .. }
+        ));
+        assert!(matches!(
+            kind(&set(40, u64::MAX - 7)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(48, u64::MAX / 2)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(56, u64::MAX)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(64, 1 << 33)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        // A key offset past the end, and one whose string has no NUL before the end.
+        assert!(matches!(
+            kind(&set(72, 1 << 30)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        let last = good.len() as u64 - 1;
+        let mut d = set(72, last - 2);
+        let n = d.len();
+        d[n - 3..].copy_from_slice(b"xyz");
+        assert_eq!(
+            OffloadBinary::parse(&d).unwrap_err(),
+            ReadError::new(
+                ReadErrorKind::UnterminatedString { field: "key" },
+                72,
+                Some(0)
+            )
+        );
+        let mut magic = good.clone();
+        magic[3] = 0;
+        assert_eq!(kind(&magic), ReadErrorKind::BadMagic);
+    }
+
+    #[test]
+    fn every_single_byte_corruption_is_handled() {
+        for good in [v1(), hand_v2(32), hand_v2(40)] {
+            for at in 0..good.len() {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut d = good.clone();
+                    d[at] ^= x;
+                    if let Ok(bin) = OffloadBinary::parse(&d) {
+                        for e in bin.entries() {
+                            let _ = (e.strings().count(), e.image().len(), e.arch());
+                        }
+                    }
+                    let _ = crate::package::scan(&d, "fuzz");
+                }
+            }
+        }
+    }
+}
