@@ -74,6 +74,7 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
     let mut name_pos: Vec<(&str, usize)> = Vec::new();
     let mut headers = Vec::with_capacity(members.len());
     let mut symbols = Vec::with_capacity(members.len());
+    let mut has_object = false;
     for (name, data) in members {
         let mut h = Vec::with_capacity(60);
         if name.len() < 16 && !name.contains('/') {
@@ -93,12 +94,12 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
         }
         rest_of_header(&mut h, "644", data.len() as u64);
         headers.push(h);
-        symbols.push(
-            member_symbols(data).map_err(|message| ArchiveError::Symbols {
-                member: (*name).to_owned(),
-                message,
-            })?,
-        );
+        let syms = member_symbols(data).map_err(|message| ArchiveError::Symbols {
+            member: (*name).to_owned(),
+            message,
+        })?;
+        has_object |= syms.is_some();
+        symbols.push(syms.unwrap_or_default());
     }
     let mut name_table = Vec::new();
     if !names.is_empty() {
@@ -112,9 +113,15 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
         }
     }
     let num_syms: usize = symbols.iter().map(Vec::len).sum();
-    let sym_names: usize = symbols.iter().flatten().map(|s| s.len() + 1).sum();
+    let mut sym_names: usize = symbols.iter().flatten().map(|s| s.len() + 1).sum();
+    // An object without symbols still gets a table: LLVM writes three NULs as its
+    // names ("to satisfy Solaris tools").
+    let empty_names = has_object && sym_names == 0;
+    if empty_names {
+        sym_names = 3;
+    }
     let mut symtab = Vec::new();
-    if num_syms > 0 {
+    if has_object {
         let raw = 4 + 4 * num_syms + sym_names;
         let size = raw + raw % 2;
         let mut pos = 8 + 60 + size as u64 + name_table.len() as u64;
@@ -134,6 +141,9 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
             symtab.extend_from_slice(s);
             symtab.push(0);
         }
+        if empty_names {
+            symtab.extend_from_slice(&[0; 3]);
+        }
         if raw % 2 == 1 {
             symtab.push(0);
         }
@@ -151,23 +161,26 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
     Ok(out)
 }
 
-/// The archive symbols a member defines, in LLVM's order.
-pub fn member_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+/// The archive symbols a member defines, in LLVM's order; `None` when the member
+/// is not a symbolic file (LLVM writes a symbol table, possibly empty, as soon as
+/// one member is an object or bitcode file).
+pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
     if data.starts_with(b"\x7fELF") && data.len() >= 18 {
-        let (high, low) = if data[5] == 2 { (16, 17) } else { (17, 16) };
-        let is_elf_object = data[high] == 0 && matches!(data[low], 1..=3);
-        if !is_elf_object {
-            return Ok(Vec::new());
-        }
         let r = if data[4] == 2 {
             elf_symbols::<elf::FileHeader64<Endianness>>(data)
         } else {
             elf_symbols::<elf::FileHeader32<Endianness>>(data)
         };
-        return r.map_err(|e| e.to_string());
+        return r.map(Some).map_err(|e| e.to_string());
     }
     if data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b") {
-        return bitcode::symbols(data);
+        // Bitcode LLVM cannot read is archived without symbols (LLVM's "best-effort
+        // forwards compatibility"); our reader's structural errors are treated alike.
+        return match bitcode::symbols(data) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.starts_with("bitcode without a symbol table") => Err(e),
+            Err(_) => Ok(Some(Vec::new())),
+        };
     }
     const MACHO: [[u8; 4]; 4] = [
         [0xfe, 0xed, 0xfa, 0xce],
@@ -181,7 +194,7 @@ pub fn member_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     if other_object {
         return Err("only ELF and bitcode members are supported in archives".into());
     }
-    Ok(Vec::new())
+    Ok(None)
 }
 
 fn elf_symbols<H: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<Vec<Vec<u8>>> {
@@ -215,6 +228,7 @@ fn elf_symbols<H: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Resul
 /// `STRTAB_BLOCK` blobs at the top level of a bitcode file, and of `irsymtab` to
 /// list its symbols.
 mod bitcode {
+    const MODULE_BLOCK: u64 = 8;
     const SYMTAB_BLOCK: u64 = 25;
     const STRTAB_BLOCK: u64 = 23;
     const FB_UNDEFINED: u32 = 1 << 3;
@@ -373,7 +387,8 @@ mod bitcode {
             .ok_or_else(|| "symbol table truncated".to_owned())
     }
 
-    /// The defined, global, not format-specific symbols of a bitcode file.
+    /// The defined, global, not format-specific symbols of a bitcode file (none when
+    /// the bitstream holds no module, which LLVM cannot read either).
     pub fn symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         let data = if data.starts_with(b"\xde\xc0\x17\x0b") {
             let off = word(data, 8)? as usize;
@@ -384,7 +399,7 @@ mod bitcode {
             data
         };
         let mut b = Bits { data, pos: 32 };
-        let (mut symtab, mut strtab) = (None, None);
+        let (mut symtab, mut strtab, mut module) = (None, None, false);
         let total = data.len() as u64 * 8;
         while b.pos + 32 <= total {
             if b.read(2)? != 1 {
@@ -395,6 +410,7 @@ mod bitcode {
             b.align32();
             let words = b.read(32)?;
             let end = b.pos + words * 32;
+            module |= id == MODULE_BLOCK;
             if id == SYMTAB_BLOCK || id == STRTAB_BLOCK {
                 let blob = block_blob(&mut b, width)?;
                 if id == SYMTAB_BLOCK {
@@ -406,6 +422,10 @@ mod bitcode {
             b.pos = end;
         }
         let (Some(symtab), Some(strtab)) = (symtab, strtab) else {
+            if !module {
+                // LLVM cannot read it either and archives it as a blob without symbols.
+                return Ok(Vec::new());
+            }
             return Err("bitcode without a symbol table (SYMTAB_BLOCK) is not supported".into());
         };
         let sym_offset = word(symtab, 28)? as usize;
@@ -451,12 +471,14 @@ mod tests {
     }
 
     #[test]
-    fn garbage_bitcode_is_an_error_not_a_panic() {
+    fn unreadable_bitcode_has_no_symbols_and_no_panic() {
         for n in 0..64 {
             let mut data = b"BC\xc0\xde".to_vec();
             data.extend((0..n).map(|i| (i * 37 + 11) as u8));
-            assert!(member_symbols(&data).is_err());
+            assert_eq!(member_symbols(&data), Ok(Some(Vec::new())));
         }
-        assert!(member_symbols(b"\xde\xc0\x17\x0b\0\0\0\0\xff\xff\xff\xff\x10\0\0\0").is_err());
+        let wrapped = b"\xde\xc0\x17\x0b\0\0\0\0\xff\xff\xff\xff\x10\0\0\0";
+        assert_eq!(member_symbols(wrapped), Ok(Some(Vec::new())));
+        assert_eq!(member_symbols(b"text"), Ok(None));
     }
 }

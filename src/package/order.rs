@@ -175,7 +175,7 @@ impl State {
         h[1] = h[1].wrapping_add(h[3]).wrapping_add(fetch64(s, 40));
         h[2] = rotate(h[2].wrapping_add(h[5]), 33).wrapping_mul(K1);
         h[3] = h[4].wrapping_mul(K1);
-        h[4] = h[0].wrapping_add(h[2]);
+        h[4] = h[0].wrapping_add(h[5]);
         let (mut a, mut b) = (h[3], h[4]);
         State::mix_32(s, &mut a, &mut b);
         h[3] = a;
