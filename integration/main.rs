@@ -1,4 +1,4 @@
-//! Integration tests of the `offload-bundler` binary.
+//! Integration tests of the `offload-bundler` and `offload-packager` binaries.
 //!
 //! - `bundler_diff`: the same argument lists run by LLVM 19's and LLVM 22's
 //!   `clang-offload-bundler` and by ours, each in its own directory; exit status, stdout, stderr
@@ -13,6 +13,11 @@
 //!   llvm-objcopy's, read back by LLVM 19 and 22, and linked by a real HIP `-fgpu-rdc` link.
 //! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
 //!   must report one clean error line.
+//! - `packager_diff`: `offload-packager` against clang-offload-packager 19 and
+//!   llvm-offload-binary 22 (package bytes, extracted files and names, `--archive`,
+//!   errors), `llvm-objdump --offloading` on our output, and our reader on clang 19
+//!   HIP objects and `ld -r` of them.
+//! - `packager_malformed`: malformed offload binaries: one clean error line, no output.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -27,4 +32,6 @@ mod bundler_diff;
 mod bundler_malformed;
 mod fatobj_diff;
 mod objects_fixtures;
+mod packager_diff;
+mod packager_malformed;
 mod support;

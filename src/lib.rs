@@ -61,10 +61,12 @@
 //!
 //! - [`id`]: entry IDs (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), target IDs,
 //!   the AMDGPU processor table, triples, compatibility rules.
-//! - [`bundle`]: the clang-offload-bundler formats (binary, text, fat objects,
+//! - [`bundle`]: the clang-offload-bundler formats (binary, text, compressed, fat objects,
 //!   device archives) and LLVM's listing order.
+//! - [`package`]: offload binaries (clang-offload-packager / llvm-offload-binary),
+//!   and finding them in objects and archives.
 //! - [`fileio`]: mapped inputs and atomically written outputs.
-//! - [`cli`]: the command-line tools (`offload-bundler`).
+//! - [`cli`]: the command-line tools (`offload-bundler`, `offload-packager`).
 //!
 //! # Trust
 //!
@@ -77,3 +79,4 @@ pub mod bundle;
 pub mod cli;
 pub mod fileio;
 pub mod id;
+pub mod package;

@@ -72,6 +72,10 @@ pub struct Parsed {
     pub help: bool,
     /// `--version` was given.
     pub version: bool,
+    /// The help asked for is the uncategorized list (`--help-list`, `--help-list-hidden`).
+    pub help_list: bool,
+    /// Positional arguments, in order (see [`parse_with_positional`]).
+    pub positional: Vec<String>,
 }
 
 impl Parsed {
@@ -243,7 +247,24 @@ pub fn program_name(argv0: &str) -> &str {
 /// Parses `args` (without argv\[0\]) against `opts`. `suggest` lists the names that
 /// may be offered in "Did you mean" hints, in the order they are tried.
 pub fn parse(argv0: &str, args: &[String], opts: &[Opt], suggest: &[&str]) -> Parsed {
+    parse_with_positional(argv0, args, opts, suggest, 0)
+}
+
+/// Like [`parse`], for a tool with one optional positional option
+/// (`cl::opt<…>(cl::Positional)`) taking at most `max_positional` values. Extra
+/// positional arguments are reported after every other error, as LLVM does:
+/// `<program>: Too many positional arguments specified!` and
+/// `Can specify at most N positional arguments: See: <argv0> --help`.
+/// With `max_positional == 0` every positional argument is an unknown argument.
+pub fn parse_with_positional(
+    argv0: &str,
+    args: &[String],
+    opts: &[Opt],
+    suggest: &[&str],
+    max_positional: usize,
+) -> Parsed {
     let prog = program_name(argv0);
+    let mut too_many = false;
     let mut p = Parsed::default();
     let find = |name: &str| opts.iter().find(|o| o.name == name);
     let mut i = 0;
@@ -260,6 +281,14 @@ pub fn parse(argv0: &str, args: &[String], opts: &[Opt], suggest: &[&str]) -> Pa
             Some(arg.strip_prefix("--").unwrap_or(&arg[1..]))
         };
         let Some(body) = stripped else {
+            if max_positional > 0 {
+                if p.positional.len() < max_positional {
+                    p.positional.push(arg.clone());
+                } else {
+                    too_many = true;
+                }
+                continue;
+            }
             let _ = write!(
                 p.errors_line(),
                 "{prog}: Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
@@ -273,6 +302,7 @@ pub fn parse(argv0: &str, args: &[String], opts: &[Opt], suggest: &[&str]) -> Pa
         match name {
             "help" | "help-list" | "help-hidden" | "help-list-hidden" => {
                 p.help = true;
+                p.help_list = name.starts_with("help-list");
                 return p;
             }
             "version" => {
@@ -340,6 +370,13 @@ pub fn parse(argv0: &str, args: &[String], opts: &[Opt], suggest: &[&str]) -> Pa
             continue;
         }
         p.values.entry(opt.name).or_default().push(value);
+    }
+    if too_many {
+        p.errors
+            .push(format!("{prog}: Too many positional arguments specified!"));
+        p.errors.push(format!(
+            "Can specify at most {max_positional} positional arguments: See: {argv0} --help"
+        ));
     }
     for opt in opts.iter().filter(|o| o.required) {
         if p.occurrences(opt.name) == 0 {

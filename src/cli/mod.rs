@@ -1,6 +1,10 @@
 //! Command-line front ends. Each tool is a `run` function over argument strings and
 //! output streams, so the binaries in `src/bin/` stay a few lines long and the tools
 //! can be tested in-process.
+//!
+//! - [`bundler`]: `offload-bundler` (clang-offload-bundler).
+//! - [`packager`]: `offload-packager` (clang-offload-packager, llvm-offload-binary).
 
 pub mod bundler;
 pub mod cl;
+pub mod packager;

@@ -1,0 +1,49 @@
+//! Offload binaries: the container of clang-offload-packager (LLVM 15–22) and
+//! llvm-offload-binary (LLVM 22 on), which the new offload driver embeds in
+//! `.llvm.offloading` sections.
+//!
+//! An offload binary (magic `10 FF 10 AD`) holds one image (version 1) or several
+//! (versions 2 and 3), each with an image kind, an offload kind and a string map
+//! (`triple`, `arch`, …). Binaries are concatenated, each 8-byte aligned.
+//!
+//! - [`raw`]: layout constants, [`ImageKind`], [`OffloadKind`] and the two
+//!   offload-kind numberings ([`LlvmVersion`]).
+//! - [`read`]: [`OffloadBinary::parse`] over borrowed bytes, [`decompress`] for
+//!   compressed version-3 binaries.
+//! - [`write`]: version 1 (default) and version 2 writers, byte-identical to LLVM.
+//! - [`strtab`] and [`order`]: LLVM's string-table builder and the `DenseMap`
+//!   order in which the packager writes string entries.
+//! - [`scan`]: finding binaries in ELF and COFF objects, archives and raw files.
+//! - [`archive`]: the deterministic GNU archive `--archive` extraction writes.
+//!
+//! ```
+//! use offload_build::package::{Image, ImageKind, LlvmVersion, OffloadBinary, OffloadKind, write_v1};
+//! let image = Image::new(ImageKind::Bitcode, OffloadKind::Hip, LlvmVersion::LLVM19, b"BC\xc0\xde")?
+//!     .string("triple", "amdgcn-amd-amdhsa")
+//!     .string("arch", "gfx90a");
+//! let bytes = write_v1(&image)?;
+//! let binary = OffloadBinary::parse(&bytes)?;
+//! let entry = binary.entry(0).unwrap();
+//! assert_eq!(entry.arch(), b"gfx90a");
+//! // HIP is 3 in LLVM 19's numbering, 4 from LLVM 21: the reader reports both readings.
+//! assert_eq!(entry.offload_kind().raw(), 3);
+//! assert_eq!(entry.offload_kind().up_to_llvm20(), Some(OffloadKind::Hip));
+//! assert_eq!(entry.offload_kind().from_llvm21(), None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod archive;
+pub mod order;
+pub mod raw;
+pub mod read;
+pub mod scan;
+pub mod strtab;
+pub mod write;
+
+mod error;
+
+pub use error::{ReadError, ReadErrorKind, WriteError};
+pub use raw::{ImageKind, ImageKindValue, LlvmVersion, OffloadKind, OffloadKindValue};
+pub use read::{Entry, OffloadBinary, decompress, is_compressed};
+pub use scan::{Container, Found, ScanError, ScanErrorKind, scan};
+pub use write::{FormatVersion, Image, write, write_v1, write_v2};

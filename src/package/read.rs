@@ -1,0 +1,744 @@
+//! Zero-copy reader of one offload binary (versions 1 to 3), and decompression of
+//! compressed version-3 binaries.
+//!
+//! [`OffloadBinary::parse`] checks every size and offset before anything is read
+//! through it, so the accessors of [`Entry`] cannot fail. It is stricter than
+//! LLVM's reader where LLVM reads out of bounds or misaligned structures:
+//!
+//! - images, string entries and strings must lie inside the binary (LLVM checks only
+//!   that offsets start inside the input);
+//! - the total size of an uncompressed binary, the entries offset and each entry's
+//!   string-entry offset must be multiples of 8, as every writer makes them (LLVM
+//!   casts them to structs requiring that alignment).
+//!
+//! The input does not need to be aligned in memory: fields are read bytewise.
+
+use std::io::Read;
+
+use super::error::{ReadError, ReadErrorKind};
+use super::raw::{
+    ENTRY_SIZE, HEADER_SIZE, HEADER_SIZE_V3, ImageKindValue, MAGIC, NEWEST_VERSION,
+    OffloadKindValue, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
+};
+
+pub(crate) fn u16_at(d: &[u8], at: u64) -> u16 {
+    let at = at as usize;
+    u16::from_le_bytes([d[at], d[at + 1]])
+}
+
+pub(crate) fn u32_at(d: &[u8], at: u64) -> u32 {
+    let at = at as usize;
+    u32::from_le_bytes(d[at..at + 4].try_into().expect("4 bytes"))
+}
+
+pub(crate) fn u64_at(d: &[u8], at: u64) -> u64 {
+    let at = at as usize;
+    u64::from_le_bytes(d[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The header fields every version shares, read after checking magic, version and length.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Header {
+    pub version: u32,
+    pub size: u64,
+    pub entries_offset: u64,
+    /// Entry size (v1) or entry count (v2, v3).
+    pub word3: u64,
+    /// v3 only; 0 otherwise.
+    pub inflated_size: u64,
+}
+
+impl Header {
+    pub(crate) fn header_size(version: u32) -> u64 {
+        if version >= 3 {
+            HEADER_SIZE_V3
+        } else {
+            HEADER_SIZE
+        }
+    }
+
+    /// Reads and checks magic, version, header length and total size.
+    pub(crate) fn read(input: &[u8]) -> Result<Header, ReadError> {
+        let len = input.len() as u64;
+        let err = |kind| ReadError::new(kind, 0, None);
+        if len < 8 {
+            if !MAGIC.starts_with(&input[..input.len().min(4)]) {
+                return Err(err(ReadErrorKind::BadMagic));
+            }
+            return Err(err(ReadErrorKind::Truncated {
+                field: "header",
+                needed: HEADER_SIZE,
+                available: len,
+            }));
+        }
+        if input[..4] != MAGIC {
+            return Err(err(ReadErrorKind::BadMagic));
+        }
+        let version = u32_at(input, 4);
+        if version == 0 || version > NEWEST_VERSION {
+            return Err(err(ReadErrorKind::UnsupportedVersion(version)));
+        }
+        let header_size = Header::header_size(version);
+        if len < header_size {
+            return Err(err(ReadErrorKind::Truncated {
+                field: "header",
+                needed: header_size,
+                available: len,
+            }));
+        }
+        let h = Header {
+            version,
+            size: u64_at(input, 8),
+            entries_offset: u64_at(input, 16),
+            word3: u64_at(input, 24),
+            inflated_size: if version >= 3 { u64_at(input, 32) } else { 0 },
+        };
+        if h.size > len || h.size < header_size {
+            return Err(err(ReadErrorKind::BadSize {
+                size: h.size,
+                available: len,
+            }));
+        }
+        Ok(h)
+    }
+
+    pub(crate) fn is_compressed(&self) -> bool {
+        self.version >= 3 && self.inflated_size != 0
+    }
+}
+
+/// Whether `input` starts with a compressed (version 3) offload binary header.
+pub fn is_compressed(input: &[u8]) -> bool {
+    Header::read(input).is_ok_and(|h| h.is_compressed())
+}
+
+/// Decompresses the compressed version-3 binary at the start of `input` (zstd when
+/// the payload starts with zstd's magic, zlib otherwise, as LLVM decides) and
+/// returns the uncompressed binary, whose header has the inflated size as total
+/// size and 0 as inflated size. The output grows with the data actually
+/// decompressed, never beyond the size the header announces.
+pub fn decompress(input: &[u8]) -> Result<Vec<u8>, ReadError> {
+    let h = Header::read(input)?;
+    if !h.is_compressed() {
+        return Ok(input[..h.size as usize].to_vec());
+    }
+    let header_size = HEADER_SIZE_V3;
+    if h.entries_offset < header_size || h.entries_offset > h.size {
+        return Err(ReadError::new(
+            ReadErrorKind::OutOfRange {
+                field: "compressed payload",
+                offset: h.entries_offset,
+                size: h.size.saturating_sub(h.entries_offset),
+                limit: h.size,
+            },
+            16,
+            None,
+        ));
+    }
+    if h.inflated_size < h.entries_offset {
+        return Err(ReadError::new(
+            ReadErrorKind::BadSize {
+                size: h.inflated_size,
+                available: h.entries_offset,
+            },
+            32,
+            None,
+        ));
+    }
+    let payload = &input[h.entries_offset as usize..h.size as usize];
+    let body_size = h.inflated_size - h.entries_offset;
+    let mut body = Vec::with_capacity(body_size.min(payload.len() as u64 * 4) as usize);
+    let limit = body_size.saturating_add(1);
+    let result = if payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(&mut body))
+    } else {
+        flate2::read::ZlibDecoder::new(payload)
+            .take(limit)
+            .read_to_end(&mut body)
+    };
+    if let Err(e) = result {
+        return Err(ReadError::new(
+            ReadErrorKind::Decompression(e.to_string()),
+            h.entries_offset,
+            None,
+        ));
+    }
+    if body.len() as u64 != body_size {
+        return Err(ReadError::new(
+            ReadErrorKind::InflatedSize {
+                expected: body_size,
+                found: body.len() as u64,
+            },
+            h.entries_offset,
+            None,
+        ));
+    }
+    let mut out = Vec::with_capacity(h.entries_offset as usize + body.len());
+    out.extend_from_slice(&input[..h.entries_offset as usize]);
+    out[8..16].copy_from_slice(&h.inflated_size.to_le_bytes());
+    out[32..40].copy_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// One parsed, validated offload binary borrowed from its input.
+#[derive(Clone, Copy, Debug)]
+pub struct OffloadBinary<'data> {
+    data: &'data [u8],
+    version: u32,
+    entries_offset: u64,
+    entry_count: u64,
+}
+
+impl<'data> OffloadBinary<'data> {
+    /// Parses the binary at the start of `input` (which may continue past it) and
+    /// checks all its offsets. Compressed binaries are refused with
+    /// [`ReadErrorKind::Compressed`]: pass them through [`decompress`] first.
+    pub fn parse(input: &'data [u8]) -> Result<OffloadBinary<'data>, ReadError> {
+        let h = Header::read(input)?;
+        if h.is_compressed() {
+            return Err(ReadError::new(ReadErrorKind::Compressed, 32, None));
+        }
+        let data = &input[..h.size as usize];
+        let size = h.size;
+        if size % 8 != 0 {
+            return Err(ReadError::new(
+                ReadErrorKind::Misaligned {
+                    field: "total size",
+                    value: size,
+                },
+                8,
+                None,
+            ));
+        }
+        let entry_count = if h.version == 1 { 1 } else { h.word3 };
+        if h.version == 1 && h.word3 > size - HEADER_SIZE {
+            return Err(ReadError::new(
+                ReadErrorKind::OutOfRange {
+                    field: "entry",
+                    offset: h.entries_offset,
+                    size: h.word3,
+                    limit: size,
+                },
+                24,
+                None,
+            ));
+        }
+        if h.entries_offset % 8 != 0 {
+            return Err(ReadError::new(
+                ReadErrorKind::Misaligned {
+                    field: "entries offset",
+                    value: h.entries_offset,
+                },
+                16,
+                None,
+            ));
+        }
+        check_range(
+            "entries",
+            h.entries_offset,
+            entry_count.checked_mul(ENTRY_SIZE),
+            size,
+            16,
+            None,
+        )?;
+        let bin = OffloadBinary {
+            data,
+            version: h.version,
+            entries_offset: h.entries_offset,
+            entry_count,
+        };
+        for i in 0..entry_count {
+            bin.check_entry(i)?;
+        }
+        Ok(bin)
+    }
+
+    fn string_entry_size(&self) -> u64 {
+        if self.version == 1 {
+            STRING_ENTRY_SIZE_V1
+        } else {
+            STRING_ENTRY_SIZE_V2
+        }
+    }
+
+    fn check_entry(&self, index: u64) -> Result<(), ReadError> {
+        let d = self.data;
+        let size = d.len() as u64;
+        let at = self.entries_offset + index * ENTRY_SIZE;
+        let e = Some(index);
+        let string_offset = u64_at(d, at + 8);
+        let num_strings = u64_at(d, at + 16);
+        let image_offset = u64_at(d, at + 24);
+        let image_size = u64_at(d, at + 32);
+        check_range("image", image_offset, Some(image_size), size, at + 24, e)?;
+        if string_offset % 8 != 0 {
+            return Err(ReadError::new(
+                ReadErrorKind::Misaligned {
+                    field: "string entries offset",
+                    value: string_offset,
+                },
+                at + 8,
+                e,
+            ));
+        }
+        let ses = self.string_entry_size();
+        check_range(
+            "string entries",
+            string_offset,
+            num_strings.checked_mul(ses),
+            size,
+            at + 8,
+            e,
+        )?;
+        for s in 0..num_strings {
+            let se = string_offset + s * ses;
+            c_string(d, u64_at(d, se), "key").map_err(|k| ReadError::new(k, se, e))?;
+            if self.version == 1 {
+                c_string(d, u64_at(d, se + 8), "value")
+                    .map_err(|k| ReadError::new(k, se + 8, e))?;
+            } else {
+                check_range(
+                    "value",
+                    u64_at(d, se + 8),
+                    Some(u64_at(d, se + 16)),
+                    size,
+                    se + 8,
+                    e,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The layout version (1 to 3).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The total size from the header: the bytes this binary covers in its input.
+    pub fn size(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// The binary's bytes.
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// The number of entries (1 for version 1).
+    pub fn entry_count(&self) -> u64 {
+        self.entry_count
+    }
+
+    /// The entries, in stored order.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = Entry<'data>> + '_ {
+        (0..self.entry_count as usize).map(|i| self.entry_unchecked(i as u64))
+    }
+
+    /// The entry at `index`, if there is one.
+    pub fn entry(&self, index: u64) -> Option<Entry<'data>> {
+        (index < self.entry_count).then(|| self.entry_unchecked(index))
+    }
+
+    fn entry_unchecked(&self, index: u64) -> Entry<'data> {
+        let d = self.data;
+        let at = self.entries_offset + index * ENTRY_SIZE;
+        let image_offset = u64_at(d, at + 24) as usize;
+        let image_size = u64_at(d, at + 32) as usize;
+        Entry {
+            data: d,
+            version: self.version,
+            index,
+            image_kind: ImageKindValue(u16_at(d, at)),
+            offload_kind: OffloadKindValue(u16_at(d, at + 2)),
+            flags: u32_at(d, at + 4),
+            string_offset: u64_at(d, at + 8),
+            num_strings: u64_at(d, at + 16),
+            image: &d[image_offset..image_offset + image_size],
+        }
+    }
+}
+
+fn check_range(
+    field: &'static str,
+    offset: u64,
+    size: Option<u64>,
+    limit: u64,
+    at: u64,
+    entry: Option<u64>,
+) -> Result<(), ReadError> {
+    let fits = size
+        .and_then(|s| offset.checked_add(s))
+        .is_some_and(|end| end <= limit);
+    if fits {
+        return Ok(());
+    }
+    Err(ReadError::new(
+        ReadErrorKind::OutOfRange {
+            field,
+            offset,
+            size: size.unwrap_or(u64::MAX),
+            limit,
+        },
+        at,
+        entry,
+    ))
+}
+
+/// The NUL-terminated string at `offset` (without its NUL).
+fn c_string<'d>(d: &'d [u8], offset: u64, field: &'static str) -> Result<&'d [u8], ReadErrorKind> {
+    if offset >= d.len() as u64 {
+        return Err(ReadErrorKind::OutOfRange {
+            field,
+            offset,
+            size: 1,
+            limit: d.len() as u64,
+        });
+    }
+    let rest = &d[offset as usize..];
+    match rest.iter().position(|&b| b == 0) {
+        Some(n) => Ok(&rest[..n]),
+        None => Err(ReadErrorKind::UnterminatedString { field }),
+    }
+}
+
+/// One image of an offload binary with its kinds and string map.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'data> {
+    data: &'data [u8],
+    version: u32,
+    index: u64,
+    image_kind: ImageKindValue,
+    offload_kind: OffloadKindValue,
+    flags: u32,
+    string_offset: u64,
+    num_strings: u64,
+    image: &'data [u8],
+}
+
+impl<'data> Entry<'data> {
+    /// Zero-based index of the entry in its binary.
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// The image kind as stored.
+    pub fn image_kind(&self) -> ImageKindValue {
+        self.image_kind
+    }
+
+    /// The offload kind as stored (see [`OffloadKindValue`] for its two readings).
+    pub fn offload_kind(&self) -> OffloadKindValue {
+        self.offload_kind
+    }
+
+    /// The entry flags (bit 0 is `OIF_Metadata` in LLVM 23).
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    /// The image bytes.
+    pub fn image(&self) -> &'data [u8] {
+        self.image
+    }
+
+    /// The string entries as stored: `(key, value)`, repeated keys included.
+    pub fn strings(&self) -> impl ExactSizeIterator<Item = (&'data [u8], &'data [u8])> + '_ {
+        let ses = if self.version == 1 {
+            STRING_ENTRY_SIZE_V1
+        } else {
+            STRING_ENTRY_SIZE_V2
+        };
+        (0..self.num_strings as usize).map(move |i| {
+            let d = self.data;
+            let se = self.string_offset + i as u64 * ses;
+            let key = c_string(d, u64_at(d, se), "key").expect("checked by parse");
+            let value = if self.version == 1 {
+                c_string(d, u64_at(d, se + 8), "value").expect("checked by parse")
+            } else {
+                let off = u64_at(d, se + 8) as usize;
+                &d[off..off + u64_at(d, se + 16) as usize]
+            };
+            (key, value)
+        })
+    }
+
+    /// The value of `key`; the last one when the key repeats, as LLVM's map keeps it.
+    pub fn get(&self, key: &str) -> Option<&'data [u8]> {
+        self.strings()
+            .filter(|(k, _)| *k == key.as_bytes())
+            .last()
+            .map(|(_, v)| v)
+    }
+
+    /// The `triple` string (empty when absent, as LLVM's `getTriple`).
+    pub fn triple(&self) -> &'data [u8] {
+        self.get("triple").unwrap_or_default()
+    }
+
+    /// The `arch` string (empty when absent, as LLVM's `getArch`).
+    pub fn arch(&self) -> &'data [u8] {
+        self.get("arch").unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(out: &mut Vec<u8>, v: u64) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A version-2 binary with two entries, built by hand from the layout in the
+    /// module docs (not by this crate's writer).
+    fn hand_v2(header: u64) -> Vec<u8> {
+        let mut d = Vec::new();
+        d.extend_from_slice(&MAGIC);
+        d.extend_from_slice(&(if header == 40 { 3u32 } else { 2u32 }).to_le_bytes());
+        le(&mut d, 0); // size, patched below
+        le(&mut d, header);
+        le(&mut d, 2);
+        if header == 40 {
+            le(&mut d, 0); // not compressed
+        }
+        let strings = header + 80;
+        let strtab = strings + 3 * 24;
+        // strtab: "\0arch\0gfx90a\0triple\0amdgcn-amd-amdhsa\0sm_70\0"
+        let tab = b"\0arch\0gfx90a\0triple\0amdgcn-amd-amdhsa\0sm_70\0";
+        let images = (strtab + tab.len() as u64).next_multiple_of(8);
+        // Entry 0: bitcode, HIP (4), two strings, image "AAAA".
+        d.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0]);
+        le(&mut d, strings);
+        le(&mut d, 2);
+        le(&mut d, images);
+        le(&mut d, 4);
+        // Entry 1: cubin, CUDA, one string, image "BBBBBB" right after the first.
+        d.extend_from_slice(&[3, 0, 2, 0, 0, 0, 0, 0]);
+        le(&mut d, strings + 48);
+        le(&mut d, 1);
+        le(&mut d, images + 4);
+        le(&mut d, 6);
+        for (k, v, n) in [(1, 6, 6), (13, 20, 17), (1, 38, 5)] {
+            le(&mut d, strtab + k);
+            le(&mut d, strtab + v);
+            le(&mut d, n);
+        }
+        d.extend_from_slice(tab);
+        d.resize(images as usize, 0);
+        d.extend_from_slice(b"AAAABBBBBB");
+        d.resize(d.len().next_multiple_of(8), 0);
+        let size = d.len() as u64;
+        d[8..16].copy_from_slice(&size.to_le_bytes());
+        d
+    }
+
+    fn check_two_entries(bin: &OffloadBinary<'_>) {
+        assert_eq!(bin.entry_count(), 2);
+        let e: Vec<_> = bin.entries().collect();
+        assert_eq!(e[0].image(), b"AAAA");
+        assert_eq!(e[0].arch(), b"gfx90a");
+        assert_eq!(e[0].triple(), b"amdgcn-amd-amdhsa");
+        assert_eq!(
+            e[0].image_kind().kind(),
+            Some(crate::package::ImageKind::Bitcode)
+        );
+        assert_eq!(
+            e[0].offload_kind().from_llvm21(),
+            Some(crate::package::OffloadKind::Hip)
+        );
+        assert_eq!(e[1].image(), b"BBBBBB");
+        assert_eq!(e[1].arch(), b"sm_70");
+        assert_eq!(e[1].triple(), b"");
+        assert_eq!(e[1].strings().count(), 1);
+    }
+
+    #[test]
+    fn hand_built_v2_and_uncompressed_v3() {
+        let v2 = hand_v2(32);
+        let bin = OffloadBinary::parse(&v2).unwrap();
+        assert_eq!(bin.version(), 2);
+        check_two_entries(&bin);
+        let v3 = hand_v2(40);
+        let bin = OffloadBinary::parse(&v3).unwrap();
+        assert_eq!(bin.version(), 3);
+        check_two_entries(&bin);
+        assert!(!is_compressed(&v3));
+    }
+
+    /// A compressed v3 binary as spec B.3 describes LLVM's writer: the header with
+    /// size = 40 + payload and the inflated size, the payload, zero padding to 8.
+    fn compress(v3: &[u8], zstd: bool) -> Vec<u8> {
+        use std::io::Write;
+        let body = &v3[40..];
+        let payload = if zstd {
+            zstd::bulk::compress(body, 3).unwrap()
+        } else {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+            e.write_all(body).unwrap();
+            e.finish().unwrap()
+        };
+        let mut d = v3[..40].to_vec();
+        d[8..16].copy_from_slice(&(40 + payload.len() as u64).to_le_bytes());
+        d[32..40].copy_from_slice(&(v3.len() as u64).to_le_bytes());
+        d.extend_from_slice(&payload);
+        d.resize(d.len().next_multiple_of(8), 0);
+        d
+    }
+
+    #[test]
+    fn compressed_v3_zstd_and_zlib() {
+        let v3 = hand_v2(40);
+        for zstd in [true, false] {
+            let c = compress(&v3, zstd);
+            assert!(is_compressed(&c));
+            assert_eq!(
+                OffloadBinary::parse(&c).unwrap_err().kind,
+                ReadErrorKind::Compressed
+            );
+            let d = decompress(&c).unwrap();
+            assert_eq!(d, v3, "zstd={zstd}");
+            check_two_entries(&OffloadBinary::parse(&d).unwrap());
+            // The scan inflates it and steps over its padding to a following binary.
+            let mut two = c.clone();
+            two.extend_from_slice(&hand_v2(32));
+            let found = crate::package::scan(&two, "c.bin").unwrap();
+            assert_eq!(found.len(), 2);
+            assert_eq!(found[1].offset, c.len() as u64);
+            check_two_entries(&found[0].binary());
+            // Announcing a different inflated size is an error, not a short or long buffer.
+            let mut wrong = c.clone();
+            wrong[32..40].copy_from_slice(&(v3.len() as u64 + 1).to_le_bytes());
+            assert!(matches!(
+                decompress(&wrong).unwrap_err().kind,
+                ReadErrorKind::InflatedSize { .. }
+            ));
+            wrong[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+            assert!(decompress(&wrong).is_err());
+            let mut garbage = c.clone();
+            for b in &mut garbage[44..c.len() - 8] {
+                *b ^= 0x5a;
+            }
+            assert!(decompress(&garbage).is_err());
+        }
+    }
+
+    fn v1() -> Vec<u8> {
+        use crate::package::{ImageKind, LlvmVersion, OffloadKind, write::Image, write_v1};
+        let img = Image::new(
+            ImageKind::Object,
+            OffloadKind::Cuda,
+            LlvmVersion::LLVM22,
+            b"0123456789",
+        )
+        .unwrap()
+        .string("triple", "nvptx64-nvidia-cuda")
+        .string("arch", "sm_90");
+        write_v1(&img).unwrap()
+    }
+
+    fn kind(d: &[u8]) -> ReadErrorKind {
+        OffloadBinary::parse(d).unwrap_err().kind
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors() {
+        let good = v1();
+        OffloadBinary::parse(&good).unwrap();
+        // Every truncation.
+        for n in 0..good.len() {
+            assert!(OffloadBinary::parse(&good[..n]).is_err(), "prefix {n}");
+        }
+        let set = |at: usize, v: u64| {
+            let mut d = good.clone();
+            d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            d
+        };
+        for version in [0u32, 4, 99] {
+            let mut d = good.clone();
+            d[4..8].copy_from_slice(&version.to_le_bytes());
+            assert_eq!(kind(&d), ReadErrorKind::UnsupportedVersion(version));
+        }
+        assert!(matches!(
+            kind(&set(8, 1 << 40)),
+            ReadErrorKind::BadSize { .. }
+        ));
+        assert!(matches!(kind(&set(8, 8)), ReadErrorKind::BadSize { .. }));
+        let mut longer = good.clone();
+        longer.extend_from_slice(&[0; 4]);
+        longer[8..16].copy_from_slice(&(good.len() as u64 + 4).to_le_bytes());
+        assert!(matches!(kind(&longer), ReadErrorKind::Misaligned { .. }));
+        assert!(matches!(
+            kind(&set(16, 33)),
+            ReadErrorKind::Misaligned { .. }
+        ));
+        assert!(matches!(
+            kind(&set(16, 1 << 20)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(24, u64::MAX)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        // Entry fields: string offset 40, count 48, image offset 56, image size 64.
+        assert!(matches!(
+            kind(&set(40, 76)),
+            ReadErrorKind::Misaligned { .. }
+        ));
+        assert!(matches!(
+            kind(&set(40, u64::MAX - 7)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(48, u64::MAX / 2)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(56, u64::MAX)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            kind(&set(64, 1 << 33)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        // A key offset past the end, and one whose string has no NUL before the end.
+        assert!(matches!(
+            kind(&set(72, 1 << 30)),
+            ReadErrorKind::OutOfRange { .. }
+        ));
+        let last = good.len() as u64 - 1;
+        let mut d = set(72, last - 2);
+        let n = d.len();
+        d[n - 3..].copy_from_slice(b"xyz");
+        assert_eq!(
+            OffloadBinary::parse(&d).unwrap_err(),
+            ReadError::new(
+                ReadErrorKind::UnterminatedString { field: "key" },
+                72,
+                Some(0)
+            )
+        );
+        let mut magic = good.clone();
+        magic[3] = 0;
+        assert_eq!(kind(&magic), ReadErrorKind::BadMagic);
+    }
+
+    #[test]
+    fn every_single_byte_corruption_is_handled() {
+        for good in [v1(), hand_v2(32), hand_v2(40)] {
+            for at in 0..good.len() {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut d = good.clone();
+                    d[at] ^= x;
+                    if let Ok(bin) = OffloadBinary::parse(&d) {
+                        for e in bin.entries() {
+                            let _ = (e.strings().count(), e.image().len(), e.arch());
+                        }
+                    }
+                    let _ = crate::package::scan(&d, "fuzz");
+                }
+            }
+        }
+    }
+}
