@@ -7,25 +7,14 @@
 
 use std::time::Duration;
 
+use crate::support::args::{
+    bundle_args, co, hip, hipv4, list_args, listed, openmp, round_trip, stderr_err, targets,
+    unbundle_args,
+};
 use crate::support::{
     CODE_OBJECT_ARCHS, Case, Check, Reference, Role, Status, TEXT_TYPES, Tool, fixtures,
     fixtures::LARGE_PAYLOAD,
 };
-
-macro_rules! groups {
-    ($($group:ident),* $(,)?) => {$(
-        mod $group {
-            #[test]
-            fn references_agree() {
-                crate::support::check_references(stringify!($group), super::$group());
-            }
-            #[test]
-            fn ours() {
-                crate::support::check_ours(stringify!($group), super::$group());
-            }
-        }
-    )*};
-}
 
 groups!(
     code_objects,
@@ -48,84 +37,10 @@ groups!(
 
 const HOST: &str = "host-x86_64-unknown-linux-gnu";
 const HOST_ID: &str = "host-x86_64-unknown-linux-gnu-";
-const ERR: &str = "clang-offload-bundler: error: ";
 /// LLVM 20+'s rejection of IDs that do not have 5 or 6 `-`-separated components.
 const FORMAT_ERR: &str = "Targets need to follow the format '<offload kind>-<target triple>', \
     where '<target triple>' follows the format \
     '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
-
-fn hip(arch: &str) -> String {
-    format!("hip-amdgcn-amd-amdhsa--{arch}")
-}
-
-fn hipv4(arch: &str) -> String {
-    format!("hipv4-amdgcn-amd-amdhsa--{arch}")
-}
-
-fn openmp(arch: &str) -> String {
-    format!("openmp-amdgcn-amd-amdhsa--{arch}")
-}
-
-/// File name of the code object for `arch` inside a run directory.
-fn co(arch: &str) -> String {
-    format!("{}.co", arch.replace([':', '+'], "_"))
-}
-
-/// `-targets=a,b,c`.
-fn targets<S: AsRef<str>>(ts: &[S]) -> String {
-    let v: Vec<&str> = ts.iter().map(AsRef::as_ref).collect();
-    format!("-targets={}", v.join(","))
-}
-
-/// Arguments that bundle `inputs` (one per target) into `out`.
-fn bundle_args<S: AsRef<str>>(ty: &str, ts: &[S], inputs: &[&str], out: &str) -> Vec<String> {
-    let mut a = vec![format!("-type={ty}"), targets(ts)];
-    a.extend(inputs.iter().map(|i| format!("-input={i}")));
-    a.push(format!("-output={out}"));
-    a
-}
-
-/// Arguments that unbundle `ts` from `input` into `u0`, `u1`, ….
-fn unbundle_args<S: AsRef<str>>(ty: &str, ts: &[S], input: &str) -> Vec<String> {
-    let mut a = vec![
-        format!("-type={ty}"),
-        targets(ts),
-        format!("-input={input}"),
-        "-unbundle".into(),
-    ];
-    a.extend((0..ts.len()).map(|i| format!("-output=u{i}")));
-    a
-}
-
-fn list_args(ty: &str, input: &str) -> Vec<String> {
-    vec![
-        format!("-type={ty}"),
-        "-list".into(),
-        format!("-input={input}"),
-    ]
-}
-
-/// Bundle, list, and unbundle all targets again.
-fn round_trip<S: AsRef<str>>(case: Case, ty: &str, ts: &[S], inputs: &[&str]) -> Case {
-    let out = format!("fat.{ty}");
-    case.step(bundle_args(ty, ts, inputs, &out))
-        .step(list_args(ty, &out))
-        .step(unbundle_args(ty, ts, &out))
-}
-
-/// `-list` printing these IDs in this order.
-fn listed(ids: &[&str]) -> Check {
-    Check::Stdout(
-        ids.iter()
-            .map(|id| format!("{id}\n"))
-            .collect::<String>()
-            .into_bytes(),
-    )
-}
-
-fn stderr_err(msg: &str) -> Check {
-    Check::Stderr(format!("{ERR}{msg}\n").into_bytes())
-}
 
 /// Real AMDGPU code objects compiled by clang 19, one with a target feature.
 fn code_objects() -> Vec<Case> {

@@ -26,10 +26,30 @@
 //! The reference tools are required: a missing one fails the tests; install them with
 //! `build-support/setup.sh` (as root).
 
+
+/// `groups!(a, b)`: for each case-list function `a()` of the calling module, a module `a` with
+/// the tests `references_agree` (LLVM 19 vs 22) and `ours` (ours vs the cases' reference).
+macro_rules! groups {
+    ($($group:ident),* $(,)?) => {$(
+        mod $group {
+            #[test]
+            fn references_agree() {
+                crate::support::check_references(stringify!($group), super::$group());
+            }
+            #[test]
+            fn ours() {
+                crate::support::check_ours(stringify!($group), super::$group());
+            }
+        }
+    )*};
+}
+
 mod archive_diff;
 mod archive_malformed;
 mod bundler_diff;
 mod bundler_malformed;
+mod ccob_diff;
+mod ccob_hostile;
 mod fatobj_diff;
 mod objects_fixtures;
 mod packager_diff;

@@ -206,6 +206,66 @@ impl Input {
     }
 }
 
+/// Bytes that can be copied into files by range: a mapped or unmapped [`Input`], or bytes
+/// in memory ([`Memory`], a decompressed bundle).
+pub trait CopySource: Sync {
+    /// Length in bytes.
+    fn len(&self) -> u64;
+
+    /// Whether there are no bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies `len` bytes starting at `offset` into `out` at its current position.
+    fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()>;
+
+    /// Whether copies into several files gain from running on several threads (kernel
+    /// copies do; writes from memory that another thread is still hashing do not).
+    fn parallel_copies(&self) -> bool {
+        true
+    }
+}
+
+impl CopySource for Input {
+    fn len(&self) -> u64 {
+        Input::len(self)
+    }
+
+    fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()> {
+        Input::copy_range(self, offset, len, out)
+    }
+}
+
+/// Bytes in memory as a [`CopySource`].
+#[derive(Clone, Copy, Debug)]
+pub struct Memory<'a>(pub &'a [u8]);
+
+impl CopySource for Memory<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn parallel_copies(&self) -> bool {
+        false
+    }
+
+    fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()> {
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?))
+            .filter(|r| r.end <= self.0.len());
+        match range {
+            Some(r) => out.write_all(&self.0[r]),
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "range past the end of the input",
+            )),
+        }
+    }
+}
+
 #[cfg(unix)]
 fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)

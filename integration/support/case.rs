@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::diff::{Scope, compare, describe, show};
 use super::env_flag;
-use super::run::{Output, RunDir, Status, Tool, run_tool, snapshot};
+use super::run::{Output, RunDir, Status, Tool, run_tool_env, snapshot};
 
 /// Which LLVM ours must match in a case.
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +82,7 @@ pub struct Case {
     reference: Reference,
     scope: Scope,
     limit: Duration,
+    env: Vec<(String, String)>,
 }
 
 /// Inputs above this size are hard-linked into the run directories instead of copied; cases
@@ -97,6 +98,7 @@ impl Case {
             reference: Reference::Both,
             scope: Scope::Everything,
             limit: Duration::from_secs(60),
+            env: Vec::new(),
         }
     }
 
@@ -174,6 +176,12 @@ impl Case {
         self
     }
 
+    /// Set an environment variable for every step of every tool.
+    pub fn env(mut self, name: &str, value: &str) -> Case {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
     /// Per-step time limit (default 60 s).
     pub fn limit(mut self, limit: Duration) -> Case {
         self.limit = limit;
@@ -205,7 +213,7 @@ impl Case {
 
     fn run(&self, tool: Tool, dir: &Path, step: &Step) -> Output {
         let stdin = step.stdin.as_ref().map(Source::bytes).unwrap_or_default();
-        run_tool(tool, dir, &step.args, &stdin, self.limit)
+        run_tool_env(tool, dir, &step.args, &stdin, self.limit, &self.env)
     }
 
     /// Run a setup step with LLVM 22; a failure is a broken case.

@@ -10,6 +10,7 @@
 //!   `offload-bundler` (e.g. a release build; or LLVM 22 itself, to check the harness: then only
 //!   the declared differences of ours fail).
 
+pub mod args;
 pub mod case;
 pub mod diff;
 pub mod fixtures;

@@ -79,6 +79,18 @@ const CAPTURE_LIMIT: usize = 256 << 20;
 
 /// Run `tool` with `args` in `dir`, feeding `stdin`, killing it after `limit`.
 pub fn run_tool(tool: Tool, dir: &Path, args: &[String], stdin: &[u8], limit: Duration) -> Output {
+    run_tool_env(tool, dir, args, stdin, limit, &[])
+}
+
+/// [`run_tool`] with extra environment variables.
+pub fn run_tool_env(
+    tool: Tool,
+    dir: &Path,
+    args: &[String],
+    stdin: &[u8],
+    limit: Duration,
+    env: &[(String, String)],
+) -> Output {
     let exe = tool.path();
     let mut cmd = Command::new(&exe);
     cmd.arg0(ARGV0)
@@ -97,10 +109,15 @@ pub fn run_tool(tool: Tool, dir: &Path, args: &[String], stdin: &[u8], limit: Du
         "OFFLOAD_BUNDLER_COMPRESSION_LEVEL",
         "OFFLOAD_BUNDLER_IGNORE_ENV_VAR",
         "COMPRESSED_BUNDLE_FORMAT_VERSION",
+        "OFFLOAD_BUNDLER_COMPRESSION_THREADS",
+        "OFFLOAD_BUNDLER_MAX_UNCOMPRESSED_SIZE",
     ] {
         cmd.env_remove(var);
     }
     cmd.env("RUST_BACKTRACE", "0");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let start = Instant::now();
     let mut child = cmd
         .spawn()

@@ -29,7 +29,7 @@ use crate::bundle::compressed::{
 };
 use crate::bundle::order::StringMapOrder;
 use crate::bundle::{BinaryBundle, FileType, TextBundle, text};
-use crate::fileio::{Input, OutputFile, error_text};
+use crate::fileio::{CopySource, Input, Memory, OutputFile, error_text};
 use crate::id::EntryId;
 use crate::id::entry::{Rules, find_conflict};
 
@@ -618,29 +618,47 @@ struct Job {
     check_archive: bool,
 }
 
-/// Opens a bundle to read (`-list`, `-unbundle`). A compressed bundle is decompressed (only
-/// the first one when several follow each other, bounded by its total size, as LLVM 23
-/// does); `-verbose` prints what LLVM 22 prints about it.
-fn open_bundle(
+/// Opens a bundle to read (`-list`, `-unbundle`) and runs `f` on its bytes. A compressed
+/// bundle is decompressed (only the first one when several follow each other, bounded by its
+/// total size, as LLVM 23 does): `f` runs as soon as the bytes are there while the hash is
+/// still being checked, and its messages are held back until LLVM 22's `-verbose` lines
+/// (which come first) are printed. A value `f` returns (outputs not yet committed) is
+/// dropped when the bundle turns out to be bad.
+fn with_bundle<R>(
     ctx: &mut Ctx<'_>,
     path: &str,
     verbose: bool,
     limits: &Limits,
-) -> Result<Input, Exit> {
+    f: impl FnOnce(&mut Ctx<'_>, &[u8], &dyn CopySource) -> Result<R, Exit>,
+) -> Result<R, Exit> {
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
     if !is_compressed(&input.data) {
         if verbose {
             let _ = writeln!(ctx.err, "Uncompressed bundle.");
         }
-        return Ok(input);
+        return f(ctx, &input.data, &input);
     }
     let bundle = CompressedBundle::parse(&input.data)
         .map_err(|e| ctx.error(format_args!("'{path}': {e}")))?;
-    let (d, ()) = bundle
-        .decompress_with(limits, |_| ())
-        .map_err(|e| ctx.error(format_args!("'{path}': {e}")))?;
-    report_decompressed(ctx, path, &bundle, &d, verbose);
-    Ok(Input::from_vec(d.data))
+    let argv0 = ctx.argv0;
+    let mut held = Vec::new();
+    let result = bundle.decompress_with(limits, |progress| {
+        let data = progress.wait(progress.expected_len())?;
+        let mut inner = Ctx {
+            argv0,
+            err: &mut held,
+        };
+        Some(f(&mut inner, data, &Memory(data)))
+    });
+    match result {
+        Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
+        Ok((d, value)) => {
+            report_decompressed(ctx, path, &bundle, &d, verbose);
+            let _ = ctx.err.write_all(&held);
+            // `None`: decompression failed, which `result` would have reported.
+            value.unwrap_or(Err(Exit(1)))
+        }
+    }
 }
 
 /// Warnings about a decompressed bundle, and LLVM 22's `-verbose` lines.
@@ -696,16 +714,17 @@ fn list_ids(
     limits: &Limits,
     out: &mut dyn Write,
 ) -> Result<(), Exit> {
-    let input = open_bundle(ctx, path, verbose, limits)?;
-    let data: &[u8] = &input.data;
-    let file_type = if file_type == "a" { "bc" } else { file_type };
-    let handler = handler_for(ctx, file_type, data, path)?;
-    let ids = read_entries(ctx, handler, data, path)?;
-    let mut text = Vec::new();
-    for e in ids {
-        text.extend_from_slice(e.id);
-        text.push(b'\n');
-    }
+    let text = with_bundle(ctx, path, verbose, limits, |ctx, data, _| {
+        let file_type = if file_type == "a" { "bc" } else { file_type };
+        let handler = handler_for(ctx, file_type, data, path)?;
+        let ids = read_entries(ctx, handler, data, path)?;
+        let mut text = Vec::new();
+        for e in ids {
+            text.extend_from_slice(e.id);
+            text.push(b'\n');
+        }
+        Ok(text)
+    })?;
     out.write_all(&text)
         .map_err(|e| ctx.error(error_text(&e)))?;
     Ok(())
@@ -896,8 +915,26 @@ fn bundle_compressed(
 
 fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let path = &job.inputs[0];
-    let input = open_bundle(ctx, path, job.verbose, &job.compression.limits)?;
-    let data: &[u8] = &input.data;
+    let limits = &job.compression.limits;
+    let outputs = with_bundle(ctx, path, job.verbose, limits, |ctx, data, input| {
+        unbundle_entries(ctx, job, data, input)
+    })?;
+    for o in outputs {
+        let p = o.path().display().to_string();
+        o.commit().map_err(|e| ctx.file_error(&p, &e))?;
+    }
+    Ok(())
+}
+
+/// Extracts the entries of the bundle `data` (copied from `input`, the same bytes) into
+/// outputs that are returned uncommitted.
+fn unbundle_entries(
+    ctx: &mut Ctx<'_>,
+    job: &Job,
+    data: &[u8],
+    input: &dyn CopySource,
+) -> Result<Vec<OutputFile>, Exit> {
+    let path = &job.inputs[0];
     let handler = handler_for(ctx, &job.file_type, data, path)?;
     let entries = read_entries(ctx, handler, data, path)?;
 
@@ -946,7 +983,7 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         let mut copies = Vec::with_capacity(matched.len());
         for &(t, entry) in &matched {
             if entry.host_object {
-                outputs.push(objects::host_output(ctx, job, &input, &job.outputs[t])?);
+                outputs.push(objects::host_output(ctx, job, data, &job.outputs[t])?);
                 continue;
             }
             let mut o = create(ctx, t)?;
@@ -956,7 +993,7 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         if !(found_host || !job.has_host_target || job.allow_missing) {
             return Err(ctx.error("Can't find bundle for the host target"));
         }
-        if let Err((t, e)) = copy_in_parallel(&input, &mut copies) {
+        if let Err((t, e)) = copy_in_parallel(input, &mut copies) {
             let p = copies[t].0.path().display().to_string();
             return Err(ctx.file_error(&p, &e));
         }
@@ -965,11 +1002,7 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
             outputs.push(create(ctx, t)?);
         }
     }
-    for o in outputs {
-        let p = o.path().display().to_string();
-        o.commit().map_err(|e| ctx.file_error(&p, &e))?;
-    }
-    Ok(())
+    Ok(outputs)
 }
 
 /// One output to fill: the file, and the offset and length of its payload in the input.
@@ -979,14 +1012,14 @@ type Copy = (OutputFile, u64, u64);
 /// available cores (each output is its own file, so the copies do not contend).
 /// Returns the index of the first failed output with its error.
 fn copy_in_parallel(
-    input: &Input,
+    input: &dyn CopySource,
     copies: &mut [(OutputFile, u64, u64)],
 ) -> Result<(), (usize, io::Error)> {
     let total: u64 = copies.iter().map(|c| c.2).sum();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(copies.len());
-    if threads <= 1 || total < 8 << 20 {
+    if threads <= 1 || total < 8 << 20 || !input.parallel_copies() {
         for (i, (o, offset, len)) in copies.iter_mut().enumerate() {
             input
                 .copy_range(*offset, *len, o.file())

@@ -109,7 +109,7 @@ pub(super) fn bundle_fat_object(
 pub(super) fn host_output(
     ctx: &mut Ctx<'_>,
     job: &Job,
-    input: &Input,
+    data: &[u8],
     out_path: &str,
 ) -> Result<OutputFile, Exit> {
     let in_path = &job.inputs[0];
@@ -119,7 +119,7 @@ pub(super) fn host_output(
         let _ = ctx.err.write_all(cmd.as_bytes());
         return Ok(output);
     }
-    let bytes = fatobj::remove_bundle_sections(&input.data)
+    let bytes = fatobj::remove_bundle_sections(data)
         .map_err(|e| ctx.error(format_args!("'{in_path}': {e}")))?;
     output
         .file()
