@@ -10,8 +10,8 @@
 //! - `ccob_read`: bundles that LLVM 22 compressed, and zlib bundles (which Debian's LLVM cannot
 //!   write, built here with the library), listed and unbundled by every tool.
 
-use offload_build::bundle::compressed::{self, CompressOptions, Method, Version};
 use offload_build::bundle::binary::write_bundle;
+use offload_build::bundle::compressed::{self, CompressOptions, Method, Version};
 
 use crate::support::args::{bundle_args, co, hip, list_args, unbundle_args};
 use crate::support::{CODE_OBJECT_ARCHS, Case, Check, Reference, Role, fixtures};
@@ -53,11 +53,18 @@ fn levels(prefix: &str) -> Vec<Case> {
         let opt = level.map(|l| format!("-compression-level={l}"));
         let mut extra = vec!["-compress"];
         extra.extend(opt.as_deref());
-        let name = format!("{prefix}-bc-level-{}", level.map_or("default".into(), |l| l.to_string()));
+        let name = format!(
+            "{prefix}-bc-level-{}",
+            level.map_or("default".into(), |l| l.to_string())
+        );
         cases.push(compressed_round_trip(&name, "bc", &extra));
     }
     // `-type=o` with a host that is not an object file falls back to the binary format.
-    cases.push(compressed_round_trip(&format!("{prefix}-o-binary-fallback"), "o", &["-compress"]));
+    cases.push(compressed_round_trip(
+        &format!("{prefix}-o-binary-fallback"),
+        "o",
+        &["-compress"],
+    ));
     // A text bundle is compressed as a whole too.
     let fx = fixtures();
     let text = Case::new(format!("{prefix}-ll-text"))
@@ -76,7 +83,10 @@ fn levels(prefix: &str) -> Vec<Case> {
     // A 64 MiB payload: large enough for zstd's long-distance matching to matter.
     let large = Case::new(format!("{prefix}-large-payload"))
         .input("host.bin", fx.payload(4097))
-        .input("big.bin", fx.payload(crate::support::fixtures::LARGE_PAYLOAD));
+        .input(
+            "big.bin",
+            fx.payload(crate::support::fixtures::LARGE_PAYLOAD),
+        );
     let ts = [HOST.to_string(), hip("gfx906")];
     cases.push(
         large
@@ -167,11 +177,7 @@ fn library_ccob(method: Method, version: Version) -> (Vec<u8>, Vec<String>) {
     let host = std::fs::read(fx.payload(4097)).expect("payload");
     let a = std::fs::read(fx.code_object("gfx906")).expect("code object");
     let b = std::fs::read(fx.code_object("gfx90a:xnack+")).expect("code object");
-    let ids = [
-        format!("{HOST}-"),
-        hip("gfx906"),
-        hip("gfx90a:xnack+"),
-    ];
+    let ids = [format!("{HOST}-"), hip("gfx906"), hip("gfx90a:xnack+")];
     let entries: Vec<(&[u8], &[u8])> = vec![
         (ids[0].as_bytes(), &host),
         (ids[1].as_bytes(), &a),
@@ -200,7 +206,9 @@ fn ccob_read() -> Vec<Case> {
         .setup(make(&[]))
         .step(list_args("bc", "fat.bc"))
         .step(unbundle_args("bc", &targets, "fat.bc"))
-        .reference(Reference::Llvm22("LLVM 19 cannot read CCOB v3 (Unknown frame descriptor)"));
+        .reference(Reference::Llvm22(
+            "LLVM 19 cannot read CCOB v3 (Unknown frame descriptor)",
+        ));
     let (case, _, _) = with_objects(Case::new("llvm22-v2-level-19"));
     let v2 = case
         .env("COMPRESSED_BUNDLE_FORMAT_VERSION", "2")
@@ -227,4 +235,106 @@ fn ccob_read() -> Vec<Case> {
         });
     }
     cases
+}
+
+/// `-verbose` (and `OFFLOAD_BUNDLER_VERBOSE=1`): ours prints LLVM 22's lines with the same
+/// values, speeds excepted, when compressing, listing and unbundling (v2 and v3, and an
+/// uncompressed input).
+#[test]
+fn verbose_lines_match_llvm22() {
+    use crate::support::run::{RunDir, Tool, run_tool_env};
+    use std::time::Duration;
+
+    /// Speeds differ from run to run; everything else must not.
+    fn normalize(stderr: &[u8]) -> String {
+        String::from_utf8_lossy(stderr)
+            .lines()
+            .map(|l| match l.split_once(" speed: ") {
+                Some((label, _)) => format!("{label} speed: <n> MB/s"),
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+    let fx = fixtures();
+    let ts = format!("-targets={HOST},{}", hip("gfx906"));
+    let steps: Vec<(Vec<String>, Vec<(String, String)>)> = vec![
+        (
+            bundle_args(
+                "bc",
+                &[HOST, &hip("gfx906")],
+                &["host.bin", "d.co"],
+                "fat.bc",
+            )
+            .into_iter()
+            .chain(["-compress".to_string(), "-verbose".to_string()])
+            .collect(),
+            vec![],
+        ),
+        (
+            list_args("bc", "fat.bc")
+                .into_iter()
+                .chain(["-verbose".to_string()])
+                .collect(),
+            vec![],
+        ),
+        (
+            vec![
+                "-type=bc".into(),
+                ts.clone(),
+                "-input=fat.bc".into(),
+                "-unbundle".into(),
+                "-output=u0".into(),
+                "-output=u1".into(),
+            ],
+            vec![("OFFLOAD_BUNDLER_VERBOSE".into(), "1".into())],
+        ),
+        (
+            bundle_args(
+                "bc",
+                &[HOST, &hip("gfx906")],
+                &["host.bin", "d.co"],
+                "v2.bc",
+            )
+            .into_iter()
+            .chain([
+                "-compress".to_string(),
+                "-verbose".to_string(),
+                "-compression-level=9".to_string(),
+            ])
+            .collect(),
+            vec![("COMPRESSED_BUNDLE_FORMAT_VERSION".into(), "2".into())],
+        ),
+        (
+            list_args("bc", "v2.bc")
+                .into_iter()
+                .chain(["-verbose".to_string()])
+                .collect(),
+            vec![],
+        ),
+        (
+            list_args("bc", "host.bin")
+                .into_iter()
+                .chain(["-verbose".to_string()])
+                .collect(),
+            vec![],
+        ),
+    ];
+    let mut outputs: Vec<Vec<String>> = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new(&format!("ccob-verbose-{}", tool.name()));
+        std::fs::copy(fx.payload(4097), dir.path().join("host.bin")).expect("copy");
+        std::fs::copy(fx.code_object("gfx906"), dir.path().join("d.co")).expect("copy");
+        let mut seen = Vec::new();
+        for (args, env) in &steps {
+            let out = run_tool_env(tool, dir.path(), args, b"", Duration::from_secs(60), env);
+            assert!(out.status.success(), "{}: {args:?} failed", tool.name());
+            seen.push(normalize(&out.stderr));
+        }
+        outputs.push(seen);
+    }
+    for (i, (llvm, ours)) in outputs[0].iter().zip(&outputs[1]).enumerate() {
+        assert!(!llvm.is_empty(), "step {i}: LLVM 22 printed nothing");
+        assert_eq!(ours, llvm, "step {i}: {:?}", steps[i].0);
+    }
 }

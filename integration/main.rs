@@ -26,7 +26,6 @@
 //! The reference tools are required: a missing one fails the tests; install them with
 //! `build-support/setup.sh` (as root).
 
-
 /// `groups!(a, b)`: for each case-list function `a()` of the calling module, a module `a` with
 /// the tests `references_agree` (LLVM 19 vs 22) and `ours` (ours vs the cases' reference).
 macro_rules! groups {

@@ -77,4 +77,3 @@ pub fn listed(ids: &[&str]) -> Check {
 pub fn stderr_err(msg: &str) -> Check {
     Check::Stderr(format!("{ERR}{msg}\n").into_bytes())
 }
-
