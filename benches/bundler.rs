@@ -74,6 +74,8 @@ fn main() -> ExitCode {
 struct Tool {
     label: String,
     path: PathBuf,
+    /// Ours (gets the operation's `ours_args`/`ours_env`).
+    ours: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -82,21 +84,43 @@ enum Kind {
     Unbundle,
 }
 
-/// One benchmarked operation: its arguments are the same for both tools.
+/// One benchmarked operation: its arguments are the same for both tools, plus
+/// `ours_args`/`ours_env` for ours.
 struct Operation {
     kind: Kind,
     file_type: &'static str,
     /// The bundle that unbundling reads (the reference tool's bundle output).
     bundle_input: Option<PathBuf>,
+    /// `-compress` (both tools).
+    compress: bool,
+    /// Extra arguments for ours only.
+    ours_args: &'static [&'static str],
+    /// Extra environment for ours only.
+    ours_env: &'static [(&'static str, &'static str)],
+    /// Whether ours must write the reference's exact bytes; otherwise compressed outputs
+    /// must decompress to the same bundle.
+    identical: bool,
 }
 
 impl Operation {
     fn name(&self) -> String {
-        match (self.kind, self.file_type) {
-            (Kind::Bundle, "o") => "bundle `-type=o -bundle-align=4096`".to_string(),
-            (Kind::Bundle, t) => format!("bundle `-type={t}`"),
-            (Kind::Unbundle, t) => format!("unbundle `-type={t}`, 8 targets"),
+        let base = match (self.kind, self.file_type) {
+            (Kind::Bundle, "o") => "bundle `-type=o -bundle-align=4096".to_string(),
+            (Kind::Bundle, t) => format!("bundle `-type={t}"),
+            (Kind::Unbundle, t) => format!("unbundle `-type={t}"),
+        };
+        let mut name = base;
+        if self.compress {
+            name.push_str(" -compress");
         }
+        name.push('`');
+        if !self.ours_args.is_empty() {
+            name.push_str(&format!(" (ours: `{}`)", self.ours_args.join(" ")));
+        }
+        if self.kind == Kind::Unbundle {
+            name.push_str(", 8 targets");
+        }
+        name
     }
 
     /// Output file names, relative to the run's output directory.
@@ -123,6 +147,9 @@ impl Operation {
                 args.push("-input=/dev/null".into());
                 for input in inputs {
                     args.push(prefixed("-input=", input));
+                }
+                if self.compress {
+                    args.push("-compress".into());
                 }
             }
             Kind::Unbundle => {
@@ -174,15 +201,18 @@ fn run() -> Result<()> {
     let reference = Tool {
         label: "clang-offload-bundler 19".to_string(),
         path: PathBuf::from(LLVM19_BIN).join("clang-offload-bundler"),
+        ours: false,
     };
     let ours = match std::env::var_os("BENCH_OURS") {
         Some(p) => Tool {
             label: format!("BENCH_OURS={}", Path::new(&p).display()),
             path: PathBuf::from(p),
+            ours: true,
         },
         None => Tool {
             label: "offload-bundler".to_string(),
             path: PathBuf::from(OURS_BUILT),
+            ours: true,
         },
     };
     for tool in [&reference, &ours] {
@@ -212,28 +242,53 @@ fn run() -> Result<()> {
             .join(format!("work-{}", std::process::id())),
     )?;
 
-    let rss_floor = measure(Path::new("/bin/true"), &[], work.path(), work.path())?;
+    let rss_floor = measure(Path::new("/bin/true"), &[], &[], work.path(), work.path())?;
     eprintln!(
         "peak RSS floor (a child spawned by this process, /bin/true): {:.1} MiB",
         kib_to_mib(rss_floor.max_rss_kib)
     );
 
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let mut ops = vec![];
-    for file_type in ["o", "bc"] {
-        let bundle = Operation {
-            kind: Kind::Bundle,
-            file_type,
-            bundle_input: None,
+    let plain = |kind, file_type, bundle_input| Operation {
+        kind,
+        file_type,
+        bundle_input,
+        compress: false,
+        ours_args: &[],
+        ours_env: &[],
+        identical: true,
+    };
+    if only.is_empty() || only == "plain" {
+        for file_type in ["o", "bc"] {
+            // Unbundling reads the reference tool's bundle, kept from the bundle operation.
+            let kept = work.path().join(format!("reference.{file_type}.hipfb"));
+            ops.push(plain(Kind::Bundle, file_type, None));
+            ops.push(plain(Kind::Unbundle, file_type, Some(kept)));
+        }
+    }
+    if only.is_empty() || only == "compress" {
+        // LLVM 19 writes CCOB v2; ours writes v2 too when asked, byte for byte.
+        const V2: &[(&str, &str)] = &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "2")];
+        let compress = |ours_args, identical| Operation {
+            compress: true,
+            ours_args,
+            ours_env: V2,
+            identical,
+            ..plain(Kind::Bundle, "o", None)
         };
-        // Unbundling reads the reference tool's bundle, kept from the bundle operation.
-        let kept = work.path().join(format!("reference.{file_type}.hipfb"));
-        let unbundle = Operation {
-            kind: Kind::Unbundle,
-            file_type,
-            bundle_input: Some(kept),
-        };
-        ops.push(bundle);
-        ops.push(unbundle);
+        ops.push(compress(&[], true));
+        ops.push(compress(&["-compression-threads=2"], false));
+        let kept = work.path().join("reference.o.hipfb");
+        ops.push(Operation {
+            compress: true,
+            ..plain(Kind::Unbundle, "o", Some(kept.clone()))
+        });
+        ops.push(Operation {
+            compress: true,
+            ours_args: &["-verify-hash=false"],
+            ..plain(Kind::Unbundle, "o", Some(kept))
+        });
     }
 
     let mut rows = vec![];
@@ -381,20 +436,32 @@ fn run_tool(
     // Start each run without other runs' dirty pages still being written back.
     // SAFETY: sync(2) has no preconditions.
     unsafe { libc::sync() };
-    let args = op.args(inputs, out_dir);
-    measure(&tool.path, &args, work, out_dir)
+    let mut args = op.args(inputs, out_dir);
+    let mut env: &[(&str, &str)] = &[];
+    if tool.ours {
+        args.extend(op.ours_args.iter().map(OsString::from));
+        env = op.ours_env;
+    }
+    measure(&tool.path, &args, env, work, out_dir)
         .map_err(|e| format!("{}: {}: {e}", op.name(), tool.label))
 }
 
 /// Spawns `program args`, waits with `wait4`, and returns the wall time and the
 /// child's `ru_maxrss`. Stdout and stderr go to files in `log_dir`, shown on failure.
-fn measure(program: &Path, args: &[OsString], log_dir: &Path, cwd: &Path) -> Result<Sample> {
+fn measure(
+    program: &Path,
+    args: &[OsString],
+    env: &[(&str, &str)],
+    log_dir: &Path,
+    cwd: &Path,
+) -> Result<Sample> {
     let stdout_path = log_dir.join("child.stdout");
     let stderr_path = log_dir.join("child.stderr");
     let stdout = File::create(&stdout_path).map_err(|e| e.to_string())?;
     let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
     let mut cmd = Command::new(program);
     cmd.args(args)
+        .envs(env.iter().copied())
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(stdout)
@@ -453,6 +520,27 @@ fn measure(program: &Path, args: &[OsString], log_dir: &Path, cwd: &Path) -> Res
 }
 
 fn check_outputs(op: &Operation, out_dir: &Path, expected_dir: &Path, tool: &Tool) -> Result<()> {
+    if !op.identical && tool.ours {
+        // Other bytes by design (zstd workers): the same bundle once decompressed.
+        for output in op.outputs() {
+            let decompressed = |p: &Path| -> Result<Vec<u8>> {
+                let data = fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                let b = offload_build::bundle::CompressedBundle::parse(&data)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok(b.decompress()
+                    .map_err(|e| format!("{}: {e}", p.display()))?
+                    .data)
+            };
+            if decompressed(&out_dir.join(&output))? != decompressed(&expected_dir.join(&output))? {
+                return Err(format!(
+                    "{}: {}'s output {output} does not decompress to the reference's bundle",
+                    op.name(),
+                    tool.label
+                ));
+            }
+        }
+        return Ok(());
+    }
     for output in op.outputs() {
         same_bytes(&out_dir.join(&output), &expected_dir.join(&output)).map_err(|e| {
             format!(

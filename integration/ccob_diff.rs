@@ -258,7 +258,8 @@ fn verbose_lines_match_llvm22() {
     }
     let fx = fixtures();
     let ts = format!("-targets={HOST},{}", hip("gfx906"));
-    let steps: Vec<(Vec<String>, Vec<(String, String)>)> = vec![
+    type Env = Vec<(String, String)>;
+    let steps: Vec<(Vec<String>, Env)> = vec![
         (
             bundle_args(
                 "bc",

@@ -340,6 +340,15 @@ fn lying_headers() {
         &[],
         success("a", format!("{WARN}'fat.bc': {msg}\n")),
     ));
+    let mut unchecked = args.clone();
+    unchecked.push("-verify-hash=false".into());
+    p.extend(check(
+        "wrong-hash-unchecked",
+        &bad_hash,
+        &unchecked,
+        &[],
+        success("a", String::new()),
+    ));
     let mut strict = args.clone();
     strict.push("-strict-hash".into());
     p.extend(check(

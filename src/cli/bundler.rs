@@ -51,6 +51,7 @@ const OPTS: &[Opt] = &[
     Opt::new("verbose", Kind::Flag),
     Opt::new("compression-threads", Kind::Uint),
     Opt::new("strict-hash", Kind::Flag),
+    Opt::new("verify-hash", Kind::Flag),
     Opt::new("###", Kind::Flag),
     Opt::new("h", Kind::Flag),
 ];
@@ -81,6 +82,7 @@ const SUGGEST: &[&str] = &[
     "version",
     "compression-threads",
     "strict-hash",
+    "verify-hash",
 ];
 
 /// clang-offload-bundler 22's message for a target with fewer than 5 components.
@@ -135,6 +137,8 @@ clang-offload-bundler options:
                               gch  - precompiled-header
                               ast  - clang AST file
   --unbundle              - Unbundle bundled file into several output files.
+  --verify-hash           - Check a compressed bundle's stored MD5 against its contents (offload-build;
+                            on by default, -verify-hash=false skips it: faster for large bundles)
   --verbose               - Print debug information.
 ";
 
@@ -438,6 +442,8 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         limits: Limits {
             max_size: env.max_size.unwrap_or(Limits::default().max_size),
             strict_hash: p.flag("strict-hash"),
+            // -verbose prints the recalculated hash, as LLVM does.
+            verify_hash: p.occurrences("verify-hash") == 0 || p.flag("verify-hash") || verbose,
         },
     };
 
@@ -697,11 +703,12 @@ fn report_decompressed(
         100.0 * compressed as f64 / size.max(1) as f64,
         mb_per_s(size, d.elapsed)
     );
+    let computed = d.hash.unwrap_or_default();
     text += &format!(
         "Stored hash: {:#018x}\nRecalculated hash: {:#018x}\nHashes match: {}\n",
         h.hash,
-        d.hash,
-        if h.hash == d.hash { "Yes" } else { "No" }
+        computed,
+        if h.hash == computed { "Yes" } else { "No" }
     );
     let _ = ctx.err.write_all(text.as_bytes());
 }
