@@ -15,6 +15,9 @@ set -euo pipefail
 PACKAGES=(
     clang-19 clang-tools-19 llvm-19 lld-19
     clang-tools-22 llvm-22
+    # The system zstd and zlib LLVM links, so that compressed bundles are LLVM's bytes
+    # (the crate's default `system-zstd` feature finds libzstd with pkg-config).
+    libzstd-dev zlib1g-dev pkg-config
 )
 
 # Files those packages must provide; checked after any install.
