@@ -64,4 +64,15 @@ for arch in "${ARCHS[@]}"; do
     cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
 done
 echo "    every code object came back byte for byte"
+
+echo "==> compressing (CCOB v3, as clang --offload-compress with LLVM 22)"
+"$BUNDLER" -type=o -bundle-align=4096 -targets="$targets" "${inputs[@]}" -output="$OUT/saxpy.ccob" -compress
+"$LLVM22" -type=o -bundle-align=4096 -targets="$targets" "${inputs[@]}" -output="$OUT/saxpy-llvm22.ccob" -compress
+cmp "$OUT/saxpy.ccob" "$OUT/saxpy-llvm22.ccob"
+echo "    identical to clang-offload-bundler 22's output ($(stat -c %s "$OUT/saxpy.ccob") bytes)"
+"$LLVM22" -type=o -unbundle -targets="$targets" -input="$OUT/saxpy.ccob" "${outputs[@]}"
+for arch in "${ARCHS[@]}"; do
+    cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
+done
+echo "    clang-offload-bundler 22 unbundles it to the same code objects"
 echo "main job: OK"

@@ -1264,4 +1264,33 @@ mod tests {
             Err(CompressedError::HashMismatch { .. })
         ));
     }
+
+    #[test]
+    fn version_2_limits_use_llvm_22_messages() {
+        let h = Header {
+            version: Version::V2,
+            method: Method::Zstd,
+            total_size: Some(100),
+            uncompressed_size: 1 << 32,
+            hash: 0,
+        };
+        let e = h.to_bytes().unwrap_err();
+        assert_eq!(e.to_string(), "Uncompressed size exceeds version 2 limit");
+        let h = Header {
+            total_size: Some(1 << 32),
+            uncompressed_size: 10,
+            ..h
+        };
+        assert_eq!(
+            h.to_bytes().unwrap_err().to_string(),
+            "Total file size exceeds version 2 limit"
+        );
+        let v3 = Header {
+            version: Version::V3,
+            uncompressed_size: 1 << 40,
+            ..h
+        };
+        let bytes = v3.to_bytes().unwrap();
+        assert_eq!(Header::parse(&bytes).unwrap(), v3);
+    }
 }
