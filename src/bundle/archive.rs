@@ -572,6 +572,16 @@ fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
 /// Writes a deterministic GNU archive exactly as LLVM's `writeArchive` does (see the
 /// module documentation).
 pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArchiveError> {
+    write_gnu_archive_with(members, member_symbols)
+}
+
+/// [`write_gnu_archive`] with the caller's rule for a member's symbols: `symbols(data)`
+/// gives `None` for a member that is not a symbolic file, else its archive symbols in order
+/// (clang-offload-packager, for one, refuses what it cannot list).
+pub fn write_gnu_archive_with(
+    members: &[NewMember<'_>],
+    symbols_of: impl Fn(&[u8]) -> Result<Option<Vec<Vec<u8>>>, String>,
+) -> Result<Vec<u8>, WriteArchiveError> {
     if members.is_empty() {
         return Ok(AR_MAGIC.to_vec());
     }
@@ -607,7 +617,7 @@ pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArch
             format!("{:<12}{:<6}{:<6}{:<8o}{:<10}`\n", 0, 0, 0, 0o644, size).as_bytes(),
         );
         headers.push(h);
-        let syms = member_symbols(&m.data).map_err(|message| WriteArchiveError::Symbols {
+        let syms = symbols_of(&m.data).map_err(|message| WriteArchiveError::Symbols {
             member: String::from_utf8_lossy(&m.name).into_owned(),
             message,
         })?;

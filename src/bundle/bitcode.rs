@@ -20,6 +20,7 @@ const FB_UNDEFINED: u32 = 3;
 const FB_GLOBAL: u32 = 10;
 const FB_FORMAT_SPECIFIC: u32 = 11;
 
+const MODULE_BLOCK: u64 = 8;
 const STRTAB_BLOCK: u64 = 23;
 const SYMTAB_BLOCK: u64 = 25;
 
@@ -28,11 +29,27 @@ pub fn is_bitcode(data: &[u8]) -> bool {
     data.starts_with(b"BC\xc0\xde") || data.starts_with(&[0xde, 0xc0, 0x17, 0x0b])
 }
 
+/// What the top level of a bitcode file holds, for an archive symbol table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitcodeSymbols<'a> {
+    /// The names an archive symbol table lists, in order; `None` when the file carries no
+    /// symbol table (then LLVM would have to parse the IR).
+    pub names: Option<Vec<&'a [u8]>>,
+    /// Whether the file holds a module block at all (LLVM archives one that does not as a
+    /// blob without symbols).
+    pub has_module: bool,
+}
+
 /// The names an archive symbol table lists for this bitcode file, in order; `None` when
 /// the file carries no symbol table (then LLVM would have to parse the IR).
 pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
+    read_symbols(data).map(|s| s.names)
+}
+
+/// The symbol table of a bitcode file and whether it holds a module (see [`BitcodeSymbols`]).
+pub fn read_symbols(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
     let stream = unwrap(data)?;
-    let (mut symtab, mut strtab) = (None, None);
+    let (mut symtab, mut strtab, mut has_module) = (None, None, false);
     let mut r = Bits::new(stream);
     while r.remaining() >= 32 {
         let code = r.fixed(2)?;
@@ -49,6 +66,7 @@ pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
             .checked_add(words.checked_mul(4).ok_or("block too long")?)
             .filter(|&e| e <= stream.len())
             .ok_or_else(|| format!("bitcode block {block} runs past the end of the file"))?;
+        has_module |= block == MODULE_BLOCK;
         if block == SYMTAB_BLOCK || block == STRTAB_BLOCK {
             let blob = read_blob_block(&stream[start..end], abbrev_width)?;
             if block == SYMTAB_BLOCK {
@@ -60,18 +78,27 @@ pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
         r.pos = end * 8;
     }
     let (Some(symtab), Some(strtab)) = (symtab, strtab) else {
-        return Ok(None);
+        return Ok(BitcodeSymbols {
+            names: None,
+            has_module,
+        });
     };
     let word = |at: usize| -> Result<usize, String> {
-        symtab
-            .get(at..at + 4)
+        at.checked_add(4)
+            .and_then(|end| symtab.get(at..end))
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
             .ok_or_else(|| "bitcode symbol table is truncated".to_string())
     };
     let (first, count) = (word(28)?, word(32)?);
+    // Each symbol takes 24 bytes of the table: a count beyond that is a lie.
+    if count > symtab.len() / 24 {
+        return Err("bitcode symbol table is truncated".into());
+    }
     let mut names = Vec::with_capacity(count);
     for i in 0..count {
-        let at = first + i * 24;
+        let at = first
+            .checked_add(i * 24)
+            .ok_or("bitcode symbol table is truncated")?;
         let (name_off, name_len, flags) = (word(at)?, word(at + 4)?, word(at + 20)? as u32);
         let global = flags >> FB_GLOBAL & 1 == 1;
         let undefined = flags >> FB_UNDEFINED & 1 == 1;
@@ -79,12 +106,16 @@ pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
         if !global || undefined || format_specific {
             continue;
         }
-        let name = strtab
-            .get(name_off..name_off + name_len)
+        let name = name_off
+            .checked_add(name_len)
+            .and_then(|end| strtab.get(name_off..end))
             .ok_or("bitcode symbol name past the end of the string table")?;
         names.push(name);
     }
-    Ok(Some(names))
+    Ok(BitcodeSymbols {
+        names: Some(names),
+        has_module,
+    })
 }
 
 /// The bitstream inside an optional bitcode wrapper header.
