@@ -8,28 +8,9 @@
 use crate::objects_fixtures::objects;
 use crate::support::{Case, Check};
 
-macro_rules! groups {
-    ($($group:ident),* $(,)?) => {$(
-        mod $group {
-            #[test]
-            fn references_agree() {
-                crate::support::check_references(stringify!($group), super::$group());
-            }
-            #[test]
-            fn ours() {
-                crate::support::check_ours(stringify!($group), super::$group());
-            }
-        }
-    )*};
-}
-
 groups!(archive_unbundle, archive_errors, archive_check);
 
-const ERR: &str = "clang-offload-bundler: error: ";
-
-fn hip(arch: &str) -> String {
-    format!("hip-amdgcn-amd-amdhsa--{arch}")
-}
+use crate::support::args::{ERR, hip};
 
 fn unbundle(input: &str, targets: &[String], extra: &[&str]) -> Vec<String> {
     let mut a = vec![

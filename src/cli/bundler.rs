@@ -21,6 +21,7 @@
 use std::io::{self, Write};
 
 use super::cl::{self, Kind, Opt};
+use super::{Ctx, Exit};
 
 mod objects;
 use crate::bundle::binary::BinaryBundleWriter;
@@ -144,45 +145,12 @@ clang-offload-bundler options:
 
 /// Runs the tool with the process's standard streams; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
-    let stdout = io::stdout();
-    let stderr = io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    super::with_stdio(args, run)
 }
 
 /// Runs the tool: `args[0]` is the program name as invoked.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let argv0 = args
-        .first()
-        .map(String::as_str)
-        .unwrap_or("offload-bundler");
-    let mut ctx = Ctx { argv0, err };
-    match run_inner(&mut ctx, args, out) {
-        Ok(()) => 0,
-        Err(Exit(code)) => code,
-    }
-}
-
-/// An exit status whose message has already been printed.
-struct Exit(i32);
-
-struct Ctx<'a> {
-    argv0: &'a str,
-    err: &'a mut dyn Write,
-}
-
-impl Ctx<'_> {
-    fn error(&mut self, msg: impl std::fmt::Display) -> Exit {
-        let _ = writeln!(self.err, "{}: error: {msg}", self.argv0);
-        Exit(1)
-    }
-
-    fn warning(&mut self, msg: impl std::fmt::Display) {
-        let _ = writeln!(self.err, "{}: warning: {msg}", self.argv0);
-    }
-
-    fn file_error(&mut self, path: &str, e: &io::Error) -> Exit {
-        self.error(format_args!("'{path}': {}", error_text(e)))
-    }
+    super::run_body(args, "offload-bundler", out, err, run_inner)
 }
 
 /// How one bundle file is read or written, chosen from `-type` and the reference input.

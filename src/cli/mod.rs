@@ -8,3 +8,64 @@
 pub mod bundler;
 pub mod cl;
 pub mod packager;
+
+use std::io::{self, Write};
+
+use crate::fileio::error_text;
+
+/// An exit status whose message has already been printed.
+pub(crate) struct Exit(pub(crate) i32);
+
+/// Where a tool reports: its name as invoked (the prefix of its messages) and stderr.
+pub(crate) struct Ctx<'a> {
+    pub(crate) argv0: &'a str,
+    pub(crate) err: &'a mut dyn Write,
+}
+
+impl Ctx<'_> {
+    /// Prints `<argv0>: error: msg` and returns exit status 1.
+    pub(crate) fn error(&mut self, msg: impl std::fmt::Display) -> Exit {
+        let _ = writeln!(self.err, "{}: error: {msg}", self.argv0);
+        Exit(1)
+    }
+
+    /// Prints `<argv0>: warning: msg`.
+    pub(crate) fn warning(&mut self, msg: impl std::fmt::Display) {
+        let _ = writeln!(self.err, "{}: warning: {msg}", self.argv0);
+    }
+
+    /// An I/O error on `path`, worded as LLVM words it.
+    pub(crate) fn file_error(&mut self, path: &str, e: &io::Error) -> Exit {
+        self.error(format_args!("'{path}': {}", error_text(e)))
+    }
+}
+
+/// The body of a tool: arguments (`args[0]` is the program name), stdout, and a [`Ctx`].
+pub(crate) type Body = fn(&mut Ctx<'_>, &[String], &mut dyn Write) -> Result<(), Exit>;
+
+/// Runs `body` and turns its outcome into an exit status; `default_name` stands for a
+/// missing `argv[0]`.
+pub(crate) fn run_body(
+    args: &[String],
+    default_name: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    body: Body,
+) -> i32 {
+    let argv0 = args.first().map_or(default_name, String::as_str);
+    let mut ctx = Ctx { argv0, err };
+    match body(&mut ctx, args, out) {
+        Ok(()) => 0,
+        Err(Exit(code)) => code,
+    }
+}
+
+/// Runs `run` with the process's locked standard streams.
+pub(crate) fn with_stdio(
+    args: &[String],
+    run: fn(&[String], &mut dyn Write, &mut dyn Write) -> i32,
+) -> i32 {
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    run(args, &mut stdout.lock(), &mut stderr.lock())
+}

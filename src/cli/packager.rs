@@ -30,9 +30,10 @@
 //!
 //! Exit status: 0 on success (including extraction that matched nothing), 1 on any error.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use super::cl::{self, Kind, Opt};
+use super::{Ctx, Exit};
 use crate::fileio::{Input, OutputFile, error_text};
 use crate::package::archive::write_archive;
 use crate::package::order::dense_map_order;
@@ -85,41 +86,12 @@ pub const LLVM_VERSION_VAR: &str = "OFFLOAD_PACKAGER_LLVM_VERSION";
 
 /// Runs the tool with the process's standard streams; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
-    let stdout = io::stdout();
-    let stderr = io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    super::with_stdio(args, run)
 }
 
 /// Runs the tool: `args[0]` is the program name as invoked.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let argv0 = args
-        .first()
-        .map(String::as_str)
-        .unwrap_or("offload-packager");
-    let mut ctx = Ctx { argv0, err };
-    match run_inner(&mut ctx, args, out) {
-        Ok(()) => 0,
-        Err(Exit(code)) => code,
-    }
-}
-
-/// An exit status whose message has already been printed.
-struct Exit(i32);
-
-struct Ctx<'a> {
-    argv0: &'a str,
-    err: &'a mut dyn Write,
-}
-
-impl Ctx<'_> {
-    fn error(&mut self, msg: impl std::fmt::Display) -> Exit {
-        let _ = writeln!(self.err, "{}: error: {msg}", self.argv0);
-        Exit(1)
-    }
-
-    fn warning(&mut self, msg: impl std::fmt::Display) {
-        let _ = writeln!(self.err, "{}: warning: {msg}", self.argv0);
-    }
+    super::run_body(args, "offload-packager", out, err, run_inner)
 }
 
 fn print_help(out: &mut dyn Write, argv0: &str, list: bool) {
