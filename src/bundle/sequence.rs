@@ -89,7 +89,10 @@ impl fmt::Display for SequenceError {
                 write!(f, "malformed bundle at offset {offset:#x}: {error}")
             }
             SequenceError::Compressed { offset, error } => {
-                write!(f, "malformed compressed bundle at offset {offset:#x}: {error}")
+                write!(
+                    f,
+                    "malformed compressed bundle at offset {offset:#x}: {error}"
+                )
             }
             SequenceError::Garbage { offset } => write!(
                 f,
