@@ -112,7 +112,13 @@ impl<'a> NewDriverObject<'a> {
         binaries: impl Into<Cow<'a, [u8]>>,
     ) -> Result<&mut Self, EmbedError> {
         let binaries = binaries.into();
-        split(&binaries).map_err(|e| EmbedError::DeviceCode(format!("offload binary: {e}")))?;
+        let found =
+            split(&binaries).map_err(|e| EmbedError::DeviceCode(format!("offload binary: {e}")))?;
+        if found.is_empty() {
+            return Err(EmbedError::DeviceCode(
+                "no offload binary in the input".into(),
+            ));
+        }
         self.binaries.push(binaries);
         Ok(self)
     }
