@@ -7,6 +7,9 @@
 # The reference tools the integration tests and the benchmark compare against:
 #   /usr/lib/llvm-19/bin/{clang,clang-offload-bundler,clang-offload-packager}
 #   /usr/lib/llvm-22/bin/{clang-offload-bundler,llvm-offload-binary}
+# and, for the host-object tests, the linkers (GNU ld, ld.lld, lld-link),
+# clang-linker-wrapper 19 and ROCm's comgr (libamd-comgr-dev, the real consumer
+# of registered bundles).
 # Exit status: 0 all present; 1 an install failed or something is missing;
 # 2 no usable Rust toolchain (it cannot be installed from here).
 set -euo pipefail
@@ -15,6 +18,7 @@ set -euo pipefail
 PACKAGES=(
     clang-19 clang-tools-19 llvm-19 lld-19
     clang-tools-22 llvm-22
+    gcc binutils libamd-comgr-dev
 )
 
 # Files those packages must provide; checked after any install.
@@ -25,6 +29,11 @@ REQUIRED_FILES=(
     /usr/lib/llvm-19/bin/lld
     /usr/lib/llvm-22/bin/clang-offload-bundler
     /usr/lib/llvm-22/bin/llvm-offload-binary
+    /usr/lib/llvm-19/bin/ld.lld
+    /usr/lib/llvm-19/bin/lld-link
+    /usr/lib/llvm-19/bin/clang-linker-wrapper
+    /usr/bin/gcc
+    /usr/bin/ld.bfd
 )
 
 # Edition 2024 needs cargo 1.85 or newer.
