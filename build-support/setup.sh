@@ -8,7 +8,7 @@
 #   /usr/lib/llvm-19/bin/{clang,clang-offload-bundler,clang-offload-packager}
 #   /usr/lib/llvm-22/bin/{clang-offload-bundler,llvm-offload-binary}
 # and, for the host-object tests, the linkers (GNU ld, ld.lld, lld-link),
-# clang-linker-wrapper 19 and ROCm's comgr (libamd-comgr-dev, the real consumer
+# clang-linker-wrapper 19 and 22 (with lld-22 for its device link) and ROCm's comgr (libamd-comgr-dev, the real consumer
 # of registered bundles).
 # Exit status: 0 all present; 1 an install failed or something is missing;
 # 2 no usable Rust toolchain (it cannot be installed from here).
@@ -18,7 +18,7 @@ set -euo pipefail
 PACKAGES=(
     clang-19 clang-tools-19 llvm-19 lld-19
     clang-tools-22 llvm-22
-    gcc binutils libamd-comgr-dev
+    gcc binutils libamd-comgr-dev lld-22
 )
 
 # Files those packages must provide; checked after any install.
@@ -32,6 +32,8 @@ REQUIRED_FILES=(
     /usr/lib/llvm-19/bin/ld.lld
     /usr/lib/llvm-19/bin/lld-link
     /usr/lib/llvm-19/bin/clang-linker-wrapper
+    /usr/lib/llvm-22/bin/clang-linker-wrapper
+    /usr/lib/llvm-22/bin/ld.lld
     /usr/bin/gcc
     /usr/bin/ld.bfd
 )

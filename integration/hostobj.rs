@@ -13,7 +13,7 @@ use offload_build::embed::{HipObject, NewDriverObject};
 use offload_build::inspect::inspect;
 use offload_build::package::LlvmVersion;
 
-use crate::hostobj_fixtures::{ARCHS, HostFixtures, LLVM19_BIN, host, run, run_with_shim};
+use crate::hostobj_fixtures::{ARCHS, CLANG22, HostFixtures, LLVM19_BIN, host, run, run_with_shim};
 use crate::support::CLANG19;
 
 /// Our object for `tu` built from clang's code objects.
@@ -286,36 +286,48 @@ fn cross_targets_link() {
     );
 }
 
-#[test]
-fn new_driver_object_registers_through_clang_linker_wrapper() {
+/// One new-driver round: our object from the offload binary of clang's `clang_obj`, linked
+/// next to clang's own through `clang` (`--hip-link`, linker wrapper of the same LLVM) with
+/// each of `fuses`; every program must register the same kernels and variable.
+fn new_driver_round(
+    clang: &str,
+    llvm: LlvmVersion,
+    clang_obj: &str,
+    entries: &str,
+    fuses: &[&str],
+) {
     let f = host();
-    let dir = f.scratch("new-driver");
-    let clang_obj = f.read("knd.o");
-    let found = offload_build::package::scan(&clang_obj, "knd.o").expect("scan");
+    let dir = f.scratch(&format!("new-driver-{}", llvm.major()));
+    let clang_bytes = f.read(clang_obj);
+    let found = offload_build::package::scan(&clang_bytes, clang_obj).expect("scan");
     assert_eq!(found.len(), 1);
-    let mut nd = NewDriverObject::new("x86_64-unknown-linux-gnu", LlvmVersion::LLVM19).unwrap();
+    let mut nd = NewDriverObject::new("x86_64-unknown-linux-gnu", llvm).unwrap();
     nd.offload_binary(found[0].data.to_vec())
         .unwrap()
         .kernel("kern_c")
         .kernel("_Z8kern_cppPfi")
         .variable(offload_build::embed::DeviceVariable::new("dev_var", 4));
     let ours = nd.write().unwrap();
-    let (t1, f1, a1, _) = section(&clang_obj, ".llvm.offloading");
+    let (t1, f1, a1, _) = section(&clang_bytes, ".llvm.offloading");
     let (t2, f2, a2, content) = section(&ours, ".llvm.offloading");
     assert_eq!((t1, f1, a1), (t2, f2, a2));
     assert_eq!(content, &found[0].data[..]);
-    let (_, flags, _, _) = section(&ours, "hip_offloading_entries");
-    assert_ne!(flags & offload_build::embed::SHF_GNU_RETAIN, 0);
+    // Same entry layout as clang's: three entries of the same size.
+    let (_, flags, _, theirs) = section(&clang_bytes, entries);
+    let (_, our_flags, _, mine) = section(&ours, entries);
+    assert_eq!(theirs.len(), mine.len(), "{entries}: entry size");
+    assert_eq!(our_flags & !offload_build::embed::SHF_GNU_RETAIN, flags);
+    assert_ne!(our_flags & offload_build::embed::SHF_GNU_RETAIN, 0);
     let ours_path = dir.join("nd.o");
     std::fs::write(&ours_path, &ours).unwrap();
     let fxs = f.dir.to_str().unwrap();
     let mut logs = Vec::new();
-    for (tag, obj) in [("clang", f.path("knd.o")), ("ours", ours_path.clone())] {
-        for fuse in ["-fuse-ld=bfd", "-fuse-ld=lld"] {
+    for (tag, obj) in [("clang", f.path(clang_obj)), ("ours", ours_path.clone())] {
+        for fuse in fuses {
             let exe = dir.join(format!("m-{tag}{fuse}"));
             run(
                 &dir,
-                CLANG19,
+                clang,
                 &[
                     "--offload-new-driver",
                     "-fgpu-rdc",
@@ -338,15 +350,34 @@ fn new_driver_object_registers_through_clang_linker_wrapper() {
         }
     }
     let reference = &logs[0].1;
-    assert!(
-        reference.contains("function 0 host=kern_c dev=kern_c name=kern_c"),
-        "{reference}"
-    );
     for (tag, log) in &logs {
         assert!(
             log.contains("function 0 host=kern_c dev=kern_c name=kern_c limit=-1 rest=0"),
             "{tag}: kernel not registered:\n{log}"
         );
+        assert!(log.contains("lookup 0 amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+ status=0"));
         assert_eq!(log, reference, "{tag} differs from clang's object");
     }
+}
+
+#[test]
+fn new_driver_object_registers_through_clang_linker_wrapper_19() {
+    new_driver_round(
+        CLANG19,
+        LlvmVersion::LLVM19,
+        "knd.o",
+        "hip_offloading_entries",
+        &["-fuse-ld=bfd", "-fuse-ld=lld"],
+    );
+}
+
+#[test]
+fn new_driver_object_registers_through_clang_linker_wrapper_22() {
+    new_driver_round(
+        CLANG22,
+        LlvmVersion::LLVM22,
+        "knd22.o",
+        "llvm_offload_entries",
+        &["-fuse-ld=lld"],
+    );
 }

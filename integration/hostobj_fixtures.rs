@@ -1,7 +1,8 @@
 //! Inputs of the host-object and inspection tests, built once per test process with the real
 //! tools: a HIP translation unit with two kernels and one device variable compiled by clang 19
 //! for `gfx90a:xnack+` and `gfx1100` (its object, its `.hipfb` bundle and its two code objects),
-//! a second translation unit with one kernel, the same source through the new offload driver,
+//! a second translation unit with one kernel, the same source through the new offload driver
+//! of clang 19 and of clang 22,
 //! and a HIP runtime shim, `libamdhip64.so`, that records every registration call and looks
 //! each code object up through comgr (ROCm 5.2, Debian's `libamd-comgr-dev`).
 //!
@@ -18,6 +19,8 @@ use std::sync::OnceLock;
 use crate::support::{CLANG19, SETUP_HINT, require};
 
 pub const LLVM19_BIN: &str = "/usr/lib/llvm-19/bin";
+/// clang 22, whose linker wrapper reads the LLVM 21+ entry layout.
+pub const CLANG22: &str = "/usr/lib/llvm-22/bin/clang";
 /// The ISAs the shim looks up: the xnack+ code object matches a device with xnack+.
 pub const ISAS: &str = "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+,amdgcn-amd-amdhsa--gfx1100";
 /// Code objects in the order of `ISAS`.
@@ -195,6 +198,9 @@ fn build() -> HostFixtures {
         "/usr/lib/llvm-19/bin/ld.lld",
         "/usr/lib/llvm-19/bin/lld-link",
         "/usr/lib/llvm-19/bin/clang-linker-wrapper",
+        CLANG22,
+        "/usr/lib/llvm-22/bin/clang-linker-wrapper",
+        "/usr/lib/llvm-22/bin/ld.lld",
         "/usr/bin/gcc",
         "/usr/bin/ld.bfd",
         "/usr/include/amd_comgr.h",
@@ -249,6 +255,25 @@ fn build() -> HostFixtures {
             "k.hip",
             "-o",
             "knd.o",
+        ],
+    );
+    // The same through clang 22's new driver (56-byte `llvm_offload_entries`, HIP kind 4).
+    run(
+        &dir,
+        CLANG22,
+        &[
+            "-x",
+            "hip",
+            "--offload-new-driver",
+            "-fgpu-rdc",
+            "--offload-arch=gfx90a",
+            "-nogpulib",
+            "-nogpuinc",
+            "-O2",
+            "-c",
+            "k.hip",
+            "-o",
+            "knd22.o",
         ],
     );
     run(

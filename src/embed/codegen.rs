@@ -107,7 +107,7 @@ impl Asm {
     }
 
     fn align(&mut self, to: usize, fill: &[u8]) {
-        while !self.bytes.len().is_multiple_of(to) {
+        while self.bytes.len() % to != 0 {
             let n = (to - self.bytes.len() % to).min(fill.len());
             self.bytes.extend_from_slice(&fill[..n]);
         }

@@ -178,6 +178,17 @@ impl<'a> HipObject<'a> {
     /// The bundle that goes into `.hip_fatbin`.
     pub fn bundle_bytes(&self) -> Result<Cow<'_, [u8]>, EmbedError> {
         if let Some(b) = &self.bundle {
+            // Whatever goes into .hip_fatbin must be a walkable sequence of bundles.
+            let mut count = 0;
+            for seg in Sequence::new(b) {
+                seg.map_err(|e| EmbedError::DeviceCode(format!("the bundle: {e}")))?;
+                count += 1;
+            }
+            if count == 0 {
+                return Err(EmbedError::DeviceCode(
+                    "the bundle is neither a bundle nor a compressed bundle".into(),
+                ));
+            }
             return Ok(Cow::Borrowed(b));
         }
         if self.code_objects.is_empty() {
@@ -526,4 +537,69 @@ pub(crate) fn local(
         section: SymbolSection::Section(section),
         flags: SymbolFlags::None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use object::read::elf::{ElfFile64, Sym};
+    use object::{LittleEndian, Object, ObjectSection, ObjectSymbol};
+
+    use super::*;
+
+    fn fake_bundle() -> Vec<u8> {
+        write_bundle(
+            &[
+                (HOST_ENTRY_ID.as_bytes(), b""),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx1100", b"not an ELF"),
+            ],
+            4096,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn data_only_and_compressed() {
+        let mut h = HipObject::new("x86_64-unknown-linux-gnu").unwrap();
+        h.code_object("gfx1100", &b"\x7fELF-ish"[..]).unwrap();
+        h.register(false).compress_v2(true).start_symbol("S");
+        let bytes = h.write().unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        assert!(file.section_by_name(".init_array").is_none());
+        assert!(file.section_by_name(HIP_WRAPPER_SECTION).is_none());
+        let fatbin = file.section_by_name(HIP_FATBIN_SECTION).unwrap();
+        assert_eq!(fatbin.align(), 4096);
+        assert_eq!(&fatbin.data().unwrap()[..6], b"CCOB\x02\x00");
+    }
+
+    #[test]
+    fn discovery_needs_code_objects() {
+        let mut h = HipObject::new("x86_64-unknown-linux-gnu").unwrap();
+        h.bundle(fake_bundle());
+        assert!(matches!(h.write(), Err(EmbedError::DeviceCode(_))));
+        h.discover_symbols(false).kernel("k");
+        assert!(h.write().is_ok());
+        h.bundle(&b"garbage"[..]);
+        assert!(h.write().is_err());
+        assert!(
+            HipObject::new("x86_64-unknown-linux-gnu")
+                .unwrap()
+                .write()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn ppc64le_functions_have_a_local_entry() {
+        let mut h = HipObject::new("powerpc64le-unknown-linux-gnu").unwrap();
+        h.bundle(fake_bundle()).discover_symbols(false).kernel("k");
+        let bytes = h.write().unwrap();
+        let file = ElfFile64::<LittleEndian>::parse(&*bytes).unwrap();
+        assert_eq!(file.elf_header().e_flags.get(LittleEndian), 2);
+        let ctor = file
+            .symbols()
+            .find(|s| s.name() == Ok("__hip_module_ctor"))
+            .unwrap();
+        // st_other 3 << 5: local entry 8 bytes after the global entry.
+        assert_eq!(ctor.elf_symbol().st_other() >> 5, 3);
+    }
 }

@@ -28,10 +28,11 @@ pub enum EntryLayout {
     /// LLVM 19: 32-byte `__tgt_offload_entry` {addr, name, size, i32 flags, i32 data} in
     /// `hip_offloading_entries`.
     Llvm19,
-    /// LLVM 20: 48-byte entries {u64 0, u16 version 1, u16 kind, u32 flags, addr, name, size,
+    /// LLVM 20: 56-byte entries {u64 0, u16 version 1, u16 kind, u32 flags, addr, name, size,
     /// data, aux} in `hip_offloading_entries`, HIP kind 3.
     Llvm20,
-    /// LLVM 21 and later: the 48-byte entries in `llvm_offload_entries`, HIP kind 4.
+    /// LLVM 21 and later: the 56-byte entries in `llvm_offload_entries`, HIP kind 4 (checked
+    /// against clang 22's own objects).
     Llvm21,
 }
 
@@ -57,7 +58,7 @@ impl EntryLayout {
     pub fn entry_size(self) -> usize {
         match self {
             EntryLayout::Llvm19 => 32,
-            _ => 48,
+            _ => 56,
         }
     }
 }
@@ -343,5 +344,86 @@ impl<'a> NewDriverObject<'a> {
             obj.section_mut(note).flags = SectionFlags::Elf { sh_flags: 0 };
         }
         Ok(obj.write()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use object::{Object, ObjectSection};
+
+    use super::*;
+    use crate::package::{Image, write_v1};
+
+    fn binary() -> Vec<u8> {
+        let image = Image::new(
+            ImageKind::Bitcode,
+            OffloadKind::Hip,
+            LlvmVersion::LLVM19,
+            b"BC\xc0\xde",
+        )
+        .unwrap()
+        .string("triple", "amdgcn-amd-amdhsa")
+        .string("arch", "gfx90a");
+        write_v1(&image).unwrap()
+    }
+
+    fn entries(llvm: u32, triple: &str) -> (String, Vec<u8>, usize) {
+        let mut o = NewDriverObject::new(triple, LlvmVersion::new(llvm)).unwrap();
+        o.offload_binary(binary())
+            .unwrap()
+            .kernel("k")
+            .variable(DeviceVariable {
+                constant: true,
+                ..DeviceVariable::new("v", 12)
+            });
+        let bytes = o.write().unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let s = file
+            .sections()
+            .find(|s| {
+                let n = s.name().unwrap();
+                n.starts_with("hip_offloading_entries") || n == "llvm_offload_entries"
+            })
+            .expect("entries section");
+        let relocs = s.relocations().count();
+        (
+            s.name().unwrap().to_owned(),
+            s.data().unwrap().to_vec(),
+            relocs,
+        )
+    }
+
+    #[test]
+    fn entry_layouts_per_llvm_version() {
+        let (name, data, relocs) = entries(19, "x86_64-unknown-linux-gnu");
+        assert_eq!(
+            (name.as_str(), data.len(), relocs),
+            ("hip_offloading_entries", 64, 4)
+        );
+        assert_eq!(&data[16..24], &0u64.to_le_bytes()); // kernel: size 0
+        assert_eq!(&data[48..56], &12u64.to_le_bytes());
+        assert_eq!(&data[56..60], &16u32.to_le_bytes()); // constant
+        let (name, data, _) = entries(20, "x86_64-unknown-linux-gnu");
+        assert_eq!((name.as_str(), data.len()), ("hip_offloading_entries", 112));
+        assert_eq!(&data[8..12], &[1, 0, 3, 0]); // version 1, HIP = 3
+        let (name, data, _) = entries(21, "aarch64-linux-gnu");
+        assert_eq!((name.as_str(), data.len()), ("llvm_offload_entries", 112));
+        assert_eq!(&data[8..12], &[1, 0, 4, 0]); // HIP = 4 from LLVM 21
+        assert_eq!(&data[56 + 32..56 + 40], &12u64.to_le_bytes());
+        let (name, _, _) = entries(19, "x86_64-pc-windows-msvc");
+        assert_eq!(name, "hip_offloading_entries$OE");
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let mut o = NewDriverObject::new("x86_64-linux-gnu", LlvmVersion::LLVM19).unwrap();
+        assert!(o.offload_binary(Vec::new()).is_err());
+        assert!(o.offload_binary(b"not an offload binary".to_vec()).is_err());
+        assert!(o.write().is_err());
+        o.offload_binary(binary())
+            .unwrap()
+            .kernel("a")
+            .variable(DeviceVariable::new("a", 4));
+        assert!(matches!(o.write(), Err(EmbedError::Symbol(_))));
     }
 }
