@@ -8,8 +8,8 @@
 #   /usr/lib/llvm-19/bin/{clang,clang-offload-bundler,clang-offload-packager}
 #   /usr/lib/llvm-22/bin/{clang-offload-bundler,llvm-offload-binary}
 # and, for the host-object tests, the linkers (GNU ld, ld.lld, lld-link),
-# clang-linker-wrapper 19 and 22 (with lld-22 for its device link) and ROCm's comgr (libamd-comgr-dev, the real consumer
-# of registered bundles).
+# clang-linker-wrapper 19 and 22 (with lld-22 for its device link) and ROCm's
+# comgr (libamd-comgr-dev, the real consumer of registered bundles).
 # Exit status: 0 all present; 1 an install failed or something is missing;
 # 2 no usable Rust toolchain (it cannot be installed from here).
 set -euo pipefail

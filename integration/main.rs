@@ -21,7 +21,7 @@
 //! - `hostobj`: host objects from `offload_build::embed` against clang 19's own object (bundle
 //!   bytes, section types/flags/alignment), linked by GNU ld, ld.lld (x86-64, AArch64,
 //!   ppc64le) and lld-link, and run with a recording HIP runtime shim that looks the code
-//!   objects up through comgr 5.2; the new-driver object through clang-linker-wrapper 19.
+//!   objects up through comgr 5.2; the new-driver object through clang-linker-wrapper 19 and 22.
 //!   `hostobj_fixtures` builds the inputs and the shim.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
