@@ -7,6 +7,9 @@
 # The reference tools the integration tests and the benchmark compare against:
 #   /usr/lib/llvm-19/bin/{clang,clang-offload-bundler,clang-offload-packager}
 #   /usr/lib/llvm-22/bin/{clang-offload-bundler,llvm-offload-binary}
+# and, for the host-object tests, the linkers (GNU ld, ld.lld, lld-link),
+# clang-linker-wrapper 19 and 22 (with lld-22 for its device link) and ROCm's
+# comgr (libamd-comgr-dev, the real consumer of registered bundles).
 # Exit status: 0 all present; 1 an install failed or something is missing;
 # 2 no usable Rust toolchain (it cannot be installed from here).
 set -euo pipefail
@@ -18,6 +21,7 @@ PACKAGES=(
     # The system zstd and zlib LLVM links, so that compressed bundles are LLVM's bytes
     # (the crate's default `system-zstd` feature finds libzstd with pkg-config).
     libzstd-dev zlib1g-dev pkg-config
+    gcc binutils libamd-comgr-dev lld-22
 )
 
 # Files those packages must provide; checked after any install.
@@ -28,6 +32,13 @@ REQUIRED_FILES=(
     /usr/lib/llvm-19/bin/lld
     /usr/lib/llvm-22/bin/clang-offload-bundler
     /usr/lib/llvm-22/bin/llvm-offload-binary
+    /usr/lib/llvm-19/bin/ld.lld
+    /usr/lib/llvm-19/bin/lld-link
+    /usr/lib/llvm-19/bin/clang-linker-wrapper
+    /usr/lib/llvm-22/bin/clang-linker-wrapper
+    /usr/lib/llvm-22/bin/ld.lld
+    /usr/bin/gcc
+    /usr/bin/ld.bfd
 )
 
 # Edition 2024 needs cargo 1.85 or newer.

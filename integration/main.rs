@@ -18,6 +18,13 @@
 //!   errors), `llvm-objdump --offloading` on our output, and our reader on clang 19
 //!   HIP objects and `ld -r` of them.
 //! - `packager_malformed`: malformed offload binaries: one clean error line, no output.
+//! - `hostobj`: host objects from `offload_build::embed` against clang 19's own object (bundle
+//!   bytes, section types/flags/alignment), linked by GNU ld, ld.lld (x86-64, AArch64,
+//!   ppc64le) and lld-link, and run with a recording HIP runtime shim that looks the code
+//!   objects up through comgr 5.2; the new-driver object through clang-linker-wrapper 19 and 22.
+//!   `hostobj_fixtures` builds the inputs and the shim.
+//! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
+//!   several bundles, concatenated compressed bundles, archives and malformed files.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -50,6 +57,9 @@ mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
 mod fatobj_diff;
+mod hostobj;
+mod hostobj_fixtures;
+mod inspect_cli;
 mod objects_fixtures;
 mod packager_diff;
 mod packager_malformed;

@@ -65,8 +65,12 @@
 //!   device archives) and LLVM's listing order.
 //! - [`package`]: offload binaries (clang-offload-packager / llvm-offload-binary),
 //!   and finding them in objects and archives.
+//! - [`embed`]: host objects carrying device code (`.hip_fatbin` with a registering
+//!   constructor, `.llvm.offloading` for the new offload driver).
+//! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
+//!   (objects, executables, shared libraries, archives), and extracting entries.
 //! - [`fileio`]: mapped inputs and atomically written outputs.
-//! - [`cli`]: the command-line tools (`offload-bundler`, `offload-packager`).
+//! - [`cli`]: the command-line tools (`offload-bundler`, `offload-packager`, `offload-build`).
 //!
 //! # Trust
 //!
@@ -77,6 +81,8 @@
 
 pub mod bundle;
 pub mod cli;
+pub mod embed;
 pub mod fileio;
 pub mod id;
+pub mod inspect;
 pub mod package;

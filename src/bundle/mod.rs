@@ -12,7 +12,9 @@
 //!   section per entry (`o` with an object host input).
 //! - [`archive`]: heterogeneous device archives (`a`, unbundling only).
 //!
-//! [`compressed`] wraps a binary or text bundle in a zstd or zlib `CCOB` container.
+//! [`compressed`] wraps a binary or text bundle in a zstd or zlib `CCOB` container;
+//! [`sequence`] walks binary and compressed bundles placed one after another (a linked
+//! `.hip_fatbin`).
 //!
 //! [`order`] reproduces the hash-table iteration order LLVM uses when listing and
 //! unbundling binary bundles. Readers work over borrowed bytes (a mapped file, a
@@ -24,6 +26,7 @@ pub mod bitcode;
 pub mod compressed;
 pub mod fatobj;
 pub mod order;
+pub mod sequence;
 pub mod text;
 
 mod error;

@@ -4,9 +4,11 @@
 //!
 //! - [`bundler`]: `offload-bundler` (clang-offload-bundler).
 //! - [`packager`]: `offload-packager` (clang-offload-packager, llvm-offload-binary).
+//! - [`offload_build`]: `offload-build` (inspect, extract, embed; no LLVM counterpart).
 
 pub mod bundler;
 pub mod cl;
+pub mod offload_build;
 pub mod packager;
 
 use std::io::{self, Write};

@@ -1,0 +1,428 @@
+//! `offload-build`: inspect, extract and embed device code (no LLVM counterpart, so the
+//! options are parsed with `clap` rather than LLVM's option conventions).
+//!
+//! ```text
+//! offload-build inspect FILE... [--json]
+//! offload-build extract [FILE] (--index N | --id ID [--nth K] | --uri URI) -o OUT
+//! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
+//! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
+//! ```
+//!
+//! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
+//! usage. A broken pipe on standard output ends the program quietly with status 0.
+
+use std::io::{self, Write};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::embed::{DeviceVariable, HipObject, NewDriverObject};
+use crate::fileio::{Input, OutputFile, error_text};
+use crate::inspect::{self, Report, Selected, Selector};
+use crate::package::LlvmVersion;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "offload-build",
+    version,
+    about = "Inspect, extract and embed GPU device code (bundles, compressed bundles, offload binaries)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every embedded container and entry of raw bundles, CCOBs, offload binaries,
+    /// objects, executables, shared libraries and static archives.
+    Inspect {
+        /// Files to inspect.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Print JSON (an array with one report per file) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write one entry to a file.
+    Extract(ExtractArgs),
+    /// Write a host object that embeds device code.
+    #[command(subcommand)]
+    Embed(EmbedCommand),
+}
+
+#[derive(Args, Debug)]
+struct ExtractArgs {
+    /// The file to read (optional with --uri, which names it).
+    file: Option<String>,
+    /// The entry's index, as `inspect` shows it.
+    #[arg(long, conflicts_with_all = ["id", "uri"])]
+    index: Option<usize>,
+    /// The entry's ID, as `inspect` shows it.
+    #[arg(long, conflicts_with = "uri")]
+    id: Option<String>,
+    /// Which of several entries with the same ID (0-based).
+    #[arg(long, requires = "id")]
+    nth: Option<usize>,
+    /// A `file://PATH#offset=N&size=M` URI: an entry, or any byte range of the file.
+    #[arg(long)]
+    uri: Option<String>,
+    /// Output file.
+    #[arg(short, long)]
+    output: String,
+}
+
+#[derive(Subcommand, Debug)]
+enum EmbedCommand {
+    /// A self-registering HIP object (`.hip_fatbin`, wrapper, constructor).
+    Hip(HipArgs),
+    /// An object for clang's new offload driver (`.llvm.offloading` and entries).
+    NewDriver(NewDriverArgs),
+}
+
+#[derive(Args, Debug)]
+struct CommonEmbed {
+    /// Host target triple (x86_64-unknown-linux-gnu, aarch64-linux-gnu,
+    /// powerpc64le-linux-gnu, x86_64-pc-windows-msvc).
+    #[arg(long)]
+    target: String,
+    /// A kernel to register besides the discovered ones.
+    #[arg(long = "kernel")]
+    kernels: Vec<String>,
+    /// A device variable NAME=SIZE to register (replaces a discovered one).
+    #[arg(long = "variable")]
+    variables: Vec<String>,
+    /// Do not read kernels and variables from the device code.
+    #[arg(long)]
+    no_discover: bool,
+    /// Prefix of the exported host symbols.
+    #[arg(long, default_value = "")]
+    symbol_prefix: String,
+    /// Output object.
+    #[arg(short, long)]
+    output: String,
+}
+
+#[derive(Args, Debug)]
+struct HipArgs {
+    #[command(flatten)]
+    common: CommonEmbed,
+    /// A finished bundle or compressed bundle, embedded unchanged.
+    #[arg(long, conflicts_with = "code_objects")]
+    bundle: Option<String>,
+    /// TARGET_ID=FILE: a code object for one device (repeatable).
+    #[arg(long = "code-object")]
+    code_objects: Vec<String>,
+    /// Compress the bundle built from code objects (CCOB version 2, zstd).
+    #[arg(long)]
+    compress: bool,
+    /// Export a symbol of this name at the start of the bundle.
+    #[arg(long)]
+    start_symbol: Option<String>,
+    /// Export an 8-byte integer of this name holding the bundle size.
+    #[arg(long)]
+    size_symbol: Option<String>,
+    /// Omit the wrapper and constructor (data only).
+    #[arg(long)]
+    no_register: bool,
+}
+
+#[derive(Args, Debug)]
+struct NewDriverArgs {
+    #[command(flatten)]
+    common: CommonEmbed,
+    /// Offload binaries to embed (repeatable).
+    #[arg(long = "offload-binary", required = true)]
+    offload_binaries: Vec<String>,
+    /// Major version of the LLVM whose clang-linker-wrapper links the object.
+    #[arg(long, default_value_t = 19)]
+    llvm: u32,
+}
+
+/// Runs the tool on the process arguments and exits.
+pub fn main(args: &[String]) -> i32 {
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    run(args, &mut stdout.lock(), &mut stderr.lock())
+}
+
+/// Runs the tool with `args` (including `argv[0]`), writing to `out` and `err`; returns the
+/// exit status.
+pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let text = e.render().to_string();
+            let _ = if code == 0 {
+                out.write_all(text.as_bytes())
+            } else {
+                err.write_all(text.as_bytes())
+            };
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Inspect { files, json } => inspect_files(&files, json, out, err),
+        Command::Extract(a) => extract(&a).map(|()| 0),
+        Command::Embed(EmbedCommand::Hip(a)) => embed_hip(&a).map(|()| 0),
+        Command::Embed(EmbedCommand::NewDriver(a)) => embed_new_driver(&a).map(|()| 0),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure::BrokenPipe) => 0,
+        Err(Failure::Message(m)) => {
+            let _ = writeln!(err, "offload-build: error: {m}");
+            1
+        }
+    }
+}
+
+enum Failure {
+    BrokenPipe,
+    Message(String),
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Self {
+        Failure::Message(m)
+    }
+}
+
+fn output_error(e: io::Error) -> Failure {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Failure::BrokenPipe
+    } else {
+        Failure::Message(format!("cannot write the output: {}", error_text(&e)))
+    }
+}
+
+fn read(path: &str) -> Result<Input, Failure> {
+    Input::open(path).map_err(|e| Failure::Message(format!("'{path}': {}", error_text(&e))))
+}
+
+fn inspect_files(
+    files: &[String],
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Failure> {
+    let mut reports = Vec::new();
+    let mut status = 0;
+    for path in files {
+        let report = read(path).and_then(|input| {
+            inspect::inspect(&input.data[..], path).map_err(|e| Failure::Message(e.to_string()))
+        });
+        match report {
+            Ok(r) => {
+                if !json {
+                    print_report(&r, out).map_err(output_error)?;
+                }
+                reports.push(r);
+            }
+            Err(Failure::Message(m)) => {
+                let _ = writeln!(err, "offload-build: error: {m}");
+                status = 1;
+            }
+            Err(f) => return Err(f),
+        }
+    }
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &reports)
+            .map_err(|e| output_error(io::Error::other(e)))?;
+        writeln!(out).map_err(output_error)?;
+    }
+    Ok(status)
+}
+
+fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let entries = r.entries().count();
+    writeln!(
+        out,
+        "{}: {} ({} bytes), {} container(s), {} entr{}",
+        r.path,
+        r.format,
+        r.size,
+        r.containers.len(),
+        entries,
+        if entries == 1 { "y" } else { "ies" }
+    )?;
+    for c in &r.containers {
+        let mut place = String::new();
+        if let Some(m) = &c.member {
+            place.push_str(&format!(" member={m}"));
+        }
+        if let Some(s) = &c.section {
+            place.push_str(&format!(" section={s}"));
+        }
+        write!(
+            out,
+            "  container {} {}{place} offset={} size={}",
+            c.index, c.kind, c.offset, c.size
+        )?;
+        if let Some(z) = &c.compression {
+            write!(
+                out,
+                " {} v{} {} -> {} bytes (ratio {:.2})",
+                z.method, z.version, z.compressed_size, z.uncompressed_size, z.ratio
+            )?;
+        }
+        writeln!(out, " {}", c.uri)?;
+        for e in &c.entries {
+            let offset = e.offset.map_or_else(|| "-".to_owned(), |o| o.to_string());
+            write!(
+                out,
+                "    entry {} {} offset={offset} size={}",
+                e.index, e.id, e.size
+            )?;
+            if let Some(k) = e.image_kind {
+                write!(out, " image={k}")?;
+            }
+            match &e.uri {
+                Some(u) => writeln!(out, " {u}")?,
+                None => writeln!(out, " (compressed)")?,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn extract(a: &ExtractArgs) -> Result<(), Failure> {
+    let (path, selector) = if let Some(u) = &a.uri {
+        let (p, offset, size) = inspect::parse_uri(u)
+            .ok_or_else(|| format!("'{u}' is not a file://PATH#offset=N&size=M URI"))?;
+        if let Some(f) = &a.file {
+            if f != p {
+                return Err(format!("the URI names '{p}' but the file given is '{f}'").into());
+            }
+        }
+        (p.to_owned(), Selector::Range { offset, size })
+    } else {
+        let file = a
+            .file
+            .clone()
+            .ok_or_else(|| "a FILE is needed unless --uri names it".to_owned())?;
+        let selector = match (&a.index, &a.id) {
+            (Some(i), _) => Selector::Index(*i),
+            (None, Some(id)) => Selector::Id {
+                id: id.clone(),
+                nth: a.nth,
+            },
+            (None, None) => {
+                return Err("choose the entry with --index, --id or --uri"
+                    .to_owned()
+                    .into());
+            }
+        };
+        (file, selector)
+    };
+    let input = read(&path)?;
+    let data = &input.data[..];
+    let report = inspect::inspect(data, &path).map_err(|e| e.to_string());
+    let bytes = match (&selector, report) {
+        // A raw range of a file that cannot be inspected is still a range.
+        (Selector::Range { offset, size }, Err(_)) => {
+            std::borrow::Cow::Borrowed(inspect::range(data, *offset, *size)?)
+        }
+        (_, Err(e)) => return Err(e.into()),
+        (_, Ok(report)) => match inspect::select(&report, &selector)? {
+            Selected::Entry(c, e) => inspect::entry_bytes(data, c, e)?,
+            Selected::Range(offset, size) => {
+                std::borrow::Cow::Borrowed(inspect::range(data, offset, size)?)
+            }
+        },
+    };
+    write_output(&a.output, &bytes)
+}
+
+fn write_output(path: &str, bytes: &[u8]) -> Result<(), Failure> {
+    let fail = |e: io::Error| Failure::Message(format!("'{path}': {}", error_text(&e)));
+    let mut f = OutputFile::create(path).map_err(fail)?;
+    f.file().write_all(bytes).map_err(fail)?;
+    f.commit().map_err(fail)
+}
+
+fn variables(specs: &[String]) -> Result<Vec<DeviceVariable>, Failure> {
+    specs
+        .iter()
+        .map(|s| {
+            let (name, size) = s
+                .split_once('=')
+                .ok_or_else(|| format!("--variable '{s}': expected NAME=SIZE"))?;
+            let size = size
+                .parse()
+                .map_err(|_| format!("--variable '{s}': the size is not a number"))?;
+            Ok(DeviceVariable::new(name, size))
+        })
+        .collect()
+}
+
+fn embed_hip(a: &HipArgs) -> Result<(), Failure> {
+    let c = &a.common;
+    let mut hip = HipObject::new(&c.target).map_err(|e| e.to_string())?;
+    let mut inputs = Vec::new();
+    if let Some(b) = &a.bundle {
+        inputs.push((String::new(), read(b)?));
+    }
+    for spec in &a.code_objects {
+        let (target, file) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--code-object '{spec}': expected TARGET_ID=FILE"))?;
+        inputs.push((target.to_owned(), read(file)?));
+    }
+    if inputs.is_empty() {
+        return Err("give --bundle or at least one --code-object"
+            .to_owned()
+            .into());
+    }
+    for (target, input) in &inputs {
+        if a.bundle.is_some() {
+            hip.bundle(&input.data[..]);
+        } else {
+            hip.code_object(target, &input.data[..])
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    hip.compress_v2(a.compress)
+        .discover_symbols(!c.no_discover)
+        .register(!a.no_register)
+        .symbol_prefix(&c.symbol_prefix);
+    for k in &c.kernels {
+        hip.kernel(k);
+    }
+    for v in variables(&c.variables)? {
+        hip.variable(v);
+    }
+    if let Some(s) = &a.start_symbol {
+        hip.start_symbol(s);
+    }
+    if let Some(s) = &a.size_symbol {
+        hip.size_symbol(s);
+    }
+    let bytes = hip.write().map_err(|e| e.to_string())?;
+    write_output(&c.output, &bytes)
+}
+
+fn embed_new_driver(a: &NewDriverArgs) -> Result<(), Failure> {
+    let c = &a.common;
+    let mut obj =
+        NewDriverObject::new(&c.target, LlvmVersion::new(a.llvm)).map_err(|e| e.to_string())?;
+    let inputs: Vec<Input> = a
+        .offload_binaries
+        .iter()
+        .map(|p| read(p))
+        .collect::<Result<_, _>>()?;
+    for (input, path) in inputs.iter().zip(&a.offload_binaries) {
+        obj.offload_binary(&input.data[..])
+            .map_err(|e| format!("'{path}': {e}"))?;
+    }
+    obj.discover_symbols(!c.no_discover)
+        .symbol_prefix(&c.symbol_prefix);
+    for k in &c.kernels {
+        obj.kernel(k);
+    }
+    for v in variables(&c.variables)? {
+        obj.variable(v);
+    }
+    let bytes = obj.write().map_err(|e| e.to_string())?;
+    write_output(&c.output, &bytes)
+}

@@ -1,0 +1,605 @@
+//! The HIP self-registering host object (host-objects §1 and §7A).
+
+use std::borrow::Cow;
+
+use object::write::{Object, Relocation, StandardSection, Symbol, SymbolId, SymbolSection};
+use object::{
+    RelocationEncoding, RelocationFlags, RelocationKind, SectionFlags, SectionKind, SymbolFlags,
+    SymbolKind, SymbolScope, elf,
+};
+
+use super::EmbedError;
+use super::codegen::{self, PPC64_LOCAL_ENTRY, Refs};
+use super::device::{DeviceSymbols, DeviceVariable};
+use super::target::{HostArch, HostFormat, HostTarget};
+use crate::bundle::binary::write_bundle;
+use crate::bundle::compressed::{CompressOptions, Version, compress};
+use crate::bundle::sequence::{Item, Sequence};
+use crate::id::target_id::TargetId;
+
+/// Magic of the fat-binary wrapper, `"HIPF"` in little-endian byte order.
+pub const HIP_FATBIN_MAGIC: u32 = 0x4849_5046;
+/// Section of the bundle.
+pub const HIP_FATBIN_SECTION: &str = ".hip_fatbin";
+/// Section of the wrapper.
+pub const HIP_WRAPPER_SECTION: &str = ".hipFatBinSegment";
+/// The host entry clang 19 writes into every HIP fat binary, whatever the host.
+pub const HOST_ENTRY_ID: &str = "host-x86_64-unknown-linux--";
+
+/// Builds a host object that carries a HIP fat binary and registers it at start-up, as a
+/// clang-compiled (non-RDC) HIP translation unit does.
+///
+/// The object contains:
+/// - `.hip_fatbin` (read-only, 4096-aligned): the bundle, given whole with
+///   [`HipObject::bundle`] or built from code objects with [`HipObject::code_object`]
+///   (byte-identical to clang 19's `.hipfb`: host entry `host-x86_64-unknown-linux--`, entries
+///   `hipv4-amdgcn-amd-amdhsa--<target-id>` sorted by target ID, 4096-aligned payloads),
+///   optionally compressed ([`HipObject::compress`]);
+/// - `.hipFatBinSegment` (writable on ELF, read-only on COFF, 8-aligned): the 24-byte
+///   wrapper `{0x48495046, 1, &bundle, 0}`;
+/// - an 8-byte handle in `.bss`, a constructor in `.init_array` (`.CRT$XCU` on COFF) and a
+///   destructor, as clang's `__hip_module_ctor`/`__hip_module_dtor`;
+/// - per kernel an exported 8-byte host handle named like the kernel (the address to pass to
+///   `hipLaunchKernel`), per device variable an exported shadow of its size; names are read
+///   from the code objects' symbol tables ([`DeviceSymbols`]) and may be prefixed;
+/// - optionally exported start and size symbols of the bundle ([`HipObject::start_symbol`],
+///   [`HipObject::size_symbol`]; the size is an 8-byte little-endian integer in `.rodata`).
+///
+/// ```
+/// use offload_build::embed::HipObject;
+/// # fn code_object() -> Vec<u8> { Vec::new() }
+/// let mut hip = HipObject::new("x86_64-unknown-linux-gnu")?;
+/// hip.discover_symbols(false).kernel("my_kernel").start_symbol("MY_FATBIN");
+/// hip.code_object("gfx1100", code_object())?;
+/// let bytes: Vec<u8> = hip.write()?;
+/// assert_eq!(&bytes[..4], b"\x7fELF");
+/// # Ok::<(), offload_build::embed::EmbedError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct HipObject<'a> {
+    target: HostTarget,
+    bundle: Option<Cow<'a, [u8]>>,
+    code_objects: Vec<(String, Cow<'a, [u8]>)>,
+    compress: Option<CompressOptions>,
+    discover: bool,
+    register: bool,
+    extra: DeviceSymbols,
+    prefix: String,
+    start_symbol: Option<String>,
+    size_symbol: Option<String>,
+}
+
+impl<'a> HipObject<'a> {
+    /// An empty object for the host `triple` (see [`HostTarget::parse`]).
+    pub fn new(triple: &str) -> Result<Self, EmbedError> {
+        Ok(Self::for_target(HostTarget::parse(triple)?))
+    }
+
+    /// An empty object for `target`.
+    pub fn for_target(target: HostTarget) -> Self {
+        HipObject {
+            target,
+            bundle: None,
+            code_objects: Vec::new(),
+            compress: None,
+            discover: true,
+            register: true,
+            extra: DeviceSymbols::default(),
+            prefix: String::new(),
+            start_symbol: None,
+            size_symbol: None,
+        }
+    }
+
+    /// Uses `bundle` (a binary bundle or a compressed one) as the content of `.hip_fatbin`,
+    /// unchanged. Replaces any code objects added before.
+    pub fn bundle(&mut self, bundle: impl Into<Cow<'a, [u8]>>) -> &mut Self {
+        self.bundle = Some(bundle.into());
+        self.code_objects.clear();
+        self
+    }
+
+    /// Adds the code object of one device, named by its target ID (`gfx90a:xnack+`); the
+    /// bundle is built from all of them. Replaces a bundle given with [`HipObject::bundle`].
+    pub fn code_object(
+        &mut self,
+        target_id: &str,
+        code_object: impl Into<Cow<'a, [u8]>>,
+    ) -> Result<&mut Self, EmbedError> {
+        let id = TargetId::parse(target_id)
+            .map_err(|e| EmbedError::DeviceCode(format!("target ID '{target_id}': {e}")))?;
+        self.bundle = None;
+        self.code_objects.push((id.canonical(), code_object.into()));
+        Ok(self)
+    }
+
+    /// Compresses the bundle built from code objects (a CCOB of the given version; version 2
+    /// is what ROCm 6.2 and later read). `None` (the default) leaves it uncompressed. A
+    /// bundle given whole is never recompressed.
+    pub fn compress(&mut self, options: Option<CompressOptions>) -> &mut Self {
+        self.compress = options;
+        self
+    }
+
+    /// Compresses with zstd, LLVM 19's format version 2 and level 3 (or `false`: no compression).
+    pub fn compress_v2(&mut self, on: bool) -> &mut Self {
+        self.compress = on.then_some(CompressOptions {
+            version: Version::V2,
+            ..CompressOptions::default()
+        });
+        self
+    }
+
+    /// Whether to read kernels and variables from the code objects (default `true`).
+    pub fn discover_symbols(&mut self, on: bool) -> &mut Self {
+        self.discover = on;
+        self
+    }
+
+    /// Whether to emit the wrapper, handle and constructor (default `true`). Without them the
+    /// object only carries the bundle and its start/size symbols, for `hipModuleLoadData`.
+    pub fn register(&mut self, on: bool) -> &mut Self {
+        self.register = on;
+        self
+    }
+
+    /// Registers a kernel in addition to the discovered ones.
+    pub fn kernel(&mut self, name: &str) -> &mut Self {
+        self.extra.add_kernel(name);
+        self
+    }
+
+    /// Registers a device variable, replacing a discovered one of the same name (to set
+    /// `constant` or `external`).
+    pub fn variable(&mut self, variable: DeviceVariable) -> &mut Self {
+        self.extra.set_variable(variable);
+        self
+    }
+
+    /// Prefix of the exported host symbols of kernels and variables (default none: the host
+    /// symbol is named like the device symbol, as clang names it).
+    pub fn symbol_prefix(&mut self, prefix: &str) -> &mut Self {
+        self.prefix = prefix.to_owned();
+        self
+    }
+
+    /// Exports a global symbol of this name at the start of the bundle.
+    pub fn start_symbol(&mut self, name: &str) -> &mut Self {
+        self.start_symbol = Some(name.to_owned());
+        self
+    }
+
+    /// Exports a global 8-byte little-endian integer of this name holding the bundle's size.
+    pub fn size_symbol(&mut self, name: &str) -> &mut Self {
+        self.size_symbol = Some(name.to_owned());
+        self
+    }
+
+    /// The bundle that goes into `.hip_fatbin`.
+    pub fn bundle_bytes(&self) -> Result<Cow<'_, [u8]>, EmbedError> {
+        if let Some(b) = &self.bundle {
+            // Whatever goes into .hip_fatbin must be a walkable sequence of bundles.
+            let mut count = 0;
+            for seg in Sequence::new(b) {
+                seg.map_err(|e| EmbedError::DeviceCode(format!("the bundle: {e}")))?;
+                count += 1;
+            }
+            if count == 0 {
+                return Err(EmbedError::DeviceCode(
+                    "the bundle is neither a bundle nor a compressed bundle".into(),
+                ));
+            }
+            return Ok(Cow::Borrowed(b));
+        }
+        if self.code_objects.is_empty() {
+            return Err(EmbedError::DeviceCode(
+                "no bundle and no code objects were given".into(),
+            ));
+        }
+        let mut devices: Vec<(String, &[u8])> = self
+            .code_objects
+            .iter()
+            .map(|(t, d)| (format!("hipv4-amdgcn-amd-amdhsa--{t}"), &d[..]))
+            .collect();
+        // clang's driver orders the offload architectures by name.
+        devices.sort_by(|a, b| a.0.cmp(&b.0));
+        for w in devices.windows(2) {
+            if w[0].0 == w[1].0 {
+                return Err(EmbedError::DeviceCode(format!(
+                    "two code objects for {}",
+                    w[0].0
+                )));
+            }
+        }
+        let mut entries: Vec<(&[u8], &[u8])> = vec![(HOST_ENTRY_ID.as_bytes(), &[])];
+        entries.extend(devices.iter().map(|(id, d)| (id.as_bytes(), *d)));
+        let bundle = write_bundle(&entries, 4096)
+            .map_err(|e| EmbedError::DeviceCode(format!("cannot write the bundle: {e}")))?;
+        match &self.compress {
+            None => Ok(Cow::Owned(bundle)),
+            Some(o) => compress(&bundle, o)
+                .map(Cow::Owned)
+                .map_err(|e| EmbedError::DeviceCode(format!("cannot compress the bundle: {e}"))),
+        }
+    }
+
+    /// The kernels and variables that will be registered.
+    pub fn symbols(&self) -> Result<DeviceSymbols, EmbedError> {
+        let mut found = DeviceSymbols::default();
+        if self.discover {
+            if self.bundle.is_some() {
+                for co in code_objects_of(&self.bundle_bytes()?)? {
+                    found.merge(DeviceSymbols::from_code_object(&co)?);
+                }
+            } else {
+                for (_, co) in &self.code_objects {
+                    found.merge(DeviceSymbols::from_code_object(co)?);
+                }
+            }
+        }
+        for k in &self.extra.kernels {
+            found.add_kernel(k);
+        }
+        for v in &self.extra.variables {
+            found.set_variable(v.clone());
+        }
+        found.validate()?;
+        Ok(found)
+    }
+
+    /// Writes the object.
+    pub fn write(&self) -> Result<Vec<u8>, EmbedError> {
+        let bundle = self.bundle_bytes()?;
+        let symbols = if self.register {
+            self.symbols()?
+        } else {
+            DeviceSymbols::default()
+        };
+        let t = self.target;
+        let coff = t.format == HostFormat::Coff;
+        let mut obj = t.new_object();
+
+        // .hip_fatbin
+        let fatbin = obj.add_section(
+            Vec::new(),
+            HIP_FATBIN_SECTION.as_bytes().to_vec(),
+            SectionKind::ReadOnlyData,
+        );
+        obj.set_section_data(fatbin, &bundle[..], 4096);
+        let fatbin_sym = obj.section_symbol(fatbin);
+        if let Some(name) = &self.start_symbol {
+            global(
+                &mut obj,
+                name,
+                fatbin,
+                0,
+                bundle.len() as u64,
+                SymbolKind::Data,
+            );
+        }
+        if let Some(name) = &self.size_symbol {
+            let rodata = obj.section_id(StandardSection::ReadOnlyData);
+            let at = obj.append_section_data(rodata, &(bundle.len() as u64).to_le_bytes(), 8);
+            global(&mut obj, name, rodata, at, 8, SymbolKind::Data);
+        }
+
+        if self.register {
+            self.emit_registration(&mut obj, fatbin_sym, &symbols)?;
+        }
+        if !coff {
+            let note = obj.add_section(
+                Vec::new(),
+                b".note.GNU-stack".to_vec(),
+                SectionKind::Elf(elf::SHT_PROGBITS),
+            );
+            obj.section_mut(note).flags = SectionFlags::Elf { sh_flags: 0 };
+        }
+        Ok(obj.write()?)
+    }
+
+    fn emit_registration(
+        &self,
+        obj: &mut Object<'_>,
+        fatbin_sym: SymbolId,
+        symbols: &DeviceSymbols,
+    ) -> Result<(), EmbedError> {
+        let t = self.target;
+        let coff = t.format == HostFormat::Coff;
+        let abs64 = RelocationFlags::Generic {
+            kind: RelocationKind::Absolute,
+            encoding: RelocationEncoding::Generic,
+            size: 64,
+        };
+
+        // The wrapper: writable on ELF so that its absolute relocation needs no text
+        // relocation in a PIE or shared library; read-only on COFF (base relocations).
+        let wrapper = obj.add_section(
+            Vec::new(),
+            HIP_WRAPPER_SECTION.as_bytes().to_vec(),
+            if coff {
+                SectionKind::ReadOnlyData
+            } else {
+                SectionKind::Data
+            },
+        );
+        let mut w = Vec::with_capacity(24);
+        w.extend_from_slice(&HIP_FATBIN_MAGIC.to_le_bytes());
+        w.extend_from_slice(&1u32.to_le_bytes());
+        w.extend_from_slice(&[0; 16]);
+        obj.set_section_data(wrapper, w, 8);
+        obj.add_relocation(
+            wrapper,
+            Relocation {
+                offset: 8,
+                symbol: fatbin_sym,
+                addend: 0,
+                flags: abs64,
+            },
+        )?;
+        local(
+            obj,
+            "__hip_fatbin_wrapper",
+            wrapper,
+            0,
+            24,
+            SymbolKind::Data,
+        );
+        let wrapper_sym = obj.section_symbol(wrapper);
+
+        let bss = obj.section_id(StandardSection::UninitializedData);
+        let handle = obj.append_section_bss(bss, 8, 8);
+        local(obj, "__hip_gpubin_handle", bss, handle, 8, SymbolKind::Data);
+        let bss_sym = obj.section_symbol(bss);
+
+        let data = obj.section_id(StandardSection::Data);
+        let rodata = obj.section_id(StandardSection::ReadOnlyData);
+        let data_sym = obj.section_symbol(data);
+        let rodata_sym = obj.section_symbol(rodata);
+        let name_of = |obj: &mut Object<'_>, name: &str| {
+            let mut s = name.as_bytes().to_vec();
+            s.push(0);
+            (rodata_sym, obj.append_section_data(rodata, &s, 1))
+        };
+        let mut kernels = Vec::new();
+        for k in &symbols.kernels {
+            let at = obj.append_section_data(data, &[0; 8], 8);
+            global(
+                obj,
+                &format!("{}{k}", self.prefix),
+                data,
+                at,
+                8,
+                SymbolKind::Data,
+            );
+            let name = name_of(obj, k);
+            kernels.push(((data_sym, at), name));
+        }
+        let mut variables = Vec::new();
+        for v in &symbols.variables {
+            let at = obj.append_section_bss(bss, v.size, v.size.clamp(1, 16).next_power_of_two());
+            global(
+                obj,
+                &format!("{}{}", self.prefix, v.name),
+                bss,
+                at,
+                v.size,
+                SymbolKind::Data,
+            );
+            let name = name_of(obj, &v.name);
+            variables.push(((bss_sym, at), name, v));
+        }
+
+        let text = obj.section_id(StandardSection::Text);
+        let text_sym = obj.section_symbol(text);
+        let undef = |obj: &mut Object<'_>, name: &str| {
+            obj.add_symbol(Symbol {
+                name: name.as_bytes().to_vec(),
+                value: 0,
+                size: 0,
+                kind: SymbolKind::Unknown,
+                scope: SymbolScope::Unknown,
+                weak: false,
+                section: SymbolSection::Undefined,
+                flags: SymbolFlags::None,
+            })
+        };
+        let refs = Refs {
+            handle: (bss_sym, handle),
+            wrapper: (wrapper_sym, 0),
+            text: text_sym,
+            register_fatbin: undef(obj, "__hipRegisterFatBinary"),
+            register_function: undef(obj, "__hipRegisterFunction"),
+            register_var: undef(obj, "__hipRegisterVar"),
+            unregister: undef(obj, "__hipUnregisterFatBinary"),
+            atexit: undef(obj, "atexit"),
+            toc: (t.arch == HostArch::Ppc64le).then(|| undef(obj, ".TOC.")),
+            kernels,
+            variables,
+        };
+        let code = codegen::generate(t, &refs)?;
+        let base = obj.append_section_data(text, &code.bytes, 16);
+        for mut r in code.relocations {
+            r.offset += base;
+            obj.add_relocation(text, r)?;
+        }
+        let ppc = t.arch == HostArch::Ppc64le;
+        for (name, (off, len)) in [
+            ("__hip_module_ctor", code.ctor),
+            ("__hip_module_dtor", code.dtor),
+        ] {
+            let id = local(obj, name, text, base + off, len, SymbolKind::Text);
+            if ppc {
+                // .localentry: the local entry point follows the 8-byte TOC setup.
+                let log = PPC64_LOCAL_ENTRY.trailing_zeros() as u8;
+                obj.symbol_mut(id).flags = SymbolFlags::Elf {
+                    st_info: (elf::STB_LOCAL << 4) | elf::STT_FUNC,
+                    st_other: log << 5,
+                };
+            }
+        }
+
+        // The constructor pointer.
+        let ctors = if coff {
+            let s = obj.add_section(Vec::new(), b".CRT$XCU".to_vec(), SectionKind::ReadOnlyData);
+            obj.set_section_data(s, vec![0; 8], 8);
+            s
+        } else {
+            let s = obj.add_section(
+                Vec::new(),
+                b".init_array".to_vec(),
+                SectionKind::Elf(elf::SHT_INIT_ARRAY),
+            );
+            obj.section_mut(s).flags = SectionFlags::Elf {
+                sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+            };
+            obj.set_section_data(s, vec![0; 8], 8);
+            s
+        };
+        obj.add_relocation(
+            ctors,
+            Relocation {
+                offset: 0,
+                symbol: text_sym,
+                addend: (base + code.ctor.0) as i64,
+                flags: abs64,
+            },
+        )?;
+        Ok(())
+    }
+}
+
+/// The device code objects of a bundle sequence (decompressing compressed bundles); the
+/// host entry and empty payloads are skipped.
+pub(crate) fn code_objects_of(data: &[u8]) -> Result<Vec<Vec<u8>>, EmbedError> {
+    let bad = |m: String| EmbedError::DeviceCode(m);
+    let mut out = Vec::new();
+    for seg in Sequence::new(data) {
+        let seg = seg.map_err(|e| bad(e.to_string()))?;
+        let owned;
+        let bundle = match seg.item {
+            Item::Binary(b) => b,
+            Item::Compressed(c) => {
+                owned = c.decompress().map_err(|e| bad(e.to_string()))?.data;
+                crate::bundle::BinaryBundle::parse(&owned)
+                    .map_err(|e| bad(e.to_string()))?
+                    .ok_or_else(
+                        || bad("a compressed bundle does not hold a binary bundle".into()),
+                    )?
+            }
+        };
+        for e in bundle.entries() {
+            if !e.id.starts_with(b"host-") && !e.data.is_empty() {
+                out.push(e.data.to_vec());
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("the bundle holds no device code objects".into()));
+    }
+    Ok(out)
+}
+
+pub(crate) fn global(
+    obj: &mut Object<'_>,
+    name: &str,
+    section: object::write::SectionId,
+    value: u64,
+    size: u64,
+    kind: SymbolKind,
+) -> SymbolId {
+    obj.add_symbol(Symbol {
+        name: name.as_bytes().to_vec(),
+        value,
+        size,
+        kind,
+        scope: SymbolScope::Dynamic,
+        weak: false,
+        section: SymbolSection::Section(section),
+        flags: SymbolFlags::None,
+    })
+}
+
+pub(crate) fn local(
+    obj: &mut Object<'_>,
+    name: &str,
+    section: object::write::SectionId,
+    value: u64,
+    size: u64,
+    kind: SymbolKind,
+) -> SymbolId {
+    obj.add_symbol(Symbol {
+        name: name.as_bytes().to_vec(),
+        value,
+        size,
+        kind,
+        scope: SymbolScope::Compilation,
+        weak: false,
+        section: SymbolSection::Section(section),
+        flags: SymbolFlags::None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use object::read::elf::{ElfFile64, Sym};
+    use object::{LittleEndian, Object, ObjectSection, ObjectSymbol};
+
+    use super::*;
+
+    fn fake_bundle() -> Vec<u8> {
+        write_bundle(
+            &[
+                (HOST_ENTRY_ID.as_bytes(), b""),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx1100", b"not an ELF"),
+            ],
+            4096,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn data_only_and_compressed() {
+        let mut h = HipObject::new("x86_64-unknown-linux-gnu").unwrap();
+        h.code_object("gfx1100", &b"\x7fELF-ish"[..]).unwrap();
+        h.register(false).compress_v2(true).start_symbol("S");
+        let bytes = h.write().unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        assert!(file.section_by_name(".init_array").is_none());
+        assert!(file.section_by_name(HIP_WRAPPER_SECTION).is_none());
+        let fatbin = file.section_by_name(HIP_FATBIN_SECTION).unwrap();
+        assert_eq!(fatbin.align(), 4096);
+        assert_eq!(&fatbin.data().unwrap()[..6], b"CCOB\x02\x00");
+    }
+
+    #[test]
+    fn discovery_needs_code_objects() {
+        let mut h = HipObject::new("x86_64-unknown-linux-gnu").unwrap();
+        h.bundle(fake_bundle());
+        assert!(matches!(h.write(), Err(EmbedError::DeviceCode(_))));
+        h.discover_symbols(false).kernel("k");
+        assert!(h.write().is_ok());
+        h.bundle(&b"garbage"[..]);
+        assert!(h.write().is_err());
+        assert!(
+            HipObject::new("x86_64-unknown-linux-gnu")
+                .unwrap()
+                .write()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn ppc64le_functions_have_a_local_entry() {
+        let mut h = HipObject::new("powerpc64le-unknown-linux-gnu").unwrap();
+        h.bundle(fake_bundle()).discover_symbols(false).kernel("k");
+        let bytes = h.write().unwrap();
+        let file = ElfFile64::<LittleEndian>::parse(&*bytes).unwrap();
+        assert_eq!(file.elf_header().e_flags.get(LittleEndian), 2);
+        let ctor = file
+            .symbols()
+            .find(|s| s.name() == Ok("__hip_module_ctor"))
+            .unwrap();
+        // st_other 3 << 5: local entry 8 bytes after the global entry.
+        assert_eq!(ctor.elf_symbol().st_other() >> 5, 3);
+    }
+}

@@ -1,0 +1,541 @@
+//! Finding every embedded device-code container in any file, and extracting entries.
+//!
+//! [`inspect`] lists, for a raw bundle, a compressed bundle (CCOB), an offload binary, an
+//! object file, an executable, a shared library or a static archive, every container and
+//! every entry in it, with file offsets and `file://<path>#offset=<n>&size=<m>` URIs (the
+//! URI form of LLVM's `OffloadBundle` library and of `roc-obj-ls`). What is looked at:
+//!
+//! - sections named `.hip_fatbin`, and any other section whose contents start with a bundle
+//!   or `CCOB` magic (PE images truncate the name to `.hip_fat`): walked as a
+//!   [`Sequence`] of bundles, so the several bundles a linker concatenates, with zero
+//!   padding between them, are all found;
+//! - `__CLANG_OFFLOAD_BUNDLE__<ID>` sections (fat objects): one entry each;
+//! - ELF sections of type `SHT_LLVM_OFFLOADING` whatever their name, and COFF sections named
+//!   `.llvm.offloading*`: offload binaries back to back;
+//! - archive members, recursively.
+//!
+//! Entries stored uncompressed have a file offset and a URI; entries inside a compressed
+//! container have neither (their container has both) and are extracted by decompressing it.
+//! Malformed input is an [`InspectError`], never a panic.
+
+mod extract;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use object::read::archive::ArchiveFile;
+use object::{Object, ObjectSection, SectionKind};
+use serde::Serialize;
+
+use crate::bundle::compressed::{CompressedBundle, is_compressed};
+use crate::bundle::sequence::{Item, Sequence};
+use crate::bundle::{BinaryBundle, MAGIC};
+use crate::id::EntryId;
+use crate::package::raw::{MAGIC as OFFLOAD_MAGIC, SHT_LLVM_OFFLOADING};
+use crate::package::scan::split;
+use crate::package::{LlvmVersion, OffloadBinary};
+
+pub use extract::{Selected, Selector, entry_bytes, range, select};
+
+/// Everything found in one file.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The path as given.
+    pub path: String,
+    /// What the file is: `bundle`, `compressed-bundle`, `offload-binary`, `elf`, `coff`,
+    /// `macho`, `archive` or `other`.
+    pub format: &'static str,
+    /// File size in bytes.
+    pub size: u64,
+    /// The containers, in file order (archive members in member order).
+    pub containers: Vec<Container>,
+}
+
+impl Report {
+    /// All entries of all containers, with their container.
+    pub fn entries(&self) -> impl Iterator<Item = (&Container, &Entry)> {
+        self.containers
+            .iter()
+            .flat_map(|c| c.entries.iter().map(move |e| (c, e)))
+    }
+}
+
+/// One container: a bundle, a compressed bundle, an offload binary or a fat-object section.
+#[derive(Clone, Debug, Serialize)]
+pub struct Container {
+    /// Position in [`Report::containers`].
+    pub index: usize,
+    /// `bundle`, `compressed-bundle`, `offload-binary` or `fat-object-section`.
+    pub kind: &'static str,
+    /// The archive member holding it, if any.
+    pub member: Option<String>,
+    /// The section holding it, if any.
+    pub section: Option<String>,
+    /// File offset of the container.
+    pub offset: u64,
+    /// Size in bytes (as stored, i.e. compressed for a compressed bundle).
+    pub size: u64,
+    /// Compression details of a compressed container.
+    pub compression: Option<Compression>,
+    /// `file://<path>#offset=<offset>&size=<size>`.
+    pub uri: String,
+    /// Its entries.
+    pub entries: Vec<Entry>,
+}
+
+/// How a container is compressed.
+#[derive(Clone, Debug, Serialize)]
+pub struct Compression {
+    /// `zstd` or `zlib`.
+    pub method: &'static str,
+    /// Format version (CCOB 1–3, offload binary 3).
+    pub version: u16,
+    /// Stored size, header included.
+    pub compressed_size: u64,
+    /// Size once decompressed.
+    pub uncompressed_size: u64,
+    /// `uncompressed_size / compressed_size` (LLVM's "compression rate").
+    pub ratio: f64,
+}
+
+/// One entry: a code object (or other payload) for one target.
+#[derive(Clone, Debug, Serialize)]
+pub struct Entry {
+    /// Position among all entries of the report (what `extract --index` takes).
+    pub index: usize,
+    /// The bundle entry ID (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`); for an offload
+    /// binary `<offload-kind>-<triple>-<arch>`.
+    pub id: String,
+    /// Offload kind (`hip`, `hipv4`, `host`, `openmp`, …).
+    pub offload_kind: String,
+    /// Target triple.
+    pub triple: String,
+    /// Target ID or architecture (`gfx90a:xnack+`), empty for none.
+    pub arch: String,
+    /// Image kind of an offload-binary entry (`o`, `bc`, …).
+    pub image_kind: Option<&'static str>,
+    /// File offset of the payload; `None` inside a compressed container.
+    pub offset: Option<u64>,
+    /// Payload size.
+    pub size: u64,
+    /// `file://` URI of the payload; `None` inside a compressed container.
+    pub uri: Option<String>,
+    /// Position of the entry in its container (header order).
+    #[serde(skip)]
+    pub(crate) position: usize,
+}
+
+/// A file that cannot be inspected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InspectError {
+    /// The file.
+    pub path: String,
+    /// Where in it: archive member and/or section, when known.
+    pub location: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for InspectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "'{}'", self.path)?;
+        if let Some(l) = &self.location {
+            write!(f, ", {l}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for InspectError {}
+
+/// `file://<path>#offset=<offset>&size=<size>`.
+pub fn uri(path: &str, offset: u64, size: u64) -> String {
+    format!("file://{path}#offset={offset}&size={size}")
+}
+
+/// Parses a URI made by [`uri`] into (path, offset, size).
+pub fn parse_uri(uri: &str) -> Option<(&str, u64, u64)> {
+    let rest = uri.strip_prefix("file://")?;
+    let (path, frag) = rest.rsplit_once('#')?;
+    let mut offset = None;
+    let mut size = None;
+    for kv in frag.split('&') {
+        let (k, v) = kv.split_once('=')?;
+        match k {
+            "offset" => offset = Some(v.parse().ok()?),
+            "size" => size = Some(v.parse().ok()?),
+            _ => return None,
+        }
+    }
+    Some((path, offset?, size?))
+}
+
+/// Inspects `data`, the contents of the file `path`.
+pub fn inspect(data: &[u8], path: &str) -> Result<Report, InspectError> {
+    let mut s = Scanner {
+        path,
+        file: data,
+        containers: Vec::new(),
+        entries: 0,
+    };
+    let format = s.scan(data, None, 0)?;
+    Ok(Report {
+        path: path.to_owned(),
+        format,
+        size: data.len() as u64,
+        containers: s.containers,
+    })
+}
+
+struct Scanner<'p, 'data> {
+    path: &'p str,
+    file: &'data [u8],
+    containers: Vec<Container>,
+    entries: usize,
+}
+
+/// Where a region lies: archive member and section.
+#[derive(Clone, Default)]
+struct Place {
+    member: Option<String>,
+    section: Option<String>,
+}
+
+impl Place {
+    fn describe(&self) -> Option<String> {
+        match (&self.member, &self.section) {
+            (None, None) => None,
+            (Some(m), None) => Some(format!("member '{m}'")),
+            (None, Some(s)) => Some(format!("section {s}")),
+            (Some(m), Some(s)) => Some(format!("member '{m}', section {s}")),
+        }
+    }
+}
+
+impl<'data> Scanner<'_, 'data> {
+    fn err(&self, place: &Place, message: impl Into<String>) -> InspectError {
+        InspectError {
+            path: self.path.to_owned(),
+            location: place.describe(),
+            message: message.into(),
+        }
+    }
+
+    /// File offset of `part`, a slice of the file.
+    fn offset_of(&self, part: &[u8]) -> u64 {
+        (part.as_ptr() as usize - self.file.as_ptr() as usize) as u64
+    }
+
+    fn scan(
+        &mut self,
+        data: &'data [u8],
+        member: Option<String>,
+        depth: usize,
+    ) -> Result<&'static str, InspectError> {
+        let place = Place {
+            member,
+            section: None,
+        };
+        if data.starts_with(MAGIC) {
+            self.bundles(data, &place)?;
+            return Ok("bundle");
+        }
+        if is_compressed(data) {
+            self.bundles(data, &place)?;
+            return Ok("compressed-bundle");
+        }
+        if data.starts_with(&OFFLOAD_MAGIC) {
+            self.offload_binaries(data, &place)?;
+            return Ok("offload-binary");
+        }
+        if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
+            self.archive(data, &place, depth)?;
+            return Ok("archive");
+        }
+        match object::FileKind::parse(data) {
+            Ok(
+                object::FileKind::Elf32
+                | object::FileKind::Elf64
+                | object::FileKind::Coff
+                | object::FileKind::CoffBig
+                | object::FileKind::Pe32
+                | object::FileKind::Pe64
+                | object::FileKind::MachO32
+                | object::FileKind::MachO64,
+            ) => self.object(data, &place),
+            _ => Ok("other"),
+        }
+    }
+
+    fn archive(
+        &mut self,
+        data: &'data [u8],
+        place: &Place,
+        depth: usize,
+    ) -> Result<(), InspectError> {
+        let archive = ArchiveFile::parse(data).map_err(|e| self.err(place, e.to_string()))?;
+        if archive.is_thin() {
+            return Err(self.err(place, "thin archives are not supported"));
+        }
+        if depth > 8 {
+            return Err(self.err(place, "archives nested more than 8 deep"));
+        }
+        for member in archive.members() {
+            let member = member.map_err(|e| self.err(place, e.to_string()))?;
+            let name = String::from_utf8_lossy(member.name()).into_owned();
+            let body = member
+                .data(data)
+                .map_err(|e| self.err(place, format!("member '{name}': {e}")))?;
+            self.scan(body, Some(name), depth + 1)?;
+        }
+        Ok(())
+    }
+
+    fn object(&mut self, data: &'data [u8], place: &Place) -> Result<&'static str, InspectError> {
+        let file = object::File::parse(data).map_err(|e| self.err(place, e.to_string()))?;
+        let format = match file.format() {
+            object::BinaryFormat::Elf => "elf",
+            object::BinaryFormat::Coff | object::BinaryFormat::Pe => "coff",
+            object::BinaryFormat::MachO => "macho",
+            _ => "other",
+        };
+        let elf = format == "elf";
+        for section in file.sections() {
+            let name = section
+                .name()
+                .map(str::to_owned)
+                .unwrap_or_else(|_| format!("[{}]", section.index().0));
+            let here = Place {
+                member: place.member.clone(),
+                section: Some(name.clone()),
+            };
+            let Some((off, size)) = section.file_range() else {
+                continue;
+            };
+            let contents = usize::try_from(off)
+                .ok()
+                .zip(usize::try_from(size).ok())
+                .and_then(|(o, n)| data.get(o..o.checked_add(n)?))
+                .ok_or_else(|| self.err(&here, "section contents lie outside the file"))?;
+            let offloading = if elf {
+                section.kind() == SectionKind::Elf(SHT_LLVM_OFFLOADING)
+            } else {
+                format == "coff" && name.starts_with(".llvm.offloading")
+            };
+            if offloading {
+                self.offload_binaries(contents, &here)?;
+            } else if let Some(id) = name.strip_prefix("__CLANG_OFFLOAD_BUNDLE__") {
+                self.fat_object_section(contents, id, &here);
+            } else if name == ".hip_fatbin" || Sequence::starts_with_bundle(contents) {
+                self.bundles(contents, &here)?;
+            }
+        }
+        Ok(format)
+    }
+
+    fn next_entry(&mut self) -> usize {
+        self.entries += 1;
+        self.entries - 1
+    }
+
+    fn fat_object_section(&mut self, contents: &'data [u8], id: &str, place: &Place) {
+        let offset = self.offset_of(contents);
+        let size = contents.len() as u64;
+        let (kind, triple, arch) = split_id(id.as_bytes());
+        let entry = Entry {
+            index: self.next_entry(),
+            id: id.to_owned(),
+            offload_kind: kind,
+            triple,
+            arch,
+            image_kind: None,
+            offset: Some(offset),
+            size,
+            uri: Some(uri(self.path, offset, size)),
+            position: 0,
+        };
+        self.push(place, "fat-object-section", offset, size, None, vec![entry]);
+    }
+
+    fn push(
+        &mut self,
+        place: &Place,
+        kind: &'static str,
+        offset: u64,
+        size: u64,
+        compression: Option<Compression>,
+        entries: Vec<Entry>,
+    ) {
+        self.containers.push(Container {
+            index: self.containers.len(),
+            kind,
+            member: place.member.clone(),
+            section: place.section.clone(),
+            offset,
+            size,
+            compression,
+            uri: uri(self.path, offset, size),
+            entries,
+        });
+    }
+
+    fn bundle_entries(&mut self, bundle: &BinaryBundle<'_>, base: Option<u64>) -> Vec<Entry> {
+        let mut out = Vec::new();
+        for (position, e) in bundle.entries().iter().enumerate() {
+            let (kind, triple, arch) = split_id(e.id);
+            let offset = base.map(|b| b + e.offset);
+            out.push(Entry {
+                index: self.next_entry(),
+                id: e.id_str().into_owned(),
+                offload_kind: kind,
+                triple,
+                arch,
+                image_kind: None,
+                offset,
+                size: e.size(),
+                uri: offset.map(|o| uri(self.path, o, e.size())),
+                position,
+            });
+        }
+        out
+    }
+
+    fn bundles(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
+        let region_offset = self.offset_of(region);
+        for seg in Sequence::new(region) {
+            let seg = seg.map_err(|e| self.err(place, e.to_string()))?;
+            let offset = region_offset + seg.offset;
+            match &seg.item {
+                Item::Binary(b) => {
+                    let entries = self.bundle_entries(b, Some(offset));
+                    self.push(place, "bundle", offset, seg.len, None, entries);
+                }
+                Item::Compressed(c) => {
+                    let (compression, data) = decompress(c).map_err(|m| {
+                        self.err(place, format!("compressed bundle at offset {offset}: {m}"))
+                    })?;
+                    let bundle = BinaryBundle::parse(&data)
+                        .map_err(|e| {
+                            self.err(place, format!("compressed bundle at offset {offset}: {e}"))
+                        })?
+                        .ok_or_else(|| {
+                            self.err(
+                                place,
+                                format!(
+                                    "compressed bundle at offset {offset} does not hold a binary bundle"
+                                ),
+                            )
+                        })?;
+                    let entries = self.bundle_entries(&bundle, None);
+                    self.push(
+                        place,
+                        "compressed-bundle",
+                        offset,
+                        seg.len,
+                        Some(compression),
+                        entries,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn offload_binaries(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
+        let region_offset = self.offset_of(region);
+        let binaries = split(region).map_err(|e| self.err(place, e.to_string()))?;
+        for (at, data) in binaries {
+            let offset = region_offset + at;
+            let borrowed = matches!(data, Cow::Borrowed(_));
+            let bin = OffloadBinary::parse(&data).map_err(|e| self.err(place, e.to_string()))?;
+            let stored = if borrowed {
+                data.len() as u64
+            } else {
+                crate::package::read::Header::read(&region[at as usize..])
+                    .map(|h| h.size)
+                    .unwrap_or(0)
+            };
+            let compression = (!borrowed).then(|| Compression {
+                method: "zstd/zlib",
+                version: 3,
+                compressed_size: stored,
+                uncompressed_size: data.len() as u64,
+                ratio: ratio(data.len() as u64, stored),
+            });
+            let mut entries = Vec::new();
+            for (position, e) in bin.entries().enumerate() {
+                let image = e.image();
+                let image_offset = borrowed
+                    .then(|| offset + (image.as_ptr() as usize - data.as_ptr() as usize) as u64);
+                let kind = e.offload_kind();
+                let kind_name = match (kind.up_to_llvm20(), kind.from_llvm21()) {
+                    (Some(k), _) | (None, Some(k)) => k.name().to_owned(),
+                    (None, None) => format!("kind{}", kind.raw()),
+                };
+                let triple = String::from_utf8_lossy(e.triple()).into_owned();
+                let arch = String::from_utf8_lossy(e.arch()).into_owned();
+                entries.push(Entry {
+                    index: self.next_entry(),
+                    id: format!("{kind_name}-{triple}-{arch}"),
+                    offload_kind: kind_name,
+                    triple,
+                    arch,
+                    image_kind: e
+                        .image_kind()
+                        .kind()
+                        .map(|k| k.name(LlvmVersion::NEWEST_RELEASE)),
+                    offset: image_offset,
+                    size: image.len() as u64,
+                    uri: image_offset.map(|o| uri(self.path, o, image.len() as u64)),
+                    position,
+                });
+            }
+            self.push(
+                place,
+                "offload-binary",
+                offset,
+                stored,
+                compression,
+                entries,
+            );
+        }
+        Ok(())
+    }
+}
+
+fn ratio(uncompressed: u64, compressed: u64) -> f64 {
+    if compressed == 0 {
+        0.0
+    } else {
+        // Two decimals, as LLVM prints it.
+        ((uncompressed as f64 / compressed as f64) * 100.0).round() / 100.0
+    }
+}
+
+/// Decompresses a compressed bundle, with its compression details.
+pub(crate) fn decompress(c: &CompressedBundle<'_>) -> Result<(Compression, Vec<u8>), String> {
+    let d = c.decompress().map_err(|e| e.to_string())?;
+    let h = c.header();
+    let compressed = c.len() as u64;
+    Ok((
+        Compression {
+            method: h.method.name(),
+            version: h.version.raw(),
+            compressed_size: compressed,
+            uncompressed_size: d.data.len() as u64,
+            ratio: ratio(d.data.len() as u64, compressed),
+        },
+        d.data,
+    ))
+}
+
+/// (offload kind, triple, target ID) of a bundle entry ID.
+fn split_id(id: &[u8]) -> (String, String, String) {
+    let id = String::from_utf8_lossy(id);
+    let parsed = EntryId::parse(&id);
+    (
+        parsed.kind().as_str().to_owned(),
+        parsed.triple().to_string(),
+        parsed.target_id().to_owned(),
+    )
+}
