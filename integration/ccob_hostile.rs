@@ -11,10 +11,9 @@
 
 use std::time::Duration;
 
-use offload_build::bundle::binary::{BinaryBundle, write_bundle};
-use offload_build::bundle::compressed::{
-    self, CompressOptions, CompressedBundle, Method, Version, truncated_md5,
-};
+use offload_build::bundle::binary::write_bundle;
+use offload_build::bundle::compressed::{self, CompressOptions, Method, Version, truncated_md5};
+use offload_build::bundle::sequence::{Item, Sequence};
 
 use crate::support::diff::show;
 use crate::support::run::{RunDir, Status, Tool, run_tool_env, snapshot};
@@ -286,15 +285,14 @@ fn concatenated() {
             },
         ));
         // The library sees them all.
-        let mut at = 0usize;
         let mut seen = 0;
-        while at < joined.len() {
-            let b = CompressedBundle::parse(&joined[at..]).expect("parse");
+        for segment in Sequence::new(&joined) {
+            let Item::Compressed(b) = segment.expect("segment").item else {
+                panic!("bundle {seen} of {n} is not compressed");
+            };
             let d = b.decompress().expect("decompress");
             assert_eq!(d.data, bundle(&seen.to_string()), "bundle {seen} of {n}");
             seen += 1;
-            at += b.len();
-            at += joined[at..].iter().take_while(|&&x| x == 0).count();
         }
         assert_eq!(seen, n);
     }
@@ -309,12 +307,13 @@ fn concatenated() {
         &[],
         success("0", String::new()),
     ));
-    let first = BinaryBundle::parse(&joined)
-        .expect("parse")
-        .expect("a bundle");
-    let end = first.end() as usize;
-    let gap = joined[end..].iter().take_while(|&&x| x == 0).count();
-    let second = CompressedBundle::parse(&joined[end + gap..]).expect("ccob after the bundle");
+    let items: Vec<Item<'_>> = Sequence::new(&joined)
+        .map(|s| s.expect("segment").item)
+        .collect();
+    let [Item::Binary(first), Item::Compressed(second)] = &items[..] else {
+        panic!("expected a binary then a compressed bundle");
+    };
+    assert_eq!(first.entries().len(), 2);
     assert_eq!(second.decompress().expect("decompress").data, bundle("1"));
     finish(p);
 }
