@@ -75,8 +75,11 @@
 //! error that names the entry and offset — never a panic.
 #![deny(missing_docs)]
 
+pub mod build;
 pub mod bundle;
 pub mod cli;
 pub mod fileio;
 pub mod id;
 pub mod package;
+
+pub use build::{Build, Compiled, Container, Embed, Language};
