@@ -65,7 +65,8 @@
 //! The compiler is the first that exists of: [`Build::compiler`]; `HIPCXX` (path or name on
 //! `PATH`); `HIP_CLANG_PATH/clang`; `ROCM_PATH/llvm/bin/clang`; `HIP_PATH/llvm/bin/clang`;
 //! `CLANG` (path or name on `PATH`); `clang-NN` on `PATH` and `/usr/lib/llvm-NN/bin/clang`,
-//! newest `NN` first; `/opt/rocm/llvm/bin/clang`; `clang` on `PATH`. When none exists,
+//! newest `NN` first among those with `ld.lld` beside them (Debian's `clang-NN` without
+//! `lld-NN` cannot link device code); `/opt/rocm/llvm/bin/clang`; `clang` on `PATH`. When none exists,
 //! [`Error::ToolNotFound`] lists every path tried. A ROCm install (from `ROCM_PATH`, `HIP_PATH`,
 //! the compiler's location or `/opt/rocm`, recognised by `include/hip/hip_runtime.h`) is passed
 //! with `--rocm-path`; without one, sources are compiled with `-nogpulib -nogpuinc` and must not
@@ -201,6 +202,55 @@ pub enum Embed {
     /// `fatbin()` (`include_bytes!`), to load at run time (`hipModuleLoadData`). Links nothing.
     #[default]
     FatbinOnly,
+}
+
+/// Values [`Build::archs`] takes: a CMake-style list string, or a collection of [`Arch`]s or
+/// strings.
+pub trait ArchList {
+    /// Appends the items (as strings, parsed when compiling).
+    fn append_to(self, out: &mut Vec<String>);
+}
+
+impl ArchList for &str {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self.to_string());
+    }
+}
+
+impl ArchList for String {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self);
+    }
+}
+
+impl ArchList for &String {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self.clone());
+    }
+}
+
+impl ArchList for Arch {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self.to_string());
+    }
+}
+
+impl<S: AsRef<str>, const N: usize> ArchList for [S; N] {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.extend(self.iter().map(|s| s.as_ref().to_string()));
+    }
+}
+
+impl<S: AsRef<str>> ArchList for &[S] {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.extend(self.iter().map(|s| s.as_ref().to_string()));
+    }
+}
+
+impl<S: AsRef<str>> ArchList for Vec<S> {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.extend(self.iter().map(|s| s.as_ref().to_string()));
+    }
 }
 
 /// A `build.rs` builder for GPU device code, in the style of `cc::Build`.
@@ -359,11 +409,10 @@ impl Build {
         self
     }
 
-    /// Adds several architectures (each may itself be a list).
-    pub fn archs<S: AsRef<str>>(&mut self, archs: impl IntoIterator<Item = S>) -> &mut Build {
-        for a in archs {
-            self.arch(a);
-        }
+    /// Adds several architectures: a CMake-style list (`"gfx90a;gfx942"`), or a collection of
+    /// [`Arch`] values or strings (each may itself be a list).
+    pub fn archs(&mut self, archs: impl ArchList) -> &mut Build {
+        archs.append_to(&mut self.archs);
         self
     }
 
@@ -680,6 +729,7 @@ impl Build {
                 includes: self.includes.iter().map(|i| abs(i)).collect(),
                 defines: &self.defines,
                 flags: self.flags.iter().chain(&extra_flags).cloned().collect(),
+                no_depfile: Default::default(),
             };
             let mut specs = Vec::new();
             for (src, archs) in &plan {
@@ -696,6 +746,12 @@ impl Build {
                 })
                 .collect();
             let outs = jobs::run(job_list, client.as_ref(), max_jobs)?;
+            if ctx.no_depfile.load(std::sync::atomic::Ordering::Relaxed) {
+                d.warn(&format!(
+                    "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
+                    tc.clang.display()
+                ));
+            }
             let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
             for o in &outs {
                 if o.ran {
@@ -1012,6 +1068,7 @@ struct JobCtx<'a> {
     includes: Vec<PathBuf>,
     defines: &'a [(String, Option<String>)],
     flags: Vec<String>,
+    no_depfile: std::sync::atomic::AtomicBool,
 }
 
 /// One (source, arch) compile, planned.
@@ -1151,16 +1208,22 @@ impl JobCtx<'_> {
         if rdc {
             // Code generation of the bitcode, still in this (parallel) job.
             let obj = base.with_extension("o");
-            steps.push(vec![
+            let mut step = vec![
                 self.tc.clang.clone().into_os_string(),
                 s("--target=amdgcn-amd-amdhsa"),
                 s(&format!("-mcpu={arch}")),
+            ];
+            if self.tc.rocm.is_none() {
+                step.push(s("-nogpulib"));
+            }
+            step.extend([
                 s("-O3"),
                 s("-c"),
                 first_out.into_os_string(),
                 s("-o"),
                 obj.clone().into_os_string(),
             ]);
+            steps.push(step);
             outputs = vec![obj];
         }
         if self.lang == Language::Cuda && !arch.is_virtual() {
@@ -1233,8 +1296,16 @@ impl JobCtx<'_> {
         for step in &spec.steps {
             self.exec(step, &spec.arch, Some(&spec.source))?;
         }
-        let text = std::fs::read_to_string(&spec.depfile)
-            .map_err(|e| Error::io("reading depfile", &spec.depfile, e))?;
+        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
+        // leaves no depfile: then only the source is tracked, and Cargo is told so.
+        let text = match std::fs::read_to_string(&spec.depfile) {
+            Ok(t) => t,
+            Err(_) => {
+                self.no_depfile
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                String::new()
+            }
+        };
         let mut deps = vec![spec.source.clone()];
         for dep in cache::parse_depfile(&text) {
             let dep = if dep.is_absolute() {

@@ -8,7 +8,8 @@
 //! 3. `HIP_CLANG_PATH/clang`;
 //! 4. `ROCM_PATH/llvm/bin/clang`, then `HIP_PATH/llvm/bin/clang`;
 //! 5. `CLANG` (a path, or a name looked up on `PATH`);
-//! 6. `clang-NN` on `PATH` and `/usr/lib/llvm-NN/bin/clang`, newest `NN` first;
+//! 6. `clang-NN` on `PATH` and `/usr/lib/llvm-NN/bin/clang`, newest `NN` first, among those
+//!    with `ld.lld` beside them (needed to link device code);
 //! 7. `/opt/rocm/llvm/bin/clang`;
 //! 8. `clang` on `PATH`.
 //!
@@ -147,7 +148,12 @@ fn find_clang(
         }
     }
     versioned.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    if let Some((_, _, p)) = versioned.into_iter().find(|(_, _, p)| p.is_file()) {
+    // A versioned clang without its ld.lld (Debian's clang-NN without lld-NN) cannot link
+    // device code: skip it rather than fail every compile.
+    if let Some((_, _, p)) = versioned
+        .into_iter()
+        .find(|(_, _, p)| p.is_file() && has_lld(p))
+    {
         return Ok(p);
     }
     let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
@@ -162,6 +168,13 @@ fn find_clang(
         tool: "clang".into(),
         searched,
     })
+}
+
+/// Whether `ld.lld` sits next to the (symlink-resolved) compiler.
+fn has_lld(clang: &Path) -> bool {
+    let real = clang.canonicalize().unwrap_or_else(|_| clang.to_path_buf());
+    real.parent()
+        .is_some_and(|d| d.join(exe("ld.lld")).is_file())
 }
 
 fn exe(name: &str) -> String {
