@@ -18,6 +18,9 @@
 //!   errors), `llvm-objdump --offloading` on our output, and our reader on clang 19
 //!   HIP objects and `ld -r` of them.
 //! - `packager_malformed`: malformed offload binaries: one clean error line, no output.
+//! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
+//!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
+//!   fallback, typed errors, bundles byte-identical to clang's own.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -28,6 +31,7 @@
 
 mod archive_diff;
 mod archive_malformed;
+mod build_api;
 mod bundler_diff;
 mod bundler_malformed;
 mod fatobj_diff;
