@@ -1076,6 +1076,8 @@ struct Spec {
     source: PathBuf,
     arch: Arch,
     rdc: bool,
+    /// A command that writes only the depfile, for compilers that ignore `-MD` in the compile.
+    deps_only: Vec<OsString>,
     /// The commands (program first); output paths already filled in.
     steps: Vec<Vec<OsString>>,
     /// Outputs: the object (HIP), or PTX then cubin (CUDA).
@@ -1200,6 +1202,23 @@ impl JobCtx<'_> {
                 *a = depfile.clone().into_os_string();
             }
         }
+        // clang 22 writes no depfile for device-only compiles: then the dependencies come from
+        // a host-side preprocessing of the same source with the same flags.
+        let mut deps_only: Vec<OsString> = vec![self.tc.clang.clone().into_os_string()];
+        let mut skip = 0;
+        for a in &args {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            match a.to_str() {
+                Some("--cuda-device-only") => deps_only.push(s("--cuda-host-only")),
+                Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
+                Some("-o" | "-MF") => skip = 1,
+                _ => deps_only.push(a.clone()),
+            }
+        }
+        deps_only.extend([s("-M"), s("-MF"), depfile.clone().into_os_string()]);
         let mut step1: Vec<OsString> = self.launcher.to_vec();
         step1.push(self.tc.clang.clone().into_os_string());
         step1.extend(args);
@@ -1244,6 +1263,7 @@ impl JobCtx<'_> {
             source: source.to_path_buf(),
             arch: arch.clone(),
             rdc,
+            deps_only,
             steps,
             outputs,
             depfile,
@@ -1293,11 +1313,15 @@ impl JobCtx<'_> {
             }
         }
         let _ = std::fs::remove_file(&spec.record);
+        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
+        // leaves no depfile: then only the source is tracked, and Cargo is told so.
+        let _ = std::fs::remove_file(&spec.depfile);
         for step in &spec.steps {
             self.exec(step, &spec.arch, Some(&spec.source))?;
         }
-        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
-        // leaves no depfile: then only the source is tracked, and Cargo is told so.
+        if !spec.depfile.is_file() {
+            let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source));
+        }
         let text = match std::fs::read_to_string(&spec.depfile) {
             Ok(t) => t,
             Err(_) => {
