@@ -25,6 +25,9 @@
 //!   `hostobj_fixtures` builds the inputs and the shim.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
+//! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
+//!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
+//!   fallback, typed errors, bundles byte-identical to clang's own.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -52,6 +55,7 @@ macro_rules! groups {
 
 mod archive_diff;
 mod archive_malformed;
+mod build_api;
 mod bundler_diff;
 mod bundler_malformed;
 mod ccob_diff;

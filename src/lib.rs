@@ -3,15 +3,47 @@
 //! A GPU program is compiled once per device architecture; LLVM packs the
 //! per-device code objects into one container and embeds it in a host object.
 //! This crate reads and writes those containers byte for byte as LLVM does,
-//! and (in later releases) drives the per-architecture compiles from `build.rs`.
+//! and drives the per-architecture compiles from `build.rs` ([`Build`]).
 //!
 //! # Quick start (`build.rs`)
 //!
-//! Pack code objects built elsewhere (by clang, by rustc for `amdgcn-amd-amdhsa`)
-//! into a HIP fat binary, the file clang's HIP driver places in `.hip_fatbin`:
+//! Compile HIP kernels for several GPU architectures — one parallel, cached device compile per
+//! (source, architecture), under Cargo's jobserver — and pack them into the fat binary clang's
+//! HIP driver would make:
 //!
 //! ```no_run
-//! // build.rs
+//! // build.rs    ([build-dependencies] offload-build = "0.1"), in `fn main`:
+//! offload_build::Build::new()
+//!     .files(["kernels/vector_add.hip", "kernels/scale.hip"])
+//!     .include("kernels")
+//!     .define("BLOCK", Some("256"))
+//!     // Or leave it out: <CRATE>_OFFLOAD_ARCH, OFFLOAD_ARCH, AMDGPU_TARGETS, …, the
+//!     // machine's GPUs, then a default set (with a warning; never an error).
+//!     .archs("gfx90a;gfx942:xnack+;gfx1100;gfx11-generic")
+//!     .compile("kernels");
+//! ```
+//!
+//! ```ignore
+//! // src/main.rs (`ignore`: needs the OUT_DIR of a build script)
+//! include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+//! fn main() {
+//!     println!("{} bytes for {:?}: {:?}", fatbin().len(), ARCHS, KERNELS);
+//!     // hipModuleLoadData(&mut module, fatbin().as_ptr().cast()), then launch KERNELS[0] …
+//! }
+//! ```
+//!
+//! [`Build::try_compile`](build::Build::try_compile) returns typed [`build::Error`]s (compiler
+//! not found with every path searched, architecture unsupported with the supported list,
+//! compile failed with the architecture, exact command and clang's output). See [`build`] for
+//! the architecture resolution order and the environment variables, and
+//! `examples/hip-vector-add` for a complete program (`cargo run --release -p hip-vector-add`).
+//!
+//! # Packing by hand
+//!
+//! Code objects built elsewhere (by clang, by rustc for `amdgcn-amd-amdhsa`) can be packed with
+//! [`Build::image`](build::Build::image), or directly with the bundle writer:
+//!
+//! ```no_run
 //! use std::fs;
 //! use offload_build::bundle::BinaryBundleWriter;
 //! use offload_build::id::EntryId;
@@ -40,7 +72,6 @@
 //!         use std::io::Write;
 //!         if i == 0 { Ok(()) } else { w.write_all(&objects[i - 1]) }
 //!     })?;
-//!     println!("cargo:rerun-if-changed=kernels-gfx1100.o");
 //!     Ok(())
 //! }
 //! ```
@@ -59,6 +90,8 @@
 //!
 //! # Modules
 //!
+//! - [`build`]: the `build.rs` API ([`Build`]): toolchain discovery, architecture
+//!   resolution, parallel cached device compiles, packing, the generated `<name>.rs`.
 //! - [`id`]: entry IDs (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), target IDs,
 //!   the AMDGPU processor table, triples, compatibility rules.
 //! - [`bundle`]: the clang-offload-bundler formats (binary, text, compressed, fat objects,
@@ -79,6 +112,7 @@
 //! error that names the entry and offset — never a panic.
 #![deny(missing_docs)]
 
+pub mod build;
 pub mod bundle;
 pub mod cli;
 pub mod embed;
@@ -86,3 +120,5 @@ pub mod fileio;
 pub mod id;
 pub mod inspect;
 pub mod package;
+
+pub use build::{Build, Compiled, Container, Embed, Language};

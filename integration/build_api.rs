@@ -1,0 +1,567 @@
+//! `offload_build::Build` driven in-process with clang 19, each test in its own directory,
+//! with a counting launcher (`OFFLOAD_BUILD_LAUNCHER`) that logs the start and end of every
+//! source compile: cache hits, header tracking, arch changes, jobserver bounds, fallbacks
+//! and typed errors.
+
+use std::path::{Path, PathBuf};
+
+use offload_build::build::{Build, Container, Error, Language};
+use offload_build::bundle::BinaryBundle;
+
+const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
+
+const HEADER: &str = "#pragma once\n#define __global__ __attribute__((global))\n\
+                      #define __device__ __attribute__((device))\n";
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    /// Sources `a.hip` (includes `a.h`), `b.hip` (includes `b.h`), both include `common.h`.
+    fn new() -> Project {
+        assert!(
+            Path::new(CLANG).is_file(),
+            "{CLANG} missing: run build-support/setup.sh"
+        );
+        let p = Project {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        p.write("common.h", HEADER);
+        p.write(
+            "a.h",
+            "#pragma once\n__device__ inline float fa(float x) { return x + 1; }\n",
+        );
+        p.write(
+            "b.h",
+            "#pragma once\n__device__ inline float fb(float x) { return x * 2; }\n",
+        );
+        p.write(
+            "a.hip",
+            "#include \"common.h\"\n#include \"a.h\"\n\
+             extern \"C\" __global__ void ka(float* x) { x[0] = fa(x[0]); }\n",
+        );
+        p.write(
+            "b.hip",
+            "#include \"common.h\"\n#include \"b.h\"\n\
+             extern \"C\" __global__ void kb(float* x) { x[0] = fb(x[0]); }\n",
+        );
+        let launcher = p.path("count.sh");
+        p.write(
+            "count.sh",
+            "#!/bin/sh\n\
+             echo \"start $(date +%s%N) $*\" >> \"$COUNT_LOG\"\n\
+             sleep \"${LAUNCHER_SLEEP:-0}\"\n\
+             \"$@\"\nrc=$?\n\
+             echo \"end $(date +%s%N)\" >> \"$COUNT_LOG\"\n\
+             exit $rc\n",
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.path(name), text).unwrap();
+    }
+
+    fn log(&self) -> PathBuf {
+        self.path("compiles.log")
+    }
+
+    /// A builder for this project: clang 19 through `CLANG`, the counting launcher, no
+    /// architecture variables from the outer environment, no printed directives.
+    fn build(&self) -> Build {
+        let mut b = Build::new();
+        b.out_dir(self.path("out"))
+            .cargo_metadata(false)
+            .env("CARGO_MANIFEST_DIR", self.dir.path())
+            .env("CARGO_PKG_NAME", "test-kernels")
+            .env("CLANG", CLANG)
+            .env("OFFLOAD_BUILD_LAUNCHER", self.path("count.sh"))
+            .env("COUNT_LOG", self.log())
+            .jobserver(jobserver::Client::new(1).unwrap());
+        for var in [
+            "TEST_KERNELS_OFFLOAD_ARCH",
+            "OFFLOAD_ARCH",
+            "AMDGPU_TARGETS",
+            "GPU_TARGETS",
+            "PYTORCH_ROCM_ARCH",
+            "HIP_ARCHITECTURES",
+            "HIPCXX",
+            "HIP_CLANG_PATH",
+            "ROCM_PATH",
+            "HIP_PATH",
+            "HIPFLAGS",
+            "OFFLOAD_BUILD_CACHE_DIR",
+            "OFFLOAD_BUILD_MAX_JOBS",
+        ] {
+            b.env_remove(var);
+        }
+        b
+    }
+
+    /// The compiles logged since the last call (the source file of each), and the log cleared.
+    fn take_compiles(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.log()).unwrap_or_default();
+        let _ = std::fs::remove_file(self.log());
+        text.lines()
+            .filter(|l| l.starts_with("start "))
+            .map(|l| {
+                let arch = l
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("--offload-arch="))
+                    .unwrap_or("?");
+                let src = l
+                    .split_whitespace()
+                    .find(|w| w.ends_with(".hip") || w.ends_with(".cu"))
+                    .map(|w| {
+                        Path::new(w)
+                            .file_name()
+                            .unwrap()
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .unwrap_or_default();
+                format!("{src}@{arch}")
+            })
+            .collect()
+    }
+
+    /// The most compiles that ran at the same time, from the log's start/end times.
+    fn peak_concurrency(&self) -> usize {
+        let text = std::fs::read_to_string(self.log()).unwrap_or_default();
+        let mut events: Vec<(u128, i32)> = text
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let kind = w.next()?;
+                let t: u128 = w.next()?.parse().ok()?;
+                Some((t, if kind == "start" { 1 } else { -1 }))
+            })
+            .collect();
+        events.sort_by_key(|&(t, d)| (t, d)); // an end before a start at the same instant
+        let (mut now, mut peak) = (0, 0);
+        for (_, d) in events {
+            now += d;
+            peak = peak.max(now);
+        }
+        peak as usize
+    }
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[test]
+fn unchanged_rebuild_runs_no_compile_and_header_change_recompiles_its_includers() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.files(["a.hip", "b.hip"].map(|f| p.path(f)))
+        .archs("gfx90a;gfx1100");
+    let first = b.try_compile("k").unwrap();
+    assert_eq!(
+        sorted(p.take_compiles()),
+        [
+            "a.hip@gfx1100",
+            "a.hip@gfx90a",
+            "b.hip@gfx1100",
+            "b.hip@gfx90a"
+        ]
+    );
+    assert_eq!(first.archs, ["gfx1100", "gfx90a"]);
+    assert_eq!(first.kernels, ["ka", "kb"]);
+    assert_eq!(
+        (first.jobs_run, first.jobs_cached),
+        (6, 0),
+        "4 compiles + 2 device links"
+    );
+    for h in ["a.h", "b.h", "common.h"] {
+        let line = format!("rerun-if-changed={}", p.path(h).display());
+        assert!(first.cargo_directives.contains(&line), "{line} missing");
+    }
+    assert!(
+        first
+            .cargo_directives
+            .contains(&"rerun-if-env-changed=PATH".to_string())
+    );
+    let fatbin = std::fs::read(&first.fatbin).unwrap();
+    let mtime = std::fs::metadata(&first.fatbin)
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    // Unchanged: nothing runs, nothing is rewritten.
+    let again = b.try_compile("k").unwrap();
+    assert!(p.take_compiles().is_empty());
+    assert_eq!((again.jobs_run, again.jobs_cached), (0, 6));
+    assert_eq!(std::fs::read(&again.fatbin).unwrap(), fatbin);
+    assert_eq!(
+        std::fs::metadata(&again.fatbin)
+            .unwrap()
+            .modified()
+            .unwrap(),
+        mtime
+    );
+
+    // Touched but unchanged header: still nothing.
+    p.write("b.h", &std::fs::read_to_string(p.path("b.h")).unwrap());
+    b.try_compile("k").unwrap();
+    assert!(p.take_compiles().is_empty());
+
+    // A changed header recompiles exactly its includers, for every arch.
+    p.write(
+        "a.h",
+        "#pragma once\n__device__ inline float fa(float x) { return x + 2; }\n",
+    );
+    let changed = b.try_compile("k").unwrap();
+    assert_eq!(sorted(p.take_compiles()), ["a.hip@gfx1100", "a.hip@gfx90a"]);
+    assert_ne!(std::fs::read(&changed.fatbin).unwrap(), fatbin);
+
+    // A header both include: everything.
+    p.write("common.h", &format!("{HEADER}// changed\n"));
+    b.try_compile("k").unwrap();
+    assert_eq!(p.take_compiles().len(), 4);
+}
+
+#[test]
+fn changing_offload_arch_rebuilds() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.file(p.path("a.hip")).env("OFFLOAD_ARCH", "gfx90a");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.archs, ["gfx90a"]);
+    assert_eq!(c.arch_origin, "OFFLOAD_ARCH");
+    assert!(
+        c.cargo_directives
+            .contains(&"rerun-if-env-changed=OFFLOAD_ARCH".to_string())
+    );
+    assert_eq!(p.take_compiles(), ["a.hip@gfx90a"]);
+
+    b.env("OFFLOAD_ARCH", "gfx1100;gfx90a");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.archs, ["gfx1100", "gfx90a"]);
+    assert_eq!(p.take_compiles(), ["a.hip@gfx1100"], "gfx90a still cached");
+
+    // The crate-specific variable comes first.
+    b.env("TEST_KERNELS_OFFLOAD_ARCH", "gfx942");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(
+        (c.archs.clone(), c.arch_origin.as_str()),
+        (vec!["gfx942".to_string()], "TEST_KERNELS_OFFLOAD_ARCH")
+    );
+    // And the builder before both.
+    b.arch("gfx1201");
+    assert_eq!(b.try_compile("k").unwrap().archs, ["gfx1201"]);
+}
+
+fn peak_with_tokens(free_tokens: usize) -> usize {
+    let p = Project::new();
+    for name in ["c", "d"] {
+        p.write(
+            &format!("{name}.hip"),
+            &format!("#include \"common.h\"\nextern \"C\" __global__ void k{name}(float* x) {{ x[0] = 1; }}\n"),
+        );
+    }
+    // As under Cargo: the jobserver has n tokens and the build script holds one of them.
+    let client = jobserver::Client::new(free_tokens + 1).unwrap();
+    let _held = client.acquire().unwrap();
+    let mut b = p.build();
+    b.files(["a.hip", "b.hip", "c.hip", "d.hip"].map(|f| p.path(f)))
+        .arch("gfx1100")
+        .jobserver(client)
+        .env("LAUNCHER_SLEEP", "0.4");
+    b.try_compile("k").unwrap();
+    p.peak_concurrency()
+}
+
+#[test]
+fn jobserver_of_one_token_runs_one_compile_at_a_time() {
+    assert_eq!(peak_with_tokens(0), 1);
+}
+
+#[test]
+fn jobserver_of_two_tokens_runs_two_compiles_at_once() {
+    assert_eq!(peak_with_tokens(1), 2);
+}
+
+#[test]
+fn max_jobs_caps_below_the_jobserver() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.files(["a.hip", "b.hip"].map(|f| p.path(f)))
+        .archs("gfx90a;gfx1100")
+        .jobserver(jobserver::Client::new(4).unwrap())
+        .env("OFFLOAD_BUILD_MAX_JOBS", "1")
+        .env("LAUNCHER_SLEEP", "0.2");
+    b.try_compile("k").unwrap();
+    assert_eq!(p.peak_concurrency(), 1);
+}
+
+#[test]
+fn native_without_gpu_falls_back_with_a_warning() {
+    if Path::new("/sys/class/kfd").exists() {
+        eprintln!("skipped: this machine has an AMD GPU driver");
+        return;
+    }
+    let p = Project::new();
+    let mut b = p.build();
+    // No amdgpu-arch that could find a GPU: only clang in the tool directories.
+    let bin = p.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(CLANG, bin.join("clang")).unwrap();
+    std::os::unix::fs::symlink("/usr/lib/llvm-19/bin/ld.lld", bin.join("ld.lld")).unwrap();
+    b.file(p.path("a.hip"))
+        .env("CLANG", bin.join("clang"))
+        .env("PATH", &bin)
+        .env("OFFLOAD_ARCH", "native");
+    let c = b.try_compile("k").unwrap();
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("`native` (from OFFLOAD_ARCH) found no GPU")),
+        "{:?}",
+        c.warnings
+    );
+    assert!(c.archs.contains(&"gfx90a".to_string()) && c.archs.contains(&"gfx1201".to_string()));
+
+    // Nothing set at all: the same fallback, with its own warning.
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .env("CLANG", bin.join("clang"))
+        .env("PATH", &bin);
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.arch_origin, "default");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("no offload architecture set"))
+    );
+}
+
+#[test]
+fn unknown_arch_is_a_typed_error_with_the_supported_list() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .env("OFFLOAD_ARCH", "gfx90a;gfx9999");
+    match b.try_compile("k") {
+        Err(Error::ArchUnsupported {
+            arch,
+            origin,
+            supported,
+            ..
+        }) => {
+            assert_eq!(
+                (arch.as_str(), origin.as_str()),
+                ("gfx9999", "OFFLOAD_ARCH")
+            );
+            assert!(supported.iter().any(|s| s == "gfx1201"), "{supported:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(p.take_compiles().is_empty(), "checked before compiling");
+    let mut b = p.build();
+    b.file(p.path("a.hip")).arch("gfx1100:xnack+");
+    let e = b.try_compile("k").unwrap_err();
+    assert!(matches!(e, Error::InvalidArch { .. }), "{e:?}");
+    assert!(e.to_string().contains("no target feature `xnack`"), "{e}");
+}
+
+#[test]
+fn syntax_error_reports_arch_command_and_stderr() {
+    let p = Project::new();
+    p.write(
+        "bad.hip",
+        "#include \"common.h\"\nextern \"C\" __global__ void k(float* x) { x[0] = ; }\n",
+    );
+    let mut b = p.build();
+    b.file(p.path("bad.hip")).arch("gfx942");
+    match b.try_compile("k") {
+        Err(e @ Error::CompileFailed { .. }) => {
+            let text = e.to_string();
+            let Error::CompileFailed {
+                arch,
+                command,
+                stderr,
+                source,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!(arch, "gfx942");
+            assert_eq!(source.as_deref(), Some(p.path("bad.hip").as_path()));
+            assert!(command.contains("--offload-arch=gfx942") && command.contains("bad.hip"));
+            assert!(stderr.contains("expected expression"), "{stderr}");
+            assert!(
+                text.contains("command:") && text.contains("expected expression"),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn missing_compiler_lists_what_was_searched() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .arch("gfx90a")
+        .env("CLANG", "/nonexistent/clang");
+    // CLANG is missing, but discovery goes on (clang-NN, /usr/lib/llvm-NN): that succeeds here.
+    b.try_compile("k").unwrap();
+    b.compiler("/nonexistent/bin/clang");
+    match b.try_compile("k") {
+        Err(Error::ToolNotFound { searched, .. }) => {
+            assert_eq!(searched, [PathBuf::from("/nonexistent/bin/clang")]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Per-arch compiles packed by the library give the very bytes of clang's own multi-arch
+/// `--cuda-device-only` bundle (same `-cuid`, so the device code is identical).
+#[test]
+fn bundle_is_byte_identical_to_clangs() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .archs("gfx90a:xnack+;gfx1100;gfx1201")
+        .flag("-cuid=offload-build-test");
+    let c = b.try_compile("k").unwrap();
+    let reference = p.path("ref.hipfb");
+    let st = std::process::Command::new(CLANG)
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx1201",
+            "--offload-arch=gfx90a:xnack+",
+        ])
+        .args([
+            "--offload-arch=gfx1100",
+            "--cuda-device-only",
+            "-nogpulib",
+            "-nogpuinc",
+        ])
+        .args(["-O3", "-cuid=offload-build-test", "-c"])
+        .arg(p.path("a.hip"))
+        .arg("-o")
+        .arg(&reference)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(
+        std::fs::read(&c.fatbin).unwrap(),
+        std::fs::read(&reference).unwrap()
+    );
+    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bundle = BinaryBundle::parse(&bytes).unwrap().unwrap();
+    assert_eq!(bundle.entries().len(), 4);
+    let generated = std::fs::read_to_string(&c.generated).unwrap();
+    assert!(
+        generated
+            .contains("pub const ARCHS: &[&str] = &[\"gfx1100\", \"gfx1201\", \"gfx90a:xnack+\"];")
+    );
+    assert!(generated.contains("pub const KERNELS: &[&str] = &[\"ka\"];"));
+}
+
+#[test]
+fn compressed_bundle_and_offload_binary_containers() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.file(p.path("a.hip")).arch("gfx1100").compress(true);
+    let c = b.try_compile("k").unwrap();
+    let bytes = std::fs::read(&c.fatbin).unwrap();
+    assert!(
+        c.compressed && bytes.starts_with(b"CCOB\x02\x00"),
+        "LLVM 19 writes CCOB v2"
+    );
+    let d = offload_build::bundle::CompressedBundle::parse(&bytes)
+        .unwrap()
+        .decompress()
+        .unwrap();
+    assert!(BinaryBundle::parse(&d.data).unwrap().is_some());
+
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .archs("gfx1100;gfx90a")
+        .container(Container::OffloadBinary);
+    let c = b.try_compile("ob").unwrap();
+    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let mut archs = Vec::new();
+    let mut rest = &bytes[..];
+    while !rest.is_empty() {
+        let bin = offload_build::package::OffloadBinary::parse(rest).unwrap();
+        for e in bin.entries() {
+            assert_eq!(e.triple(), b"amdgcn-amd-amdhsa");
+            archs.push(String::from_utf8_lossy(e.arch()).into_owned());
+        }
+        rest = &rest[bin.size() as usize..];
+    }
+    assert_eq!(archs, ["gfx1100", "gfx90a"]);
+}
+
+#[test]
+fn images_are_packed_without_a_compiler() {
+    let p = Project::new();
+    let co = p.path("prebuilt.co");
+    let st = std::process::Command::new(CLANG)
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx942",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+        ])
+        .args(["-nogpulib", "-nogpuinc", "-c"])
+        .arg(p.path("b.hip"))
+        .arg("-o")
+        .arg(&co)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut b = p.build();
+    b.image("gfx942", &co)
+        .env("CLANG", "/nonexistent")
+        .env("PATH", "/nonexistent");
+    let c = b.try_compile("img").unwrap();
+    assert_eq!(
+        (c.archs.clone(), c.kernels.clone()),
+        (vec!["gfx942".into()], vec!["kb".into()])
+    );
+    assert!(c.compiler.is_none());
+}
+
+#[test]
+fn cuda_sources_give_ptx_offload_binaries() {
+    let p = Project::new();
+    p.write(
+        "v.cu",
+        "#define __global__ __attribute__((global))\n\
+         extern \"C\" __global__ void vadd(float* a) { a[0] += 1.0f; }\n",
+    );
+    let mut b = p.build();
+    b.file(p.path("v.cu"))
+        .archs("sm_80;90-virtual")
+        .env_remove("CUDA_PATH")
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_ROOT");
+    let c = b.try_compile("cu").unwrap();
+    assert_eq!(c.container, Container::OffloadBinary);
+    assert_eq!(c.kernels, ["vadd"]);
+    assert_eq!(c.archs, ["compute_90", "sm_80"]);
+    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bin = offload_build::package::OffloadBinary::parse(&bytes).unwrap();
+    let e = bin.entries().next().unwrap();
+    assert_eq!(e.triple(), b"nvptx64-nvidia-cuda");
+    assert!(String::from_utf8_lossy(e.image()).contains(".entry vadd"));
+    let _ = Language::Cuda;
+}

@@ -1,0 +1,379 @@
+//! Offload architectures: parsing (typed values and CMake-style lists), resolution from the
+//! builder and the environment, `native` detection and the default set.
+//!
+//! # Resolution order
+//!
+//! The first source that names at least one architecture wins:
+//!
+//! | # | Source | Example |
+//! |---|---|---|
+//! | 1 | [`Build::arch`](super::Build::arch) / [`Build::archs`](super::Build::archs) | `.archs("gfx90a;gfx942:xnack+")` |
+//! | 2 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
+//! | 3 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
+//! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
+//! | 5 | the GPUs of this machine (`native`): `amdgpu-arch` (next to the compiler, then on `PATH`, 10 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` | |
+//! | 6 | the default set ([`DEFAULT_HIP_ARCHS`], [`DEFAULT_CUDA_ARCHS`]), with a `cargo:warning` | |
+//!
+//! Lists are separated by `;`, `,` or white space. Besides architectures a list may hold
+//! `native` (this machine's GPUs; with no GPU the default set is used, with a warning: a build
+//! never fails for lack of a GPU) and `default` (the default set). CUDA lists also accept the
+//! CMake spellings `90` (= `sm_90`), `90-real` (cubin only) and `90-virtual` (PTX only, as
+//! `compute_90`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::id::target_id::{TargetId, amdgpu_processor};
+
+use super::Language;
+
+/// Architectures used when nothing else names any (HIP): data-centre MI200/MI300 and the
+/// RDNA2/3/4 consumer cards. Those unknown to the compiler in use are left out.
+pub const DEFAULT_HIP_ARCHS: &[&str] = &[
+    "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201",
+];
+
+/// Architectures used when nothing else names any (CUDA): Turing to Hopper.
+pub const DEFAULT_CUDA_ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
+
+/// How long a `native` probe (`amdgpu-arch`, `nvptx-arch`, `nvidia-smi`) may run.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One offload architecture: an AMDGPU target ID (`gfx90a`, `gfx90a:xnack+`,
+/// `gfx11-generic`) or an NVIDIA one (`sm_90`, `sm_90a`, `compute_90` for PTX only).
+///
+/// AMDGPU target IDs are kept in clang's canonical form (features sorted by name), so
+/// `gfx90a:xnack+:sramecc-` and `gfx90a:sramecc-:xnack+` are the same architecture.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Arch {
+    id: String,
+}
+
+impl Arch {
+    /// Parses one architecture (not a list, not `native`).
+    pub fn new(s: &str) -> Result<Arch, String> {
+        let s = s.trim();
+        if s.starts_with("gfx") {
+            let tid = TargetId::parse(s).map_err(|e| e.to_string())?;
+            if let Some(p) = amdgpu_processor(tid.processor()) {
+                for (name, _) in tid.features() {
+                    if !p.features().contains(&name.as_str()) {
+                        return Err(format!(
+                            "{} has no target feature `{name}` (it has: {})",
+                            p.name,
+                            if p.features().is_empty() {
+                                "none".to_string()
+                            } else {
+                                p.features().join(", ")
+                            }
+                        ));
+                    }
+                }
+            }
+            return Ok(Arch {
+                id: tid.canonical(),
+            });
+        }
+        let nv = |prefix: &str, rest: &str| -> Option<Arch> {
+            let digits = rest.strip_suffix('a').unwrap_or(rest);
+            (digits.len() >= 2 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| Arch {
+                id: format!("{prefix}{rest}"),
+            })
+        };
+        let found = if let Some(rest) = s.strip_prefix("sm_") {
+            nv("sm_", rest)
+        } else if let Some(rest) = s.strip_prefix("compute_") {
+            nv("compute_", rest)
+        } else if let Some(n) = s.strip_suffix("-virtual") {
+            nv("compute_", n)
+        } else if let Some(n) = s.strip_suffix("-real") {
+            nv("sm_", n)
+        } else {
+            nv("sm_", s)
+        };
+        found.ok_or_else(|| {
+            "expected an AMDGPU target ID (gfx90a, gfx90a:xnack+, gfx11-generic), an NVIDIA \
+             architecture (sm_90, compute_90, 90, 90-real, 90-virtual), `native` or `default`"
+                .to_string()
+        })
+    }
+
+    /// The architecture as passed to `--offload-arch` and written in entry IDs.
+    pub fn as_str(&self) -> &str {
+        &self.id
+    }
+
+    /// The processor without target features (`gfx90a` for `gfx90a:xnack+`).
+    pub fn processor(&self) -> &str {
+        self.id.split(':').next().unwrap_or(&self.id)
+    }
+
+    /// Whether this is an NVIDIA architecture.
+    pub fn is_nvidia(&self) -> bool {
+        self.id.starts_with("sm_") || self.id.starts_with("compute_")
+    }
+
+    /// Whether only PTX is wanted (`compute_NN`, CMake's `NN-virtual`).
+    pub fn is_virtual(&self) -> bool {
+        self.id.starts_with("compute_")
+    }
+
+    /// The `sm_NN` name to compile for (`compute_90` compiles as `sm_90`).
+    pub(crate) fn offload_arch(&self) -> String {
+        match self.id.strip_prefix("compute_") {
+            Some(n) => format!("sm_{n}"),
+            None => self.id.clone(),
+        }
+    }
+
+    /// The name used in file names (`:` and `+` are awkward on some file systems).
+    pub(crate) fn file_tag(&self) -> String {
+        self.id
+            .replace(':', "_")
+            .replace('+', "on")
+            .replace('-', "off")
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id)
+    }
+}
+
+impl fmt::Debug for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Arch({})", self.id)
+    }
+}
+
+impl std::str::FromStr for Arch {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Arch, String> {
+        Arch::new(s)
+    }
+}
+
+impl AsRef<str> for Arch {
+    fn as_ref(&self) -> &str {
+        &self.id
+    }
+}
+
+/// One item of an architecture list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Item {
+    Arch(Arch),
+    Native,
+    Default,
+}
+
+/// Splits a CMake-style list (`;`, `,` or white space) and parses each item.
+pub(crate) fn parse_list(s: &str) -> Result<Vec<Item>, (String, String)> {
+    s.split(|c: char| c == ';' || c == ',' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .map(|p| match p {
+            "native" => Ok(Item::Native),
+            "default" => Ok(Item::Default),
+            _ => Arch::new(p).map(Item::Arch).map_err(|e| (p.to_string(), e)),
+        })
+        .collect()
+}
+
+/// The default set for `lang`, restricted to what `supported` accepts (when known).
+pub(crate) fn default_set(lang: Language, supported: &[String]) -> Vec<Arch> {
+    let set = match lang {
+        Language::Hip => DEFAULT_HIP_ARCHS,
+        Language::Cuda => DEFAULT_CUDA_ARCHS,
+    };
+    set.iter()
+        .filter(|a| supported.is_empty() || supported.iter().any(|s| s == *a))
+        .map(|a| Arch { id: a.to_string() })
+        .collect()
+}
+
+/// Runs `cmd` with a timeout; its stdout when it exits successfully.
+fn run_probe(mut cmd: Command) -> Option<String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < PROBE_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `gfx_target_version` of a KFD topology node (`90010`) as a processor name (`gfx90a`).
+pub(crate) fn gfx_from_target_version(v: u32) -> Option<String> {
+    if v == 0 {
+        return None;
+    }
+    let major = v / 10000;
+    let minor = (v / 100) % 100;
+    let step = v % 100;
+    Some(format!("gfx{major}{minor}{step:x}"))
+}
+
+fn kfd_archs(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(nodes) = std::fs::read_dir(root.join("topology/nodes")) else {
+        return out;
+    };
+    for node in nodes.flatten() {
+        let Ok(props) = std::fs::read_to_string(node.path().join("properties")) else {
+            continue;
+        };
+        for line in props.lines() {
+            if let Some(v) = line.strip_prefix("gfx_target_version ") {
+                if let Some(name) = v.trim().parse().ok().and_then(gfx_from_target_version) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// This machine's GPUs, as a list of architectures (empty when none is found), and how they
+/// were found.
+pub(crate) fn probe_native(lang: Language, tool_dirs: &[PathBuf]) -> (Vec<Arch>, String) {
+    let find = |name: &str| -> Option<PathBuf> {
+        tool_dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut how = String::new();
+    match lang {
+        Language::Hip => {
+            if let Some(tool) = find("amdgpu-arch") {
+                if let Some(out) = run_probe(Command::new(&tool)) {
+                    names = out.split_whitespace().map(str::to_string).collect();
+                    how = tool.display().to_string();
+                }
+            }
+            if names.is_empty() {
+                names = kfd_archs(Path::new("/sys/class/kfd/kfd"));
+                how = "/sys/class/kfd".to_string();
+            }
+        }
+        Language::Cuda => {
+            if let Some(tool) = find("nvptx-arch") {
+                if let Some(out) = run_probe(Command::new(&tool)) {
+                    names = out.split_whitespace().map(str::to_string).collect();
+                    how = tool.display().to_string();
+                }
+            }
+            if names.is_empty() {
+                if let Some(tool) = find("nvidia-smi") {
+                    let mut cmd = Command::new(&tool);
+                    cmd.args(["--query-gpu=compute_cap", "--format=csv,noheader"]);
+                    if let Some(out) = run_probe(cmd) {
+                        names = out
+                            .lines()
+                            .map(|l| format!("sm_{}", l.trim().replace('.', "")))
+                            .collect();
+                        how = tool.display().to_string();
+                    }
+                }
+            }
+        }
+    }
+    let mut archs: Vec<Arch> = names.iter().filter_map(|n| Arch::new(n).ok()).collect();
+    archs.sort();
+    archs.dedup();
+    (archs, how)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cmake_lists() {
+        let items = parse_list("gfx90a; gfx942:xnack+,gfx11-generic native\tdefault").unwrap();
+        let ids: Vec<String> = items
+            .iter()
+            .map(|i| match i {
+                Item::Arch(a) => a.to_string(),
+                Item::Native => "<native>".into(),
+                Item::Default => "<default>".into(),
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "gfx90a",
+                "gfx942:xnack+",
+                "gfx11-generic",
+                "<native>",
+                "<default>"
+            ]
+        );
+    }
+
+    #[test]
+    fn canonicalizes_target_ids_and_checks_features() {
+        assert_eq!(
+            Arch::new("gfx90a:xnack+:sramecc-").unwrap().as_str(),
+            "gfx90a:sramecc-:xnack+"
+        );
+        assert_eq!(Arch::new("gfx90a:xnack+").unwrap().processor(), "gfx90a");
+        let e = Arch::new("gfx1100:xnack+").unwrap_err();
+        assert!(e.contains("no target feature `xnack`"), "{e}");
+        assert!(Arch::new("gfx906:xnack").is_err());
+        assert!(Arch::new("vega").is_err());
+    }
+
+    #[test]
+    fn cuda_spellings() {
+        assert_eq!(Arch::new("90").unwrap().as_str(), "sm_90");
+        assert_eq!(Arch::new("90a").unwrap().as_str(), "sm_90a");
+        assert_eq!(Arch::new("80-real").unwrap().as_str(), "sm_80");
+        let v = Arch::new("80-virtual").unwrap();
+        assert_eq!(v.as_str(), "compute_80");
+        assert!(v.is_virtual() && v.is_nvidia());
+        assert_eq!(v.offload_arch(), "sm_80");
+        assert!(Arch::new("sm_x").is_err());
+    }
+
+    #[test]
+    fn kfd_versions() {
+        assert_eq!(gfx_from_target_version(90010).unwrap(), "gfx90a");
+        assert_eq!(gfx_from_target_version(110000).unwrap(), "gfx1100");
+        assert_eq!(gfx_from_target_version(120001).unwrap(), "gfx1201");
+        assert_eq!(gfx_from_target_version(90402).unwrap(), "gfx942");
+        assert_eq!(gfx_from_target_version(0), None);
+    }
+
+    #[test]
+    fn default_set_follows_the_compiler() {
+        let supported = vec!["gfx90a".to_string(), "gfx1100".to_string()];
+        let d = default_set(Language::Hip, &supported);
+        assert_eq!(
+            d.iter().map(Arch::as_str).collect::<Vec<_>>(),
+            ["gfx90a", "gfx1100"]
+        );
+        assert_eq!(
+            default_set(Language::Hip, &[]).len(),
+            DEFAULT_HIP_ARCHS.len()
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! The content-hash cache in `OUT_DIR` and the compiler's depfiles.
+//!
+//! Each (source, arch) job has a stable *job key*: a hash of the compiler identity, the
+//! ordered arguments (output paths excluded), the architecture and the source path. Its record
+//! `<cache>/<job key>.rec` lists every input the last successful compile read — the source and
+//! every header from the depfile — with a hash of its content. A job whose record exists, whose
+//! output exists and whose inputs all still hash the same is not run. Touching a file without
+//! changing it therefore does not recompile; changing a header recompiles exactly the jobs that
+//! read it, for every architecture.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::error::Error;
+
+const RECORD_MAGIC: &str = "offload-build cache record 1";
+
+/// Hashes of file contents, each file read at most once per build.
+#[derive(Debug, Default)]
+pub(crate) struct Hasher {
+    memo: Mutex<HashMap<PathBuf, Option<u128>>>,
+}
+
+impl Hasher {
+    /// Hash of a file's content; `None` when it cannot be read (then nothing matches it).
+    pub(crate) fn file(&self, path: &Path) -> Option<u128> {
+        if let Some(h) = self
+            .memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path)
+        {
+            return *h;
+        }
+        let h = std::fs::read(path).ok().map(|d| xxh3_128(&d));
+        self.memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), h);
+        h
+    }
+
+    /// Forgets what is known of `path` (after it was written).
+    pub(crate) fn forget(&self, path: &Path) {
+        self.memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(path);
+    }
+}
+
+/// What a successful job read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Record {
+    /// Every input with its content hash, the source first.
+    pub deps: Vec<(PathBuf, u128)>,
+}
+
+impl Record {
+    fn render(&self) -> String {
+        let mut s = format!("{RECORD_MAGIC}\n");
+        for (p, h) in &self.deps {
+            s.push_str(&format!("{h:032x} {}\n", p.display()));
+        }
+        s
+    }
+
+    fn parse(text: &str) -> Option<Record> {
+        let mut lines = text.lines();
+        if lines.next()? != RECORD_MAGIC {
+            return None;
+        }
+        let mut deps = Vec::new();
+        for line in lines {
+            let (h, p) = line.split_once(' ')?;
+            deps.push((PathBuf::from(p), u128::from_str_radix(h, 16).ok()?));
+        }
+        Some(Record { deps })
+    }
+
+    /// Reads a record; `None` when missing or unreadable (the job then runs).
+    pub(crate) fn load(path: &Path) -> Option<Record> {
+        Record::parse(&std::fs::read_to_string(path).ok()?)
+    }
+
+    /// Writes the record atomically.
+    pub(crate) fn store(&self, path: &Path) -> Result<(), Error> {
+        write_atomic(path, self.render().as_bytes())
+    }
+
+    /// Whether every input still has the recorded content.
+    pub(crate) fn is_fresh(&self, hasher: &Hasher) -> bool {
+        !self.deps.is_empty() && self.deps.iter().all(|(p, h)| hasher.file(p) == Some(*h))
+    }
+}
+
+/// Writes `data` to `path` through a temporary file in the same directory and a rename.
+pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| Error::io("creating a file in", dir, e))?;
+    std::io::Write::write_all(&mut tmp, data).map_err(|e| Error::io("writing", tmp.path(), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("writing", path, e.error))?;
+    Ok(())
+}
+
+/// Writes `data` only when the file's content differs, so that an unchanged output keeps its
+/// modification time (and Cargo does not rebuild what depends on it). Returns whether it wrote.
+pub(crate) fn write_if_changed(path: &Path, data: &[u8]) -> Result<bool, Error> {
+    if std::fs::read(path).is_ok_and(|old| old == data) {
+        return Ok(false);
+    }
+    write_atomic(path, data)?;
+    Ok(true)
+}
+
+/// The prerequisites of a Make-style depfile (`out.o: a.hip b.h \` …), unescaped.
+pub(crate) fn parse_depfile(text: &str) -> Vec<PathBuf> {
+    let mut deps = Vec::new();
+    let mut cur = String::new();
+    let mut seen_colon = false;
+    let mut chars = text.chars().peekable();
+    let flush = |cur: &mut String, seen_colon: bool, deps: &mut Vec<PathBuf>| {
+        if seen_colon && !cur.is_empty() {
+            deps.push(PathBuf::from(std::mem::take(cur)));
+        }
+        cur.clear();
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    flush(&mut cur, seen_colon, &mut deps);
+                }
+                Some('\r') => {
+                    chars.next();
+                    if chars.peek() == Some(&'\n') {
+                        chars.next();
+                    }
+                    flush(&mut cur, seen_colon, &mut deps);
+                }
+                Some(' ') | Some('#') | Some('\\') => cur.push(chars.next().unwrap_or(' ')),
+                _ => cur.push('\\'),
+            },
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push('$');
+            }
+            ':' if !seen_colon
+                && matches!(chars.peek(), Some(' ') | Some('\n') | Some('\t') | None) =>
+            {
+                seen_colon = true;
+                cur.clear();
+            }
+            ' ' | '\t' => flush(&mut cur, seen_colon, &mut deps),
+            '\n' => {
+                flush(&mut cur, seen_colon, &mut deps);
+                // A new rule (for example `-MP` phony targets) starts on the next line.
+                seen_colon = false;
+            }
+            _ => cur.push(c),
+        }
+    }
+    flush(&mut cur, seen_colon, &mut deps);
+    let mut unique = Vec::new();
+    for d in deps {
+        if !unique.contains(&d) {
+            unique.push(d);
+        }
+    }
+    unique
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depfiles() {
+        let d = parse_depfile("out/k.o: src/k.hip inc/a.h \\\n  inc/my\\ dir/b.h C:/x/c.h\n");
+        assert_eq!(
+            d,
+            ["src/k.hip", "inc/a.h", "inc/my dir/b.h", "C:/x/c.h"]
+                .map(PathBuf::from)
+                .to_vec()
+        );
+        let d = parse_depfile("C:/out/k.o: C:/src/k.hip\n");
+        assert_eq!(d, [PathBuf::from("C:/src/k.hip")]);
+        let d = parse_depfile("k.o: k.hip a.h\na.h:\n");
+        assert_eq!(d, ["k.hip", "a.h"].map(PathBuf::from).to_vec());
+    }
+
+    #[test]
+    fn records_round_trip_and_freshness() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.h");
+        std::fs::write(&a, "one").unwrap();
+        let h = Hasher::default();
+        let rec = Record {
+            deps: vec![(a.clone(), h.file(&a).unwrap())],
+        };
+        let rp = dir.path().join("r.rec");
+        rec.store(&rp).unwrap();
+        let back = Record::load(&rp).unwrap();
+        assert_eq!(back, rec);
+        assert!(back.is_fresh(&Hasher::default()));
+        std::fs::write(&a, "two").unwrap();
+        assert!(!back.is_fresh(&Hasher::default()));
+    }
+}

@@ -1,0 +1,176 @@
+//! The one place where [`Build`](super::Build) reads the environment, and where it talks to
+//! Cargo.
+//!
+//! Every variable read goes through [`Env::get`], which records a
+//! `cargo:rerun-if-env-changed=NAME` line (`PATH` included, so a changed toolchain on `PATH`
+//! reruns the build script) unless Cargo itself sets the variable for build scripts (`OUT_DIR`,
+//! `TARGET`, `CARGO_*`, …): those are part of Cargo's own fingerprint. A unit test checks that
+//! no other file of this module reads the environment directly.
+//!
+//! Values given with [`Build::env`](super::Build::env) take precedence over the process
+//! environment (and are still reported to Cargo), so tests and tools that drive a build outside
+//! Cargo do not have to change the process environment.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::sync::Mutex;
+
+/// Variables Cargo sets for build scripts itself; reading them needs no rerun directive.
+fn set_by_cargo(name: &str) -> bool {
+    name.starts_with("CARGO_")
+        || matches!(
+            name,
+            "OUT_DIR"
+                | "TARGET"
+                | "HOST"
+                | "NUM_JOBS"
+                | "OPT_LEVEL"
+                | "DEBUG"
+                | "PROFILE"
+                | "RUSTC"
+        )
+}
+
+/// The Cargo directives and warnings of one build, printed as they come (when enabled) and
+/// kept for [`Compiled`](super::Compiled).
+#[derive(Debug, Default)]
+pub(crate) struct Directives {
+    emit: bool,
+    state: Mutex<DirectivesState>,
+}
+
+#[derive(Debug, Default)]
+struct DirectivesState {
+    seen: BTreeSet<String>,
+    lines: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Directives {
+    pub(crate) fn new(emit: bool) -> Directives {
+        Directives {
+            emit,
+            state: Mutex::default(),
+        }
+    }
+
+    /// Records `cargo:<line>` once (later duplicates are dropped).
+    pub(crate) fn push(&self, line: String) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !st.seen.insert(line.clone()) {
+            return;
+        }
+        if self.emit {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "cargo:{line}");
+        }
+        st.lines.push(line);
+    }
+
+    /// Records a `cargo:warning=` (one per line of `msg`).
+    pub(crate) fn warn(&self, msg: &str) {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .warnings
+            .push(msg.to_string());
+        for line in msg.lines() {
+            self.push(format!("warning={line}"));
+        }
+    }
+
+    pub(crate) fn take(&self) -> (Vec<String>, Vec<String>) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (
+            std::mem::take(&mut st.lines),
+            std::mem::take(&mut st.warnings),
+        )
+    }
+}
+
+/// Reads variables for one build.
+#[derive(Debug)]
+pub(crate) struct Env<'a> {
+    overrides: &'a BTreeMap<OsString, Option<OsString>>,
+    out: &'a Directives,
+}
+
+impl<'a> Env<'a> {
+    pub(crate) fn new(
+        overrides: &'a BTreeMap<OsString, Option<OsString>>,
+        out: &'a Directives,
+    ) -> Env<'a> {
+        Env { overrides, out }
+    }
+
+    /// The variable's value (an empty value counts as unset), recording the rerun directive.
+    pub(crate) fn get_os(&self, name: &str) -> Option<OsString> {
+        if !set_by_cargo(name) {
+            self.out.push(format!("rerun-if-env-changed={name}"));
+        }
+        let value = match self.overrides.get(OsStr::new(name)) {
+            Some(v) => v.clone(),
+            None => std::env::var_os(name),
+        };
+        value.filter(|v| !v.is_empty())
+    }
+
+    /// As [`Env::get_os`], as UTF-8 text (a non-UTF-8 value counts as unset), trimmed.
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        self.get_os(name)
+            .and_then(|v| v.into_string().ok())
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    }
+
+    pub(crate) fn directives(&self) -> &'a Directives {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_record_rerun_directives_except_cargo_vars() {
+        let mut o = BTreeMap::new();
+        o.insert(
+            OsString::from("OFFLOAD_ARCH"),
+            Some(OsString::from(" gfx90a ")),
+        );
+        o.insert(OsString::from("EMPTY"), Some(OsString::new()));
+        let d = Directives::new(false);
+        let env = Env::new(&o, &d);
+        assert_eq!(env.get("OFFLOAD_ARCH").as_deref(), Some("gfx90a"));
+        assert_eq!(env.get("EMPTY"), None);
+        let _ = env.get("OUT_DIR");
+        let _ = env.get("PATH");
+        let (lines, _) = d.take();
+        assert_eq!(
+            lines,
+            [
+                "rerun-if-env-changed=OFFLOAD_ARCH",
+                "rerun-if-env-changed=EMPTY",
+                "rerun-if-env-changed=PATH"
+            ]
+        );
+    }
+
+    /// The gateway is the only reader of the environment in this module.
+    #[test]
+    fn no_other_file_reads_the_environment() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/build");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name() == Some(OsStr::new("env.rs")) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for bad in ["env::var(", "env::var_os(", "env::vars("] {
+                assert!(!text.contains(bad), "{} calls {bad}", path.display());
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Typed errors of [`Build`](super::Build).
+//!
+//! Build scripts can match on the variants (for example to tell "no compiler installed" from
+//! "a kernel does not compile"); [`Display`](std::fmt::Display) gives a message meant to be
+//! read in Cargo's output: what failed, why, and what to do about it.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// What went wrong in [`Build::try_compile`](super::Build::try_compile).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// No usable compiler was found.
+    ToolNotFound {
+        /// The tool looked for (`clang`, `ptxas`, …).
+        tool: String,
+        /// Every path that was tried, in order.
+        searched: Vec<PathBuf>,
+    },
+    /// An architecture that the compiler does not know.
+    ArchUnsupported {
+        /// The architecture as requested.
+        arch: String,
+        /// The compiler asked.
+        compiler: PathBuf,
+        /// Where the request came from (builder call, environment variable, …).
+        origin: String,
+        /// The processors this compiler supports.
+        supported: Vec<String>,
+    },
+    /// An architecture string that cannot be parsed (bad feature, wrong vendor, …).
+    InvalidArch {
+        /// The string as given.
+        arch: String,
+        /// Where it came from.
+        origin: String,
+        /// Why it is not valid.
+        reason: String,
+    },
+    /// A compiler (or linker, or ptxas) run failed.
+    CompileFailed {
+        /// The architecture of the failed job.
+        arch: String,
+        /// The source file, when the job compiled one.
+        source: Option<PathBuf>,
+        /// The exact command line, shell-quoted.
+        command: String,
+        /// Exit status (`None` when killed by a signal).
+        status: Option<i32>,
+        /// What the command printed on stdout.
+        stdout: String,
+        /// What the command printed on stderr.
+        stderr: String,
+    },
+    /// A command could not be started at all.
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The operating system's error.
+        error: io::Error,
+    },
+    /// Reading or writing a file failed.
+    Io {
+        /// What was being done (`reading`, `writing`, …).
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The operating system's error.
+        error: io::Error,
+    },
+    /// The builder's settings contradict each other or lack something required.
+    Config(String),
+    /// Packing the device code into a container failed.
+    Pack(String),
+    /// The requested [`Embed`](super::Embed) mode is not available in this build of the crate.
+    EmbedUnavailable {
+        /// The mode requested.
+        mode: super::Embed,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, error: io::Error) -> Error {
+        Error::Io {
+            action,
+            path: path.into(),
+            error,
+        }
+    }
+}
+
+fn indent(out: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    for line in text.trim_end().lines() {
+        writeln!(out, "    {line}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::ToolNotFound { tool, searched } => {
+                writeln!(f, "no {tool} found; searched, in order:")?;
+                for p in searched {
+                    writeln!(f, "    {}", p.display())?;
+                }
+                write!(
+                    f,
+                    "set CLANG (or HIPCXX, HIP_CLANG_PATH, ROCM_PATH) to a clang with AMDGPU/NVPTX support, \
+                     or install one (Debian: apt-get install clang-19 lld-19)"
+                )
+            }
+            Error::ArchUnsupported {
+                arch,
+                compiler,
+                origin,
+                supported,
+            } => write!(
+                f,
+                "offload arch `{arch}` (from {origin}) is not supported by {}; it supports: {}",
+                compiler.display(),
+                supported.join(", ")
+            ),
+            Error::InvalidArch {
+                arch,
+                origin,
+                reason,
+            } => write!(f, "invalid offload arch `{arch}` (from {origin}): {reason}"),
+            Error::CompileFailed {
+                arch,
+                source,
+                command,
+                status,
+                stdout,
+                stderr,
+            } => {
+                match source {
+                    Some(s) => write!(f, "compiling {} for {arch} failed", s.display())?,
+                    None => write!(f, "device link for {arch} failed")?,
+                }
+                match status {
+                    Some(c) => writeln!(f, " (exit status {c})")?,
+                    None => writeln!(f, " (killed by a signal)")?,
+                }
+                writeln!(f, "command:\n    {command}")?;
+                if !stdout.trim().is_empty() {
+                    writeln!(f, "stdout:")?;
+                    indent(f, stdout)?;
+                }
+                if !stderr.trim().is_empty() {
+                    writeln!(f, "stderr:")?;
+                    indent(f, stderr)?;
+                }
+                Ok(())
+            }
+            Error::Spawn { command, error } => write!(f, "could not run `{command}`: {error}"),
+            Error::Io {
+                action,
+                path,
+                error,
+            } => write!(f, "{action} {}: {error}", path.display()),
+            Error::Config(msg) => f.write_str(msg),
+            Error::Pack(msg) => write!(f, "packing device code: {msg}"),
+            Error::EmbedUnavailable { mode } => write!(
+                f,
+                "embedding device code as a host object ({mode:?}) is not available yet in this \
+                 version of offload-build; use Embed::FatbinOnly and load fatbin() at run time"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { error, .. } | Error::Spawn { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

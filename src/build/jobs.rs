@@ -1,0 +1,198 @@
+//! Running the per-(source, arch) jobs in parallel under Cargo's jobserver.
+//!
+//! A build script holds one job token implicitly (Cargo acquired it to run the script); every
+//! further concurrent job needs a token from the jobserver that Cargo passes in
+//! `CARGO_MAKEFLAGS` (sized by `-j` / `NUM_JOBS`). Tokens are asked for through the `jobserver`
+//! crate's helper thread, so waiting for a token never blocks finished jobs from being reaped.
+//! `OFFLOAD_BUILD_MAX_JOBS` caps the number of concurrent jobs further (device compiles of big
+//! kernels can take gigabytes each). Outside Cargo, `NUM_JOBS` or the number of CPUs is used.
+//!
+//! After the first failure no new job starts; running ones finish, and the first error (in job
+//! order) is returned.
+
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+
+use jobserver::{Acquired, Client};
+
+use super::error::Error;
+
+/// One job: runs on its own thread.
+pub(crate) type Job<'a, T> = Box<dyn FnOnce() -> Result<T, Error> + Send + 'a>;
+
+/// The jobserver Cargo passed to this process, if any (read once per process).
+pub(crate) fn inherited() -> Option<Client> {
+    static CLIENT: OnceLock<Option<Client>> = OnceLock::new();
+    CLIENT
+        // SAFETY: as in cc-rs: the descriptors named in CARGO_MAKEFLAGS/MAKEFLAGS were opened
+        // by Cargo for this process, and this runs once, so nothing else owns them here.
+        .get_or_init(|| unsafe { Client::from_env() })
+        .clone()
+}
+
+/// A local jobserver for `n` concurrent jobs (`n - 1` tokens plus the implicit one); `None`
+/// for `n <= 1`.
+pub(crate) fn local(n: usize) -> Option<Client> {
+    if n <= 1 {
+        return None;
+    }
+    Client::new(n - 1).ok()
+}
+
+enum Event {
+    Token(std::io::Result<Acquired>),
+    /// A job finished: whether it failed, and the token it held (`None`: the implicit one).
+    Done(bool, Option<Acquired>),
+}
+
+/// Runs `jobs` with at most `max` at once, one jobserver token per job beyond the first.
+/// Results come back in job order.
+pub(crate) fn run<'a, T: Send + 'a>(
+    jobs: Vec<Job<'a, T>>,
+    client: Option<&Client>,
+    max: usize,
+) -> Result<Vec<T>, Error> {
+    let n = jobs.len();
+    let max = max.max(1);
+    let results: Vec<Mutex<Option<Result<T, Error>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let (tx, rx) = mpsc::channel::<Event>();
+    let helper = match client {
+        Some(c) if max > 1 && n > 1 => {
+            let tx = tx.clone();
+            c.clone()
+                .into_helper_thread(move |t| {
+                    let _ = tx.send(Event::Token(t));
+                })
+                .ok()
+        }
+        _ => None,
+    };
+    std::thread::scope(|s| {
+        let mut pending: VecDeque<(usize, Job<'a, T>)> = jobs.into_iter().enumerate().collect();
+        let mut implicit_free = true;
+        let mut running = 0usize;
+        let mut requested = 0usize;
+        let mut failed = false;
+        let results = &results;
+        let spawn = |idx: usize, job: Job<'a, T>, token: Option<Acquired>| {
+            let tx = tx.clone();
+            s.spawn(move || {
+                let r = job();
+                let failed = r.is_err();
+                *results[idx].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                let _ = tx.send(Event::Done(failed, token));
+            });
+        };
+        loop {
+            if implicit_free && !failed && running < max {
+                if let Some((i, job)) = pending.pop_front() {
+                    implicit_free = false;
+                    running += 1;
+                    spawn(i, job, None);
+                }
+            }
+            if let Some(h) = &helper {
+                while !failed && requested < pending.len() && running + requested < max {
+                    h.request_token();
+                    requested += 1;
+                }
+            }
+            if running == 0 && (pending.is_empty() || failed) {
+                break;
+            }
+            match rx.recv() {
+                Ok(Event::Token(t)) => {
+                    requested = requested.saturating_sub(1);
+                    if let Ok(t) = t {
+                        if !failed && running < max {
+                            if let Some((i, job)) = pending.pop_front() {
+                                running += 1;
+                                spawn(i, job, Some(t));
+                            }
+                        }
+                    }
+                }
+                Ok(Event::Done(job_failed, token)) => {
+                    running -= 1;
+                    match token {
+                        None => implicit_free = true,
+                        Some(t) => drop(t),
+                    }
+                    failed |= job_failed;
+                }
+                Err(_) => break,
+            }
+        }
+    });
+    drop(helper);
+    let mut out = Vec::with_capacity(n);
+    for r in results {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(v)) => out.push(v),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+    }
+    if out.len() != n {
+        return Err(Error::Config("a job did not run".into()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    fn peak(client: Option<&Client>, max: usize, jobs: usize) -> usize {
+        let now = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let list: Vec<Job<'_, usize>> = (0..jobs)
+            .map(|i| {
+                let (now, peak) = (&now, &peak);
+                Box::new(move || {
+                    let c = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(c, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(60));
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    Ok(i)
+                }) as Job<'_, usize>
+            })
+            .collect();
+        let out = run(list, client, max).unwrap();
+        assert_eq!(out, (0..jobs).collect::<Vec<_>>());
+        peak.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn tokens_bound_concurrency() {
+        assert_eq!(peak(None, 8, 4), 1);
+        let two = Client::new(1).unwrap(); // 1 token + the implicit one
+        assert_eq!(peak(Some(&two), 8, 6), 2);
+        let four = Client::new(3).unwrap();
+        assert_eq!(peak(Some(&four), 2, 6), 2, "OFFLOAD_BUILD_MAX_JOBS caps");
+    }
+
+    #[test]
+    fn first_error_in_job_order_and_no_new_jobs_after_it() {
+        let started = AtomicUsize::new(0);
+        let list: Vec<Job<'_, ()>> = (0..5)
+            .map(|i| {
+                let started = &started;
+                Box::new(move || {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    if i == 1 {
+                        Err(Error::Config(format!("job {i}")))
+                    } else {
+                        Ok(())
+                    }
+                }) as Job<'_, ()>
+            })
+            .collect();
+        let e = run(list, None, 1).unwrap_err();
+        assert_eq!(e.to_string(), "job 1");
+        assert_eq!(started.load(Ordering::SeqCst), 2);
+    }
+}
