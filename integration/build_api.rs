@@ -565,3 +565,91 @@ fn cuda_sources_give_ptx_offload_binaries() {
     assert!(String::from_utf8_lossy(e.image()).contains(".entry vadd"));
     let _ = Language::Cuda;
 }
+
+/// `Embed::HipObject` and `Embed::NewDriverObject`: the library is a GNU archive whose object
+/// holds the container; the self-registering one links into a C program with a stand-in HIP
+/// runtime and registers the fat binary and both kernels from its constructor, the handle
+/// symbols being the addresses the generated `kernels` module names.
+#[test]
+fn object_embed_modes_write_a_library_that_links_and_registers() {
+    use offload_build::Embed;
+    let p = Project::new();
+    let mut b = p.build();
+    b.files([p.path("a.hip"), p.path("b.hip")])
+        .archs("gfx1100;gfx90a")
+        .embed(Embed::HipObject)
+        .env("TARGET", "x86_64-unknown-linux-gnu");
+    let c = b.try_compile("k").unwrap();
+    let lib = c.library.clone().expect("a library in HipObject mode");
+    assert_eq!(lib, p.path("out").join("libk.a"));
+    let ar = std::fs::read(&lib).unwrap();
+    assert!(ar.starts_with(b"!<arch>\n"));
+    // The generated module names the kernels' handles.
+    let generated = std::fs::read_to_string(&c.generated).unwrap();
+    assert!(generated.contains("#[link_name = \"ka\"]"), "{generated}");
+
+    // A stand-in runtime that records the registrations.
+    p.write(
+        "shim.c",
+        "#include <stdio.h>\n#include <string.h>\n\
+         struct W { unsigned magic, version; const void* data; void* unused; };\n\
+         void** __hipRegisterFatBinary(const struct W* w) {\n\
+           static void* h; printf(\"fatbin %x %u %.24s\\n\", w->magic, w->version, (const char*)w->data); return &h; }\n\
+         void __hipRegisterFunction(void** h, const void* host, const char* dev, const char* name, int t, void* a, void* b, void* c, void* d, int* e) {\n\
+           printf(\"function %s %d\\n\", name, host != 0); }\n\
+         void __hipRegisterVar(void** h, void* host, const char* dev, const char* name, int ext, unsigned long size, int c, int g) {}\n\
+         void __hipUnregisterFatBinary(void** h) { printf(\"unregister\\n\"); }\n\
+         extern char ka, kb;\n\
+         int main(void) { printf(\"handles %d\\n\", &ka != &kb); return 0; }\n",
+    );
+    let exe = p.path("prog");
+    let out = std::process::Command::new("cc")
+        .arg(p.path("shim.c"))
+        .arg(&lib)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("cc");
+    assert!(
+        out.status.success(),
+        "link failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().expect("run");
+    let text = String::from_utf8_lossy(&run.stdout);
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            "fatbin 48495046 1 __CLANG_OFFLOAD_BUNDLE__",
+            "function ka 1",
+            "function kb 1",
+            "handles 1",
+            "unregister"
+        ],
+        "{text}"
+    );
+
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .arch("gfx1100")
+        .container(Container::OffloadBinary)
+        .embed(Embed::NewDriverObject)
+        .env("TARGET", "x86_64-unknown-linux-gnu");
+    let c = b.try_compile("nd").unwrap();
+    let ar = std::fs::read(c.library.expect("library")).unwrap();
+    let report = offload_build::inspect::inspect(&ar, "libnd.a").expect("inspect");
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(json.contains("gfx1100"), "{json}");
+
+    // A mismatched container is a typed error, not a wrong object.
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .arch("gfx1100")
+        .container(Container::OffloadBinary)
+        .embed(Embed::HipObject)
+        .env("TARGET", "x86_64-unknown-linux-gnu");
+    let e = b.try_compile("bad").unwrap_err();
+    assert!(e.to_string().contains("use Container::Bundle"), "{e}");
+}

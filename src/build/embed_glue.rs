@@ -1,13 +1,14 @@
 //! The one place where [`Build`](super::Build) hands a packed container to the host-object
-//! emitter (`crate::embed`, issue 6) and links the result.
-//!
-//! Until that emitter is merged, the object modes return
-//! [`Error::EmbedUnavailable`]; [`Embed::FatbinOnly`] does not come here.
+//! emitter ([`crate::embed`]) and archives the object into the static library Cargo links.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::error::Error;
 use super::{Container, Embed};
+use crate::bundle::archive::{NewMember, write_gnu_archive};
+use crate::embed::{HipObject, NewDriverObject};
+use crate::package::LlvmVersion;
 
 /// What the emitter needs to know.
 #[derive(Debug)]
@@ -26,31 +27,74 @@ pub(crate) struct EmbedRequest<'a> {
     pub name: &'a str,
     /// Where to write the object and the library.
     pub out_dir: &'a Path,
+    /// Major version of the LLVM that compiled the device code (0 when unknown): decides the
+    /// registration-entry layout of the new-driver object.
+    pub llvm_major: u32,
 }
 
 /// What was written: the static library to link.
 #[derive(Debug)]
 pub(crate) struct Embedded {
-    /// `lib<name>.a` (or `<name>.lib`).
-    #[allow(dead_code)] // TODO(embed): reported in `Compiled` once objects are written.
+    /// `lib<name>.a`.
     pub library: PathBuf,
 }
 
-/// Writes the host object for `req.mode` into a static library.
-///
-/// TODO(embed): wire to `crate::embed` when issue 6 lands: emit the `.hip_fatbin`
-/// self-registering object (HipObject) or the `.llvm.offloading` object (NewDriverObject) for
-/// `req.target`, archive it as `lib<name>.a` in `req.out_dir`, and return its path; the caller
-/// then prints `cargo:rustc-link-search=native=<out_dir>` and
-/// `cargo:rustc-link-lib=static=<name>` (already implemented in `Build::try_compile`).
+/// Writes the host object for `req.mode` and archives it as `lib<name>.a` in `req.out_dir`.
 pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
-    let _ = (
-        req.container_bytes,
-        req.container,
-        req.target,
-        req.kernels,
-        req.name,
-        req.out_dir,
-    );
-    Err(Error::EmbedUnavailable { mode: req.mode })
+    let fail = |message: String| Error::Embed {
+        mode: req.mode,
+        message,
+    };
+    if req.target.contains("-msvc") {
+        return Err(fail(format!(
+            "target {}: MSVC static libraries are not written yet; use Embed::FatbinOnly",
+            req.target
+        )));
+    }
+    let object = match (req.mode, req.container) {
+        (Embed::HipObject, Container::Bundle) => {
+            let mut o = HipObject::new(req.target).map_err(|e| fail(e.to_string()))?;
+            o.bundle(req.container_bytes);
+            for k in req.kernels {
+                o.kernel(k);
+            }
+            o.write().map_err(|e| fail(e.to_string()))?
+        }
+        (Embed::NewDriverObject, Container::OffloadBinary) => {
+            let llvm = if req.llvm_major >= 15 {
+                LlvmVersion::new(req.llvm_major)
+            } else {
+                LlvmVersion::NEWEST_RELEASE
+            };
+            let mut o = NewDriverObject::new(req.target, llvm).map_err(|e| fail(e.to_string()))?;
+            o.offload_binary(req.container_bytes)
+                .map_err(|e| fail(e.to_string()))?;
+            for k in req.kernels {
+                o.kernel(k);
+            }
+            o.write().map_err(|e| fail(e.to_string()))?
+        }
+        (Embed::HipObject, Container::OffloadBinary) => {
+            return Err(fail(
+                "a self-registering HIP object holds a bundle: use Container::Bundle".into(),
+            ));
+        }
+        (Embed::NewDriverObject, Container::Bundle) => {
+            return Err(fail(
+                "a new-driver object holds offload binaries: use Container::OffloadBinary".into(),
+            ));
+        }
+        (Embed::FatbinOnly, _) => {
+            return Err(fail("Embed::FatbinOnly writes no object".into()));
+        }
+    };
+    let member = format!("{}.o", req.name);
+    let archive = write_gnu_archive(&[NewMember {
+        name: member.into_bytes(),
+        data: Cow::Borrowed(&object),
+    }])
+    .map_err(|e| fail(e.to_string()))?;
+    let library = req.out_dir.join(format!("lib{}.a", req.name));
+    super::cache::write_if_changed(&library, &archive)?;
+    Ok(Embedded { library })
 }

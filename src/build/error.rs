@@ -74,10 +74,12 @@ pub enum Error {
     Config(String),
     /// Packing the device code into a container failed.
     Pack(String),
-    /// The requested [`Embed`](super::Embed) mode is not available in this build of the crate.
-    EmbedUnavailable {
+    /// The host object of an [`Embed`](super::Embed) mode cannot be written.
+    Embed {
         /// The mode requested.
         mode: super::Embed,
+        /// Why.
+        message: String,
     },
 }
 
@@ -163,11 +165,12 @@ impl fmt::Display for Error {
             } => write!(f, "{action} {}: {error}", path.display()),
             Error::Config(msg) => f.write_str(msg),
             Error::Pack(msg) => write!(f, "packing device code: {msg}"),
-            Error::EmbedUnavailable { mode } => write!(
-                f,
-                "embedding device code as a host object ({mode:?}) is not available yet in this \
-                 version of offload-build; use Embed::FatbinOnly and load fatbin() at run time"
-            ),
+            Error::Embed { mode, message } => {
+                write!(
+                    f,
+                    "embedding device code as a host object ({mode:?}): {message}"
+                )
+            }
         }
     }
 }

@@ -866,6 +866,7 @@ impl Build {
                 kernels: &kernels,
                 name,
                 out_dir: &out_dir,
+                llvm_major: major,
             })?;
             d.push(format!("rustc-link-search=native={}", out_dir.display()));
             d.push(format!("rustc-link-lib=static={name}"));
