@@ -24,7 +24,7 @@ if ! command -v cargo >/dev/null 2>&1 && [[ -x "${HOME:-}/.cargo/bin/cargo" ]]; 
 fi
 
 echo "==> building offload-bundler (release)"
-cargo build --release --bin offload-bundler
+cargo build --release --bins
 BUNDLER=$PWD/target/release/offload-bundler
 CLANG=/usr/lib/llvm-19/bin/clang
 LLVM22=/usr/lib/llvm-22/bin/clang-offload-bundler
@@ -75,4 +75,18 @@ for arch in "${ARCHS[@]}"; do
     cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
 done
 echo "    clang-offload-bundler 22 unbundles it to the same code objects"
+
+echo "==> the build.rs example: cargo run --release -p hip-vector-add"
+cargo run --release --quiet -p hip-vector-add | tee "$OUT/example.txt" | sed 's/^/    /'
+EXE=target/release/hip-vector-add
+printed=$(awk '/^entry/{f=1; next} /^archs:/{f=0} f{print $1}' "$OUT/example.txt" | sort)
+inspected=$(target/release/offload-build inspect "$EXE" | awk '$1=="entry"{print $3}' | sort)
+/usr/lib/llvm-22/bin/llvm-objcopy --dump-section=.hip_fatbin="$OUT/example.hipfb" "$EXE" "$OUT/example.copy"
+listed=$("$LLVM22" -type=o -list -input="$OUT/example.hipfb" | sort)
+if [ "$printed" != "$inspected" ] || [ "$printed" != "$listed" ]; then
+    echo "the example's own report, offload-build inspect and clang-offload-bundler -list differ:" >&2
+    printf 'example:\n%s\ninspect:\n%s\nclang-offload-bundler 22 -list:\n%s\n' "$printed" "$inspected" "$listed" >&2
+    exit 1
+fi
+echo "    its entries equal offload-build inspect's and clang-offload-bundler 22 -list's"
 echo "main job: OK"

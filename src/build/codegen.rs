@@ -104,10 +104,20 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
         g.name, g.name
     )
     .unwrap();
+    // A bundle that no host object carries goes to `.hip_fatbin` on ELF, where the tools that
+    // look for HIP device code (roc-obj-ls, llvm-objdump --offloading, `offload-build
+    // inspect`) find it, as in a clang-built program. (With a self-registering object the
+    // object's own `.hip_fatbin` is the one; a second copy would be listed twice.)
+    let section = if g.embed == Embed::FatbinOnly && g.container == Container::Bundle {
+        "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
+         unsafe(link_section = \".hip_fatbin\"))]\n"
+    } else {
+        ""
+    };
     writeln!(
         s,
         "#[repr(C, align(4096))]\nstruct OffloadBuildAligned<T: ?Sized>(T);\n\n\
-         static OFFLOAD_BUILD_FATBIN: OffloadBuildAligned<[u8; {len}]> =\n    \
+         {section}static OFFLOAD_BUILD_FATBIN: OffloadBuildAligned<[u8; {len}]> =\n    \
          OffloadBuildAligned(*include_bytes!({file:?}));\n",
         len = g.fatbin_len,
         file = g.fatbin_file
