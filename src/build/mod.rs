@@ -319,6 +319,20 @@ pub struct Compiled {
     pub warnings: Vec<String>,
 }
 
+/// What [`Build::try_resolve_archs`] found.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ResolvedArchs {
+    /// The architectures, in resolution order, without duplicates.
+    pub archs: Vec<String>,
+    /// Where they came from (`Build::archs`, `OFFLOAD_ARCH`, `native`, `default`, …).
+    pub origin: String,
+    /// The compiler they were checked against.
+    pub compiler: PathBuf,
+    /// The fallback warnings (no GPU for `native`, no architecture set).
+    pub warnings: Vec<String>,
+}
+
 impl Build {
     /// A builder with nothing set: HIP, architectures from the environment, a bundle, no
     /// compression, [`Embed::FatbinOnly`], Cargo directives printed.
@@ -544,6 +558,58 @@ impl Build {
             c.cargo_directives = lines;
             c.warnings = warnings;
             c
+        })
+    }
+
+    /// Resolves the architectures as [`Build::try_compile`] would (toolchain discovery, the
+    /// resolution order above, the check against the compiler) without compiling anything.
+    /// `offload-build compile --print-archs` and the CMake package's configure step use it, so
+    /// a missing compiler or an unknown architecture is reported before the build starts.
+    pub fn try_resolve_archs(&self) -> Result<ResolvedArchs, Error> {
+        let directives = Directives::new(self.cargo_metadata);
+        let env = Env::new(&self.env, &directives);
+        let cwd = env
+            .get_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let cache_dir = env
+            .get_os("OFFLOAD_BUILD_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                self.out_dir
+                    .clone()
+                    .or_else(|| env.get_os("OUT_DIR").map(PathBuf::from))
+                    .map(|d| d.join("offload-build-cache"))
+            })
+            .unwrap_or_else(|| std::env::temp_dir().join("offload-build-cache"));
+        std::fs::create_dir_all(&cache_dir).map_err(|e| Error::io("creating", &cache_dir, e))?;
+        let lang = self.language.unwrap_or_else(|| {
+            if !self.files.is_empty()
+                && self
+                    .files
+                    .iter()
+                    .all(|s| s.extension().is_some_and(|e| e == "cu"))
+            {
+                Language::Cuda
+            } else {
+                Language::Hip
+            }
+        });
+        let tc = tool::discover(&env, lang, self.compiler.as_deref(), &cache_dir, &cwd)?;
+        let crate_var = env
+            .get("CARGO_PKG_NAME")
+            .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
+        let (archs, origin) = self.resolve_archs(&env, lang, &tc, crate_var.as_deref())?;
+        for a in &archs {
+            check_supported(a, &tc, lang, &origin)?;
+        }
+        let (_, warnings) = directives.take();
+        Ok(ResolvedArchs {
+            archs: archs.iter().map(Arch::to_string).collect(),
+            origin,
+            compiler: tc.clang.clone(),
+            warnings,
         })
     }
 

@@ -6,7 +6,15 @@
 //! offload-build extract [FILE] (--index N | --id ID [--nth K] | --uri URI) -o OUT
 //! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
 //! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
+//! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
+//!     [--container bundle|offload-binary] [--compress] [--embed object|fatbin]
+//!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
+//! offload-build compile --print-archs [--archs "a;b"] [--compiler CLANG]
 //! ```
+//!
+//! `compile` is the command-line face of [`crate::build::Build`] (the same orchestrator,
+//! cache and parallelism), for CMake and other build systems: it prints no Cargo directives;
+//! fallback warnings go to standard error as `offload-build: warning: ...`.
 //!
 //! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
 //! usage. A broken pipe on standard output ends the program quietly with status 0.
@@ -48,6 +56,90 @@ enum Command {
     /// Write a host object that embeds device code.
     #[command(subcommand)]
     Embed(EmbedCommand),
+    /// Compile device sources for several architectures in parallel, pack them and write a
+    /// static library, object or fat binary (with a Make depfile).
+    Compile(CompileArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompileArgs {
+    /// Device sources (`.hip`, `.cu`).
+    #[arg(required_unless_present = "print_archs")]
+    sources: Vec<String>,
+    /// An architecture (`gfx90a`, `gfx942:xnack+`, `sm_90`, `native`, `default`); repeatable.
+    #[arg(long = "arch", value_name = "ARCH")]
+    arch: Vec<String>,
+    /// A list of architectures separated by `;`, `,` or spaces (CMake style).
+    #[arg(long, value_name = "LIST")]
+    archs: Option<String>,
+    /// PATTERN=LIST: architectures for the sources matching PATTERN (a path or glob).
+    #[arg(long = "file-archs", value_name = "PATTERN=LIST")]
+    file_archs: Vec<String>,
+    /// An include directory; repeatable.
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    includes: Vec<String>,
+    /// A macro NAME or NAME=VALUE; repeatable.
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]")]
+    defines: Vec<String>,
+    /// An extra compiler flag (`--flag=-O2`); repeatable.
+    #[arg(long = "flag", value_name = "FLAG", allow_hyphen_values = true)]
+    flags: Vec<String>,
+    /// The source language (default: from the extensions).
+    #[arg(long, value_enum)]
+    language: Option<LanguageArg>,
+    /// The container (default: bundle for HIP, offload-binary for CUDA).
+    #[arg(long, value_enum)]
+    container: Option<ContainerArg>,
+    /// Compress the bundle (CCOB).
+    #[arg(long)]
+    compress: bool,
+    /// `object`: a host object embedding the container (self-registering for bundles,
+    /// for the new offload driver for offload binaries); `fatbin`: the container alone.
+    #[arg(long, value_enum, default_value = "object")]
+    embed: EmbedArg,
+    /// The compiler (default: discovery, as for `Build`).
+    #[arg(long, value_name = "CLANG")]
+    compiler: Option<String>,
+    /// Host target triple of the object (default: this machine's).
+    #[arg(long)]
+    target: Option<String>,
+    /// Output: `lib<name>.a` (or any `.a`), an object (`.o`), or with `--embed fatbin` the
+    /// container file.
+    #[arg(short, long, required_unless_present = "print_archs")]
+    output: Option<String>,
+    /// Write a Make depfile (target: the output) naming every source and header read.
+    #[arg(long, value_name = "FILE")]
+    depfile: Option<String>,
+    /// At most N compiles at once (default: an inherited make jobserver, else the CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    jobs: Option<usize>,
+    /// Directory for intermediates and the cache (default: `<output>.offload-build/`).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<String>,
+    /// Library name (default: from the output file name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Only resolve and check the architectures; print them `;`-separated and exit.
+    #[arg(long)]
+    print_archs: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum LanguageArg {
+    Hip,
+    Cuda,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ContainerArg {
+    Bundle,
+    OffloadBinary,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum EmbedArg {
+    Object,
+    Fatbin,
 }
 
 #[derive(Args, Debug)]
@@ -166,6 +258,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Command::Extract(a) => extract(&a).map(|()| 0),
         Command::Embed(EmbedCommand::Hip(a)) => embed_hip(&a).map(|()| 0),
         Command::Embed(EmbedCommand::NewDriver(a)) => embed_new_driver(&a).map(|()| 0),
+        Command::Compile(a) => compile(&a, out, err).map(|()| 0),
     };
     match result {
         Ok(code) => code,
@@ -185,6 +278,12 @@ enum Failure {
 impl From<String> for Failure {
     fn from(m: String) -> Self {
         Failure::Message(m)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(m: &str) -> Self {
+        Failure::Message(m.to_owned())
     }
 }
 
@@ -425,4 +524,204 @@ fn embed_new_driver(a: &NewDriverArgs) -> Result<(), Failure> {
     }
     let bytes = obj.write().map_err(|e| e.to_string())?;
     write_output(&c.output, &bytes)
+}
+
+/// This machine's target triple, as the host-object writer spells it.
+fn host_triple() -> &'static str {
+    match (std::env::consts::ARCH, std::env::consts::OS) {
+        ("aarch64", _) => "aarch64-unknown-linux-gnu",
+        ("powerpc64", _) => "powerpc64le-unknown-linux-gnu",
+        (_, "windows") => "x86_64-pc-windows-msvc",
+        _ => "x86_64-unknown-linux-gnu",
+    }
+}
+
+/// The library name from the output's file name: `libk.a` → `k`, `k.o` → `k`, with any other
+/// character than ASCII letters, digits, `_` and `-` replaced by `_`.
+fn name_from_output(output: &str) -> String {
+    let file = std::path::Path::new(output)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = file.split('.').next().unwrap_or_default();
+    let stem = if file.ends_with(".a") {
+        stem.strip_prefix("lib").unwrap_or(stem)
+    } else {
+        stem
+    };
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "offload".to_owned()
+    } else {
+        name
+    }
+}
+
+/// A path as a Make depfile writes it (spaces, `#` and `$` escaped).
+fn make_escape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => out.push_str("\\ "),
+            '#' => out.push_str("\\#"),
+            '$' => out.push_str("$$"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn build_error(e: crate::build::Error) -> Failure {
+    Failure::Message(e.to_string())
+}
+
+fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+    use crate::build::{Build, Container, Embed, Language};
+    let mut b = Build::new();
+    b.cargo_metadata(false);
+    // Outside Cargo: never take the crate-specific variable from an enclosing build script.
+    b.env_remove("CARGO_PKG_NAME");
+    b.env_remove("CARGO_MANIFEST_DIR");
+    b.env("TARGET", a.target.as_deref().unwrap_or(host_triple()));
+    b.files(&a.sources);
+    for arch in &a.arch {
+        b.arch(arch);
+    }
+    if let Some(list) = &a.archs {
+        b.archs(list.as_str());
+    }
+    for spec in &a.file_archs {
+        let (pat, list) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--file-archs '{spec}': expected PATTERN=LIST"))?;
+        b.file_archs(pat, list);
+    }
+    for dir in &a.includes {
+        b.include(dir);
+    }
+    for d in &a.defines {
+        match d.split_once('=') {
+            Some((n, v)) => b.define(n, Some(v)),
+            None => b.define(d, None),
+        };
+    }
+    for f in &a.flags {
+        b.flag(f);
+    }
+    if let Some(l) = a.language {
+        b.language(match l {
+            LanguageArg::Hip => Language::Hip,
+            LanguageArg::Cuda => Language::Cuda,
+        });
+    }
+    let container = a.container.map(|c| match c {
+        ContainerArg::Bundle => Container::Bundle,
+        ContainerArg::OffloadBinary => Container::OffloadBinary,
+    });
+    if let Some(c) = container {
+        b.container(c);
+    }
+    if a.compress {
+        b.compress(true);
+    }
+    if let Some(c) = &a.compiler {
+        b.compiler(c);
+    }
+    if let Some(n) = a.jobs {
+        if n == 0 {
+            return Err("-j: the number of jobs must be at least 1"
+                .to_owned()
+                .into());
+        }
+        let client = jobserver::Client::new(n - 1)
+            .map_err(|e| format!("cannot create a jobserver: {}", error_text(&e)))?;
+        b.jobserver(client);
+    }
+    let warn = |err: &mut dyn Write, warnings: &[String]| {
+        for w in warnings {
+            let w = w.strip_prefix("offload-build: ").unwrap_or(w);
+            let _ = writeln!(err, "offload-build: warning: {w}");
+        }
+    };
+
+    if a.print_archs {
+        if let Some(d) = &a.out_dir {
+            b.out_dir(d);
+        }
+        let r = b.try_resolve_archs().map_err(build_error)?;
+        warn(err, &r.warnings);
+        writeln!(out, "{}", r.archs.join(";")).map_err(output_error)?;
+        return Ok(());
+    }
+
+    let output = a.output.as_deref().unwrap_or_default();
+    let name = a.name.clone().unwrap_or_else(|| name_from_output(output));
+    let out_dir = a
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| format!("{output}.offload-build"));
+    b.out_dir(&out_dir);
+    let object_out = output.ends_with(".o") || output.ends_with(".obj");
+    let embed = match a.embed {
+        EmbedArg::Fatbin => Embed::FatbinOnly,
+        EmbedArg::Object => match container {
+            Some(Container::OffloadBinary) => Embed::NewDriverObject,
+            Some(Container::Bundle) => Embed::HipObject,
+            // CUDA sources default to offload binaries: the new-driver object holds them.
+            _ if a.language.is_some_and(|l| matches!(l, LanguageArg::Cuda))
+                || (a.language.is_none() && a.sources.iter().all(|s| s.ends_with(".cu"))) =>
+            {
+                Embed::NewDriverObject
+            }
+            _ => Embed::HipObject,
+        },
+    };
+    b.embed(embed);
+    let c = b.try_compile(&name).map_err(build_error)?;
+    warn(err, &c.warnings);
+
+    let bytes = match (embed, object_out) {
+        (Embed::FatbinOnly, _) => read(&c.fatbin.to_string_lossy())?.data.to_vec(),
+        (_, false) => {
+            let lib = c.library.as_ref().ok_or("no library was written")?;
+            read(&lib.to_string_lossy())?.data.to_vec()
+        }
+        (_, true) => {
+            let lib = c.library.as_ref().ok_or("no library was written")?;
+            let input = read(&lib.to_string_lossy())?;
+            let ar = crate::bundle::archive::Archive::parse(&input.data[..])
+                .map_err(|e| e.to_string())?;
+            let m = ar.members().first().ok_or("the library has no object")?;
+            m.data.to_vec()
+        }
+    };
+    write_output(output, &bytes)?;
+
+    if let Some(depfile) = &a.depfile {
+        let mut deps: Vec<&str> = Vec::new();
+        for line in &c.cargo_directives {
+            if let Some(p) = line.strip_prefix("rerun-if-changed=") {
+                if !deps.contains(&p) {
+                    deps.push(p);
+                }
+            }
+        }
+        let mut text = format!("{}:", make_escape(output));
+        for d in &deps {
+            text.push_str(" \\\n  ");
+            text.push_str(&make_escape(d));
+        }
+        text.push('\n');
+        write_output(depfile, text.as_bytes())?;
+    }
+    Ok(())
 }
