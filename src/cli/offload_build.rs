@@ -9,7 +9,7 @@
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
 //!     [--container bundle|offload-binary] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
-//! offload-build compile --print-archs [--archs "a;b"] [--compiler CLANG]
+//! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
 //! `compile` is the command-line face of [`crate::build::Build`] (the same orchestrator,
@@ -64,7 +64,7 @@ enum Command {
 #[derive(Args, Debug)]
 struct CompileArgs {
     /// Device sources (`.hip`, `.cu`).
-    #[arg(required_unless_present = "print_archs")]
+    #[arg(required_unless_present = "resolve")]
     sources: Vec<String>,
     /// An architecture (`gfx90a`, `gfx942:xnack+`, `sm_90`, `native`, `default`); repeatable.
     #[arg(long = "arch", value_name = "ARCH")]
@@ -105,7 +105,7 @@ struct CompileArgs {
     target: Option<String>,
     /// Output: `lib<name>.a` (or any `.a`), an object (`.o`), or with `--embed fatbin` the
     /// container file.
-    #[arg(short, long, required_unless_present = "print_archs")]
+    #[arg(short, long, required_unless_present = "resolve")]
     output: Option<String>,
     /// Write a Make depfile (target: the output) naming every source and header read.
     #[arg(long, value_name = "FILE")]
@@ -119,9 +119,10 @@ struct CompileArgs {
     /// Library name (default: from the output file name).
     #[arg(long)]
     name: Option<String>,
-    /// Only resolve and check the architectures; print them `;`-separated and exit.
+    /// Only find the compiler and resolve and check the architectures (as a build would);
+    /// print `archs=<a;b;...>` and `compiler=<path>` lines and exit.
     #[arg(long)]
-    print_archs: bool,
+    resolve: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -653,13 +654,19 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         }
     };
 
-    if a.print_archs {
+    if a.resolve {
         if let Some(d) = &a.out_dir {
             b.out_dir(d);
         }
         let r = b.try_resolve_archs().map_err(build_error)?;
         warn(err, &r.warnings);
-        writeln!(out, "{}", r.archs.join(";")).map_err(output_error)?;
+        writeln!(
+            out,
+            "archs={}\ncompiler={}",
+            r.archs.join(";"),
+            r.compiler.display()
+        )
+        .map_err(output_error)?;
         return Ok(());
     }
 

@@ -1,0 +1,329 @@
+# OffloadBuild.cmake: build GPU device code into fat binaries and host objects with the
+# `offload-build` helper (parallel per-architecture compiles, cache, packing, embedding).
+#
+# Use it from a checkout:   include(<checkout>/build-support/cmake/OffloadBuild.cmake)
+# or after install:         find_package(OffloadBuild CONFIG REQUIRED)
+#
+# The helper: OFFLOAD_BUILD_EXECUTABLE (cache variable) when set; else `offload-build` found
+# next to an installed package or on PATH; else, from a checkout, built at configure time with
+# `cargo build --release --bin offload-build --bin offload-bundler` and its path cached.
+#
+# offload_add_fatbin(<target> [LANGUAGE HIP|CUDA] SOURCES <src>...
+#                    [ARCHITECTURES <arch>...] [INCLUDE_DIRECTORIES <dir>...]
+#                    [COMPILE_DEFINITIONS <def>...] [COMPILE_OPTIONS <opt>...]
+#                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY] [EMBED OBJECT|FATBIN]
+#                    [COMPILER <clang>] [JOB_POOL <pool>] [JOBS <n>])
+#   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
+#   custom command (Ninja and Makefiles; a depfile names every header, so a header edit
+#   recompiles only the sources that include it, for each architecture). With EMBED FATBIN the
+#   container file <target>.hipfb (or .offloadbin) is written instead and nothing is linked;
+#   its path is the target's OFFLOAD_OUTPUT property.
+#   Architectures, first that is set: ARCHITECTURES; the target's HIP_ARCHITECTURES (CUDA:
+#   CUDA_ARCHITECTURES) property (set it after the call to override); CMAKE_HIP_ARCHITECTURES
+#   (CMAKE_CUDA_ARCHITECTURES); else offload-build's own resolution at configure time
+#   (OFFLOAD_ARCH, AMDGPU_TARGETS, GPU_TARGETS, ... in the environment, then this machine's
+#   GPUs, then the default set with a warning: never an error on a machine without a GPU).
+#   A source's OFFLOAD_ARCHITECTURES property replaces the list for that source.
+#   The list is resolved and checked against the compiler at configure time: an unknown
+#   architecture or a missing compiler is a CMake error naming the cause.
+#   Compiler: COMPILER, else OFFLOAD_HIP_COMPILER / OFFLOAD_CUDA_COMPILER, else
+#   CMAKE_HIP_COMPILER when the HIP language is enabled, else offload-build's discovery
+#   (HIPCXX, HIP_CLANG_PATH, ROCM_PATH, CLANG, clang-NN, ...).
+#   JOB_POOL: the Ninja job pool of the command (define it in the JOB_POOLS global property);
+#   JOBS: at most this many compiles at once inside the command (default: the CPUs, or
+#   make's jobserver under Makefiles).
+#
+# offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
+#   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
+#   default set) with a warning.
+#
+# OffloadBuild::bundler: imported executable target for `offload-bundler`, the drop-in
+# clang-offload-bundler (also in OFFLOAD_BUNDLER_EXECUTABLE).
+
+include_guard(GLOBAL)
+
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "OffloadBuild needs CMake 3.20 or newer (DEPFILE with Makefiles), "
+    "this is ${CMAKE_VERSION}")
+endif()
+# Functions keep the policies in effect where they are defined: paths in the depfile are
+# relative to the build directory of the command, or absolute (CMP0116 NEW).
+cmake_policy(PUSH)
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 NEW)
+endif()
+
+set(_OFFLOAD_BUILD_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+set(OFFLOAD_BUILD_EXECUTABLE "" CACHE FILEPATH "The offload-build helper binary")
+set(OFFLOAD_HIP_COMPILER "" CACHE FILEPATH "clang for HIP device code (empty: discovery)")
+set(OFFLOAD_CUDA_COMPILER "" CACHE FILEPATH "clang for CUDA device code (empty: discovery)")
+
+function(_offload_build_locate)
+  if(OFFLOAD_BUILD_EXECUTABLE)
+    if(NOT EXISTS "${OFFLOAD_BUILD_EXECUTABLE}")
+      message(FATAL_ERROR
+        "OFFLOAD_BUILD_EXECUTABLE is ${OFFLOAD_BUILD_EXECUTABLE}, which does not exist")
+    endif()
+    return()
+  endif()
+  # An install: <prefix>/lib/cmake/OffloadBuild/ next to <prefix>/bin.
+  find_program(_offload_build_found offload-build
+    HINTS "${_OFFLOAD_BUILD_DIR}/../../../bin" NO_CACHE)
+  if(_offload_build_found)
+    set(OFFLOAD_BUILD_EXECUTABLE "${_offload_build_found}" CACHE FILEPATH
+      "The offload-build helper binary" FORCE)
+    return()
+  endif()
+  # A checkout: build the helper with cargo.
+  get_filename_component(_root "${_OFFLOAD_BUILD_DIR}/../.." ABSOLUTE)
+  if(NOT EXISTS "${_root}/Cargo.toml")
+    message(FATAL_ERROR "offload-build not found: set OFFLOAD_BUILD_EXECUTABLE, put "
+      "offload-build on PATH, or use OffloadBuild.cmake from a checkout with cargo installed")
+  endif()
+  find_program(_cargo cargo HINTS "$ENV{CARGO_HOME}/bin" "$ENV{HOME}/.cargo/bin" NO_CACHE)
+  if(NOT _cargo)
+    message(FATAL_ERROR "offload-build not found and cargo not found to build it: set "
+      "OFFLOAD_BUILD_EXECUTABLE or install Rust (https://rustup.rs)")
+  endif()
+  if(DEFINED ENV{CARGO_TARGET_DIR})
+    set(_target_dir "$ENV{CARGO_TARGET_DIR}")
+  else()
+    set(_target_dir "${_root}/target")
+  endif()
+  message(STATUS "Building offload-build with cargo (${_root})")
+  execute_process(
+    COMMAND "${_cargo}" build --release --bin offload-build --bin offload-bundler
+    WORKING_DIRECTORY "${_root}"
+    RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_VARIABLE _out)
+  set(_exe "${_target_dir}/release/offload-build${CMAKE_EXECUTABLE_SUFFIX}")
+  if(NOT _rc EQUAL 0 OR NOT EXISTS "${_exe}")
+    message(FATAL_ERROR "cargo build of offload-build failed (${_rc}):\n${_err}")
+  endif()
+  set(OFFLOAD_BUILD_EXECUTABLE "${_exe}" CACHE FILEPATH "The offload-build helper binary" FORCE)
+endfunction()
+
+_offload_build_locate()
+
+get_filename_component(_offload_bin_dir "${OFFLOAD_BUILD_EXECUTABLE}" DIRECTORY)
+set(OFFLOAD_BUNDLER_EXECUTABLE "${_offload_bin_dir}/offload-bundler${CMAKE_EXECUTABLE_SUFFIX}")
+if(EXISTS "${OFFLOAD_BUNDLER_EXECUTABLE}" AND NOT TARGET OffloadBuild::bundler)
+  add_executable(OffloadBuild::bundler IMPORTED GLOBAL)
+  set_target_properties(OffloadBuild::bundler PROPERTIES
+    IMPORTED_LOCATION "${OFFLOAD_BUNDLER_EXECUTABLE}")
+endif()
+if(NOT TARGET OffloadBuild::offload-build)
+  add_executable(OffloadBuild::offload-build IMPORTED GLOBAL)
+  set_target_properties(OffloadBuild::offload-build PROPERTIES
+    IMPORTED_LOCATION "${OFFLOAD_BUILD_EXECUTABLE}")
+endif()
+
+# Runs `offload-build compile --resolve`; sets <out_archs> and <out_compiler> in the caller.
+# Errors are fatal and name the cause; warnings (fallbacks) become CMake warnings.
+function(_offload_resolve out_archs out_compiler context language archs compiler)
+  set(_args compile --resolve --language "${language}")
+  if(archs)
+    string(REPLACE ";" "," _list "${archs}")
+    list(APPEND _args --archs "${_list}")
+  endif()
+  if(compiler)
+    list(APPEND _args --compiler "${compiler}")
+  endif()
+  execute_process(COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  string(STRIP "${_err}" _err)
+  if(NOT _rc EQUAL 0)
+    string(REPLACE "offload-build: error: " "" _err "${_err}")
+    message(FATAL_ERROR "${context}: ${_err}")
+  endif()
+  if(_err)
+    string(REPLACE "offload-build: warning: " "" _err "${_err}")
+    message(WARNING "${context}: ${_err}")
+  endif()
+  string(REGEX MATCH "archs=([^\n]*)" _m "${_out}")
+  set(_a "${CMAKE_MATCH_1}")
+  string(REGEX MATCH "compiler=([^\n]*)" _m "${_out}")
+  set(${out_archs} "${_a}" PARENT_SCOPE)
+  set(${out_compiler} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+
+function(offload_detect_architectures var)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "LANGUAGE;COMPILER" "FALLBACK")
+  if(NOT arg_LANGUAGE)
+    set(arg_LANGUAGE HIP)
+  endif()
+  string(TOLOWER "${arg_LANGUAGE}" _lang)
+  set(_compiler "${arg_COMPILER}")
+  if(NOT _compiler)
+    set(_compiler "${OFFLOAD_${arg_LANGUAGE}_COMPILER}")
+  endif()
+  set(_args compile --resolve --language "${_lang}" --archs native)
+  if(_compiler)
+    list(APPEND _args --compiler "${_compiler}")
+  endif()
+  execute_process(COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  string(REGEX MATCH "archs=([^\n]*)" _m "${_out}")
+  set(_archs "${CMAKE_MATCH_1}")
+  if(_rc EQUAL 0 AND NOT _err MATCHES "found no GPU")
+    set(${var} "${_archs}" PARENT_SCOPE)
+    return()
+  endif()
+  if(arg_FALLBACK)
+    set(_archs "${arg_FALLBACK}")
+  elseif(NOT _rc EQUAL 0)
+    string(STRIP "${_err}" _err)
+    message(FATAL_ERROR "offload_detect_architectures: ${_err}")
+  endif()
+  message(WARNING "offload_detect_architectures: no GPU found on this machine; using ${_archs}")
+  set(${var} "${_archs}" PARENT_SCOPE)
+endfunction()
+
+function(offload_add_fatbin target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "COMPRESS"
+    "LANGUAGE;CONTAINER;EMBED;COMPILER;JOB_POOL;JOBS"
+    "SOURCES;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_DEFINITIONS;COMPILE_OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "offload_add_fatbin(${target}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "offload_add_fatbin(${target}): SOURCES is empty")
+  endif()
+  if(NOT arg_LANGUAGE)
+    set(arg_LANGUAGE HIP)
+  endif()
+  if(NOT arg_LANGUAGE MATCHES "^(HIP|CUDA)$")
+    message(FATAL_ERROR "offload_add_fatbin(${target}): LANGUAGE must be HIP or CUDA, not ${arg_LANGUAGE}")
+  endif()
+  if(arg_CONTAINER AND NOT arg_CONTAINER MATCHES "^(BUNDLE|OFFLOAD_BINARY)$")
+    message(FATAL_ERROR "offload_add_fatbin(${target}): CONTAINER must be BUNDLE or OFFLOAD_BINARY")
+  endif()
+  if(arg_EMBED AND NOT arg_EMBED MATCHES "^(OBJECT|FATBIN)$")
+    message(FATAL_ERROR "offload_add_fatbin(${target}): EMBED must be OBJECT or FATBIN")
+  endif()
+  set(_sources "")
+  foreach(_s IN LISTS arg_SOURCES)
+    get_filename_component(_abs "${_s}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND _sources "${_abs}")
+  endforeach()
+  set(_includes "")
+  foreach(_d IN LISTS arg_INCLUDE_DIRECTORIES)
+    get_filename_component(_abs "${_d}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND _includes "${_abs}")
+  endforeach()
+
+  add_library(${target} INTERFACE)
+  set(_prop "${arg_LANGUAGE}_ARCHITECTURES")
+  if(arg_ARCHITECTURES)
+    set_property(TARGET ${target} PROPERTY ${_prop} "${arg_ARCHITECTURES}")
+  elseif(DEFINED CMAKE_${_prop} AND NOT "${CMAKE_${_prop}}" STREQUAL "")
+    set_property(TARGET ${target} PROPERTY ${_prop} "${CMAKE_${_prop}}")
+  endif()
+  set_target_properties(${target} PROPERTIES
+    OFFLOAD_LANGUAGE "${arg_LANGUAGE}"
+    OFFLOAD_SOURCES "${_sources}"
+    OFFLOAD_INCLUDE_DIRECTORIES "${_includes}"
+    OFFLOAD_COMPILE_DEFINITIONS "${arg_COMPILE_DEFINITIONS}"
+    OFFLOAD_COMPILE_OPTIONS "${arg_COMPILE_OPTIONS}"
+    OFFLOAD_COMPRESS "${arg_COMPRESS}"
+    OFFLOAD_CONTAINER "${arg_CONTAINER}"
+    OFFLOAD_EMBED "${arg_EMBED}"
+    OFFLOAD_COMPILER "${arg_COMPILER}"
+    OFFLOAD_JOB_POOL "${arg_JOB_POOL}"
+    OFFLOAD_JOBS "${arg_JOBS}")
+  if(arg_EMBED STREQUAL "FATBIN")
+    if(arg_CONTAINER STREQUAL "OFFLOAD_BINARY" OR (arg_LANGUAGE STREQUAL "CUDA" AND NOT arg_CONTAINER))
+      set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.offloadbin")
+    else()
+      set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.hipfb")
+    endif()
+  else()
+    set(_out "${CMAKE_CURRENT_BINARY_DIR}/${CMAKE_STATIC_LIBRARY_PREFIX}${target}${CMAKE_STATIC_LIBRARY_SUFFIX}")
+    target_link_libraries(${target} INTERFACE "${_out}")
+  endif()
+  set_property(TARGET ${target} PROPERTY OFFLOAD_OUTPUT "${_out}")
+  add_custom_target(${target}_offload_build DEPENDS "${_out}")
+  add_dependencies(${target} ${target}_offload_build)
+  # The command is written at the end of the directory, so that properties set after this
+  # call (HIP_ARCHITECTURES, a source's OFFLOAD_ARCHITECTURES) are seen.
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER CALL _offload_add_fatbin_command [==[${target}]==])")
+endfunction()
+
+function(_offload_add_fatbin_command target)
+  foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
+      CONTAINER EMBED COMPILER JOB_POOL JOBS OUTPUT)
+    get_target_property(_${_p} ${target} OFFLOAD_${_p})
+    if(_${_p} MATCHES "-NOTFOUND$")
+      set(_${_p} "")
+    endif()
+  endforeach()
+  string(TOLOWER "${_LANGUAGE}" _lang)
+  get_target_property(_archs ${target} ${_LANGUAGE}_ARCHITECTURES)
+  if(NOT _archs OR _archs MATCHES "-NOTFOUND$")
+    set(_archs "")
+  endif()
+  if(NOT _COMPILER)
+    set(_COMPILER "${OFFLOAD_${_LANGUAGE}_COMPILER}")
+  endif()
+  if(NOT _COMPILER AND CMAKE_${_LANGUAGE}_COMPILER AND CMAKE_${_LANGUAGE}_COMPILER_ID MATCHES "Clang")
+    set(_COMPILER "${CMAKE_${_LANGUAGE}_COMPILER}")
+  endif()
+  _offload_resolve(_archs _compiler "offload_add_fatbin(${target})" "${_lang}" "${_archs}" "${_COMPILER}")
+  set_property(TARGET ${target} PROPERTY OFFLOAD_RESOLVED_ARCHITECTURES "${_archs}")
+  message(STATUS "offload_add_fatbin(${target}): ${_archs} with ${_compiler}")
+  string(REPLACE ";" "," _arch_list "${_archs}")
+
+  set(_args compile --language "${_lang}" --archs "${_arch_list}" --compiler "${_compiler}"
+    --name "${target}")
+  foreach(_s IN LISTS _SOURCES)
+    list(APPEND _args "${_s}")
+    get_source_file_property(_sa "${_s}" OFFLOAD_ARCHITECTURES)
+    if(_sa AND NOT _sa MATCHES "-NOTFOUND$")
+      _offload_resolve(_sa _unused "offload_add_fatbin(${target}) ${_s}" "${_lang}" "${_sa}" "${_compiler}")
+      string(REPLACE ";" "," _sa "${_sa}")
+      list(APPEND _args "--file-archs=${_s}=${_sa}")
+    endif()
+  endforeach()
+  foreach(_d IN LISTS _INCLUDE_DIRECTORIES)
+    list(APPEND _args "-I${_d}")
+  endforeach()
+  foreach(_d IN LISTS _COMPILE_DEFINITIONS)
+    list(APPEND _args "-D${_d}")
+  endforeach()
+  foreach(_o IN LISTS _COMPILE_OPTIONS)
+    list(APPEND _args "--flag=${_o}")
+  endforeach()
+  if(_COMPRESS)
+    list(APPEND _args --compress)
+  endif()
+  if(_CONTAINER STREQUAL "OFFLOAD_BINARY")
+    list(APPEND _args --container offload-binary)
+  elseif(_CONTAINER STREQUAL "BUNDLE")
+    list(APPEND _args --container bundle)
+  endif()
+  if(_EMBED STREQUAL "FATBIN")
+    list(APPEND _args --embed fatbin)
+  endif()
+  if(_JOBS)
+    list(APPEND _args -j "${_JOBS}")
+  endif()
+  set(_depfile "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build.d")
+  list(APPEND _args -o "${_OUTPUT}" --depfile "${_depfile}"
+    --out-dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build")
+  set(_pool "")
+  if(_JOB_POOL AND CMAKE_GENERATOR MATCHES "Ninja")
+    set(_pool JOB_POOL "${_JOB_POOL}")
+  endif()
+  add_custom_command(
+    OUTPUT "${_OUTPUT}"
+    COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
+    DEPENDS ${_SOURCES} "${OFFLOAD_BUILD_EXECUTABLE}"
+    DEPFILE "${_depfile}"
+    ${_pool}
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+    COMMENT "offload-build: ${target} (${_archs})"
+    VERBATIM)
+endfunction()
+
+cmake_policy(POP)
