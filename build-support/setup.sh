@@ -22,10 +22,15 @@ PACKAGES=(
     # (the crate's default `system-zstd` feature finds libzstd with pkg-config).
     libzstd-dev zlib1g-dev pkg-config
     gcc binutils libamd-comgr-dev lld-22
+    # The CMake package and examples/cmake-hip (integration/cmake.rs): DEPFILE with
+    # Makefiles needs CMake 3.20.
+    cmake ninja-build
 )
 
 # Files those packages must provide; checked after any install.
 REQUIRED_FILES=(
+    /usr/bin/cmake
+    /usr/bin/ninja
     /usr/lib/llvm-19/bin/clang
     /usr/lib/llvm-19/bin/clang-offload-bundler
     /usr/lib/llvm-19/bin/clang-offload-packager

@@ -28,6 +28,9 @@
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
 //!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
 //!   fallback, typed errors, bundles byte-identical to clang's own.
+//! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
+//!   (program output, header tracking per arch from a counting launcher, configure-time errors,
+//!   the no-GPU fallback) and `offload-build compile` on its own.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -60,6 +63,7 @@ mod bundler_diff;
 mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
+mod cmake;
 mod fatobj_diff;
 mod hostobj;
 mod hostobj_fixtures;

@@ -1,0 +1,399 @@
+//! The CMake package (`build-support/cmake/`) and `examples/cmake-hip`, configured and built
+//! with Ninja and with Unix Makefiles against this build's `offload-build` (passed as
+//! `OFFLOAD_BUILD_EXECUTABLE`, so no cargo build runs at configure time) and clang 19, with a
+//! counting launcher (`OFFLOAD_BUILD_LAUNCHER`) that logs every device compile: the program
+//! runs and prints what it registered, an unchanged rebuild does nothing, a header edit
+//! recompiles only its includer (once per architecture); a missing compiler and an unknown
+//! architecture are CMake errors naming the cause; no GPU is a warning and the default set.
+//! Also `offload-build compile` alone: depfile, object output and one-line errors.
+//!
+//! cmake and ninja are required (`build-support/setup.sh`): a missing one fails the tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
+const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
+
+fn checkout() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn require(tool: &str) {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{tool} is missing: run build-support/setup.sh (as root)"
+    );
+}
+
+/// Both streams; CMake wraps messages, so [`flat`] joins the lines for matching.
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `t` with every run of white space made one space.
+fn flat(t: &str) -> String {
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A copy of `examples/cmake-hip` (its headers get edited) in a temporary directory, with a
+/// counting launcher.
+struct Example {
+    dir: tempfile::TempDir,
+}
+
+impl Example {
+    fn new() -> Example {
+        require("cmake");
+        require("ninja");
+        assert!(
+            Path::new(CLANG).is_file(),
+            "{CLANG} missing: run build-support/setup.sh"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(
+            &checkout().join("examples/cmake-hip"),
+            &dir.path().join("src"),
+        );
+        let launcher = dir.path().join("count.sh");
+        std::fs::write(
+            &launcher,
+            "#!/bin/sh\necho \"start $*\" >> \"$COUNT_LOG\"\nexec \"$@\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Example { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `cmake` with the outer environment's architecture variables removed and the launcher
+    /// set (it is read at build time, by the custom command).
+    fn cmake(&self) -> Command {
+        let mut c = Command::new("cmake");
+        for var in [
+            "OFFLOAD_ARCH",
+            "AMDGPU_TARGETS",
+            "GPU_TARGETS",
+            "PYTORCH_ROCM_ARCH",
+            "HIP_ARCHITECTURES",
+            "HIPCXX",
+            "HIP_CLANG_PATH",
+            "ROCM_PATH",
+            "HIP_PATH",
+            "HIPFLAGS",
+            "OFFLOAD_BUILD_CACHE_DIR",
+            "MAKEFLAGS",
+            "CARGO_MAKEFLAGS",
+        ] {
+            c.env_remove(var);
+        }
+        c.env("OFFLOAD_BUILD_LAUNCHER", self.path("count.sh"))
+            .env("COUNT_LOG", self.path("compiles.log"));
+        c
+    }
+
+    fn configure(&self, generator: &str, extra: &[&str]) -> Output {
+        self.cmake()
+            .arg("-S")
+            .arg(self.path("src"))
+            .arg("-B")
+            .arg(self.path("build"))
+            .arg("-G")
+            .arg(generator)
+            .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+            .arg(format!(
+                "-DOffloadBuild_DIR={}",
+                checkout().join("build-support/cmake").display()
+            ))
+            .args(extra)
+            .output()
+            .expect("cmake")
+    }
+
+    fn build(&self) -> Output {
+        let o = self
+            .cmake()
+            .arg("--build")
+            .arg(self.path("build"))
+            .output()
+            .expect("cmake --build");
+        assert!(o.status.success(), "build failed: {}", text(&o));
+        o
+    }
+
+    /// The device compiles logged since the last call, as `source@arch`, sorted.
+    fn take_compiles(&self) -> Vec<String> {
+        let log = self.path("compiles.log");
+        let t = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let mut v: Vec<String> = t
+            .lines()
+            .filter_map(|l| {
+                let src = l.split_whitespace().find(|w| w.ends_with(".hip"))?;
+                let arch = l
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("--offload-arch="))
+                    .unwrap_or("?");
+                let name = Path::new(src).file_name()?.to_string_lossy().into_owned();
+                Some(format!("{name}@{arch}"))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn run_program(&self) -> String {
+        let o = Command::new(self.path("build/cmake-hip"))
+            .output()
+            .expect("run cmake-hip");
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+fn build_edit_rebuild(generator: &str) {
+    let ex = Example::new();
+    let c = ex.configure(
+        generator,
+        &[
+            &format!("-DOFFLOAD_HIP_COMPILER={CLANG}"),
+            "-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx1100",
+        ],
+    );
+    assert!(c.status.success(), "configure failed: {}", text(&c));
+    ex.build();
+    assert_eq!(
+        ex.take_compiles(),
+        [
+            "scale.hip@gfx1100",
+            "scale.hip@gfx90a",
+            "vector_add.hip@gfx1100",
+            "vector_add.hip@gfx90a"
+        ]
+    );
+    let out = ex.run_program();
+    assert_eq!(
+        out,
+        "kernel handles: distinct\nembedded archs: gfx1100 gfx90a\n\
+         registered kernel: vector_add\nregistered kernel: scale\n",
+    );
+
+    // Nothing changed: no compile (and with Ninja, no command at all).
+    let o = ex.build();
+    assert!(ex.take_compiles().is_empty());
+    if generator == "Ninja" {
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("no work to do"),
+            "{}",
+            text(&o)
+        );
+    }
+
+    // A header of scale.hip only: scale.hip again for each arch, vector_add.hip not.
+    let header = ex.path("src/kernels/include/scale.h");
+    let mut h = std::fs::read_to_string(&header).unwrap();
+    h.push_str(
+        "__device__ inline float scale_twice(float x) { return scale_one(scale_one(x)); }\n",
+    );
+    std::fs::write(&header, h).unwrap();
+    ex.build();
+    assert_eq!(
+        ex.take_compiles(),
+        ["scale.hip@gfx1100", "scale.hip@gfx90a"],
+        "only the includer of the edited header recompiles"
+    );
+    assert_eq!(ex.run_program(), out);
+
+    // The header that both include: both, for each arch.
+    let header = ex.path("src/kernels/include/device.h");
+    let mut h = std::fs::read_to_string(&header).unwrap();
+    h.push_str("// edited\n");
+    std::fs::write(&header, h).unwrap();
+    ex.build();
+    assert_eq!(ex.take_compiles().len(), 4);
+}
+
+#[test]
+fn example_with_ninja_builds_runs_and_tracks_headers() {
+    build_edit_rebuild("Ninja");
+}
+
+#[test]
+fn example_with_makefiles_builds_runs_and_tracks_headers() {
+    build_edit_rebuild("Unix Makefiles");
+}
+
+#[test]
+fn missing_compiler_and_unknown_arch_are_cmake_errors_naming_the_cause() {
+    let ex = Example::new();
+    let c = ex.configure(
+        "Ninja",
+        &[
+            "-DOFFLOAD_HIP_COMPILER=/nonexistent/bin/clang",
+            "-DCMAKE_HIP_ARCHITECTURES=gfx90a",
+        ],
+    );
+    let t = flat(&text(&c));
+    assert!(!c.status.success(), "{t}");
+    assert!(
+        t.contains("CMake Error") && t.contains("offload_add_fatbin(kernels): no clang"),
+        "{t}"
+    );
+    assert!(t.contains("/nonexistent/bin/clang"), "{t}");
+
+    let ex = Example::new();
+    let c = ex.configure(
+        "Ninja",
+        &[
+            &format!("-DOFFLOAD_HIP_COMPILER={CLANG}"),
+            "-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx9999",
+        ],
+    );
+    let t = flat(&text(&c));
+    assert!(!c.status.success(), "{t}");
+    assert!(
+        t.contains("CMake Error") && t.contains("`gfx9999`") && t.contains("is not supported"),
+        "{t}"
+    );
+}
+
+#[test]
+fn no_gpu_is_a_warning_and_the_default_set() {
+    if Path::new("/sys/class/kfd").exists() {
+        eprintln!("skipped: this machine has an AMD GPU driver");
+        return;
+    }
+    let ex = Example::new();
+    // No architecture anywhere: offload-build's resolution finds no GPU.
+    let c = ex.configure("Ninja", &[&format!("-DOFFLOAD_HIP_COMPILER={CLANG}")]);
+    let t = flat(&text(&c));
+    assert!(c.status.success(), "{t}");
+    assert!(
+        t.contains("CMake Warning") && t.contains("no GPU found; using the default set"),
+        "{t}"
+    );
+    assert!(
+        t.contains("offload_add_fatbin(kernels): gfx90a;gfx942;gfx1030;gfx1100"),
+        "{t}"
+    );
+
+    // offload_detect_architectures and the bundler target, in a project of their own.
+    let proj = ex.path("detect");
+    std::fs::create_dir(&proj).unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(d LANGUAGES NONE)\n\
+             include(\"{}\")\n\
+             offload_detect_architectures(A FALLBACK gfx90a gfx1100)\n\
+             message(STATUS \"detected=${{A}}\")\n\
+             get_target_property(B OffloadBuild::bundler IMPORTED_LOCATION)\n\
+             message(STATUS \"bundler=${{B}}\")\n",
+            checkout()
+                .join("build-support/cmake/OffloadBuild.cmake")
+                .display()
+        ),
+    )
+    .unwrap();
+    let o = ex
+        .cmake()
+        .arg("-S")
+        .arg(&proj)
+        .arg("-B")
+        .arg(proj.join("b"))
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+        .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
+        .output()
+        .unwrap();
+    let t = flat(&text(&o));
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("detected=gfx90a;gfx1100"), "{t}");
+    assert!(t.contains("no GPU found on this machine"), "{t}");
+    let bundler = Path::new(EXE).with_file_name("offload-bundler");
+    assert!(t.contains(&format!("bundler={}", bundler.display())), "{t}");
+}
+
+#[test]
+fn compile_cli_writes_object_and_depfile_and_fails_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(
+        p("k.h"),
+        "#pragma once\n#define __global__ __attribute__((global))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("my k.hip"),
+        "#include \"k.h\"\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+    )
+    .unwrap();
+    let o = Command::new(EXE)
+        .current_dir(dir.path())
+        .args([
+            "compile",
+            "my k.hip",
+            "--arch",
+            "gfx90a",
+            "--compiler",
+            CLANG,
+        ])
+        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "no cargo directives: {}", text(&o));
+    let obj = std::fs::read(p("k.o")).unwrap();
+    assert!(obj.starts_with(b"\x7fELF"));
+    let dep = std::fs::read_to_string(p("k.d")).unwrap();
+    assert!(dep.starts_with("k.o:"), "{dep}");
+    assert!(dep.contains("my\\ k.hip") && dep.contains("k.h"), "{dep}");
+
+    let o = Command::new(EXE)
+        .current_dir(dir.path())
+        .args([
+            "compile",
+            "my k.hip",
+            "--arch",
+            "gfx9999",
+            "--compiler",
+            CLANG,
+        ])
+        .args(["-o", "libk.a"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("offload-build: error: offload arch `gfx9999`"),
+        "{err}"
+    );
+    assert!(!p("libk.a").exists());
+}
