@@ -265,7 +265,10 @@ fn missing_compiler_and_unknown_arch_are_cmake_errors_naming_the_cause() {
         t.contains("CMake Error") && t.contains("offload_add_fatbin(kernels): no clang"),
         "{t}"
     );
-    assert!(t.contains("/nonexistent/bin/clang"), "{t}");
+    assert!(
+        t.contains("(set with OFFLOAD_HIP_COMPILER)") && t.contains("/nonexistent/bin/clang"),
+        "{t}"
+    );
 
     let ex = Example::new();
     let c = ex.configure(
@@ -278,7 +281,8 @@ fn missing_compiler_and_unknown_arch_are_cmake_errors_naming_the_cause() {
     let t = flat(&text(&c));
     assert!(!c.status.success(), "{t}");
     assert!(
-        t.contains("CMake Error") && t.contains("`gfx9999`") && t.contains("is not supported"),
+        t.contains("CMake Error")
+            && t.contains("`gfx9999` (from CMAKE_HIP_ARCHITECTURES) is not supported"),
         "{t}"
     );
 }
@@ -295,7 +299,9 @@ fn no_gpu_is_a_warning_and_the_default_set() {
     let t = flat(&text(&c));
     assert!(c.status.success(), "{t}");
     assert!(
-        t.contains("CMake Warning") && t.contains("no GPU found; using the default set"),
+        t.contains("CMake Warning")
+            && t.contains("no GPU found; using the default set")
+            && t.contains("set CMAKE_HIP_ARCHITECTURES, ARCHITECTURES or OFFLOAD_ARCH"),
         "{t}"
     );
     assert!(
@@ -396,4 +402,54 @@ fn compile_cli_writes_object_and_depfile_and_fails_in_one_line() {
         "{err}"
     );
     assert!(!p("libk.a").exists());
+}
+
+/// Architectures set after the call (the target's `HIP_ARCHITECTURES`, a source's
+/// `OFFLOAD_ARCHITECTURES`) are the ones compiled, and `EMBED FATBIN` writes the container.
+#[test]
+fn properties_set_after_the_call_choose_the_archs() {
+    let ex = Example::new();
+    let proj = ex.path("props");
+    std::fs::create_dir(&proj).unwrap();
+    for n in ["a", "b"] {
+        std::fs::write(
+            proj.join(format!("{n}.hip")),
+            format!(
+                "#define __global__ __attribute__((global))\n\
+                 extern \"C\" __global__ void k{n}(float* x) {{ x[0] = 1; }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+             include(\"{}\")\n\
+             offload_add_fatbin(k SOURCES a.hip b.hip ARCHITECTURES gfx942 EMBED FATBIN)\n\
+             set_target_properties(k PROPERTIES HIP_ARCHITECTURES gfx1100)\n\
+             set_source_files_properties(b.hip PROPERTIES OFFLOAD_ARCHITECTURES gfx90a)\n\
+             add_custom_target(all_k ALL DEPENDS k_offload_build)\n",
+            checkout()
+                .join("build-support/cmake/OffloadBuild.cmake")
+                .display()
+        ),
+    )
+    .unwrap();
+    let o = ex
+        .cmake()
+        .arg("-S")
+        .arg(&proj)
+        .arg("-B")
+        .arg(ex.path("build"))
+        .args(["-G", "Ninja"])
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+        .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    ex.build();
+    assert_eq!(ex.take_compiles(), ["a.hip@gfx1100", "b.hip@gfx90a"]);
+    let fatbin = std::fs::read(ex.path("build/k.hipfb")).unwrap();
+    assert!(fatbin.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
 }

@@ -581,8 +581,13 @@ fn make_escape(path: &str) -> String {
     out
 }
 
+/// The library's message, with its builder-call names turned into this command's options.
 fn build_error(e: crate::build::Error) -> Failure {
-    Failure::Message(e.to_string())
+    Failure::Message(
+        e.to_string()
+            .replace("(from Build::archs)", "(from --archs)")
+            .replace("(set with Build::compiler)", "(set with --compiler)"),
+    )
 }
 
 fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
