@@ -10,10 +10,10 @@
 //!   offload-kind numberings ([`LlvmVersion`]).
 //! - [`read`]: [`OffloadBinary::parse`] over borrowed bytes, [`decompress`] for
 //!   compressed version-3 binaries.
-//! - [`write`]: version 1 (default) and version 2 writers, byte-identical to LLVM.
+//! - [`write`](mod@write): version 1 (default) and version 2 writers, byte-identical to LLVM.
 //! - [`strtab`] and [`order`]: LLVM's string-table builder and the `DenseMap`
 //!   order in which the packager writes string entries.
-//! - [`scan`]: finding binaries in ELF and COFF objects, archives and raw files.
+//! - [`scan`](mod@scan): finding binaries in ELF and COFF objects, archives and raw files.
 //! - [`archive`]: the deterministic GNU archive `--archive` extraction writes.
 //!
 //! ```
