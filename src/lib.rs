@@ -78,5 +78,7 @@
 pub mod bundle;
 pub mod cli;
 pub mod fileio;
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod id;
 pub mod package;
