@@ -18,6 +18,8 @@
 //!   errors), `llvm-objdump --offloading` on our output, and our reader on clang 19
 //!   HIP objects and `ld -r` of them.
 //! - `packager_malformed`: malformed offload binaries: one clean error line, no output.
+//! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
+//!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -50,6 +52,7 @@ mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
 mod fatobj_diff;
+mod fuzz_smoke;
 mod objects_fixtures;
 mod packager_diff;
 mod packager_malformed;
