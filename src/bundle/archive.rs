@@ -338,7 +338,10 @@ impl From<ArchiveError> for UnbundleError {
 /// A bundle entry of one member: its ID and contents.
 struct Entry<'a> {
     id: &'a [u8],
-    data: Cow<'a, [u8]>,
+    /// `None` for the host entry of a fat object: the object without its bundle sections,
+    /// made on first use and once per member (a crafted object with thousands of host
+    /// sections would otherwise be rewritten once per section).
+    data: Option<&'a [u8]>,
 }
 
 /// The bundle entries of a member in LLVM's order, or none when it is not a bundle.
@@ -347,14 +350,9 @@ fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
         if let Ok(fat) = FatObject::parse(data) {
             let mut out = Vec::new();
             for e in fat.entries() {
-                let payload = if e.is_host() {
-                    Cow::Owned(fatobj::remove_bundle_sections(data).map_err(|e| e.to_string())?)
-                } else {
-                    Cow::Borrowed(e.data)
-                };
                 out.push(Entry {
                     id: e.id,
-                    data: payload,
+                    data: (!e.is_host()).then_some(e.data),
                 });
             }
             return Ok(out);
@@ -367,7 +365,7 @@ fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
             .into_iter()
             .map(|e| Entry {
                 id: e.id,
-                data: Cow::Borrowed(&data[e.offset as usize..(e.offset + e.size()) as usize]),
+                data: Some(&data[e.offset as usize..(e.offset + e.size()) as usize]),
             })
             .collect()),
         Err(e) => Err(e.to_string()),
@@ -475,14 +473,26 @@ pub fn unbundle_archive(
         };
         let contents = decompress_member(m.data).map_err(member_error)?;
         let entries = member_entries(&contents).map_err(member_error)?;
+        let mut host: Option<Vec<u8>> = None;
         for entry in entries {
             let id = EntryId::parse(&String::from_utf8_lossy(entry.id));
             let name = device_member_name(m.name, entry.id);
             for (t, target) in targets.iter().enumerate() {
                 if id.is_compatible(target, options.hip_openmp) {
+                    let data = match entry.data {
+                        Some(d) => d,
+                        None => {
+                            if host.is_none() {
+                                let stripped = fatobj::remove_bundle_sections(&contents)
+                                    .map_err(|e| member_error(e.to_string()))?;
+                                host = Some(stripped);
+                            }
+                            host.as_deref().unwrap_or_default()
+                        }
+                    };
                     lists[t].push(NewMember {
                         name: name.clone(),
-                        data: Cow::Owned(entry.data.to_vec()),
+                        data: Cow::Owned(data.to_vec()),
                     });
                 }
             }
@@ -696,6 +706,38 @@ pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resource budget: the host entry of a fat-object member (the object without its bundle
+    /// sections) used to be made for every host section, wanted or not, and kept: a crafted
+    /// object with thousands of host sections cost thousands of copies of itself. It is now
+    /// made once per member, and only when a target asks for it.
+    #[test]
+    fn many_host_sections_are_not_copied_each() {
+        let host = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/seeds/fat_object/clang19-fat.o"
+        ));
+        let ids: Vec<String> = (0..3000)
+            .map(|i| format!("host-x86_64-unknown-linux-gnu-{i}"))
+            .collect();
+        let mut entries: Vec<(&str, &[u8])> = ids
+            .iter()
+            .map(|id| (id.as_str(), fatobj::HOST_PLACEHOLDER))
+            .collect();
+        entries.push(("hip-amdgcn-amd-amdhsa--gfx906", b"device code"));
+        let fat = fatobj::write_fat_object(host, &entries).unwrap();
+        let archive = write_gnu_archive(&[NewMember {
+            name: b"fat.o".to_vec(),
+            data: Cow::Borrowed(&fat),
+        }])
+        .unwrap();
+        let target = EntryId::parse("hip-amdgcn-amd-amdhsa--gfx906").standardized();
+        let start = std::time::Instant::now();
+        let out = unbundle_archive(&archive, &[target], UnbundleOptions::default()).unwrap();
+        assert!(out[0].windows(11).any(|w| w == b"device code"));
+        let elapsed = start.elapsed();
+        assert!(elapsed.as_secs() < 3, "{elapsed:?}");
+    }
 
     fn member(name: &[u8], data: &'static [u8]) -> NewMember<'static> {
         NewMember {
