@@ -254,7 +254,7 @@ pub fn offload_binary(data: &[u8]) {
         check_offload(&binary);
     }
     if package::is_compressed(data)
-        && let Ok(inflated) = package::read::decompress(data)
+        && let Ok(inflated) = package::read::decompress_limited(data, MAX_DECOMPRESSED)
         && let Ok(binary) = OffloadBinary::parse(&inflated)
     {
         check_offload(&binary);
