@@ -62,13 +62,22 @@ pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
     let (Some(symtab), Some(strtab)) = (symtab, strtab) else {
         return Ok(None);
     };
+    let truncated = || "bitcode symbol table is truncated".to_string();
     let word = |at: usize| -> Result<usize, String> {
         symtab
-            .get(at..at + 4)
+            .get(at..at.checked_add(4).ok_or_else(truncated)?)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-            .ok_or_else(|| "bitcode symbol table is truncated".to_string())
+            .ok_or_else(truncated)
     };
     let (first, count) = (word(28)?, word(32)?);
+    // The count is checked against the table before it sizes anything (a 4 KiB file once
+    // asked for 24 GiB here).
+    if first
+        .checked_add(count.saturating_mul(24))
+        .is_none_or(|end| end > symtab.len())
+    {
+        return Err(truncated());
+    }
     let mut names = Vec::with_capacity(count);
     for i in 0..count {
         let at = first + i * 24;
@@ -79,8 +88,9 @@ pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
         if !global || undefined || format_specific {
             continue;
         }
-        let name = strtab
-            .get(name_off..name_off + name_len)
+        let name = name_off
+            .checked_add(name_len)
+            .and_then(|end| strtab.get(name_off..end))
             .ok_or("bitcode symbol name past the end of the string table")?;
         names.push(name);
     }
@@ -258,6 +268,18 @@ impl<'a> Bits<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing (`fuzz/regressions/fat_object/`): a 3.5 KiB bitcode file whose
+    /// symbol table claims a billion symbols made the reader reserve 24 GiB.
+    #[test]
+    fn symbol_count_past_the_table_is_an_error() {
+        let data = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/regressions/fat_object/bitcode-symbol-count-24gib"
+        ));
+        let e = archive_symbols(data).unwrap_err();
+        assert_eq!(e, "bitcode symbol table is truncated");
+    }
 
     #[test]
     fn rejects_non_bitcode() {
