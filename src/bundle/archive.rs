@@ -121,6 +121,10 @@ impl<'data> Archive<'data> {
         }
         let mut pos = AR_MAGIC.len();
         let mut long_names: Option<&'data [u8]> = None;
+        // Where the long-name table's lines end and where it holds bytes no member name may
+        // contain, found once: searching or checking the table's text for each reference
+        // would cost a line's length per member (quadratic on crafted input).
+        let mut table_index: Option<(Vec<usize>, Vec<usize>)> = None;
         let mut members = Vec::new();
         while pos < data.len() {
             let header = data.get(pos..pos + HEADER).ok_or_else(|| {
@@ -196,11 +200,33 @@ impl<'data> Archive<'data> {
                         ),
                     )
                 })?;
-                let stop = rest.iter().position(|&b| b == b'\n').ok_or_else(|| {
-                    ArchiveError::new(pos, format!("long name at index {index} is not terminated"))
-                })?;
+                let (ends, bad) = table_index.get_or_insert_with(|| {
+                    let at =
+                        |f: fn(u8) -> bool| (0..table.len()).filter(|&i| f(table[i])).collect();
+                    (at(|b| b == b'\n'), at(|b| matches!(b, b'/' | b'\\' | 0)))
+                });
+                let stop = ends
+                    .get(ends.partition_point(|&e| e < index))
+                    .map(|&e| e - index)
+                    .ok_or_else(|| {
+                        ArchiveError::new(
+                            pos,
+                            format!("long name at index {index} is not terminated"),
+                        )
+                    })?;
                 let entry = &rest[..stop];
                 name = entry.strip_suffix(b"/").unwrap_or(entry);
+                let first_bad = bad.get(bad.partition_point(|&b| b < index));
+                if name.len() > 2 && first_bad.is_none_or(|&b| b >= index + name.len()) {
+                    // What check_member_name would find, without reading the name again.
+                    members.push(Member {
+                        name,
+                        data: contents,
+                        header_offset: pos as u64,
+                    });
+                    pos = next_member(end);
+                    continue;
+                }
             } else {
                 name = raw_name.strip_suffix(b"/").unwrap_or(raw_name);
             }
@@ -706,6 +732,28 @@ pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resource budget: 20,000 members naming themselves through one 1 MiB long-name line
+    /// used to scan the line once each (20 GiB of byte comparisons); now it is indexed once.
+    #[test]
+    fn long_name_lookups_are_indexed() {
+        let members = 20_000usize;
+        let mut table = vec![b'a'; 1 << 20];
+        table.extend_from_slice(b"/\n");
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend_from_slice(format!("{:<16}{:<32}{:<10}`\n", "//", "", table.len()).as_bytes());
+        a.extend_from_slice(&table);
+        for i in 0..members {
+            let name = format!("/{}", i % 1000);
+            a.extend_from_slice(format!("{name:<16}{:<32}{:<10}`\n", "", 0).as_bytes());
+        }
+        let start = std::time::Instant::now();
+        let archive = Archive::parse(&a).unwrap();
+        assert_eq!(archive.members().len(), members);
+        assert_eq!(archive.members()[1].name.len(), (1 << 20) - 1);
+        let elapsed = start.elapsed();
+        assert!(elapsed.as_secs() < 2, "{elapsed:?}");
+    }
 
     /// Resource budget: the host entry of a fat-object member (the object without its bundle
     /// sections) used to be made for every host section, wanted or not, and kept: a crafted
