@@ -298,10 +298,9 @@ fn check_long_names(data: &[u8]) -> Result<(), String> {
                 .filter(|&i| matches!(t[i], b'\n' | 0))
                 .collect();
             table = Some((t, stops));
-        } else if let (Some(index), Some((t, stops))) = (
-            name.strip_prefix(b"/").and_then(|d| number(d)),
-            table.as_ref(),
-        ) {
+        } else if let (Some(index), Some((t, stops))) =
+            (name.strip_prefix(b"/").and_then(number), table.as_ref())
+        {
             let stop = stops
                 .get(stops.partition_point(|&s| s < index))
                 .copied()
