@@ -117,12 +117,10 @@ pub fn entry_id(data: &[u8]) {
             let _ = EntryId::parse_llvm19(s);
             let id = EntryId::parse(s);
             let std = id.standardized();
-            // Standardizing a valid ID is idempotent. (Not so for invalid ones, as in LLVM:
-            // `d-amdhsa--gfx90a` gives `d-unknown-unknown-amdhsa--gfx90a`, whose triple then
-            // takes one more component.)
-            if id.validate(s).is_ok() {
-                assert_eq!(std.standardized().as_str(), std.as_str(), "input {s:?}");
-            }
+            // No property beyond termination: standardizing is not idempotent even for valid
+            // IDs (`hip-spirv-amdhsa-gfx1100` gives `hip-spirv-unknown-amdhsa--gfx1100`, whose
+            // triple then takes one more component), as the entry ID syntax is ambiguous.
+            let _ = (std.standardized(), id.validate(s));
             let _ = (id.group(), id.is_host(), id.is_hip());
             let _ = (id.dropped_processor(), id.rules(), id.to_string());
             id
