@@ -404,6 +404,31 @@ fn lying_headers() {
             ),
         ));
     }
+    // 1 TiB claimed by our header and by the zstd frame's own header (LLVM: an out-of-memory
+    // abort): the frame's 17 bytes cannot hold it, so it is corrupt before anything is
+    // allocated.
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
+    frame.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    frame.extend_from_slice(&[16 << 3 | 1 << 1 | 1, 0, 0, b'x']);
+    let mut tib = compressed::Header {
+        version: Version::V3,
+        method: Method::Zstd,
+        total_size: Some(32 + frame.len() as u64),
+        uncompressed_size: 1 << 40,
+        hash: 0,
+    }
+    .to_bytes()
+    .expect("a v3 header");
+    tib.extend_from_slice(&frame);
+    p.extend(check(
+        "1-tib-frame",
+        &tib,
+        &args,
+        &[],
+        error(
+            "compressed data is corrupt: zstd: the frame claims 1099511627776 bytes, more than its 17 compressed bytes can hold",
+        ),
+    ));
     // The configurable cap.
     p.extend(check(
         "over-the-cap",

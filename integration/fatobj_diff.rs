@@ -418,7 +418,8 @@ fn fat_object_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("clang-offload-bundler: error: 'host-x86_64.o':")
-            && err.contains("host target"),
+            && err.contains("host target")
+            && err.lines().count() == 1,
         "{err}"
     );
     assert!(

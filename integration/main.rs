@@ -31,6 +31,8 @@
 //! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
 //!   (program output, header tracking per arch from a counting launcher, configure-time errors,
 //!   the no-GPU fallback) and `offload-build compile` on its own.
+//! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
+//!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case
@@ -65,6 +67,7 @@ mod ccob_diff;
 mod ccob_hostile;
 mod cmake;
 mod fatobj_diff;
+mod fuzz_smoke;
 mod hostobj;
 mod hostobj_fixtures;
 mod inspect_cli;

@@ -117,6 +117,8 @@ pub mod bundle;
 pub mod cli;
 pub mod embed;
 pub mod fileio;
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod id;
 pub mod inspect;
 pub mod package;

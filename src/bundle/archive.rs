@@ -121,6 +121,10 @@ impl<'data> Archive<'data> {
         }
         let mut pos = AR_MAGIC.len();
         let mut long_names: Option<&'data [u8]> = None;
+        // Where the long-name table's lines end and where it holds bytes no member name may
+        // contain, found once: searching or checking the table's text for each reference
+        // would cost a line's length per member (quadratic on crafted input).
+        let mut table_index: Option<(Vec<usize>, Vec<usize>)> = None;
         let mut members = Vec::new();
         while pos < data.len() {
             let header = data.get(pos..pos + HEADER).ok_or_else(|| {
@@ -196,11 +200,33 @@ impl<'data> Archive<'data> {
                         ),
                     )
                 })?;
-                let stop = rest.iter().position(|&b| b == b'\n').ok_or_else(|| {
-                    ArchiveError::new(pos, format!("long name at index {index} is not terminated"))
-                })?;
+                let (ends, bad) = table_index.get_or_insert_with(|| {
+                    let at =
+                        |f: fn(u8) -> bool| (0..table.len()).filter(|&i| f(table[i])).collect();
+                    (at(|b| b == b'\n'), at(|b| matches!(b, b'/' | b'\\' | 0)))
+                });
+                let stop = ends
+                    .get(ends.partition_point(|&e| e < index))
+                    .map(|&e| e - index)
+                    .ok_or_else(|| {
+                        ArchiveError::new(
+                            pos,
+                            format!("long name at index {index} is not terminated"),
+                        )
+                    })?;
                 let entry = &rest[..stop];
                 name = entry.strip_suffix(b"/").unwrap_or(entry);
+                let first_bad = bad.get(bad.partition_point(|&b| b < index));
+                if name.len() > 2 && first_bad.is_none_or(|&b| b >= index + name.len()) {
+                    // What check_member_name would find, without reading the name again.
+                    members.push(Member {
+                        name,
+                        data: contents,
+                        header_offset: pos as u64,
+                    });
+                    pos = next_member(end);
+                    continue;
+                }
             } else {
                 name = raw_name.strip_suffix(b"/").unwrap_or(raw_name);
             }
@@ -338,7 +364,10 @@ impl From<ArchiveError> for UnbundleError {
 /// A bundle entry of one member: its ID and contents.
 struct Entry<'a> {
     id: &'a [u8],
-    data: Cow<'a, [u8]>,
+    /// `None` for the host entry of a fat object: the object without its bundle sections,
+    /// made on first use and once per member (a crafted object with thousands of host
+    /// sections would otherwise be rewritten once per section).
+    data: Option<&'a [u8]>,
 }
 
 /// The bundle entries of a member in LLVM's order, or none when it is not a bundle.
@@ -347,14 +376,9 @@ fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
         if let Ok(fat) = FatObject::parse(data) {
             let mut out = Vec::new();
             for e in fat.entries() {
-                let payload = if e.is_host() {
-                    Cow::Owned(fatobj::remove_bundle_sections(data).map_err(|e| e.to_string())?)
-                } else {
-                    Cow::Borrowed(e.data)
-                };
                 out.push(Entry {
                     id: e.id,
-                    data: payload,
+                    data: (!e.is_host()).then_some(e.data),
                 });
             }
             return Ok(out);
@@ -367,7 +391,7 @@ fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
             .into_iter()
             .map(|e| Entry {
                 id: e.id,
-                data: Cow::Borrowed(&data[e.offset as usize..(e.offset + e.size()) as usize]),
+                data: Some(&data[e.offset as usize..(e.offset + e.size()) as usize]),
             })
             .collect()),
         Err(e) => Err(e.to_string()),
@@ -475,14 +499,26 @@ pub fn unbundle_archive(
         };
         let contents = decompress_member(m.data).map_err(member_error)?;
         let entries = member_entries(&contents).map_err(member_error)?;
+        let mut host: Option<Vec<u8>> = None;
         for entry in entries {
             let id = EntryId::parse(&String::from_utf8_lossy(entry.id));
             let name = device_member_name(m.name, entry.id);
             for (t, target) in targets.iter().enumerate() {
                 if id.is_compatible(target, options.hip_openmp) {
+                    let data = match entry.data {
+                        Some(d) => d,
+                        None => {
+                            if host.is_none() {
+                                let stripped = fatobj::remove_bundle_sections(&contents)
+                                    .map_err(|e| member_error(e.to_string()))?;
+                                host = Some(stripped);
+                            }
+                            host.as_deref().unwrap_or_default()
+                        }
+                    };
                     lists[t].push(NewMember {
                         name: name.clone(),
-                        data: Cow::Owned(entry.data.to_vec()),
+                        data: Cow::Owned(data.to_vec()),
                     });
                 }
             }
@@ -706,6 +742,60 @@ pub fn write_gnu_archive_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resource budget: 20,000 members naming themselves through one 1 MiB long-name line
+    /// used to scan the line once each (20 GiB of byte comparisons); now it is indexed once.
+    #[test]
+    fn long_name_lookups_are_indexed() {
+        let members = 20_000usize;
+        let mut table = vec![b'a'; 1 << 20];
+        table.extend_from_slice(b"/\n");
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend_from_slice(format!("{:<16}{:<32}{:<10}`\n", "//", "", table.len()).as_bytes());
+        a.extend_from_slice(&table);
+        for i in 0..members {
+            let name = format!("/{}", i % 1000);
+            a.extend_from_slice(format!("{name:<16}{:<32}{:<10}`\n", "", 0).as_bytes());
+        }
+        let start = std::time::Instant::now();
+        let archive = Archive::parse(&a).unwrap();
+        assert_eq!(archive.members().len(), members);
+        assert_eq!(archive.members()[1].name.len(), (1 << 20) - 1);
+        let elapsed = start.elapsed();
+        assert!(elapsed.as_secs() < 2, "{elapsed:?}");
+    }
+
+    /// Resource budget: the host entry of a fat-object member (the object without its bundle
+    /// sections) used to be made for every host section, wanted or not, and kept: a crafted
+    /// object with thousands of host sections cost thousands of copies of itself. It is now
+    /// made once per member, and only when a target asks for it.
+    #[test]
+    fn many_host_sections_are_not_copied_each() {
+        let host = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/seeds/fat_object/clang19-fat.o"
+        ));
+        let ids: Vec<String> = (0..3000)
+            .map(|i| format!("host-x86_64-unknown-linux-gnu-{i}"))
+            .collect();
+        let mut entries: Vec<(&str, &[u8])> = ids
+            .iter()
+            .map(|id| (id.as_str(), fatobj::HOST_PLACEHOLDER))
+            .collect();
+        entries.push(("hip-amdgcn-amd-amdhsa--gfx906", b"device code"));
+        let fat = fatobj::write_fat_object(host, &entries).unwrap();
+        let archive = write_gnu_archive(&[NewMember {
+            name: b"fat.o".to_vec(),
+            data: Cow::Borrowed(&fat),
+        }])
+        .unwrap();
+        let target = EntryId::parse("hip-amdgcn-amd-amdhsa--gfx906").standardized();
+        let start = std::time::Instant::now();
+        let out = unbundle_archive(&archive, &[target], UnbundleOptions::default()).unwrap();
+        assert!(out[0].windows(11).any(|w| w == b"device code"));
+        let elapsed = start.elapsed();
+        assert!(elapsed.as_secs() < 3, "{elapsed:?}");
+    }
 
     fn member(name: &[u8], data: &'static [u8]) -> NewMember<'static> {
         NewMember {

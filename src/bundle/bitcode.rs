@@ -83,16 +83,21 @@ pub fn read_symbols(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
             has_module,
         });
     };
+    let truncated = || "bitcode symbol table is truncated".to_string();
     let word = |at: usize| -> Result<usize, String> {
-        at.checked_add(4)
-            .and_then(|end| symtab.get(at..end))
+        symtab
+            .get(at..at.checked_add(4).ok_or_else(truncated)?)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-            .ok_or_else(|| "bitcode symbol table is truncated".to_string())
+            .ok_or_else(truncated)
     };
     let (first, count) = (word(28)?, word(32)?);
-    // Each symbol takes 24 bytes of the table: a count beyond that is a lie.
-    if count > symtab.len() / 24 {
-        return Err("bitcode symbol table is truncated".into());
+    // The count is checked against the table before it sizes anything (a 4 KiB file once
+    // asked for 24 GiB here).
+    if first
+        .checked_add(count.saturating_mul(24))
+        .is_none_or(|end| end > symtab.len())
+    {
+        return Err(truncated());
     }
     let mut names = Vec::with_capacity(count);
     for i in 0..count {
@@ -289,6 +294,18 @@ impl<'a> Bits<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing (`fuzz/regressions/fat_object/`): a 3.5 KiB bitcode file whose
+    /// symbol table claims a billion symbols made the reader reserve 24 GiB.
+    #[test]
+    fn symbol_count_past_the_table_is_an_error() {
+        let data = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/regressions/fat_object/bitcode-symbol-count-24gib"
+        ));
+        let e = archive_symbols(data).unwrap_err();
+        assert_eq!(e, "bitcode symbol table is truncated");
+    }
 
     #[test]
     fn rejects_non_bitcode() {

@@ -714,22 +714,33 @@ impl<'data> CompressedBundle<'data> {
         let claimed = self.header.uncompressed_size;
         let mut warnings = Vec::new();
         let size = match self.header.method {
-            Method::Zstd => match self.content_size() {
-                Some(actual) if actual > claimed => {
-                    return Err(CompressedError::SizeTooSmall {
-                        claimed,
-                        actual,
-                        exact: true,
-                    });
-                }
-                Some(actual) => {
-                    if actual < claimed {
-                        warnings.push(Warning::SizeTooLarge { claimed, actual });
+            Method::Zstd => {
+                // Neither our header nor the frame's is trusted for the allocation: every
+                // zstd block takes at least 4 bytes and yields at most 128 KiB.
+                let bound = ((self.payload.len() as u64) / 4 + 1).saturating_mul(128 << 10);
+                match self.content_size() {
+                    Some(actual) if actual > claimed => {
+                        return Err(CompressedError::SizeTooSmall {
+                            claimed,
+                            actual,
+                            exact: true,
+                        });
                     }
-                    actual
+                    Some(actual) if actual > bound => {
+                        return Err(CompressedError::Corrupt(format!(
+                            "zstd: the frame claims {actual} bytes, more than its {} compressed bytes can hold",
+                            self.payload.len()
+                        )));
+                    }
+                    Some(actual) => {
+                        if actual < claimed {
+                            warnings.push(Warning::SizeTooLarge { claimed, actual });
+                        }
+                        actual
+                    }
+                    None => claimed.min(bound),
                 }
-                None => claimed,
-            },
+            }
             // Deflate expands at most 1032:1.
             Method::Zlib => claimed.min((self.payload.len() as u64).saturating_mul(1032) + 64),
         };
@@ -766,7 +777,7 @@ impl<'data> CompressedBundle<'data> {
         buffer.truncate(len);
         // Decompression succeeded, so a hasher that ran has a hash.
         let hash = hash.flatten();
-        if len < size as usize {
+        if (len as u64) < claimed && warnings.is_empty() {
             warnings.push(Warning::SizeTooLarge {
                 claimed,
                 actual: len as u64,
@@ -1146,6 +1157,72 @@ mod tests {
             v.extend_from_slice(&(i % 977).to_le_bytes());
         }
         v
+    }
+
+    /// A v3 zstd CCOB around `frame` whose header claims `claimed` uncompressed bytes.
+    fn ccob_around(frame: &[u8], claimed: u64) -> Vec<u8> {
+        let header = Header {
+            version: Version::V3,
+            method: Method::Zstd,
+            total_size: Some(32 + frame.len() as u64),
+            uncompressed_size: claimed,
+            hash: 0,
+        };
+        let mut out = header.to_bytes().unwrap();
+        out.extend_from_slice(frame);
+        out
+    }
+
+    /// Resource budget: a frame without a content size under a header claiming 15 GiB (below
+    /// the 16 GiB default limit) used to allocate the 15 GiB; the allocation is now bounded
+    /// by what the compressed bytes can hold (128 KiB per 4 bytes).
+    #[test]
+    fn unknown_content_size_allocates_by_the_frame() {
+        let data = sample();
+        let mut cctx = zstd_safe::CCtx::create();
+        cctx.set_parameter(zstd_safe::CParameter::ContentSizeFlag(false))
+            .unwrap();
+        let mut frame = vec![0u8; zstd_safe::compress_bound(data.len())];
+        let n = cctx.compress2(&mut frame[..], &data).unwrap();
+        frame.truncate(n);
+        let c = ccob_around(&frame, 15 << 30);
+        let b = CompressedBundle::parse(&c).unwrap();
+        assert_eq!(b.content_size(), None);
+        let limits = Limits {
+            verify_hash: false,
+            ..Limits::default()
+        };
+        let (d, ()) = b.decompress_with(&limits, |_| ()).unwrap();
+        assert_eq!(d.data, data);
+        assert!(d.data.capacity() as u64 <= (frame.len() as u64 / 4 + 1) * (128 << 10));
+        assert_eq!(
+            d.warnings,
+            [Warning::SizeTooLarge {
+                claimed: 15 << 30,
+                actual: data.len() as u64
+            }]
+        );
+    }
+
+    /// Resource budget: a 20-byte frame whose own header claims 8 GiB used to get an 8 GiB
+    /// buffer; it is now corrupt before anything is allocated.
+    #[test]
+    fn lying_frame_content_size_is_corrupt() {
+        // Magic, descriptor (8-byte content size, single segment), content size, then one
+        // last RLE block of 16 bytes.
+        let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
+        frame.extend_from_slice(&(8u64 << 30).to_le_bytes());
+        frame.extend_from_slice(&[(16 << 3 | 1 << 1 | 1) as u8, 0, 0, b'x']);
+        let c = ccob_around(&frame, 8 << 30);
+        let b = CompressedBundle::parse(&c).unwrap();
+        assert_eq!(b.content_size(), Some(8 << 30));
+        let e = b.decompress().unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "the frame claims 8589934592 bytes, more than its 17 compressed bytes can hold"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

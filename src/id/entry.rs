@@ -82,7 +82,12 @@ impl OffloadKind {
         if a == b || matches!((a, b), ("hip", "hipv4") | ("hipv4", "hip")) {
             return true;
         }
-        let hipish = |s: &str| s.len() >= 3 && s[..3].eq_ignore_ascii_case("hip");
+        // Bytes, not `&s[..3]`: a kind such as `h\u{e9}` has no char boundary at 3.
+        let hipish = |s: &str| {
+            s.as_bytes()
+                .get(..3)
+                .is_some_and(|p| p.eq_ignore_ascii_case(b"hip"))
+        };
         hip_openmp && ((hipish(a) && b == "openmp") || (a == "openmp" && hipish(b)))
     }
 }
@@ -369,6 +374,17 @@ pub fn find_conflict(ids: &[EntryId]) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: a multi-byte character across byte 3 of a kind panicked the
+    /// `-hip-openmp-compatible` check.
+    #[test]
+    fn kind_compatibility_with_multibyte_kind() {
+        let odd = OffloadKind::parse("h\u{fffd}p");
+        let openmp = OffloadKind::parse("openmp");
+        assert!(!odd.is_compatible(&openmp, true));
+        assert!(!openmp.is_compatible(&odd, true));
+        assert!(OffloadKind::parse("HIPx").is_compatible(&openmp, true));
+    }
 
     fn std22(s: &str) -> String {
         EntryId::parse(s).as_str().to_owned()

@@ -44,6 +44,6 @@ mod error;
 
 pub use error::{ReadError, ReadErrorKind, WriteError};
 pub use raw::{ImageKind, ImageKindValue, LlvmVersion, OffloadKind, OffloadKindValue};
-pub use read::{Entry, OffloadBinary, decompress, is_compressed};
+pub use read::{Entry, OffloadBinary, decompress, decompress_limited, is_compressed};
 pub use scan::{Container, Found, ScanError, ScanErrorKind, scan};
 pub use write::{FormatVersion, Image, write, write_v1, write_v2};

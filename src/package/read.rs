@@ -118,7 +118,27 @@ pub fn is_compressed(input: &[u8]) -> bool {
 /// size and 0 as inflated size. The output grows with the data actually
 /// decompressed, never beyond the size the header announces.
 pub fn decompress(input: &[u8]) -> Result<Vec<u8>, ReadError> {
+    decompress_limited(input, DEFAULT_MAX_INFLATED)
+}
+
+/// The largest inflated size [`decompress`] accepts: 16 GiB, as for compressed bundles.
+pub const DEFAULT_MAX_INFLATED: u64 = 16 << 30;
+
+/// [`decompress`] with a limit on the inflated size the header announces: a larger one is
+/// an error before anything is decompressed (the output never grows past the announced
+/// size, so this bounds memory whatever the compressed data expands to).
+pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadError> {
     let h = Header::read(input)?;
+    if h.is_compressed() && h.inflated_size > max_size {
+        return Err(ReadError::new(
+            ReadErrorKind::Decompression(format!(
+                "the header announces {} inflated bytes, above the limit of {max_size}",
+                h.inflated_size
+            )),
+            32,
+            None,
+        ));
+    }
     if !h.is_compressed() {
         return Ok(input[..h.size as usize].to_vec());
     }
@@ -585,6 +605,18 @@ mod tests {
         d.extend_from_slice(&payload);
         d.resize(d.len().next_multiple_of(8), 0);
         d
+    }
+
+    /// Resource budget: a configurable cap on the announced inflated size, checked before
+    /// decompressing (a 40 KiB zstd payload of zeros inflates to 1 GiB).
+    #[test]
+    fn inflated_size_limit() {
+        let v3 = hand_v2(40);
+        let c = compress(&v3, true);
+        assert_eq!(decompress_limited(&c, v3.len() as u64).unwrap(), v3);
+        let e = decompress_limited(&c, v3.len() as u64 - 1).unwrap_err();
+        assert_eq!(e.offset, 32);
+        assert!(e.to_string().contains("above the limit"), "{e}");
     }
 
     #[test]

@@ -253,6 +253,7 @@ fn scan_into<'data>(
                     ScanErrorKind::Container("archives nested more than 16 deep".into()),
                 ));
             }
+            check_long_names(data).map_err(|m| err(None, ScanErrorKind::Container(m)))?;
             for member in archive.members() {
                 let member = member.map_err(obj)?;
                 let name = String::from_utf8_lossy(member.name()).into_owned();
@@ -264,6 +265,58 @@ fn scan_into<'data>(
         Container::Bitcode => Err(err(None, ScanErrorKind::Bitcode)),
         Container::Other => Ok(()),
     }
+}
+
+/// Bounds the work of reading a GNU archive's member names. Each `/<offset>` name is read from
+/// the long-name table up to the next newline (object's reader, then ours for the origin), so
+/// members that all point into one long line cost that line's length each: quadratic in the
+/// input. Legitimate archives name each member once, so their names add up to at most the
+/// table; more than twice the input (plus 1 MiB) is refused before any name is read.
+fn check_long_names(data: &[u8]) -> Result<(), String> {
+    const HEADER: usize = 60;
+    if !data.starts_with(b"!<arch>\n") {
+        return Ok(());
+    }
+    let number = |field: &[u8]| -> Option<usize> {
+        let end = field.iter().rposition(|&b| b != b' ')? + 1;
+        std::str::from_utf8(&field[..end]).ok()?.parse().ok()
+    };
+    let budget = (data.len() as u64).saturating_mul(2) + (1 << 20);
+    let mut table: Option<(&[u8], Vec<usize>)> = None;
+    let (mut pos, mut total) = (8usize, 0u64);
+    while let Some(header) = data.get(pos..pos + HEADER) {
+        // Anything malformed is left to the real reader.
+        let Some(size) = number(&header[48..58]) else {
+            return Ok(());
+        };
+        let start = pos + HEADER;
+        let end = start.saturating_add(size).min(data.len());
+        let name = &header[..16];
+        if name.starts_with(b"// ") {
+            let t = &data[start..end];
+            let stops = (0..t.len())
+                .filter(|&i| matches!(t[i], b'\n' | 0))
+                .collect();
+            table = Some((t, stops));
+        } else if let (Some(index), Some((t, stops))) =
+            (name.strip_prefix(b"/").and_then(number), table.as_ref())
+        {
+            let stop = stops
+                .get(stops.partition_point(|&s| s < index))
+                .copied()
+                .unwrap_or(t.len());
+            total += stop.saturating_sub(index) as u64;
+            if total > budget {
+                return Err(format!(
+                    "archive member names repeat its long-name table: more than {budget} bytes \
+                     of names in {} bytes",
+                    data.len()
+                ));
+            }
+        }
+        pos = end + (end & 1);
+    }
+    Ok(())
 }
 
 /// The contents of every `SHT_LLVM_OFFLOADING` section, with a name for reports.
@@ -293,6 +346,30 @@ mod tests {
     use super::super::raw::{ImageKind, LlvmVersion, OffloadKind};
     use super::super::write::{Image, write_v1};
     use super::*;
+
+    /// Resource budget: 20,000 members named through one 1 MiB long-name line took 10 s to
+    /// scan (release build), quadratic in the input; now refused at once. Ordinary long
+    /// names still read.
+    #[test]
+    fn repeated_long_names_are_refused() {
+        let archive = |line: usize, members: usize| {
+            let mut table = vec![b'a'; line];
+            table.extend_from_slice(b"/\n");
+            let mut a = b"!<arch>\n".to_vec();
+            a.extend_from_slice(format!("{:<16}{:<32}{:<10}`\n", "//", "", table.len()).as_bytes());
+            a.extend_from_slice(&table);
+            for i in 0..members {
+                let name = format!("/{}", i % 1000);
+                a.extend_from_slice(format!("{name:<16}{:<32}{:<10}`\n", "", 0).as_bytes());
+            }
+            a
+        };
+        let start = std::time::Instant::now();
+        let e = scan(&archive(1 << 20, 20_000), "x.a").unwrap_err();
+        assert!(e.to_string().contains("repeat its long-name table"), "{e}");
+        assert!(start.elapsed().as_secs() < 2, "{:?}", start.elapsed());
+        assert!(scan(&archive(100, 3), "x.a").unwrap().is_empty());
+    }
 
     fn binary(data: &[u8], arch: &'static str) -> Vec<u8> {
         let img = Image::new(
