@@ -258,6 +258,19 @@ fn verbose_lines_match_llvm22() {
     }
     let fx = fixtures();
     let ts = format!("-targets={HOST},{}", hip("gfx906"));
+    // A host payload whose bundle's hash has a leading zero digit: LLVM prints hashes without
+    // padding.
+    let device = std::fs::read(fx.code_object("gfx906")).expect("code object");
+    let host_id = format!("{HOST}-");
+    let dev_id = hip("gfx906");
+    let zero_led = (0u32..)
+        .map(|i| format!("host {i}\n").into_bytes())
+        .find(|h| {
+            let b = write_bundle(&[(host_id.as_bytes(), h), (dev_id.as_bytes(), &device)], 1)
+                .expect("bundle");
+            compressed::truncated_md5(&b) >> 60 == 0
+        })
+        .expect("some payload");
     type Env = Vec<(String, String)>;
     let steps: Vec<(Vec<String>, Env)> = vec![
         (
@@ -314,6 +327,20 @@ fn verbose_lines_match_llvm22() {
             vec![],
         ),
         (
+            bundle_args("bc", &[HOST, &hip("gfx906")], &["zero.bin", "d.co"], "z.bc")
+                .into_iter()
+                .chain(["-compress".to_string(), "-verbose".to_string()])
+                .collect(),
+            vec![],
+        ),
+        (
+            list_args("bc", "z.bc")
+                .into_iter()
+                .chain(["-verbose".to_string()])
+                .collect(),
+            vec![],
+        ),
+        (
             list_args("bc", "host.bin")
                 .into_iter()
                 .chain(["-verbose".to_string()])
@@ -326,6 +353,7 @@ fn verbose_lines_match_llvm22() {
         let dir = RunDir::new(&format!("ccob-verbose-{}", tool.name()));
         std::fs::copy(fx.payload(4097), dir.path().join("host.bin")).expect("copy");
         std::fs::copy(fx.code_object("gfx906"), dir.path().join("d.co")).expect("copy");
+        std::fs::write(dir.path().join("zero.bin"), &zero_led).expect("write");
         let mut seen = Vec::new();
         for (args, env) in &steps {
             let out = run_tool_env(tool, dir.path(), args, b"", Duration::from_secs(60), env);

@@ -673,7 +673,7 @@ fn report_decompressed(
     );
     let computed = d.hash.unwrap_or_default();
     text += &format!(
-        "Stored hash: {:#018x}\nRecalculated hash: {:#018x}\nHashes match: {}\n",
+        "Stored hash: {:#x}\nRecalculated hash: {:#x}\nHashes match: {}\n",
         h.hash,
         computed,
         if h.hash == computed { "Yes" } else { "No" }
@@ -864,7 +864,7 @@ fn bundle_compressed(
              Compression rate: {:.2}\n\
              Compression ratio: {:.2}%\n\
              Compression speed: {:.2} MB/s\n\
-             Truncated MD5 hash: {:#018x}\n",
+             Truncated MD5 hash: {:#x}\n",
             header.version.raw(),
             with_commas(ccob.len() as u64),
             header.method.name(),
