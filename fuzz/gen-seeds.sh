@@ -117,6 +117,10 @@ cli "$S/packager_cli/package" gfx906.co -o f1.bin --image=file=f0.o,triple=amdgc
 cli "$S/packager_cli/extract" new.o f0.o --image=arch=gfx906,file=f1.o
 cli "$S/packager_cli/archive" new.o f0.o --image=kind=hip,file=f2.a --archive
 
+# inspect reads whatever the container scanners and fat-object readers read.
+mkdir -p "$S/inspect"
+cp "$S"/scan/* "$S"/fat_object/* "$S/inspect/"
+
 # Round trips: structured bytes (see the targets); small random ones are as good as any.
 for t in roundtrip_binary roundtrip_text roundtrip_ccob roundtrip_offload; do
     for i in 1 2 3; do head -c $((i * 97)) /dev/urandom > "$S/$t/random-$i"; done

@@ -239,6 +239,7 @@ smoke_tests!(
     archive,
     fat_object,
     scan,
+    inspect,
     bundler_cli,
     packager_cli,
     roundtrip_binary,
@@ -249,8 +250,7 @@ smoke_tests!(
 
 /// Issue 9, third acceptance item: `copies` truncated or bit-flipped copies of `files` through
 /// `scanner`, which must neither panic nor take more than a second on any copy. Returns how
-/// many copies the scanner accepted. (`inspect` plugs in here once it exists, as
-/// `mangle_and_scan(&files, 1000, |d| inspect::scan(d))`.)
+/// many copies the scanner accepted.
 pub fn mangle_and_scan<T, E>(
     files: &[(String, Vec<u8>)],
     copies: usize,
@@ -298,7 +298,47 @@ fn real_files() -> Vec<(String, Vec<u8>)> {
             break;
         }
     }
+    files.push(("linked executable".into(), linked_executable()));
     files
+}
+
+/// A real executable with a `.hip_fatbin` (our data-only HIP object, linked by `cc`) and a
+/// compressed bundle in it: what `inspect` is most often pointed at.
+fn linked_executable() -> Vec<u8> {
+    use offload_build::bundle::binary::write_bundle;
+    use offload_build::embed::HipObject;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let host = b"host-x86_64-unknown-linux-gnu-".as_slice();
+    let dev = b"hipv4-amdgcn-amd-amdhsa--gfx906".as_slice();
+    let bundle =
+        write_bundle(&[(host, b""), (dev, &b"device code ".repeat(500))], 4096).expect("bundle");
+    let mut object = HipObject::new("x86_64-unknown-linux-gnu").expect("target");
+    object
+        .bundle(bundle)
+        .register(false)
+        .compress(Some(Default::default()));
+    let obj = dir.path().join("fatbin.o");
+    std::fs::write(&obj, object.write().expect("object")).expect("write");
+    let main = dir.path().join("main.c");
+    std::fs::write(&main, "int main(void) { return 0; }\n").expect("write");
+    let exe = dir.path().join("prog");
+    let out = std::process::Command::new("cc")
+        .args([&main, &obj, std::path::Path::new("-o"), &exe])
+        .output()
+        .expect("cc (gcc is installed by build-support/setup.sh)");
+    assert!(
+        out.status.success(),
+        "link: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let data = std::fs::read(&exe).expect("read");
+    let report = offload_build::inspect::inspect(&data, "prog").expect("inspect");
+    assert_eq!(
+        report.containers.len(),
+        1,
+        "the bundle is found in the executable"
+    );
+    data
 }
 
 #[test]
@@ -317,6 +357,11 @@ fn mangled_files_never_hang() {
     );
     mangle_and_scan(&files, 1000, |d| {
         FatObject::parse(d).map(|f| f.entries().len())
+    });
+    // `offload-build inspect`: 1,000 truncated or bit-flipped copies of real executables,
+    // objects and archives, none of which may panic or take more than a second.
+    mangle_and_scan(&files, 1000, |d| {
+        offload_build::inspect::inspect(d, "x").map(|r| r.containers.len())
     });
     let targets = [EntryId::parse("hip-amdgcn-amd-amdhsa--gfx906").standardized()];
     mangle_and_scan(&files, 1000, |d| {

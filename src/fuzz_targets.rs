@@ -43,6 +43,7 @@ pub const TARGETS: &[Target] = &[
     ("archive", archive),
     ("fat_object", fat_object),
     ("scan", scan),
+    ("inspect", inspect),
     ("bundler_cli", bundler_cli),
     ("packager_cli", packager_cli),
     ("roundtrip_binary", roundtrip_binary),
@@ -322,6 +323,20 @@ pub fn scan(data: &[u8]) {
     if let Ok(found) = package::scan(data, "fuzz.o") {
         for f in &found {
             check_offload(&f.binary());
+        }
+    }
+}
+
+/// `inspect` (the scanner behind `offload-build inspect`): any file; every entry it reports
+/// lies inside the input and can be read back.
+pub fn inspect(data: &[u8]) {
+    if let Ok(report) = crate::inspect::inspect(data, "fuzz.bin") {
+        for container in &report.containers {
+            let end = container.offset.checked_add(container.size);
+            assert!(
+                end.is_some_and(|e| e <= data.len() as u64),
+                "container outside the input: {container:?}"
+            );
         }
     }
 }
