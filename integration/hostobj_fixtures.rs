@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use crate::support::fixtures::{RUNTIME_DECLS, process_dir};
 use crate::support::{CLANG19, SETUP_HINT, require};
 
 pub const LLVM19_BIN: &str = "/usr/lib/llvm-19/bin";
@@ -25,13 +26,6 @@ pub const CLANG22: &str = "/usr/lib/llvm-22/bin/clang";
 pub const ISAS: &str = "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+,amdgcn-amd-amdhsa--gfx1100";
 /// Code objects in the order of `ISAS`.
 pub const ARCHS: [&str; 2] = ["gfx90a:xnack+", "gfx1100"];
-
-const RUNTIME_DECLS: &str = r#"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);
-extern "C" int __hipPopCallConfiguration(dim3 *, dim3 *, unsigned long *, hipStream_t *);
-extern "C" int __hipPushCallConfiguration(dim3, dim3, unsigned long, hipStream_t);
-"#;
 
 const TU_K: &str = r#"__attribute__((device)) int dev_var;
 extern "C" __attribute__((global)) void kern_c(float *p) { p[0] = dev_var; }
@@ -207,11 +201,7 @@ fn build() -> HostFixtures {
     ] {
         require(tool);
     }
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    remove_stale(base);
-    let dir = base.join(format!("hostobj-fixtures-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create fixture dir");
+    let dir = process_dir("hostobj-fixtures-");
     std::fs::write(dir.join("rt.h"), RUNTIME_DECLS).expect("write");
     std::fs::write(dir.join("k.hip"), format!("#include \"rt.h\"\n{TU_K}")).expect("write");
     std::fs::write(dir.join("k2.hip"), format!("#include \"rt.h\"\n{TU_K2}")).expect("write");
@@ -300,18 +290,4 @@ fn build() -> HostFixtures {
         ],
     );
     HostFixtures { dir }
-}
-
-fn remove_stale(base: &Path) {
-    let Ok(rd) = std::fs::read_dir(base) else {
-        return;
-    };
-    for ent in rd.flatten() {
-        let name = ent.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix("hostobj-fixtures-")
-            && !Path::new("/proc").join(pid).exists()
-        {
-            let _ = std::fs::remove_dir_all(ent.path());
-        }
-    }
 }

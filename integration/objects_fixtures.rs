@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::support::fixtures::{RUNTIME_DECLS, process_dir};
 use crate::support::{CLANG19, SETUP_HINT, require};
 
 /// Processors of the HIP fat objects, in the order clang lists them in the sections.
@@ -22,13 +23,6 @@ pub const READOBJ19: &str = "/usr/lib/llvm-19/bin/llvm-readobj";
 pub const BUNDLER19: &str = "/usr/lib/llvm-19/bin/clang-offload-bundler";
 
 /// Declarations clang's HIP host code needs (no HIP headers are installed).
-const RUNTIME_DECLS: &str = r#"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);
-extern "C" int __hipPopCallConfiguration(dim3 *, dim3 *, unsigned long *, hipStream_t *);
-extern "C" int __hipPushCallConfiguration(dim3, dim3, unsigned long, hipStream_t);
-"#;
-
 const TU_A: &str = r#"extern "C" __attribute__((device)) int dev_helper(int x);
 extern "C" __attribute__((global)) void ka(int *p) { p[__builtin_amdgcn_workitem_id_x()] = dev_helper(42); }
 int host_a(void) { return 1; }
@@ -90,11 +84,7 @@ pub fn tool(dir: &Path, exe: &str, args: &[&str]) -> Vec<u8> {
 }
 
 fn build() -> ObjectFixtures {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    remove_stale(base);
-    let dir = base.join(format!("object-fixtures-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create fixture dir");
+    let dir = process_dir("object-fixtures-");
     std::fs::write(dir.join("rt.h"), RUNTIME_DECLS).expect("write");
     std::fs::write(dir.join("a.hip"), format!("#include \"rt.h\"\n{TU_A}")).expect("write");
     std::fs::write(dir.join("b.hip"), format!("#include \"rt.h\"\n{TU_B}")).expect("write");
@@ -203,19 +193,4 @@ fn build() -> ObjectFixtures {
         &["rc", "libconflict.a", "conflicting-member.bc"],
     );
     ObjectFixtures { dir }
-}
-
-/// Removes the fixture directories of test processes that no longer run.
-fn remove_stale(base: &Path) {
-    let Ok(rd) = std::fs::read_dir(base) else {
-        return;
-    };
-    for ent in rd.flatten() {
-        let name = ent.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix("object-fixtures-")
-            && !Path::new("/proc").join(pid).exists()
-        {
-            let _ = std::fs::remove_dir_all(ent.path());
-        }
-    }
 }

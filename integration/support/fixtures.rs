@@ -71,13 +71,29 @@ fn file_safe(s: &str) -> String {
     s.replace(':', "_").replace('+', "p").replace('-', "m")
 }
 
-fn build() -> Fixtures {
+/// The declarations a HIP translation unit needs from the runtime headers to launch kernels,
+/// for sources compiled with `-nogpuinc` (no ROCm here).
+pub const RUNTIME_DECLS: &str = r#"struct dim3 { unsigned x, y, z; __attribute__((host, device)) dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };
+typedef struct ihipStream_t *hipStream_t;
+extern "C" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);
+extern "C" int __hipPopCallConfiguration(dim3 *, dim3 *, unsigned long *, hipStream_t *);
+extern "C" int __hipPushCallConfiguration(dim3, dim3, unsigned long, hipStream_t);
+"#;
+
+/// A fresh, empty `$CARGO_TARGET_TMPDIR/<prefix><pid>` for this test process's fixtures; the
+/// directories of test processes with this prefix that no longer run are removed first.
+pub fn process_dir(prefix: &str) -> PathBuf {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(base).expect("create CARGO_TARGET_TMPDIR");
-    remove_stale(base);
-    let dir = base.join(format!("fixtures-{}", std::process::id()));
+    remove_stale(base, prefix);
+    let dir = base.join(format!("{prefix}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create fixture dir");
+    dir
+}
+
+fn build() -> Fixtures {
+    let dir = process_dir("fixtures-");
     remove_at_exit(dir.clone());
 
     compile_code_objects(&dir);
@@ -162,13 +178,13 @@ fn compile_code_objects(dir: &Path) {
     }
 }
 
-fn remove_stale(base: &Path) {
+fn remove_stale(base: &Path, prefix: &str) {
     let Ok(rd) = std::fs::read_dir(base) else {
         return;
     };
     for ent in rd.flatten() {
         let name = ent.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix("fixtures-")
+        if let Some(pid) = name.strip_prefix(prefix)
             && !Path::new("/proc").join(pid).exists()
         {
             let _ = std::fs::remove_dir_all(ent.path());
