@@ -43,6 +43,8 @@
 
 use std::fmt;
 
+use object::Endian as _;
+
 use super::MAGIC;
 
 /// The payload of the host entry's section: one zero byte.
@@ -310,60 +312,41 @@ fn quote_command(args: &[String]) -> String {
     s
 }
 
-/// Little helpers over byte slices with a chosen byte order.
+/// Little helpers over byte slices in the object's byte order (`object`'s [`Endianness`]).
+///
+/// [`Endianness`]: object::Endianness
 #[derive(Clone, Copy)]
 struct Endian {
-    little: bool,
+    order: object::Endianness,
 }
 
 impl Endian {
     fn u16(self, d: &[u8], at: usize) -> Option<u16> {
-        let b: [u8; 2] = d.get(at..at + 2)?.try_into().ok()?;
-        Some(if self.little {
-            u16::from_le_bytes(b)
-        } else {
-            u16::from_be_bytes(b)
-        })
+        Some(
+            self.order
+                .read_u16_bytes(d.get(at..at + 2)?.try_into().ok()?),
+        )
     }
     fn u32(self, d: &[u8], at: usize) -> Option<u32> {
-        let b: [u8; 4] = d.get(at..at + 4)?.try_into().ok()?;
-        Some(if self.little {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        })
+        Some(
+            self.order
+                .read_u32_bytes(d.get(at..at + 4)?.try_into().ok()?),
+        )
     }
     fn u64(self, d: &[u8], at: usize) -> Option<u64> {
-        let b: [u8; 8] = d.get(at..at + 8)?.try_into().ok()?;
-        Some(if self.little {
-            u64::from_le_bytes(b)
-        } else {
-            u64::from_be_bytes(b)
-        })
+        Some(
+            self.order
+                .read_u64_bytes(d.get(at..at + 8)?.try_into().ok()?),
+        )
     }
     fn put16(self, d: &mut [u8], at: usize, v: u16) {
-        let b = if self.little {
-            v.to_le_bytes()
-        } else {
-            v.to_be_bytes()
-        };
-        d[at..at + 2].copy_from_slice(&b);
+        d[at..at + 2].copy_from_slice(&self.order.write_u16_bytes(v));
     }
     fn put32(self, d: &mut [u8], at: usize, v: u32) {
-        let b = if self.little {
-            v.to_le_bytes()
-        } else {
-            v.to_be_bytes()
-        };
-        d[at..at + 4].copy_from_slice(&b);
+        d[at..at + 4].copy_from_slice(&self.order.write_u32_bytes(v));
     }
     fn put64(self, d: &mut [u8], at: usize, v: u64) {
-        let b = if self.little {
-            v.to_le_bytes()
-        } else {
-            v.to_be_bytes()
-        };
-        d[at..at + 8].copy_from_slice(&b);
+        d[at..at + 8].copy_from_slice(&self.order.write_u64_bytes(v));
     }
 }
 
@@ -470,14 +453,14 @@ mod elf {
                 2 => true,
                 c => return Err(malformed(format!("unknown ELF class {c}"))),
             };
-            let little = match data[5] {
-                1 => true,
-                2 => false,
+            let order = match data[5] {
+                1 => object::Endianness::Little,
+                2 => object::Endianness::Big,
                 c => return Err(malformed(format!("unknown ELF data encoding {c}"))),
             };
             let l = Layout {
                 is64,
-                e: Endian { little },
+                e: Endian { order },
             };
             if data.len() < if is64 { 64 } else { 52 } {
                 return Err(malformed("truncated ELF header"));
@@ -699,7 +682,9 @@ mod coff {
     /// `IMAGE_SCN_LNK_REMOVE | IMAGE_SCN_MEM_READ`, what llvm-objcopy writes for
     /// `readonly,exclude`.
     const CHARACTERISTICS: u32 = 0x4000_0800;
-    const LE: Endian = Endian { little: true };
+    const LE: Endian = Endian {
+        order: object::Endianness::Little,
+    };
 
     struct Coff<'a> {
         data: &'a [u8],
