@@ -499,6 +499,7 @@ pub(crate) fn code_objects_of(data: &[u8]) -> Result<Vec<Vec<u8>>, EmbedError> {
     Ok(out)
 }
 
+/// An exported (dynamic) symbol defined in `section`.
 pub(crate) fn global(
     obj: &mut Object<'_>,
     name: &str,
@@ -507,18 +508,10 @@ pub(crate) fn global(
     size: u64,
     kind: SymbolKind,
 ) -> SymbolId {
-    obj.add_symbol(Symbol {
-        name: name.as_bytes().to_vec(),
-        value,
-        size,
-        kind,
-        scope: SymbolScope::Dynamic,
-        weak: false,
-        section: SymbolSection::Section(section),
-        flags: SymbolFlags::None,
-    })
+    defined(obj, name, section, value, size, kind, SymbolScope::Dynamic)
 }
 
+/// A symbol of this object only, defined in `section`.
 pub(crate) fn local(
     obj: &mut Object<'_>,
     name: &str,
@@ -527,12 +520,32 @@ pub(crate) fn local(
     size: u64,
     kind: SymbolKind,
 ) -> SymbolId {
+    defined(
+        obj,
+        name,
+        section,
+        value,
+        size,
+        kind,
+        SymbolScope::Compilation,
+    )
+}
+
+fn defined(
+    obj: &mut Object<'_>,
+    name: &str,
+    section: object::write::SectionId,
+    value: u64,
+    size: u64,
+    kind: SymbolKind,
+    scope: SymbolScope,
+) -> SymbolId {
     obj.add_symbol(Symbol {
         name: name.as_bytes().to_vec(),
         value,
         size,
         kind,
-        scope: SymbolScope::Compilation,
+        scope,
         weak: false,
         section: SymbolSection::Section(section),
         flags: SymbolFlags::None,
