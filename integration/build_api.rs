@@ -85,21 +85,8 @@ impl Project {
             .env("OFFLOAD_BUILD_LAUNCHER", self.path("count.sh"))
             .env("COUNT_LOG", self.log())
             .jobserver(jobserver::Client::new(1).unwrap());
-        for var in [
-            "TEST_KERNELS_OFFLOAD_ARCH",
-            "OFFLOAD_ARCH",
-            "AMDGPU_TARGETS",
-            "GPU_TARGETS",
-            "PYTORCH_ROCM_ARCH",
-            "HIP_ARCHITECTURES",
-            "HIPCXX",
-            "HIP_CLANG_PATH",
-            "ROCM_PATH",
-            "HIP_PATH",
-            "HIPFLAGS",
-            "OFFLOAD_BUILD_CACHE_DIR",
-            "OFFLOAD_BUILD_MAX_JOBS",
-        ] {
+        let own = ["TEST_KERNELS_OFFLOAD_ARCH", "OFFLOAD_BUILD_MAX_JOBS"];
+        for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {
             b.env_remove(var);
         }
         b

@@ -96,21 +96,8 @@ impl Example {
     /// set (it is read at build time, by the custom command).
     fn cmake(&self) -> Command {
         let mut c = Command::new("cmake");
-        for var in [
-            "OFFLOAD_ARCH",
-            "AMDGPU_TARGETS",
-            "GPU_TARGETS",
-            "PYTORCH_ROCM_ARCH",
-            "HIP_ARCHITECTURES",
-            "HIPCXX",
-            "HIP_CLANG_PATH",
-            "ROCM_PATH",
-            "HIP_PATH",
-            "HIPFLAGS",
-            "OFFLOAD_BUILD_CACHE_DIR",
-            "MAKEFLAGS",
-            "CARGO_MAKEFLAGS",
-        ] {
+        let own = ["MAKEFLAGS", "CARGO_MAKEFLAGS"];
+        for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {
             c.env_remove(var);
         }
         c.env("OFFLOAD_BUILD_LAUNCHER", self.path("count.sh"))

@@ -47,3 +47,20 @@ pub fn require(path: &str) -> PathBuf {
 pub fn env_flag(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
 }
+
+/// Variables of the outer environment that choose architectures, compilers or caches for
+/// `offload_build::Build` (and so for the CMake package): tests of the build layer remove
+/// them so that only what a test sets counts.
+pub const BUILD_ENV_VARS: &[&str] = &[
+    "OFFLOAD_ARCH",
+    "AMDGPU_TARGETS",
+    "GPU_TARGETS",
+    "PYTORCH_ROCM_ARCH",
+    "HIP_ARCHITECTURES",
+    "HIPCXX",
+    "HIP_CLANG_PATH",
+    "ROCM_PATH",
+    "HIP_PATH",
+    "HIPFLAGS",
+    "OFFLOAD_BUILD_CACHE_DIR",
+];
