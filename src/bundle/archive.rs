@@ -281,13 +281,11 @@ fn check_member_name(name: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// A member whose contents start with `CCOB` (a compressed bundle), decompressed.
-///
-/// A member's contents, decompressed when it is a compressed bundle (by LLVM 22's test: at
-/// least 8 bytes starting with `CCOB`). Errors carry LLVM's prefix,
+/// A member's contents, decompressed when it is a compressed bundle (by LLVM 22's test,
+/// [`llvm_decompresses`](super::compressed::llvm_decompresses)). Errors carry LLVM's prefix,
 /// `Failed to decompress code object: `.
 pub fn decompress_member(data: &[u8]) -> Result<Cow<'_, [u8]>, String> {
-    if data.len() < 8 || !super::compressed::is_compressed(data) {
+    if !super::compressed::llvm_decompresses(data) {
         return Ok(Cow::Borrowed(data));
     }
     let fail =

@@ -45,6 +45,12 @@ pub fn is_compressed(data: &[u8]) -> bool {
     data.starts_with(&MAGIC)
 }
 
+/// Whether clang-offload-bundler 22 decompresses `data` before reading it (as an input or an
+/// archive member): the magic and at least 8 bytes; shorter inputs are read uncompressed.
+pub fn llvm_decompresses(data: &[u8]) -> bool {
+    data.len() >= 8 && is_compressed(data)
+}
+
 /// The compression method, the header's `method` field (LLVM's `compression::Format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -239,9 +245,16 @@ impl Header {
 /// The truncated MD5 LLVM stores in the header: the first 8 digest bytes as a little-endian
 /// integer.
 pub fn truncated_md5(data: &[u8]) -> u64 {
+    truncated_md5_of(&[data])
+}
+
+/// [`truncated_md5`] of the concatenation of `pieces`.
+fn truncated_md5_of(pieces: &[&[u8]]) -> u64 {
     let mut h = Md5::new();
-    for chunk in data.chunks(HASH_CHUNK) {
-        h.update(chunk);
+    for piece in pieces {
+        for chunk in piece.chunks(HASH_CHUNK) {
+            h.update(chunk);
+        }
     }
     low_u64(&h.finalize())
 }
@@ -462,15 +475,7 @@ pub fn compress_pieces(
     }
     let header_len = options.version.header_len();
     let (data, hash) = std::thread::scope(|s| {
-        let hasher = s.spawn(|| {
-            let mut h = Md5::new();
-            for piece in pieces {
-                for chunk in piece.chunks(HASH_CHUNK) {
-                    h.update(chunk);
-                }
-            }
-            low_u64(&h.finalize())
-        });
+        let hasher = s.spawn(|| truncated_md5_of(pieces));
         let data = if let [one] = pieces {
             compress_payload(one, options, header_len)
         } else {

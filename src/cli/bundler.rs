@@ -204,12 +204,6 @@ fn handler_for(
     Ok(Handler::Binary)
 }
 
-/// Whether LLVM 22 would treat the input as a compressed bundle (shorter inputs are taken
-/// for uncompressed ones).
-fn is_compressed(data: &[u8]) -> bool {
-    data.len() >= 8 && compressed::is_compressed(data)
-}
-
 fn env_flag(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
@@ -606,7 +600,7 @@ fn with_bundle<R>(
     f: impl FnOnce(&mut Ctx<'_>, &[u8], &dyn CopySource) -> Result<R, Exit>,
 ) -> Result<R, Exit> {
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
-    if !is_compressed(&input.data) {
+    if !compressed::llvm_decompresses(&input.data) {
         if verbose {
             let _ = writeln!(ctx.err, "Uncompressed bundle.");
         }
