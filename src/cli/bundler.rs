@@ -762,7 +762,11 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         return objects::bundle_fat_object(ctx, job, &inputs);
     }
     if job.compression.enabled {
-        return bundle_compressed(ctx, job, handler, &inputs);
+        let text_comment = match handler {
+            Handler::Text(comment) => Some(comment),
+            _ => None,
+        };
+        return bundle_compressed(ctx, job, text_comment, &inputs);
     }
     let out_path = &job.outputs[0];
     let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
@@ -798,21 +802,19 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     output.commit().map_err(|e| ctx.file_error(out_path, &e))
 }
 
-/// `-compress`: the bundle is built from the mapped inputs, hashed and compressed (in
-/// parallel), then written at once.
+/// `-compress`: the bundle (binary, or text with this comment string) is built from the
+/// mapped inputs, hashed and compressed (in parallel), then written at once.
 fn bundle_compressed(
     ctx: &mut Ctx<'_>,
     job: &Job,
-    handler: Handler,
+    text_comment: Option<&str>,
     inputs: &[Input],
 ) -> Result<(), Exit> {
     let payloads: Vec<&[u8]> = inputs.iter().map(|i| &i.data[..]).collect();
     let markers: Vec<(Vec<u8>, Vec<u8>)>;
     let layout;
-    let pieces: Vec<&[u8]> = match handler {
-        // Compression has no effect on fat objects (see `bundle_files`).
-        Handler::Object => return objects::bundle_fat_object(ctx, job, inputs),
-        Handler::Binary => {
+    let pieces: Vec<&[u8]> = match text_comment {
+        None => {
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
             for (id, input) in job.ids.iter().zip(inputs) {
@@ -821,7 +823,7 @@ fn bundle_compressed(
             layout = w.layout().map_err(|e| ctx.error(e))?;
             layout.pieces(&payloads).map_err(|e| ctx.error(e))?
         }
-        Handler::Text(comment) => {
+        Some(comment) => {
             markers = job
                 .ids
                 .iter()
