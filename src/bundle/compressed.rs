@@ -34,7 +34,7 @@ use std::fmt;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use md5::{Digest, Md5};
+use super::md5::Md5;
 use zstd_safe::zstd_sys;
 
 /// The 4 magic bytes that start a compressed bundle.
@@ -252,9 +252,7 @@ pub fn truncated_md5(data: &[u8]) -> u64 {
 fn truncated_md5_of(pieces: &[&[u8]]) -> u64 {
     let mut h = Md5::new();
     for piece in pieces {
-        for chunk in piece.chunks(HASH_CHUNK) {
-            h.update(chunk);
-        }
+        h.update(piece);
     }
     low_u64(&h.finalize())
 }
@@ -460,8 +458,9 @@ pub fn compress(bundle: &[u8], options: &CompressOptions) -> Result<Vec<u8>, Com
 }
 
 /// Compresses the bundle made of `pieces` concatenated (see
-/// [`BinaryLayout::pieces`](super::BinaryLayout::pieces)). The pieces are hashed on a second
-/// thread while they are gathered and compressed, so the MD5 adds no wall time.
+/// [`BinaryLayout::pieces`](super::BinaryLayout::pieces)). The pieces are gathered and
+/// compressed on a second thread while this one hashes them, so the MD5 adds no wall time
+/// beyond its own (on large bundles it is the longer of the two).
 pub fn compress_pieces(
     pieces: &[&[u8]],
     options: &CompressOptions,
@@ -475,20 +474,27 @@ pub fn compress_pieces(
     }
     let header_len = options.version.header_len();
     let (data, hash) = std::thread::scope(|s| {
-        let hasher = s.spawn(|| truncated_md5_of(pieces));
-        let data = if let [one] = pieces {
-            compress_payload(one, options, header_len)
-        } else {
-            let mut whole = vec![0u8; len as usize];
-            advise_huge_pages(&mut whole);
-            let mut at = 0;
-            for piece in pieces {
-                whole[at..at + piece.len()].copy_from_slice(piece);
-                at += piece.len();
+        let compressor = s.spawn(|| {
+            if options.threads > 0 {
+                // The hash is the critical path and cannot be split: zstd's workers (which
+                // inherit this thread's priority) take what the hash leaves of the CPUs.
+                yield_cpu_to_hash();
             }
-            compress_payload(&whole, options, header_len)
-        };
-        let hash = hasher
+            if let [one] = pieces {
+                compress_payload(one, options, header_len)
+            } else {
+                let mut whole = vec![0u8; len as usize];
+                advise_huge_pages(&mut whole);
+                let mut at = 0;
+                for piece in pieces {
+                    whole[at..at + piece.len()].copy_from_slice(piece);
+                    at += piece.len();
+                }
+                compress_payload(&whole, options, header_len)
+            }
+        });
+        let hash = truncated_md5_of(pieces);
+        let data = compressor
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (data, hash)
@@ -503,6 +509,17 @@ pub fn compress_pieces(
     };
     data[..header_len].copy_from_slice(&header.to_bytes()?);
     Ok(data)
+}
+
+/// Lowers the calling thread's scheduling priority (and that of the threads it starts).
+/// Best effort; only Linux gives each thread its own nice value.
+fn yield_cpu_to_hash() {
+    #[cfg(target_os = "linux")]
+    {
+        // `None` is the calling thread on Linux; raising one's own nice value needs no
+        // privilege. The thread ends with the compression.
+        let _ = rustix::process::setpriority_process(None, 10);
+    }
 }
 
 /// The compressed data after `header_len` reserved (zeroed) bytes.
@@ -995,9 +1012,7 @@ fn hash_progress(p: &Progress<'_>) -> Option<u64> {
     loop {
         let data = p.wait(done + HASH_CHUNK)?;
         if data.len() > done {
-            for chunk in data[done..].chunks(HASH_CHUNK) {
-                h.update(chunk);
-            }
+            h.update(&data[done..]);
             done = data.len();
         } else if let Some(ok) = p.finished() {
             let data = p.wait(usize::MAX)?;

@@ -30,6 +30,7 @@ pub mod sequence;
 pub mod text;
 
 mod error;
+mod md5;
 
 pub use binary::{BinaryBundle, BinaryBundleWriter, BinaryEntry, BinaryLayout};
 pub use compressed::{CompressOptions, CompressedBundle};
