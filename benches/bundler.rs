@@ -286,7 +286,7 @@ fn run() -> Result<()> {
         });
         ops.push(Operation {
             compress: true,
-            ours_args: &["-verify-hash=false"],
+            ours_args: &["-verify-hash"],
             ..plain(Kind::Unbundle, "o", Some(kept))
         });
     }

@@ -326,26 +326,44 @@ fn lying_headers() {
     let real = bundle("a").len() as u64;
     let md5 = truncated_md5(&bundle("a"));
 
-    // Wrong hash: a warning (LLVM: silence); under -strict-hash an error and no output.
+    // Wrong hash: unchecked by default, as LLVM; a warning with -verify-hash (or
+    // OFFLOAD_BUNDLER_VERIFY_HASH=1, or -verbose, which prints the recalculated hash as
+    // LLVM does); under -strict-hash an error and no output.
     let mut bad_hash = good.clone();
     bad_hash[24] ^= 0xff;
     let stored = u64::from_le_bytes(bad_hash[24..32].try_into().unwrap());
     let msg =
         format!("hash mismatch: the header stores {stored:#x} but the data hashes to {md5:#x}");
     p.extend(check(
-        "wrong-hash",
+        "wrong-hash-default",
         &bad_hash,
         &args,
         &[],
+        success("a", String::new()),
+    ));
+    let mut verified = args.clone();
+    verified.push("-verify-hash".into());
+    p.extend(check(
+        "wrong-hash-verified",
+        &bad_hash,
+        &verified,
+        &[],
+        success("a", format!("{WARN}'fat.bc': {msg}\n")),
+    ));
+    p.extend(check(
+        "wrong-hash-env",
+        &bad_hash,
+        &args,
+        &[("OFFLOAD_BUNDLER_VERIFY_HASH", "1")],
         success("a", format!("{WARN}'fat.bc': {msg}\n")),
     ));
     let mut unchecked = args.clone();
     unchecked.push("-verify-hash=false".into());
     p.extend(check(
-        "wrong-hash-unchecked",
+        "wrong-hash-flag-over-env",
         &bad_hash,
         &unchecked,
-        &[],
+        &[("OFFLOAD_BUNDLER_VERIFY_HASH", "1")],
         success("a", String::new()),
     ));
     let mut strict = args.clone();

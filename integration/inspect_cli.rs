@@ -253,6 +253,7 @@ fn three_concatenated_compressed_bundles_and_archives() {
             assert_eq!(z["version"], 2);
             assert_eq!(z["compressed_size"], c["size"]);
             assert!(z["ratio"].as_f64().unwrap() > 1.0, "{z}");
+            assert_eq!(z["hash_matches"], true, "{z}");
             assert!(z["uncompressed_size"].as_u64().unwrap() > c["size"].as_u64().unwrap());
             for e in c["entries"].as_array().unwrap() {
                 assert_eq!(e["offset"], Value::Null);
@@ -271,6 +272,21 @@ fn three_concatenated_compressed_bundles_and_archives() {
         let ccob = extract(&dir, &["--uri", c["uri"].as_str().unwrap()]);
         assert_eq!(&ccob[..4], b"CCOB");
         assert_eq!(ccob.len() as u64, c["size"].as_u64().unwrap());
+        // inspect always checks the stored MD5 (v2: bytes 16..24) and says when it is wrong.
+        let mut bad = ccob.clone();
+        bad[16] ^= 1;
+        let bad_path = dir.join("bad-hash.ccob");
+        std::fs::write(&bad_path, &bad).unwrap();
+        let r = json(&dir, &bad_path);
+        assert_eq!(r["containers"][0]["compression"]["hash_matches"], false);
+        let (code, out, err) = tool(&dir, &["inspect", bad_path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("(stored MD5 does not match the contents)"),
+            "{out}"
+        );
+        let (_, out, _) = tool(&dir, &["inspect", dir.join("z0.o").to_str().unwrap()]);
+        assert!(!out.contains("MD5"), "{out}");
     }
     // A static archive of clang's object, ours and the new-driver object.
     let archive = dir.join("libmix.a");

@@ -121,7 +121,7 @@ clang-offload-bundler options:
   --output=<string>       - Output file. Can be specified multiple times for multiple output files.
   --outputs=<string>      - [<output file>,...] (deprecated)
   --strict-hash           - Fail when a compressed bundle's stored MD5 does not match its
-                            contents (offload-build; the default is a warning, LLVM never checks)
+                            contents (offload-build; -verify-hash only warns, LLVM never checks)
   --targets=<string>      - [<offload kind>-<target triple>,...]
   --type=<string>         - Type of the files to be bundled/unbundled.
                             Current supported types are:
@@ -138,8 +138,9 @@ clang-offload-bundler options:
                               gch  - precompiled-header
                               ast  - clang AST file
   --unbundle              - Unbundle bundled file into several output files.
-  --verify-hash           - Check a compressed bundle's stored MD5 against its contents (offload-build;
-                            on by default, -verify-hash=false skips it: faster for large bundles)
+  --verify-hash           - Check a compressed bundle's stored MD5 against its contents and warn on a
+                            mismatch (offload-build; off by default as in LLVM, where hashing costs more
+                            than unbundling; also OFFLOAD_BUNDLER_VERIFY_HASH=1)
   --verbose               - Print debug information.
 ";
 
@@ -227,6 +228,7 @@ struct EnvConfig {
     version: Version,
     threads: u32,
     max_size: Option<u64>,
+    verify_hash: bool,
 }
 
 fn read_env(ctx: &mut Ctx<'_>) -> EnvConfig {
@@ -237,6 +239,7 @@ fn read_env(ctx: &mut Ctx<'_>) -> EnvConfig {
         version: Version::V3,
         threads: 0,
         max_size: None,
+        verify_hash: false,
     };
     if env_flag("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1") {
         return cfg;
@@ -282,6 +285,7 @@ fn read_env(ctx: &mut Ctx<'_>) -> EnvConfig {
             )),
         }
     }
+    cfg.verify_hash = env_flag("OFFLOAD_BUNDLER_VERIFY_HASH").as_deref() == Some("1");
     if let Some(v) = env_flag("OFFLOAD_BUNDLER_MAX_UNCOMPRESSED_SIZE") {
         match v.parse() {
             Ok(n) => cfg.max_size = Some(n),
@@ -404,8 +408,13 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         limits: Limits {
             max_size: env.max_size.unwrap_or(Limits::default().max_size),
             strict_hash: p.flag("strict-hash"),
-            // -verbose prints the recalculated hash, as LLVM does.
-            verify_hash: p.occurrences("verify-hash") == 0 || p.flag("verify-hash") || verbose,
+            // Off by default, as in LLVM: the MD5 of a large bundle takes longer than the
+            // whole unbundling. -verbose prints the recalculated hash, as LLVM does.
+            verify_hash: if p.occurrences("verify-hash") == 0 {
+                env.verify_hash || verbose
+            } else {
+                p.flag("verify-hash") || verbose
+            },
         },
     };
 

@@ -365,6 +365,9 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 " {} v{} {} -> {} bytes (ratio {:.2})",
                 z.method, z.version, z.compressed_size, z.uncompressed_size, z.ratio
             )?;
+            if z.hash_matches == Some(false) {
+                out.write_all(b" (stored MD5 does not match the contents)")?;
+            }
         }
         writeln!(out, " {}", c.uri)?;
         for e in &c.entries {

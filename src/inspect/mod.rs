@@ -96,6 +96,9 @@ pub struct Compression {
     pub uncompressed_size: u64,
     /// `uncompressed_size / compressed_size` (LLVM's "compression rate").
     pub ratio: f64,
+    /// Whether the MD5 stored in a compressed bundle's header matches its contents (always
+    /// checked here; `None` for formats without a stored hash).
+    pub hash_matches: Option<bool>,
 }
 
 /// One entry: a code object (or other payload) for one target.
@@ -461,6 +464,7 @@ impl<'data> Scanner<'_, 'data> {
                 compressed_size: stored,
                 uncompressed_size: data.len() as u64,
                 ratio: ratio(data.len() as u64, stored),
+                hash_matches: None,
             });
             let mut entries = Vec::new();
             for (position, e) in bin.entries().enumerate() {
@@ -524,6 +528,7 @@ pub(crate) fn decompress(c: &CompressedBundle<'_>) -> Result<(Compression, Vec<u
             compressed_size: compressed,
             uncompressed_size: d.data.len() as u64,
             ratio: ratio(d.data.len() as u64, compressed),
+            hash_matches: d.hash.map(|computed| computed == h.hash),
         },
         d.data,
     ))
