@@ -916,6 +916,33 @@ fn id_forms() -> Vec<Case> {
             Tool::Llvm22,
             listed(&[&hip("gfx906"), "host-x86_64-unknown-linux-unknown-"]),
         ),
+        Case::new("2-field-device-triple-entry")
+            .file(
+                "fat.bc",
+                spec_bundle(
+                    &[
+                        (HOST_ID, b"HOST!"),
+                        ("hip-spirv-amdhsa---gfx1100", b"DEVICE"),
+                    ],
+                    1,
+                ),
+            )
+            .reference(Reference::Llvm19(
+                "an entry `hip-spirv-amdhsa---gfx1100` (what 19 stores for \
+                 `hip-spirv-amdhsa-gfx1100`) is found for that very target by 19 and ours; \
+                 22 standardizes the target into `hip-spirv-unknown-amdhsa-unknown-gfx1100`, \
+                 which no longer matches its entry",
+            ))
+            .step(unbundle_args(
+                "bc",
+                &[HOST, "hip-spirv-amdhsa---gfx1100"],
+                "fat.bc",
+            ))
+            .expect(Tool::Llvm19, Check::Status(Status::Exit(0)))
+            .expect(
+                Tool::Llvm22,
+                stderr_err("Can't find bundles for hip-spirv-unknown-amdhsa-unknown-gfx1100"),
+            ),
         bundle("nvptx-sm_70", &[HOST, "openmp-nvptx64-nvidia-cuda--sm_70"])
             .reference(Reference::Llvm22(
                 "5/6-component IDs follow 22: `openmp-nvptx64-nvidia-cuda-unknown-sm_70`",

@@ -554,6 +554,7 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
 
     let job = Job {
         file_type,
+        targets: targets.clone(),
         ids,
         inputs,
         outputs,
@@ -579,6 +580,8 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
 
 struct Job {
     file_type: String,
+    /// The `-targets` values as given.
+    targets: Vec<String>,
     ids: Vec<EntryId>,
     inputs: Vec<String>,
     outputs: Vec<String>,
@@ -922,10 +925,10 @@ fn unbundle_entries(
     let names: Vec<&str> = job.ids.iter().map(EntryId::as_str).collect();
     let mut worklist: Vec<usize> = StringMapOrder::of(&names);
     let wanted: Vec<EntryId> = job.ids.iter().map(EntryId::standardized).collect();
-    // (target index, entry) pairs in the order LLVM writes them.
-    let mut matched: Vec<(usize, &Found<'_>)> = Vec::new();
+    // (target index, entry index) pairs.
+    let mut matched: Vec<(usize, usize)> = Vec::new();
     let mut found_host = false;
-    for entry in &entries {
+    for (i, entry) in entries.iter().enumerate() {
         if worklist.is_empty() {
             break;
         }
@@ -936,9 +939,40 @@ fn unbundle_entries(
         else {
             continue;
         };
-        matched.push((worklist.remove(pos), entry));
+        matched.push((worklist.remove(pos), i));
         found_host |= entry_id.is_host();
     }
+    // Where 22 loses an entry that 19 finds, find it as 19 does: targets still unmatched
+    // are compared with 19's rules against the entries no target took. (22 standardizes
+    // `hip-spirv-amdhsa---gfx1100` into an ID that its own entry no longer matches.)
+    if !worklist.is_empty() {
+        let wanted19: Vec<EntryId> = job
+            .targets
+            .iter()
+            .map(|t| EntryId::parse_llvm19(EntryId::parse_llvm19(t).as_str()))
+            .collect();
+        for (i, entry) in entries.iter().enumerate() {
+            if worklist.is_empty() {
+                break;
+            }
+            if matched.iter().any(|&(_, e)| e == i) {
+                continue;
+            }
+            let entry_id = EntryId::parse_llvm19(&String::from_utf8_lossy(entry.id));
+            let Some(pos) = worklist
+                .iter()
+                .position(|&t| entry_id.is_compatible(&wanted19[t], job.hip_openmp))
+            else {
+                continue;
+            };
+            matched.push((worklist.remove(pos), i));
+            found_host |= entry_id.is_host();
+        }
+        // In the order LLVM writes them: the file's.
+        matched.sort_by_key(|&(_, e)| e);
+    }
+    let matched: Vec<(usize, &Found<'_>)> =
+        matched.into_iter().map(|(t, e)| (t, &entries[e])).collect();
     if !job.allow_missing && !worklist.is_empty() {
         let mut missing: Vec<&str> = worklist.iter().map(|&t| job.ids[t].as_str()).collect();
         missing.sort_unstable();
