@@ -4,7 +4,8 @@
 //! counting launcher (`OFFLOAD_BUILD_LAUNCHER`) that logs every device compile: the program
 //! runs and prints what it registered, an unchanged rebuild does nothing, a header edit
 //! recompiles only its includer (once per architecture); a missing compiler and an unknown
-//! architecture are CMake errors naming the cause; no GPU is a warning and the default set.
+//! architecture are CMake errors naming the cause; no GPU is a warning and the default set;
+//! `build-support/install.sh` installs a package that `find_package` finds with its tools.
 //! Also `offload-build compile` alone: depfile, object output and one-line errors.
 //!
 //! cmake and ninja are required (`build-support/setup.sh`): a missing one fails the tests.
@@ -439,4 +440,85 @@ fn properties_set_after_the_call_choose_the_archs() {
     assert_eq!(ex.take_compiles(), ["a.hip@gfx1100", "b.hip@gfx90a"]);
     let fatbin = std::fs::read(ex.path("build/k.hipfb")).unwrap();
     assert!(fatbin.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
+}
+
+#[test]
+fn installed_package_is_found_with_its_tools() {
+    require("cmake");
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("prefix");
+    let bins = Path::new(EXE).parent().unwrap();
+    let o = Command::new("sh")
+        .arg(checkout().join("build-support/install.sh"))
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg("--bin-dir")
+        .arg(bins)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    for tool in ["offload-build", "offload-bundler", "offload-packager"] {
+        assert!(
+            prefix.join("bin").join(tool).is_file(),
+            "{tool} not installed"
+        );
+    }
+    // A project that knows only the prefix: find_package finds the package and the package
+    // finds the installed helper and bundler, not this build's.
+    let proj = dir.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+         find_package(OffloadBuild 0.1 CONFIG REQUIRED)\n\
+         get_target_property(B OffloadBuild::bundler IMPORTED_LOCATION)\n\
+         message(STATUS \"helper=${OFFLOAD_BUILD_EXECUTABLE}\")\n\
+         message(STATUS \"bundler=${B}\")\n",
+    )
+    .unwrap();
+    let mut cmake = Command::new("cmake");
+    for &var in crate::support::BUILD_ENV_VARS {
+        cmake.env_remove(var);
+    }
+    let o = cmake
+        .arg("-S")
+        .arg(&proj)
+        .arg("-B")
+        .arg(proj.join("b"))
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+        .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
+        .output()
+        .unwrap();
+    let t = flat(&text(&o));
+    assert!(o.status.success(), "{t}");
+    let bin = prefix.join("bin");
+    assert!(
+        t.contains(&format!("helper={}", bin.join("offload-build").display())),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!(
+            "bundler={}",
+            bin.join("offload-bundler").display()
+        )),
+        "{t}"
+    );
+    // A newer version than the package's is refused.
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+         find_package(OffloadBuild 9.0 CONFIG REQUIRED)\n",
+    )
+    .unwrap();
+    let o = Command::new("cmake")
+        .arg("-S")
+        .arg(&proj)
+        .arg("-B")
+        .arg(proj.join("b2"))
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+        .output()
+        .unwrap();
+    let t = flat(&text(&o));
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("0.1.0"), "{t}");
 }
