@@ -5,7 +5,8 @@
 //! runs and prints what it registered, an unchanged rebuild does nothing, a header edit
 //! recompiles only its includer (once per architecture); a missing compiler and an unknown
 //! architecture are CMake errors naming the cause; no GPU is a warning and the default set;
-//! `build-support/install.sh` installs a package that `find_package` finds with its tools.
+//! `build-support/install.sh` installs a package that `find_package` finds with its tools; from
+//! a checkout without a helper, the package builds it with cargo once (a stand-in cargo here).
 //! Also `offload-build compile` alone: depfile, object output and one-line errors.
 //!
 //! cmake and ninja are required (`build-support/setup.sh`): a missing one fails the tests.
@@ -521,4 +522,99 @@ fn installed_package_is_found_with_its_tools() {
     let t = flat(&text(&o));
     assert!(!o.status.success(), "{t}");
     assert!(t.contains("0.1.0"), "{t}");
+}
+
+#[test]
+fn from_a_checkout_the_helper_is_built_with_cargo_once() {
+    require("cmake");
+    // A stand-in cargo (found through CARGO_HOME, as the package looks for it) that logs its
+    // call and "builds" by copying this build's tools; with FAIL set it fails as cargo does.
+    let dir = tempfile::tempdir().unwrap();
+    let cargo_home = dir.path().join("home/.cargo");
+    std::fs::create_dir_all(cargo_home.join("bin")).unwrap();
+    let bins = Path::new(EXE).parent().unwrap();
+    let fake = cargo_home.join("bin/cargo");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$PWD $*\" >> \"$CARGO_LOG\"\n\
+             if [ -n \"$FAIL\" ]; then echo 'error: could not compile `offload-build`' >&2; exit 101; fi\n\
+             mkdir -p \"$CARGO_TARGET_DIR/release\"\n\
+             cp '{0}/offload-build' '{0}/offload-bundler' \"$CARGO_TARGET_DIR/release/\"\n",
+            bins.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+             include(\"{}\")\n\
+             message(STATUS \"helper=${{OFFLOAD_BUILD_EXECUTABLE}}\")\n",
+            checkout()
+                .join("build-support/cmake/OffloadBuild.cmake")
+                .display()
+        ),
+    )
+    .unwrap();
+    let target = dir.path().join("target");
+    let log = dir.path().join("cargo.log");
+    let configure = |build: &str, fail: bool| {
+        let mut c = Command::new("cmake");
+        for &var in crate::support::BUILD_ENV_VARS {
+            c.env_remove(var);
+        }
+        c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", dir.path().join("home"))
+            .env("CARGO_HOME", &cargo_home)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("CARGO_LOG", &log)
+            .env_remove("FAIL");
+        if fail {
+            c.env("FAIL", "1");
+        }
+        c.arg("-S")
+            .arg(&proj)
+            .arg("-B")
+            .arg(dir.path().join(build))
+            .output()
+            .unwrap()
+    };
+    let o = configure("b", false);
+    let t = flat(&text(&o));
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains(&format!(
+            "Building offload-build with cargo ({})",
+            checkout().display()
+        )),
+        "{t}"
+    );
+    let exe = target.join("release/offload-build");
+    assert!(t.contains(&format!("helper={}", exe.display())), "{t}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls,
+        format!(
+            "{} build --release --bin offload-build --bin offload-bundler\n",
+            checkout().display()
+        )
+    );
+    // Configuring again uses the cached helper: no second build.
+    let o = configure("b", false);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), calls);
+    // A failed build is a CMake error with cargo's message.
+    let o = configure("b-fail", true);
+    let t = flat(&text(&o));
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("cargo build of offload-build failed (101):")
+            && t.contains("error: could not compile `offload-build`"),
+        "{t}"
+    );
 }
