@@ -579,9 +579,10 @@ pub struct Limits {
     pub max_size: u64,
     /// Treat a hash mismatch as an error instead of a warning.
     pub strict_hash: bool,
-    /// Compute the MD5 of the decompressed data and compare it with the header's (default;
-    /// LLVM never does). It runs beside decompression but, being sequential, it bounds the
-    /// time of a large bundle at about 1.5 ms per MiB.
+    /// Compute the MD5 of the decompressed data and compare it with the header's (on by
+    /// default here; LLVM never does, and `offload-bundler` does only when asked). It runs
+    /// beside decompression but, being sequential, it bounds the time of a large bundle at
+    /// about 1.5 ms per MiB.
     pub verify_hash: bool,
 }
 
