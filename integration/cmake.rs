@@ -47,6 +47,42 @@ fn flat(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `cmake` with the outer environment's architecture and jobserver variables removed.
+fn cmake() -> Command {
+    let mut c = Command::new("cmake");
+    let own = ["MAKEFLAGS", "CARGO_MAKEFLAGS"];
+    for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// `c` configuring the project in `src` into `build`.
+fn configure_project(mut c: Command, src: &Path, build: &Path) -> Command {
+    c.arg("-S").arg(src).arg("-B").arg(build);
+    c
+}
+
+/// Writes `dir/CMakeLists.txt`: a project without languages running `body`.
+fn write_project(dir: &Path, body: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        format!("cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n{body}"),
+    )
+    .unwrap();
+}
+
+/// The CMake line that includes the package from this checkout.
+fn include_module() -> String {
+    format!(
+        "include(\"{}\")\n",
+        checkout()
+            .join("build-support/cmake/OffloadBuild.cmake")
+            .display()
+    )
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
@@ -97,22 +133,14 @@ impl Example {
     /// `cmake` with the outer environment's architecture variables removed and the launcher
     /// set (it is read at build time, by the custom command).
     fn cmake(&self) -> Command {
-        let mut c = Command::new("cmake");
-        let own = ["MAKEFLAGS", "CARGO_MAKEFLAGS"];
-        for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {
-            c.env_remove(var);
-        }
+        let mut c = cmake();
         c.env("OFFLOAD_BUILD_LAUNCHER", self.path("count.sh"))
             .env("COUNT_LOG", self.path("compiles.log"));
         c
     }
 
     fn configure(&self, generator: &str, extra: &[&str]) -> Output {
-        self.cmake()
-            .arg("-S")
-            .arg(self.path("src"))
-            .arg("-B")
-            .arg(self.path("build"))
+        configure_project(self.cmake(), &self.path("src"), &self.path("build"))
             .arg("-G")
             .arg(generator)
             .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
@@ -300,28 +328,17 @@ fn no_gpu_is_a_warning_and_the_default_set() {
 
     // offload_detect_architectures and the bundler target, in a project of their own.
     let proj = ex.path("detect");
-    std::fs::create_dir(&proj).unwrap();
-    std::fs::write(
-        proj.join("CMakeLists.txt"),
-        format!(
-            "cmake_minimum_required(VERSION 3.20)\nproject(d LANGUAGES NONE)\n\
-             include(\"{}\")\n\
-             offload_detect_architectures(A FALLBACK gfx90a gfx1100)\n\
+    write_project(
+        &proj,
+        &format!(
+            "{}offload_detect_architectures(A FALLBACK gfx90a gfx1100)\n\
              message(STATUS \"detected=${{A}}\")\n\
              get_target_property(B OffloadBuild::bundler IMPORTED_LOCATION)\n\
              message(STATUS \"bundler=${{B}}\")\n",
-            checkout()
-                .join("build-support/cmake/OffloadBuild.cmake")
-                .display()
+            include_module()
         ),
-    )
-    .unwrap();
-    let o = ex
-        .cmake()
-        .arg("-S")
-        .arg(&proj)
-        .arg("-B")
-        .arg(proj.join("b"))
+    );
+    let o = configure_project(ex.cmake(), &proj, &proj.join("b"))
         .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
         .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
         .output()
@@ -399,7 +416,16 @@ fn compile_cli_writes_object_and_depfile_and_fails_in_one_line() {
 fn properties_set_after_the_call_choose_the_archs() {
     let ex = Example::new();
     let proj = ex.path("props");
-    std::fs::create_dir(&proj).unwrap();
+    write_project(
+        &proj,
+        &format!(
+            "{}offload_add_fatbin(k SOURCES a.hip b.hip ARCHITECTURES gfx942 EMBED FATBIN)\n\
+             set_target_properties(k PROPERTIES HIP_ARCHITECTURES gfx1100)\n\
+             set_source_files_properties(b.hip PROPERTIES OFFLOAD_ARCHITECTURES gfx90a)\n\
+             add_custom_target(all_k ALL DEPENDS k_offload_build)\n",
+            include_module()
+        ),
+    );
     for n in ["a", "b"] {
         std::fs::write(
             proj.join(format!("{n}.hip")),
@@ -410,27 +436,7 @@ fn properties_set_after_the_call_choose_the_archs() {
         )
         .unwrap();
     }
-    std::fs::write(
-        proj.join("CMakeLists.txt"),
-        format!(
-            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
-             include(\"{}\")\n\
-             offload_add_fatbin(k SOURCES a.hip b.hip ARCHITECTURES gfx942 EMBED FATBIN)\n\
-             set_target_properties(k PROPERTIES HIP_ARCHITECTURES gfx1100)\n\
-             set_source_files_properties(b.hip PROPERTIES OFFLOAD_ARCHITECTURES gfx90a)\n\
-             add_custom_target(all_k ALL DEPENDS k_offload_build)\n",
-            checkout()
-                .join("build-support/cmake/OffloadBuild.cmake")
-                .display()
-        ),
-    )
-    .unwrap();
-    let o = ex
-        .cmake()
-        .arg("-S")
-        .arg(&proj)
-        .arg("-B")
-        .arg(ex.path("build"))
+    let o = configure_project(ex.cmake(), &proj, &ex.path("build"))
         .args(["-G", "Ninja"])
         .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
         .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
@@ -467,25 +473,14 @@ fn installed_package_is_found_with_its_tools() {
     // A project that knows only the prefix: find_package finds the package and the package
     // finds the installed helper and bundler, not this build's.
     let proj = dir.path().join("proj");
-    std::fs::create_dir(&proj).unwrap();
-    std::fs::write(
-        proj.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
-         find_package(OffloadBuild 0.1 CONFIG REQUIRED)\n\
+    write_project(
+        &proj,
+        "find_package(OffloadBuild 0.1 CONFIG REQUIRED)\n\
          get_target_property(B OffloadBuild::bundler IMPORTED_LOCATION)\n\
          message(STATUS \"helper=${OFFLOAD_BUILD_EXECUTABLE}\")\n\
          message(STATUS \"bundler=${B}\")\n",
-    )
-    .unwrap();
-    let mut cmake = Command::new("cmake");
-    for &var in crate::support::BUILD_ENV_VARS {
-        cmake.env_remove(var);
-    }
-    let o = cmake
-        .arg("-S")
-        .arg(&proj)
-        .arg("-B")
-        .arg(proj.join("b"))
+    );
+    let o = configure_project(cmake(), &proj, &proj.join("b"))
         .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
         .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
         .output()
@@ -505,17 +500,8 @@ fn installed_package_is_found_with_its_tools() {
         "{t}"
     );
     // A newer version than the package's is refused.
-    std::fs::write(
-        proj.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
-         find_package(OffloadBuild 9.0 CONFIG REQUIRED)\n",
-    )
-    .unwrap();
-    let o = Command::new("cmake")
-        .arg("-S")
-        .arg(&proj)
-        .arg("-B")
-        .arg(proj.join("b2"))
+    write_project(&proj, "find_package(OffloadBuild 9.0 CONFIG REQUIRED)\n");
+    let o = configure_project(cmake(), &proj, &proj.join("b2"))
         .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
         .output()
         .unwrap();
@@ -548,26 +534,17 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let proj = dir.path().join("proj");
-    std::fs::create_dir(&proj).unwrap();
-    std::fs::write(
-        proj.join("CMakeLists.txt"),
-        format!(
-            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
-             include(\"{}\")\n\
-             message(STATUS \"helper=${{OFFLOAD_BUILD_EXECUTABLE}}\")\n",
-            checkout()
-                .join("build-support/cmake/OffloadBuild.cmake")
-                .display()
+    write_project(
+        &proj,
+        &format!(
+            "{}message(STATUS \"helper=${{OFFLOAD_BUILD_EXECUTABLE}}\")\n",
+            include_module()
         ),
-    )
-    .unwrap();
+    );
     let target = dir.path().join("target");
     let log = dir.path().join("cargo.log");
     let configure = |build: &str, fail: bool| {
-        let mut c = Command::new("cmake");
-        for &var in crate::support::BUILD_ENV_VARS {
-            c.env_remove(var);
-        }
+        let mut c = configure_project(cmake(), &proj, &dir.path().join(build));
         c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("HOME", dir.path().join("home"))
             .env("CARGO_HOME", &cargo_home)
@@ -577,12 +554,7 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once() {
         if fail {
             c.env("FAIL", "1");
         }
-        c.arg("-S")
-            .arg(&proj)
-            .arg("-B")
-            .arg(dir.path().join(build))
-            .output()
-            .unwrap()
+        c.output().unwrap()
     };
     let o = configure("b", false);
     let t = flat(&text(&o));
