@@ -927,21 +927,14 @@ fn unbundle_entries(
     let wanted: Vec<EntryId> = job.ids.iter().map(EntryId::standardized).collect();
     // (target index, entry index) pairs.
     let mut matched: Vec<(usize, usize)> = Vec::new();
-    let mut found_host = false;
-    for (i, entry) in entries.iter().enumerate() {
-        if worklist.is_empty() {
-            break;
-        }
-        let entry_id = EntryId::parse(&String::from_utf8_lossy(entry.id));
-        let Some(pos) = worklist
-            .iter()
-            .position(|&t| entry_id.is_compatible(&wanted[t], job.hip_openmp))
-        else {
-            continue;
-        };
-        matched.push((worklist.remove(pos), i));
-        found_host |= entry_id.is_host();
-    }
+    let mut found_host = claim_entries(
+        &entries,
+        &mut worklist,
+        &mut matched,
+        EntryId::parse,
+        &wanted,
+        job.hip_openmp,
+    );
     // Where 22 loses an entry that 19 finds, find it as 19 does: targets still unmatched
     // are compared with 19's rules against the entries no target took. (22 standardizes
     // `hip-spirv-amdhsa---gfx1100` into an ID that its own entry no longer matches.)
@@ -951,23 +944,14 @@ fn unbundle_entries(
             .iter()
             .map(|t| EntryId::parse_llvm19(EntryId::parse_llvm19(t).as_str()))
             .collect();
-        for (i, entry) in entries.iter().enumerate() {
-            if worklist.is_empty() {
-                break;
-            }
-            if matched.iter().any(|&(_, e)| e == i) {
-                continue;
-            }
-            let entry_id = EntryId::parse_llvm19(&String::from_utf8_lossy(entry.id));
-            let Some(pos) = worklist
-                .iter()
-                .position(|&t| entry_id.is_compatible(&wanted19[t], job.hip_openmp))
-            else {
-                continue;
-            };
-            matched.push((worklist.remove(pos), i));
-            found_host |= entry_id.is_host();
-        }
+        found_host |= claim_entries(
+            &entries,
+            &mut worklist,
+            &mut matched,
+            EntryId::parse_llvm19,
+            &wanted19,
+            job.hip_openmp,
+        );
         // In the order LLVM writes them: the file's.
         matched.sort_by_key(|&(_, e)| e);
     }
@@ -1017,6 +1001,38 @@ fn unbundle_entries(
         }
     }
     Ok(outputs)
+}
+
+/// LLVM's unbundling match: each entry not yet in `matched`, in file order, goes to the first
+/// target of `worklist` (in its order) that it is compatible with, read with `parse`; that
+/// target leaves the work list. Returns whether a host entry was taken.
+fn claim_entries(
+    entries: &[Found<'_>],
+    worklist: &mut Vec<usize>,
+    matched: &mut Vec<(usize, usize)>,
+    parse: fn(&str) -> EntryId,
+    wanted: &[EntryId],
+    hip_openmp: bool,
+) -> bool {
+    let mut found_host = false;
+    for (i, entry) in entries.iter().enumerate() {
+        if worklist.is_empty() {
+            break;
+        }
+        if matched.iter().any(|&(_, e)| e == i) {
+            continue;
+        }
+        let entry_id = parse(&String::from_utf8_lossy(entry.id));
+        let Some(pos) = worklist
+            .iter()
+            .position(|&t| entry_id.is_compatible(&wanted[t], hip_openmp))
+        else {
+            continue;
+        };
+        matched.push((worklist.remove(pos), i));
+        found_host |= entry_id.is_host();
+    }
+    found_host
 }
 
 /// One output to fill: the file, and the offset and length of its payload in the input.
