@@ -373,16 +373,8 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
     // Environment, read as LLVM's OffloadBundlerConfig does (its warnings come before any
     // error about the command line), then overridden by the options given.
     let env = read_env(ctx);
-    let compress = if p.occurrences("compress") > 0 {
-        p.flag("compress")
-    } else {
-        env.compress.unwrap_or(false)
-    };
-    let verbose = if p.occurrences("verbose") > 0 {
-        p.flag("verbose")
-    } else {
-        env.verbose.unwrap_or(false)
-    };
+    let compress = p.flag_or("compress", env.compress.unwrap_or(false));
+    let verbose = p.flag_or("verbose", env.verbose.unwrap_or(false));
     let level = if p.occurrences("compression-level") > 0 {
         p.last("compression-level")
             .and_then(cl::parse_llvm_integer)
@@ -410,11 +402,7 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
             strict_hash: p.flag("strict-hash"),
             // Off by default, as in LLVM: the MD5 of a large bundle takes longer than the
             // whole unbundling. -verbose prints the recalculated hash, as LLVM does.
-            verify_hash: if p.occurrences("verify-hash") == 0 {
-                env.verify_hash || verbose
-            } else {
-                p.flag("verify-hash") || verbose
-            },
+            verify_hash: p.flag_or("verify-hash", env.verify_hash) || verbose,
         },
     };
 

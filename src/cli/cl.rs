@@ -113,6 +113,15 @@ impl Parsed {
     pub fn flag(&self, name: &str) -> bool {
         self.last(name).is_some_and(|v| v == "1")
     }
+
+    /// A boolean flag's value when it was given, else `default` (what the environment says).
+    pub fn flag_or(&self, name: &str, default: bool) -> bool {
+        if self.occurrences(name) > 0 {
+            self.flag(name)
+        } else {
+            default
+        }
+    }
 }
 
 /// Parses a boolean value as `cl::parser<bool>` does.
