@@ -363,8 +363,8 @@ impl BinaryLayout {
     /// write exactly the size given for that entry; anything else is an error (a file
     /// that changed size while it was being bundled, for example).
     ///
-    /// `W` stays concrete so that `std::io::copy` from a `File` into a `File` inside
-    /// the callback can use the kernel's copy paths.
+    /// `W` stays concrete so that the callback can reach the `File` underneath
+    /// ([`CountingWriter::inner`]) and copy a payload into it by range.
     pub fn write_to<W: Write>(
         &self,
         out: &mut W,
