@@ -229,43 +229,27 @@ fn build() -> HostFixtures {
         args.extend(["-c", &src, "-o", &obj]);
         run(&dir, CLANG19, &args);
     }
-    run(
-        &dir,
-        CLANG19,
-        &[
-            "-x",
-            "hip",
-            "--offload-new-driver",
-            "-fgpu-rdc",
-            "--offload-arch=gfx90a",
-            "-nogpulib",
-            "-nogpuinc",
-            "-O2",
-            "-c",
-            "k.hip",
-            "-o",
-            "knd.o",
-        ],
-    );
-    // The same through clang 22's new driver (56-byte `llvm_offload_entries`, HIP kind 4).
-    run(
-        &dir,
-        CLANG22,
-        &[
-            "-x",
-            "hip",
-            "--offload-new-driver",
-            "-fgpu-rdc",
-            "--offload-arch=gfx90a",
-            "-nogpulib",
-            "-nogpuinc",
-            "-O2",
-            "-c",
-            "k.hip",
-            "-o",
-            "knd22.o",
-        ],
-    );
+    // clang 19's and clang 22's new driver (22: 56-byte `llvm_offload_entries`, HIP kind 4).
+    for (clang, out) in [(CLANG19, "knd.o"), (CLANG22, "knd22.o")] {
+        run(
+            &dir,
+            clang,
+            &[
+                "-x",
+                "hip",
+                "--offload-new-driver",
+                "-fgpu-rdc",
+                "--offload-arch=gfx90a",
+                "-nogpulib",
+                "-nogpuinc",
+                "-O2",
+                "-c",
+                "k.hip",
+                "-o",
+                out,
+            ],
+        );
+    }
     run(
         &dir,
         "/usr/bin/gcc",

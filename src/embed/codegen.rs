@@ -125,7 +125,8 @@ impl Asm {
 // x86-64 (System V for ELF, Windows x64 for COFF)
 
 fn x86_64(a: &mut Asm, r: &Refs<'_>, win: bool) {
-    let rel = |a: &mut Asm, place: Place, bias: i64| {
+    // A 32-bit PC-relative field: COFF's generic relative relocation, or this ELF type.
+    let pc32 = move |a: &mut Asm, place: Place, bias: i64, elf_type: u32| {
         let flags = if win {
             RelocationFlags::Generic {
                 kind: RelocationKind::Relative,
@@ -133,30 +134,16 @@ fn x86_64(a: &mut Asm, r: &Refs<'_>, win: bool) {
                 size: 32,
             }
         } else {
-            RelocationFlags::Elf {
-                r_type: elf::R_X86_64_PC32,
-            }
+            RelocationFlags::Elf { r_type: elf_type }
         };
         let at = a.pos();
         a.reloc(at, place, bias, flags);
         a.b(&[0; 4]);
     };
+    let rel = |a: &mut Asm, place: Place, bias: i64| pc32(a, place, bias, elf::R_X86_64_PC32);
     let call = |a: &mut Asm, sym: SymbolId, jump: bool| {
         a.b(&[if jump { 0xe9 } else { 0xe8 }]);
-        let flags = if win {
-            RelocationFlags::Generic {
-                kind: RelocationKind::Relative,
-                encoding: RelocationEncoding::Generic,
-                size: 32,
-            }
-        } else {
-            RelocationFlags::Elf {
-                r_type: elf::R_X86_64_PLT32,
-            }
-        };
-        let at = a.pos();
-        a.reloc(at, (sym, 0), -4, flags);
-        a.b(&[0; 4]);
+        pc32(a, (sym, 0), -4, elf::R_X86_64_PLT32);
     };
 
     // dtor
