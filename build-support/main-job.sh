@@ -59,10 +59,14 @@ outputs=(-output="$OUT/host.out")
 for arch in "${ARCHS[@]}"; do
     outputs+=(-output="$OUT/unbundled-${arch//:/_}.o")
 done
+# Every unbundled code object equals the one clang compiled.
+same_code_objects() {
+    for arch in "${ARCHS[@]}"; do
+        cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
+    done
+}
 "$BUNDLER" -type=o -unbundle -targets="$targets" -input="$OUT/saxpy.hipfb" "${outputs[@]}"
-for arch in "${ARCHS[@]}"; do
-    cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
-done
+same_code_objects
 echo "    every code object came back byte for byte"
 
 echo "==> compressing (CCOB v3, as clang --offload-compress with LLVM 22)"
@@ -71,9 +75,7 @@ echo "==> compressing (CCOB v3, as clang --offload-compress with LLVM 22)"
 cmp "$OUT/saxpy.ccob" "$OUT/saxpy-llvm22.ccob"
 echo "    identical to clang-offload-bundler 22's output ($(stat -c %s "$OUT/saxpy.ccob") bytes)"
 "$LLVM22" -type=o -unbundle -targets="$targets" -input="$OUT/saxpy.ccob" "${outputs[@]}"
-for arch in "${ARCHS[@]}"; do
-    cmp "$OUT/saxpy-${arch//:/_}.o" "$OUT/unbundled-${arch//:/_}.o"
-done
+same_code_objects
 echo "    clang-offload-bundler 22 unbundles it to the same code objects"
 
 echo "==> the build.rs example: cargo run --release -p hip-vector-add"
