@@ -26,7 +26,7 @@ done
 
 tools="offload-build offload-bundler offload-packager"
 if [ -z "$bin_dir" ]; then
-  (cd "$root" && cargo build --release --locked -p offload-build --bins)
+  (cd "$root" && cargo build --release --locked -p offload-cli --bins)
   bin_dir=${CARGO_TARGET_DIR:-$root/target}/release
 fi
 for t in $tools; do

@@ -18,7 +18,7 @@ const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 
 fn checkout() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::support::repo_root()
 }
 
 fn require(tool: &str) {
@@ -572,7 +572,7 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once() {
     assert_eq!(
         calls,
         format!(
-            "{} build --release --bin offload-build --bin offload-bundler\n",
+            "{} build --release -p offload-cli --bin offload-build --bin offload-bundler\n",
             checkout().display()
         )
     );

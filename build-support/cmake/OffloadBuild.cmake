@@ -6,7 +6,7 @@
 #
 # The helper: OFFLOAD_BUILD_EXECUTABLE (cache variable) when set; else `offload-build` found
 # next to an installed package or on PATH; else, from a checkout, built at configure time with
-# `cargo build --release --bin offload-build --bin offload-bundler` and its path cached.
+# `cargo build --release -p offload-cli --bin offload-build --bin offload-bundler` and its path cached.
 #
 # offload_add_fatbin(<target> [LANGUAGE HIP|CUDA] SOURCES <src>...
 #                    [ARCHITECTURES <arch>...] [INCLUDE_DIRECTORIES <dir>...]
@@ -93,7 +93,7 @@ function(_offload_build_locate)
   endif()
   message(STATUS "Building offload-build with cargo (${_root})")
   execute_process(
-    COMMAND "${_cargo}" build --release --bin offload-build --bin offload-bundler
+    COMMAND "${_cargo}" build --release -p offload-cli --bin offload-build --bin offload-bundler
     WORKING_DIRECTORY "${_root}"
     RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_VARIABLE _out)
   set(_exe "${_target_dir}/release/offload-build${CMAKE_EXECUTABLE_SUFFIX}")

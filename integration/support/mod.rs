@@ -24,6 +24,14 @@ pub use run::{Status, Tool};
 
 /// The name every tool is started under (`argv[0]`), so that the `<argv0>: error: …` prefixes of
 /// all three tools are the same bytes.
+/// The repository root (the workspace; this suite belongs to `crates/offload-cli`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository root")
+}
+
 pub const ARGV0: &str = "clang-offload-bundler";
 
 /// What to tell someone whose machine lacks a reference tool: a missing tool fails the test.

@@ -328,6 +328,7 @@ mod tests {
     fn arrays_of_nothing_are_skipped() {
         let data = include_bytes!(concat!(
             env!("CARGO_MANIFEST_DIR"),
+            "/../..",
             "/fuzz/regressions/fat_object/bitcode-array-of-nothing-timeout"
         ));
         let start = std::time::Instant::now();
@@ -341,6 +342,7 @@ mod tests {
     fn symbol_count_past_the_table_is_an_error() {
         let data = include_bytes!(concat!(
             env!("CARGO_MANIFEST_DIR"),
+            "/../..",
             "/fuzz/regressions/fat_object/bitcode-symbol-count-24gib"
         ));
         let e = archive_symbols(data).unwrap_err();

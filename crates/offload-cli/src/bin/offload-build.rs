@@ -1,9 +1,9 @@
 //! `offload-build`: inspect any binary for embedded device code, extract entries, and
-//! write host objects that embed device code. See `offload_build::cli::offload_build`.
+//! write host objects that embed device code. See `offload_cli::offload_build`.
 
 fn main() {
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    std::process::exit(offload_build::cli::offload_build::main(&args));
+    std::process::exit(offload_cli::offload_build::main(&args));
 }

@@ -1,9 +1,11 @@
-//! offload-build: GPU fat binaries that a host linker can link.
+//! offload-build: GPU fat binaries that a host linker can link, from `build.rs`.
 //!
 //! A GPU program is compiled once per device architecture; LLVM packs the
 //! per-device code objects into one container and embeds it in a host object.
-//! This crate reads and writes those containers byte for byte as LLVM does,
-//! and drives the per-architecture compiles from `build.rs` ([`Build`]).
+//! This crate drives the per-architecture compiles from `build.rs` ([`Build`]) and
+//! embeds the result; the containers themselves are read and written, byte for byte as
+//! LLVM does, by the `offload-formats` crate, re-exported here as [`id`], [`bundle`],
+//! [`package`] and [`inspect`].
 //!
 //! # Quick start (`build.rs`)
 //!
@@ -92,18 +94,12 @@
 //!
 //! - [`build`]: the `build.rs` API ([`Build`]): toolchain discovery, architecture
 //!   resolution, parallel cached device compiles, packing, the generated `<name>.rs`.
-//! - [`id`]: entry IDs (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), target IDs,
-//!   the AMDGPU processor table, triples, compatibility rules.
-//! - [`bundle`]: the clang-offload-bundler formats (binary, text, compressed, fat objects,
-//!   device archives) and LLVM's listing order.
-//! - [`package`]: offload binaries (clang-offload-packager / llvm-offload-binary),
-//!   and finding them in objects and archives.
 //! - [`embed`]: host objects carrying device code (`.hip_fatbin` with a registering
 //!   constructor, `.llvm.offloading` for the new offload driver).
-//! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
-//!   (objects, executables, shared libraries, archives), and extracting entries.
-//! - [`fileio`]: mapped inputs and atomically written outputs.
-//! - [`cli`]: the command-line tools (`offload-bundler`, `offload-packager`, `offload-build`).
+//! - [`id`], [`bundle`], [`package`], [`inspect`]: the formats, from `offload-formats`.
+//!
+//! The command-line tools (`offload-bundler`, `offload-packager`, `offload-build`) are in the
+//! `offload-cli` crate; this crate compiles none of their dependencies.
 //!
 //! # Trust
 //!
@@ -113,14 +109,8 @@
 #![deny(missing_docs)]
 
 pub mod build;
-pub mod bundle;
-pub mod cli;
 pub mod embed;
-pub mod fileio;
-#[doc(hidden)]
-pub mod fuzz_targets;
-pub mod id;
-pub mod inspect;
-pub mod package;
+
+pub use offload_formats::{bundle, id, inspect, package};
 
 pub use build::{Build, Compiled, Container, Embed, Language};

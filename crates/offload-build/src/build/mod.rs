@@ -125,9 +125,9 @@ pub use arch::{Arch, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use error::Error;
 
-use crate::bundle::compressed::{self, CompressOptions, Version};
-use crate::id::EntryId;
-use crate::package::{ImageKind, LlvmVersion, OffloadKind};
+use offload_formats::bundle::compressed::{self, CompressOptions, Version};
+use offload_formats::id::EntryId;
+use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
 use cache::{Hasher, Record};
 use env::{Directives, Env};
@@ -1487,7 +1487,7 @@ fn pack(
             device.sort_by(|x, y| x.0.cmp(&y.0));
             ids.extend(device);
             let refs: Vec<(&[u8], &[u8])> = ids.iter().map(|(i, d)| (i.as_bytes(), *d)).collect();
-            let bundle = crate::bundle::binary::write_bundle(&refs, 4096)
+            let bundle = offload_formats::bundle::binary::write_bundle(&refs, 4096)
                 .map_err(|e| Error::Pack(e.to_string()))?;
             match compress {
                 None => Ok((bundle, false)),
@@ -1519,14 +1519,16 @@ fn pack(
                 };
                 for p in pieces {
                     let keys = [("triple", triple), ("arch", arch_name.as_str())];
-                    let order = crate::package::order::dense_map_order(&keys.map(|k| k.0));
-                    let mut image = crate::package::Image::new(p.kind, kind, llvm, &p.data)
-                        .map_err(|e| Error::Pack(e.to_string()))?;
+                    let order =
+                        offload_formats::package::order::dense_map_order(&keys.map(|k| k.0));
+                    let mut image =
+                        offload_formats::package::Image::new(p.kind, kind, llvm, &p.data)
+                            .map_err(|e| Error::Pack(e.to_string()))?;
                     for i in order {
                         image = image.string(keys[i].0, keys[i].1);
                     }
-                    let bin =
-                        crate::package::write_v1(&image).map_err(|e| Error::Pack(e.to_string()))?;
+                    let bin = offload_formats::package::write_v1(&image)
+                        .map_err(|e| Error::Pack(e.to_string()))?;
                     out.extend_from_slice(&bin);
                 }
             }
@@ -1542,7 +1544,7 @@ mod tests {
     #[test]
     fn env_table_documents_every_variable() {
         let docs = include_str!("mod.rs");
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../../../README.md");
         for var in ENV_VARS {
             assert!(
                 docs.contains(&format!("`{var}`")),
@@ -1581,7 +1583,9 @@ mod tests {
         let (bytes, compressed) =
             pack(&per_arch, Language::Hip, Container::Bundle, None, true, 19).unwrap();
         assert!(!compressed);
-        let b = crate::bundle::BinaryBundle::parse(&bytes).unwrap().unwrap();
+        let b = offload_formats::bundle::BinaryBundle::parse(&bytes)
+            .unwrap()
+            .unwrap();
         let ids: Vec<String> = b
             .entries()
             .iter()

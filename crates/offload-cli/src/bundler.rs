@@ -14,7 +14,7 @@
 //!   truncated (LLVM leaves the outputs of entries it had already extracted).
 //!
 //! Entry IDs are standardized as LLVM 22 does, with LLVM 19's rules where 22 rejects
-//! or loses a target 19 accepted (see [`crate::id::entry`]).
+//! or loses a target 19 accepted (see [`offload_formats::id::entry`]).
 //!
 //! Exit status: 0 on success, 1 on any error.
 
@@ -24,15 +24,15 @@ use super::cl::{self, Kind, Opt};
 use super::{Ctx, Exit};
 
 mod objects;
-use crate::bundle::binary::BinaryBundleWriter;
-use crate::bundle::compressed::{
+use crate::fileio::{CopySource, Input, Memory, OutputFile, error_text};
+use offload_formats::bundle::binary::BinaryBundleWriter;
+use offload_formats::bundle::compressed::{
     self, CompressOptions, CompressedBundle, Decompressed, Limits, Method, Version,
 };
-use crate::bundle::order::StringMapOrder;
-use crate::bundle::{BinaryBundle, FileType, TextBundle, text};
-use crate::fileio::{CopySource, Input, Memory, OutputFile, error_text};
-use crate::id::EntryId;
-use crate::id::entry::{Rules, find_conflict};
+use offload_formats::bundle::order::StringMapOrder;
+use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
+use offload_formats::id::EntryId;
+use offload_formats::id::entry::{Rules, find_conflict};
 
 const OPTS: &[Opt] = &[
     Opt::required("type", Kind::Str),

@@ -25,7 +25,6 @@ use std::fmt;
 
 use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSection, SectionKind};
-use serde::Serialize;
 
 use crate::bundle::compressed::{CompressedBundle, is_compressed};
 use crate::bundle::sequence::{Item, Sequence};
@@ -38,7 +37,8 @@ use crate::package::{LlvmVersion, OffloadBinary};
 pub use extract::{Selected, Selector, entry_bytes, range, select};
 
 /// Everything found in one file.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Report {
     /// The path as given.
     pub path: String,
@@ -61,7 +61,8 @@ impl Report {
 }
 
 /// One container: a bundle, a compressed bundle, an offload binary or a fat-object section.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Container {
     /// Position in [`Report::containers`].
     pub index: usize,
@@ -84,7 +85,8 @@ pub struct Container {
 }
 
 /// How a container is compressed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Compression {
     /// `zstd` or `zlib`.
     pub method: &'static str,
@@ -102,7 +104,8 @@ pub struct Compression {
 }
 
 /// One entry: a code object (or other payload) for one target.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Entry {
     /// Position among all entries of the report (what `extract --index` takes).
     pub index: usize,
@@ -124,7 +127,7 @@ pub struct Entry {
     /// `file://` URI of the payload; `None` inside a compressed container.
     pub uri: Option<String>,
     /// Position of the entry in its container (header order).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) position: usize,
 }
 

@@ -14,9 +14,9 @@ use super::EmbedError;
 use super::device::{DeviceSymbols, DeviceVariable};
 use super::hip::{global, local};
 use super::target::{HostFormat, HostTarget};
-use crate::package::raw::SHT_LLVM_OFFLOADING;
-use crate::package::scan::split;
-use crate::package::{ImageKind, LlvmVersion, OffloadBinary, OffloadKind};
+use offload_formats::package::raw::SHT_LLVM_OFFLOADING;
+use offload_formats::package::scan::split;
+use offload_formats::package::{ImageKind, LlvmVersion, OffloadBinary, OffloadKind};
 
 /// `SHF_GNU_RETAIN`: keeps a section through `--gc-sections`.
 pub const SHF_GNU_RETAIN: u64 = 0x20_0000;
@@ -352,7 +352,7 @@ mod tests {
     use object::{Object, ObjectSection};
 
     use super::*;
-    use crate::package::{Image, write_v1};
+    use offload_formats::package::{Image, write_v1};
 
     fn binary() -> Vec<u8> {
         let image = Image::new(

@@ -35,10 +35,10 @@ use std::io::Write;
 use super::cl::{self, Kind, Opt};
 use super::{Ctx, Exit};
 use crate::fileio::{Input, OutputFile, error_text};
-use crate::package::archive::write_archive;
-use crate::package::order::dense_map_order;
-use crate::package::write::{Image, write_v1_to};
-use crate::package::{ImageKind, LlvmVersion, OffloadKind, scan};
+use offload_formats::package::archive::write_archive;
+use offload_formats::package::order::dense_map_order;
+use offload_formats::package::write::{Image, write_v1_to};
+use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind, scan};
 
 const OPTS: &[Opt] = &[
     Opt::new("o", Kind::Str),

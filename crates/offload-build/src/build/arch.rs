@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::id::target_id::{TargetId, amdgpu_processor};
+use offload_formats::id::target_id::{TargetId, amdgpu_processor};
 
 use super::Language;
 

@@ -14,16 +14,18 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::bundle::archive::{Archive, UnbundleOptions, check_archive, unbundle_archive};
-use crate::bundle::binary::{BinaryBundle, write_bundle as write_binary};
-use crate::bundle::compressed::{self, CompressOptions, CompressedBundle, Limits, Method, Version};
-use crate::bundle::fatobj::{self, FatObject};
-use crate::bundle::text::{TextBundle, write_bundle as write_text};
-use crate::id::entry::{self, EntryId};
-use crate::id::offload_arch::ArchTable;
-use crate::id::target_id::{self, TargetArch, TargetId};
-use crate::id::triple::Triple;
-use crate::package::{self, FormatVersion, Image, OffloadBinary};
+use offload_formats::bundle::archive::{Archive, UnbundleOptions, check_archive, unbundle_archive};
+use offload_formats::bundle::binary::{BinaryBundle, write_bundle as write_binary};
+use offload_formats::bundle::compressed::{
+    self, CompressOptions, CompressedBundle, Limits, Method, Version,
+};
+use offload_formats::bundle::fatobj::{self, FatObject};
+use offload_formats::bundle::text::{TextBundle, write_bundle as write_text};
+use offload_formats::id::entry::{self, EntryId};
+use offload_formats::id::offload_arch::ArchTable;
+use offload_formats::id::target_id::{self, TargetArch, TargetId};
+use offload_formats::id::triple::Triple;
+use offload_formats::package::{self, FormatVersion, Image, OffloadBinary};
 
 /// Largest decompressed size the targets accept: large enough for every seed, small enough
 /// that a lying header cannot make the fuzzer's memory limit trip.
@@ -224,7 +226,7 @@ pub fn text_bundle(data: &[u8]) {
 pub fn ccob(data: &[u8]) {
     let flags = data.first().copied().unwrap_or(0);
     let _ = compressed::Header::parse(data);
-    let _ = crate::bundle::archive::decompress_member(data).map(|d| d.len());
+    let _ = offload_formats::bundle::archive::decompress_member(data).map(|d| d.len());
     let Ok(bundle) = CompressedBundle::parse(data) else {
         return;
     };
@@ -282,7 +284,7 @@ pub fn archive(data: &[u8]) {
         for m in archive.members() {
             assert!(m.data.len() <= data.len());
             let _ = m.name_str();
-            let _ = crate::bundle::bitcode::archive_symbols(m.data);
+            let _ = offload_formats::bundle::bitcode::archive_symbols(m.data);
             let _ = package::archive::member_symbols(m.data);
         }
     }
@@ -303,7 +305,7 @@ pub fn archive(data: &[u8]) {
 pub fn fat_object(data: &[u8]) {
     let _ = fatobj::detect(data);
     let _ = fatobj::is_host_placeholder(data);
-    let _ = crate::bundle::bitcode::archive_symbols(data);
+    let _ = offload_formats::bundle::bitcode::archive_symbols(data);
     if let Ok(fat) = FatObject::parse(data) {
         for e in fat.entries() {
             let _ = (e.id_str(), e.is_host());
@@ -330,7 +332,7 @@ pub fn scan(data: &[u8]) {
 /// `inspect` (the scanner behind `offload-build inspect`): any file; every entry it reports
 /// lies inside the input and can be read back.
 pub fn inspect(data: &[u8]) {
-    if let Ok(report) = crate::inspect::inspect(data, "fuzz.bin") {
+    if let Ok(report) = offload_formats::inspect::inspect(data, "fuzz.bin") {
         for container in &report.containers {
             let end = container.offset.checked_add(container.size);
             assert!(
@@ -470,7 +472,7 @@ fn run_cli(
         std::fs::write(dir.join(file_name(name, ext)), contents).expect("write an input");
     }
     let text = String::from_utf8_lossy(input.rest());
-    let _ = crate::cli::cl::tokenize_gnu(&text);
+    let _ = offload_cli::cl::tokenize_gnu(&text);
     let mut args = vec![argv0.to_owned()];
     args.extend(
         text.split(['\0', '\n'])
@@ -501,7 +503,7 @@ pub fn bundler_cli(data: &[u8]) {
         "offload-bundler",
         &["input", "inputs", "output", "outputs"],
         None,
-        crate::cli::bundler::run,
+        offload_cli::bundler::run,
     );
 }
 
@@ -513,7 +515,7 @@ pub fn packager_cli(data: &[u8]) {
         "offload-packager",
         &["o"],
         Some("image"),
-        crate::cli::packager::run,
+        offload_cli::packager::run,
     );
 }
 

@@ -771,6 +771,7 @@ mod tests {
     fn many_host_sections_are_not_copied_each() {
         let host = include_bytes!(concat!(
             env!("CARGO_MANIFEST_DIR"),
+            "/../..",
             "/fuzz/seeds/fat_object/clang19-fat.o"
         ));
         let ids: Vec<String> = (0..3000)

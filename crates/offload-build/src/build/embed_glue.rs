@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::error::Error;
 use super::{Container, Embed};
-use crate::bundle::archive::{NewMember, write_gnu_archive};
 use crate::embed::{HipObject, NewDriverObject};
-use crate::package::LlvmVersion;
+use offload_formats::bundle::archive::{NewMember, write_gnu_archive};
+use offload_formats::package::LlvmVersion;
 
 /// What the emitter needs to know.
 #[derive(Debug)]

@@ -12,7 +12,7 @@
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
-//! `compile` is the command-line face of [`crate::build::Build`] (the same orchestrator,
+//! `compile` is the command-line face of [`offload_build::build::Build`] (the same orchestrator,
 //! cache and parallelism), for CMake and other build systems: it prints no Cargo directives;
 //! fallback warnings go to standard error as `offload-build: warning: ...`.
 //!
@@ -23,10 +23,10 @@ use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::embed::{DeviceVariable, HipObject, NewDriverObject};
 use crate::fileio::{Input, OutputFile, error_text};
-use crate::inspect::{self, Report, Selected, Selector};
-use crate::package::LlvmVersion;
+use offload_build::embed::{DeviceVariable, HipObject, NewDriverObject};
+use offload_formats::inspect::{self, Report, Selected, Selector};
+use offload_formats::package::LlvmVersion;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -585,7 +585,7 @@ fn make_escape(path: &str) -> String {
 }
 
 /// The library's message, with its builder-call names turned into this command's options.
-fn build_error(e: crate::build::Error) -> Failure {
+fn build_error(e: offload_build::build::Error) -> Failure {
     Failure::Message(
         e.to_string()
             .replace("(from Build::archs)", "(from --archs)")
@@ -594,7 +594,7 @@ fn build_error(e: crate::build::Error) -> Failure {
 }
 
 fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
-    use crate::build::{Build, Container, Embed, Language};
+    use offload_build::build::{Build, Container, Embed, Language};
     let mut b = Build::new();
     b.cargo_metadata(false);
     // Outside Cargo: never take the crate-specific variable from an enclosing build script.
@@ -713,7 +713,7 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         (_, true) => {
             let lib = c.library.as_ref().ok_or("no library was written")?;
             let input = read(&lib.to_string_lossy())?;
-            let ar = crate::bundle::archive::Archive::parse(&input.data[..])
+            let ar = offload_formats::bundle::archive::Archive::parse(&input.data[..])
                 .map_err(|e| e.to_string())?;
             let m = ar.members().first().ok_or("the library has no object")?;
             m.data.to_vec()

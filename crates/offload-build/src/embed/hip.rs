@@ -12,10 +12,10 @@ use super::EmbedError;
 use super::codegen::{self, PPC64_LOCAL_ENTRY, Refs};
 use super::device::{DeviceSymbols, DeviceVariable};
 use super::target::{HostArch, HostFormat, HostTarget};
-use crate::bundle::binary::write_bundle;
-use crate::bundle::compressed::{CompressOptions, Version, compress};
-use crate::bundle::sequence::{Item, Sequence};
-use crate::id::target_id::TargetId;
+use offload_formats::bundle::binary::write_bundle;
+use offload_formats::bundle::compressed::{CompressOptions, Version, compress};
+use offload_formats::bundle::sequence::{Item, Sequence};
+use offload_formats::id::target_id::TargetId;
 
 /// Magic of the fat-binary wrapper, `"HIPF"` in little-endian byte order.
 pub const HIP_FATBIN_MAGIC: u32 = 0x4849_5046;
@@ -480,7 +480,7 @@ pub(crate) fn code_objects_of(data: &[u8]) -> Result<Vec<Vec<u8>>, EmbedError> {
             Item::Binary(b) => b,
             Item::Compressed(c) => {
                 owned = c.decompress().map_err(|e| bad(e.to_string()))?.data;
-                crate::bundle::BinaryBundle::parse(&owned)
+                offload_formats::bundle::BinaryBundle::parse(&owned)
                     .map_err(|e| bad(e.to_string()))?
                     .ok_or_else(
                         || bad("a compressed bundle does not hold a binary bundle".into()),

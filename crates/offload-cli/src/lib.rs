@@ -1,19 +1,25 @@
-//! Command-line front ends. Each tool is a `run` function over argument strings and
-//! output streams, so the binaries in `src/bin/` stay a few lines long and the tools
-//! can be tested in-process.
+//! offload-cli: the command-line tools of offload-build. Each tool is a `run` function over
+//! argument strings and output streams, so the binaries in `src/bin/` stay a few lines long
+//! and the tools can be tested in-process. The tools are thin layers over the
+//! `offload-formats` and `offload-build` libraries; what is theirs alone is argument
+//! parsing (LLVM's `cl` conventions in [`cl`], clap for `offload-build`) and output
+//! policy ([`fileio`]: mapped inputs, atomically replaced outputs).
 //!
 //! - [`bundler`]: `offload-bundler` (clang-offload-bundler).
 //! - [`packager`]: `offload-packager` (clang-offload-packager, llvm-offload-binary).
 //! - [`offload_build`]: `offload-build` (inspect, extract, embed; no LLVM counterpart).
 
+#![deny(missing_docs)]
+
 pub mod bundler;
 pub mod cl;
+pub mod fileio;
 pub mod offload_build;
 pub mod packager;
 
 use std::io::{self, Write};
 
-use crate::fileio::error_text;
+use fileio::error_text;
 
 /// An exit status whose message has already been printed.
 pub(crate) struct Exit(pub(crate) i32);

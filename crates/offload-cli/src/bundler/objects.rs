@@ -1,6 +1,6 @@
 //! The bundler's object-file paths: fat objects (`-type=o` with an object host) and
-//! heterogeneous archives (`-type=a -unbundle`), over [`crate::bundle::fatobj`] and
-//! [`crate::bundle::archive`].
+//! heterogeneous archives (`-type=a -unbundle`), over [`offload_formats::bundle::fatobj`] and
+//! [`offload_formats::bundle::archive`].
 //!
 //! Where LLVM runs llvm-objcopy, this tool writes the object itself; with `-###` it prints
 //! the llvm-objcopy command LLVM would run (each argument double-quoted, to stderr; the
@@ -11,10 +11,10 @@
 use std::io::Write;
 
 use super::{Ctx, Exit, Found, Handler, Job};
-use crate::bundle::archive::{self, UnbundleError, UnbundleOptions};
-use crate::bundle::fatobj::{self, FatObject, HOST_PLACEHOLDER};
 use crate::fileio::{Input, OutputFile};
-use crate::id::EntryId;
+use offload_formats::bundle::archive::{self, UnbundleError, UnbundleOptions};
+use offload_formats::bundle::fatobj::{self, FatObject, HOST_PLACEHOLDER};
+use offload_formats::id::EntryId;
 
 /// The handler for `-type=o` when the reference input looks like an object file: fat
 /// object if it parses, otherwise the binary format (as LLVM falls back when its object

@@ -1,13 +1,13 @@
 //! `offload-bundler`: a drop-in replacement for LLVM's `clang-offload-bundler`.
 //!
 //! Accepts the same options and writes the same bytes; see
-//! `offload_build::cli::bundler` for the differences (clear errors where LLVM
+//! `offload_cli::bundler` for the differences (clear errors where LLVM
 //! crashes, atomic outputs).
 
 fn main() {
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let code = offload_build::cli::bundler::main(&args);
+    let code = offload_cli::bundler::main(&args);
     std::process::exit(code);
 }

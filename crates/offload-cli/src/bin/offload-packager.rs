@@ -2,13 +2,13 @@
 //! and `llvm-offload-binary`.
 //!
 //! Accepts the same options and writes the same bytes; see
-//! `offload_build::cli::packager` for the differences (clear errors where LLVM
+//! `offload_cli::packager` for the differences (clear errors where LLVM
 //! crashes or reads out of bounds, atomic outputs).
 
 fn main() {
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let code = offload_build::cli::packager::main(&args);
+    let code = offload_cli::packager::main(&args);
     std::process::exit(code);
 }
