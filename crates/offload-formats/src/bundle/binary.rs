@@ -222,7 +222,7 @@ fn read_u64(
 ///
 /// ```
 /// use std::io::Write;
-/// use offload_build::bundle::BinaryBundleWriter;
+/// use offload_formats::bundle::BinaryBundleWriter;
 /// let mut w = BinaryBundleWriter::new();
 /// w.add("host-x86_64-unknown-linux-gnu-", 8).unwrap();
 /// w.add("hip-amdgcn-amd-amdhsa--gfx90a", 4).unwrap();

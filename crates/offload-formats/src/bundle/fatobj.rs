@@ -190,7 +190,7 @@ impl<'data> FatObject<'data> {
 /// the given order. Pass [`HOST_PLACEHOLDER`] as the host entry's payload, as LLVM does.
 ///
 /// ```
-/// # use offload_build::bundle::fatobj::{FatObject, HOST_PLACEHOLDER, write_fat_object};
+/// # use offload_formats::bundle::fatobj::{FatObject, HOST_PLACEHOLDER, write_fat_object};
 /// # fn demo(host_object: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
 /// let fat = write_fat_object(
 ///     host_object,

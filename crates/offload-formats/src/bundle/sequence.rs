@@ -16,8 +16,8 @@
 //! a code object that happens to contain the magic bytes cannot confuse it.
 //!
 //! ```
-//! use offload_build::bundle::binary::write_bundle;
-//! use offload_build::bundle::sequence::{Sequence, Item};
+//! use offload_formats::bundle::binary::write_bundle;
+//! use offload_formats::bundle::sequence::{Sequence, Item};
 //! let one = write_bundle(&[(b"hipv4-amdgcn-amd-amdhsa--gfx1100", b"\x7fELF-1")], 1)?;
 //! let two = write_bundle(&[(b"hipv4-amdgcn-amd-amdhsa--gfx90a", b"\x7fELF-2")], 1)?;
 //! let mut section = one.clone();

@@ -17,7 +17,7 @@
 //! - [`archive`]: the deterministic GNU archive `--archive` extraction writes.
 //!
 //! ```
-//! use offload_build::package::{Image, ImageKind, LlvmVersion, OffloadBinary, OffloadKind, write_v1};
+//! use offload_formats::package::{Image, ImageKind, LlvmVersion, OffloadBinary, OffloadKind, write_v1};
 //! let image = Image::new(ImageKind::Bitcode, OffloadKind::Hip, LlvmVersion::LLVM19, b"BC\xc0\xde")?
 //!     .string("triple", "amdgcn-amd-amdhsa")
 //!     .string("arch", "gfx90a");
