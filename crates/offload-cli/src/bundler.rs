@@ -29,10 +29,8 @@ use offload_formats::bundle::binary::BinaryBundleWriter;
 use offload_formats::bundle::compressed::{
     self, CompressOptions, CompressedBundle, Decompressed, Limits, Method, Version,
 };
-use offload_formats::bundle::order::StringMapOrder;
+use offload_formats::bundle::targets::{Mode, Targets};
 use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
-use offload_formats::id::EntryId;
-use offload_formats::id::entry::{Rules, find_conflict};
 
 const OPTS: &[Opt] = &[
     Opt::required("type", Kind::Str),
@@ -87,7 +85,6 @@ const SUGGEST: &[&str] = &[
 ];
 
 /// clang-offload-bundler 22's message for a target with fewer than 5 components.
-const FORMAT_ERROR: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
 
 const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
 referring to the same source file but different targets into a single 
@@ -489,61 +486,23 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         }
     }
 
-    // Parse, standardize and check every target.
-    let mut seen = std::collections::HashSet::new();
-    let mut ids = Vec::with_capacity(targets.len());
-    let mut host_count = 0usize;
-    let mut host_index = None;
-    let mut hip_only = true;
-    for (index, target) in targets.iter().enumerate() {
-        if !seen.insert(target.as_str()) {
-            return Err(ctx.error("Duplicate targets are not allowed"));
-        }
-        let id = EntryId::parse(target);
-        if let Some(tid) = id.dropped_processor() {
-            ctx.warning(format_args!(
-                "target '{target}': no clang knows the processor of '{tid}'; it is left out of the bundle ID '{id}' as clang-offload-bundler 22 does"
-            ));
-        }
-        if let Err(e) = id.validate(target) {
-            // Neither LLVM accepts it: report it as the default reference (22) does.
-            if id.rules() == Rules::Llvm19 {
-                return Err(ctx.error(FORMAT_ERROR));
-            }
-            return Err(ctx.error(e));
-        }
-        if id.is_host() {
-            host_count += 1;
-            host_index = Some(index);
-        }
-        if !id.is_hip() {
-            hip_only = false;
-        }
-        ids.push(id);
-    }
-    for (i, a) in ids.iter().enumerate() {
-        if let Some(j) = ids[..i].iter().position(|b| b.as_str() == a.as_str()) {
-            return Err(ctx.error(format_args!(
-                "targets '{}' and '{}' both standardize to the bundle ID '{a}'",
-                targets[j], targets[i]
-            )));
-        }
-    }
-    if let Some((a, b)) = find_conflict(&ids) {
-        return Err(ctx.error(format_args!(
-            "Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"
-        )));
-    }
-    if (unbundle && host_count > 1) || (!unbundle && host_count != 1 && !hip_only) {
-        return Err(ctx.error(format_args!(
-            "expecting exactly one host target but got {host_count}"
-        )));
-    }
+    // Parse, standardize and check every target, as LLVM 22 does.
+    let mode = if unbundle {
+        Mode::Unbundle
+    } else {
+        Mode::Bundle
+    };
+    let checked = Targets::check(targets.iter().cloned(), mode, |target, id| {
+        let tid = id.dropped_processor().unwrap_or_default();
+        ctx.warning(format_args!(
+            "target '{target}': no clang knows the processor of '{tid}'; it is left out of the bundle ID '{id}' as clang-offload-bundler 22 does"
+        ));
+    })
+    .map_err(|e| ctx.error(e))?;
 
     let job = Job {
         file_type,
-        targets: targets.clone(),
-        ids,
+        targets: checked,
         inputs,
         outputs,
         align,
@@ -551,8 +510,6 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
         hip_openmp,
         compression,
         verbose,
-        reference: if hip_only { 0 } else { host_index.unwrap_or(0) },
-        has_host_target: host_index.is_some(),
         print_only: p.flag("###"),
         check_archive,
     };
@@ -568,9 +525,8 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
 
 struct Job {
     file_type: String,
-    /// The `-targets` values as given.
-    targets: Vec<String>,
-    ids: Vec<EntryId>,
+    /// The `-targets`, checked.
+    targets: Targets,
     inputs: Vec<String>,
     outputs: Vec<String>,
     align: u64,
@@ -578,8 +534,6 @@ struct Job {
     hip_openmp: bool,
     compression: Compression,
     verbose: bool,
-    reference: usize,
-    has_host_target: bool,
     /// `-###`: print the llvm-objcopy commands LLVM would run instead of fat-object work.
     print_only: bool,
     /// `-check-input-archive`.
@@ -754,8 +708,8 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let handler = handler_for(
         ctx,
         &job.file_type,
-        &inputs[job.reference].data,
-        &job.inputs[job.reference],
+        &inputs[job.targets.reference_input()].data,
+        &job.inputs[job.targets.reference_input()],
     )?;
     if handler == Handler::Object {
         // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the output).
@@ -774,7 +728,7 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         Handler::Binary => {
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, input) in job.ids.iter().zip(&inputs) {
+            for (id, input) in job.targets.ids().iter().zip(&inputs) {
                 w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
             }
             let layout = w.layout().map_err(|e| ctx.error(e))?;
@@ -790,7 +744,7 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         )),
         Handler::Text(comment) => (|| {
             let f = output.file();
-            for (id, input) in job.ids.iter().zip(&inputs) {
+            for (id, input) in job.targets.ids().iter().zip(&inputs) {
                 text::write_start(f, comment, id.as_str().as_bytes())?;
                 input.copy_range(0, input.len(), f)?;
                 text::write_end(f, comment, id.as_str().as_bytes())?;
@@ -817,7 +771,7 @@ fn bundle_compressed(
         None => {
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, input) in job.ids.iter().zip(inputs) {
+            for (id, input) in job.targets.ids().iter().zip(inputs) {
                 w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
             }
             layout = w.layout().map_err(|e| ctx.error(e))?;
@@ -825,7 +779,8 @@ fn bundle_compressed(
         }
         Some(comment) => {
             markers = job
-                .ids
+                .targets
+                .ids()
                 .iter()
                 .map(|id| {
                     let (mut start, mut end) = (Vec::new(), Vec::new());
@@ -909,47 +864,14 @@ fn unbundle_entries(
     let handler = handler_for(ctx, &job.file_type, data, path)?;
     let entries = read_entries(ctx, handler, data, path)?;
 
-    // The work list, in the order of LLVM's StringMap of standardized targets.
-    let names: Vec<&str> = job.ids.iter().map(EntryId::as_str).collect();
-    let mut worklist: Vec<usize> = StringMapOrder::of(&names);
-    let wanted: Vec<EntryId> = job.ids.iter().map(EntryId::standardized).collect();
-    // (target index, entry index) pairs.
-    let mut matched: Vec<(usize, usize)> = Vec::new();
-    let mut found_host = claim_entries(
-        &entries,
-        &mut worklist,
-        &mut matched,
-        EntryId::parse,
-        &wanted,
-        job.hip_openmp,
-    );
-    // Where 22 loses an entry that 19 finds, find it as 19 does: targets still unmatched
-    // are compared with 19's rules against the entries no target took. (22 standardizes
-    // `hip-spirv-amdhsa---gfx1100` into an ID that its own entry no longer matches.)
-    if !worklist.is_empty() {
-        let wanted19: Vec<EntryId> = job
-            .targets
-            .iter()
-            .map(|t| EntryId::parse_llvm19(EntryId::parse_llvm19(t).as_str()))
-            .collect();
-        found_host |= claim_entries(
-            &entries,
-            &mut worklist,
-            &mut matched,
-            EntryId::parse_llvm19,
-            &wanted19,
-            job.hip_openmp,
-        );
-        // In the order LLVM writes them: the file's.
-        matched.sort_by_key(|&(_, e)| e);
+    let ids: Vec<&[u8]> = entries.iter().map(|e| e.id).collect();
+    let m = job.targets.match_entries(&ids, job.hip_openmp);
+    if !job.allow_missing && !m.missing.is_empty() {
+        return Err(ctx.error(job.targets.missing_message(&m.missing)));
     }
     let matched: Vec<(usize, &Found<'_>)> =
-        matched.into_iter().map(|(t, e)| (t, &entries[e])).collect();
-    if !job.allow_missing && !worklist.is_empty() {
-        let mut missing: Vec<&str> = worklist.iter().map(|&t| job.ids[t].as_str()).collect();
-        missing.sort_unstable();
-        return Err(ctx.error(cant_find_message(&missing)));
-    }
+        m.pairs.iter().map(|&(t, e)| (t, &entries[e])).collect();
+    let (worklist, found_host) = (m.missing, m.found_host);
     let mut outputs = Vec::new();
     let create = |ctx: &mut Ctx<'_>, t: usize| -> Result<OutputFile, Exit> {
         let p = &job.outputs[t];
@@ -959,7 +881,7 @@ fn unbundle_entries(
         // No bundle at all: the input is taken to be the host's file.
         for &t in &worklist {
             let mut o = create(ctx, t)?;
-            if job.ids[t].is_host() {
+            if job.targets.ids()[t].is_host() {
                 let r = input.copy_range(0, input.len(), o.file());
                 r.map_err(|e| ctx.file_error(&job.outputs[t], &e))?;
             }
@@ -976,7 +898,7 @@ fn unbundle_entries(
             o.preallocate(entry.len);
             copies.push((o, entry.offset, entry.len));
         }
-        if !(found_host || !job.has_host_target || job.allow_missing) {
+        if !(found_host || !job.targets.has_host() || job.allow_missing) {
             return Err(ctx.error("Can't find bundle for the host target"));
         }
         if let Err((t, e)) = copy_in_parallel(input, &mut copies) {
@@ -989,38 +911,6 @@ fn unbundle_entries(
         }
     }
     Ok(outputs)
-}
-
-/// LLVM's unbundling match: each entry not yet in `matched`, in file order, goes to the first
-/// target of `worklist` (in its order) that it is compatible with, read with `parse`; that
-/// target leaves the work list. Returns whether a host entry was taken.
-fn claim_entries(
-    entries: &[Found<'_>],
-    worklist: &mut Vec<usize>,
-    matched: &mut Vec<(usize, usize)>,
-    parse: fn(&str) -> EntryId,
-    wanted: &[EntryId],
-    hip_openmp: bool,
-) -> bool {
-    let mut found_host = false;
-    for (i, entry) in entries.iter().enumerate() {
-        if worklist.is_empty() {
-            break;
-        }
-        if matched.iter().any(|&(_, e)| e == i) {
-            continue;
-        }
-        let entry_id = parse(&String::from_utf8_lossy(entry.id));
-        let Some(pos) = worklist
-            .iter()
-            .position(|&t| entry_id.is_compatible(&wanted[t], hip_openmp))
-        else {
-            continue;
-        };
-        matched.push((worklist.remove(pos), i));
-        found_host |= entry_id.is_host();
-    }
-    found_host
 }
 
 /// One output to fill: the file, and the offset and length of its payload in the input.
@@ -1092,39 +982,9 @@ fn copy_in_parallel(
     first.map_or(Ok(()), Err)
 }
 
-/// `Can't find bundles for A`, `… for A and B`, `… for A, B, and C`.
-fn cant_find_message(sorted: &[&str]) -> String {
-    let mut msg = String::from("Can't find bundles for");
-    let last = sorted.len().saturating_sub(1);
-    for (i, name) in sorted.iter().enumerate() {
-        if i != 0 && last > 1 {
-            msg.push(',');
-        }
-        msg.push(' ');
-        if i == last && i != 0 {
-            msg.push_str("and ");
-        }
-        msg.push_str(name);
-    }
-    msg
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn missing_bundle_lists() {
-        assert_eq!(cant_find_message(&["a"]), "Can't find bundles for a");
-        assert_eq!(
-            cant_find_message(&["a", "b"]),
-            "Can't find bundles for a and b"
-        );
-        assert_eq!(
-            cant_find_message(&["a", "b", "c"]),
-            "Can't find bundles for a, b, and c"
-        );
-    }
 
     #[test]
     fn object_sniffing() {

@@ -56,17 +56,17 @@ pub(super) fn bundle_fat_object(
     job: &Job,
     inputs: &[Input],
 ) -> Result<(), Exit> {
-    let Some(host) = job.ids.iter().position(EntryId::is_host) else {
+    let Some(host) = job.targets.ids().iter().position(EntryId::is_host) else {
         // LLVM 19 and 22 crash here (SIGSEGV): the fat object has no host to carry it.
         return Err(ctx.error(format_args!(
             "'{}': a fat object (-type=o with an object file input) needs a host target in -targets",
-            job.inputs[job.reference]
+            job.inputs[job.targets.reference_input()]
         )));
     };
     let out_path = &job.outputs[0];
     let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
     if job.print_only {
-        let ids: Vec<&str> = job.ids.iter().map(EntryId::as_str).collect();
+        let ids: Vec<&str> = job.targets.ids().iter().map(EntryId::as_str).collect();
         let files: Vec<&str> = job.inputs.iter().map(String::as_str).collect();
         let cmd = fatobj::objcopy_add_command(
             &objcopy_path(),
@@ -81,7 +81,8 @@ pub(super) fn bundle_fat_object(
         return output.commit().map_err(|e| ctx.file_error(out_path, &e));
     }
     let entries: Vec<(&str, &[u8])> = job
-        .ids
+        .targets
+        .ids()
         .iter()
         .zip(inputs)
         .enumerate()
@@ -135,7 +136,12 @@ pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit>
     if job.check_archive {
         archive::check_archive(&input.data, path).map_err(|m| ctx.error(m))?;
     }
-    let targets: Vec<EntryId> = job.ids.iter().map(EntryId::standardized).collect();
+    let targets: Vec<EntryId> = job
+        .targets
+        .ids()
+        .iter()
+        .map(EntryId::standardized)
+        .collect();
     let options = UnbundleOptions {
         allow_missing: job.allow_missing,
         hip_openmp: job.hip_openmp,
@@ -143,7 +149,7 @@ pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit>
     let archives = archive::unbundle_archive(&input.data, &targets, options).map_err(|e| match e {
         UnbundleError::NoCompatible { index, .. } => ctx.error(format_args!(
             "no compatible code object found for the target '{}' in heterogeneous archive library: {path}",
-            job.ids[index].as_str()
+            job.targets.ids()[index].as_str()
         )),
         e => ctx.error(e.message(path)),
     })?;

@@ -27,6 +27,7 @@ pub mod compressed;
 pub mod fatobj;
 pub mod order;
 pub mod sequence;
+pub mod targets;
 pub mod text;
 
 mod error;
