@@ -84,7 +84,6 @@ const SUGGEST: &[&str] = &[
     "verify-hash",
 ];
 
-/// clang-offload-bundler 22's message for a target with fewer than 5 components.
 
 const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
 referring to the same source file but different targets into a single 
