@@ -84,7 +84,6 @@ const SUGGEST: &[&str] = &[
     "verify-hash",
 ];
 
-
 const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
 referring to the same source file but different targets into a single 
 one. The resulting file can also be unbundled into different files by 

@@ -33,7 +33,8 @@ use std::fmt;
 use super::order::StringMapOrder;
 use crate::id::entry::{EntryId, IdError, Rules, find_conflict};
 
-/// LLVM's message for a target that neither LLVM version accepts in the syntax of LLVM 19.
+/// clang-offload-bundler 22's message for a target with fewer than 5 components that neither
+/// LLVM version accepts.
 pub const FORMAT_ERROR: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
 
 /// Bundling or unbundling: the host-target rule differs.
