@@ -31,6 +31,7 @@ use offload_formats::bundle::compressed::{
 };
 use offload_formats::bundle::targets::{Mode, Targets};
 use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
+use offload_formats::kind::is_llvm_object_file;
 
 const OPTS: &[Opt] = &[
     Opt::required("type", Kind::Str),
@@ -158,30 +159,6 @@ enum Handler {
     Object,
 }
 
-/// Whether LLVM's `ObjectFile::createObjectFile` would take `data` for an object file.
-fn is_object_file(data: &[u8]) -> bool {
-    const MACHO: [[u8; 4]; 4] = [
-        [0xfe, 0xed, 0xfa, 0xce],
-        [0xfe, 0xed, 0xfa, 0xcf],
-        [0xce, 0xfa, 0xed, 0xfe],
-        [0xcf, 0xfa, 0xed, 0xfe],
-    ];
-    const COFF_MACHINES: [u16; 9] = [
-        0x14c, 0x8664, 0xaa64, 0xa641, 0x1c0, 0x1c4, 0x1c2, 0x200, 0x5064,
-    ];
-    if data.starts_with(b"\x7fELF") || data.starts_with(b"\0asm") {
-        return true;
-    }
-    if data.len() >= 4 && MACHO.iter().any(|m| data[..4] == *m) {
-        return true;
-    }
-    if data.len() >= 20 {
-        let machine = u16::from_le_bytes([data[0], data[1]]);
-        return COFF_MACHINES.contains(&machine);
-    }
-    false
-}
-
 fn handler_for(
     ctx: &mut Ctx<'_>,
     file_type: &str,
@@ -194,7 +171,7 @@ fn handler_for(
     if let Some(comment) = t.text_comment() {
         return Ok(Handler::Text(comment));
     }
-    if t == FileType::O && is_object_file(reference) {
+    if t == FileType::O && is_llvm_object_file(reference) {
         return objects::object_handler(ctx, reference, reference_path);
     }
     Ok(Handler::Binary)
@@ -978,16 +955,4 @@ fn copy_in_parallel(
         }
     }
     first.map_or(Ok(()), Err)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn object_sniffing() {
-        assert!(is_object_file(b"\x7fELF\x02\x01\x01"));
-        assert!(!is_object_file(b""));
-        assert!(!is_object_file(b"HOSTDATA"));
-    }
 }

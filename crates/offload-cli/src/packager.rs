@@ -35,6 +35,7 @@ use std::io::Write;
 use super::cl::{self, Kind, Opt};
 use super::{Ctx, Exit};
 use crate::fileio::{Input, OutputFile, error_text};
+use offload_formats::kind::FileKind;
 use offload_formats::package::archive::write_archive;
 use offload_formats::package::order::dense_map_order;
 use offload_formats::package::write::{Image, write_v1_to};
@@ -221,10 +222,6 @@ fn extension(path: &str) -> Option<&str> {
     name.rfind('.').map(|i| &name[i + 1..])
 }
 
-fn is_bitcode(data: &[u8]) -> bool {
-    data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b")
-}
-
 fn package(
     ctx: &mut Ctx<'_>,
     output: &str,
@@ -240,7 +237,7 @@ fn package(
         for file in files.split(',') {
             let input = Input::open(file).map_err(|e| ctx.error(error_text(&e)))?;
             let data: &[u8] = &input.data;
-            let image_kind = if is_bitcode(data) {
+            let image_kind = if FileKind::sniff(data).is_bitcode() {
                 ImageKind::Bitcode
             } else {
                 extension(file).map_or(ImageKind::None, |e| ImageKind::from_extension(e, llvm))

@@ -27,6 +27,7 @@
 //!   device archives) and LLVM's listing order.
 //! - [`package`]: offload binaries (clang-offload-packager / llvm-offload-binary),
 //!   and finding them in objects and archives.
+//! - [`kind`]: what a file is, by its first bytes ([`kind::FileKind`]), for every reader.
 //! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
 //!   (objects, executables, shared libraries, archives), and extracting entries.
 //!
@@ -46,4 +47,5 @@
 pub mod bundle;
 pub mod id;
 pub mod inspect;
+pub mod kind;
 pub mod package;

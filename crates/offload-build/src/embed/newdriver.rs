@@ -14,6 +14,7 @@ use super::EmbedError;
 use super::device::{DeviceSymbols, DeviceVariable};
 use super::hip::{global, local};
 use super::target::{HostFormat, HostTarget};
+use offload_formats::kind::FileKind;
 use offload_formats::package::raw::SHT_LLVM_OFFLOADING;
 use offload_formats::package::scan::split;
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadBinary, OffloadKind};
@@ -159,7 +160,7 @@ impl<'a> NewDriverObject<'a> {
                     let bin = OffloadBinary::parse(&data)
                         .map_err(|e| EmbedError::DeviceCode(e.to_string()))?;
                     for e in bin.entries() {
-                        let elf = e.image().starts_with(b"\x7fELF");
+                        let elf = FileKind::sniff(e.image()).is_elf();
                         if e.image_kind().raw() == ImageKind::Object.value() && elf {
                             found.merge(DeviceSymbols::from_code_object(e.image())?);
                         }

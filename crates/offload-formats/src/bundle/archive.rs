@@ -105,7 +105,7 @@ pub struct Archive<'data> {
 impl<'data> Archive<'data> {
     /// Whether `data` starts with an archive magic (regular or thin).
     pub fn is_archive(data: &[u8]) -> bool {
-        data.starts_with(AR_MAGIC) || data.starts_with(THIN_MAGIC)
+        crate::kind::FileKind::sniff(data).is_archive()
     }
 
     /// Parses and validates the whole archive.

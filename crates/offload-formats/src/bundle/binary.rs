@@ -59,7 +59,7 @@ pub struct BinaryBundle<'data> {
 impl<'data> BinaryBundle<'data> {
     /// Whether `data` starts with the bundle magic.
     pub fn is_bundle(data: &[u8]) -> bool {
-        data.starts_with(MAGIC)
+        crate::kind::FileKind::sniff(data) == crate::kind::FileKind::Bundle
     }
 
     /// Parses the bundle at the start of `data`.

@@ -26,7 +26,7 @@ const SYMTAB_BLOCK: u64 = 25;
 
 /// Whether `data` is LLVM bitcode (raw or wrapped), as LLVM's `identify_magic` decides.
 pub fn is_bitcode(data: &[u8]) -> bool {
-    data.starts_with(b"BC\xc0\xde") || data.starts_with(&[0xde, 0xc0, 0x17, 0x0b])
+    crate::kind::FileKind::sniff(data).is_bitcode()
 }
 
 /// What the top level of a bitcode file holds, for an archive symbol table.
@@ -125,7 +125,8 @@ pub fn read_symbols(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
 
 /// The bitstream inside an optional bitcode wrapper header.
 fn unwrap(data: &[u8]) -> Result<&[u8], String> {
-    if data.starts_with(&[0xde, 0xc0, 0x17, 0x0b]) {
+    let kind = crate::kind::FileKind::sniff(data);
+    if kind == crate::kind::FileKind::BitcodeWrapper {
         let word = |at: usize| {
             data.get(at..at + 4)
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
@@ -137,7 +138,7 @@ fn unwrap(data: &[u8]) -> Result<&[u8], String> {
             .ok_or_else(|| "bitcode wrapper points past the end of the file".into());
     }
     data.get(4..)
-        .filter(|_| data.starts_with(b"BC\xc0\xde"))
+        .filter(|_| kind == crate::kind::FileKind::Bitcode)
         .ok_or_else(|| "not LLVM bitcode".into())
 }
 

@@ -42,7 +42,7 @@ pub const MAGIC: [u8; 4] = *b"CCOB";
 
 /// Whether `data` starts with the compressed-bundle magic.
 pub fn is_compressed(data: &[u8]) -> bool {
-    data.starts_with(&MAGIC)
+    crate::kind::FileKind::sniff(data) == crate::kind::FileKind::CompressedBundle
 }
 
 /// Whether clang-offload-bundler 22 decompresses `data` before reading it (as an input or an

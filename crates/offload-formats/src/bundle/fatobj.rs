@@ -237,16 +237,11 @@ pub fn remove_bundle_sections(data: &[u8]) -> Result<Vec<u8>, FatObjectError> {
 
 /// The format of `data` by its magic bytes, when it is one this module writes or names.
 pub fn detect(data: &[u8]) -> Option<ObjectFormat> {
-    const MACHO: [[u8; 4]; 4] = [
-        [0xfe, 0xed, 0xfa, 0xce],
-        [0xfe, 0xed, 0xfa, 0xcf],
-        [0xce, 0xfa, 0xed, 0xfe],
-        [0xcf, 0xfa, 0xed, 0xfe],
-    ];
-    if data.starts_with(b"\x7fELF") {
+    let kind = crate::kind::FileKind::sniff(data);
+    if kind.is_elf() {
         return Some(ObjectFormat::Elf);
     }
-    if data.len() >= 4 && MACHO.iter().any(|m| data[..4] == *m) {
+    if kind == crate::kind::FileKind::MachO {
         return Some(ObjectFormat::MachO);
     }
     match object::FileKind::parse(data) {
@@ -445,7 +440,7 @@ mod elf {
 
     impl<'a> Elf<'a> {
         fn parse(data: &'a [u8]) -> Result<Self, FatObjectError> {
-            if data.len() < 0x34 || !data.starts_with(b"\x7fELF") {
+            if data.len() < 0x34 || !crate::kind::FileKind::sniff(data).is_elf() {
                 return Err(malformed("truncated ELF header"));
             }
             let is64 = match data[4] {

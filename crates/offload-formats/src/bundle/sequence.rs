@@ -30,10 +30,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::kind::FileKind;
 use std::fmt;
 
 use super::compressed::{CompressedError, is_compressed};
-use super::{BinaryBundle, CompressedBundle, MAGIC, ReadError};
+use super::{BinaryBundle, CompressedBundle, ReadError};
 
 /// One bundle of a sequence.
 #[derive(Clone, Debug)]
@@ -124,7 +125,10 @@ impl<'data> Sequence<'data> {
 
     /// Whether `data` starts with a binary or compressed bundle magic.
     pub fn starts_with_bundle(data: &[u8]) -> bool {
-        data.starts_with(MAGIC) || is_compressed(data)
+        matches!(
+            FileKind::sniff(data),
+            FileKind::Bundle | FileKind::CompressedBundle
+        )
     }
 }
 
@@ -143,7 +147,7 @@ impl<'data> Iterator for Sequence<'data> {
         let start = self.at + skip;
         let rest = &self.data[start..];
         let offset = start as u64;
-        let parsed = if rest.starts_with(MAGIC) {
+        let parsed = if FileKind::sniff(rest) == FileKind::Bundle {
             match BinaryBundle::parse(rest) {
                 Ok(Some(b)) => Ok((b.end(), Item::Binary(b))),
                 Ok(None) => Err(SequenceError::Garbage { offset }),

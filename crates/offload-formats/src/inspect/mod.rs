@@ -20,17 +20,18 @@
 
 mod extract;
 
+use crate::kind::FileKind;
 use std::borrow::Cow;
 use std::fmt;
 
 use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSection, SectionKind};
 
-use crate::bundle::compressed::{CompressedBundle, is_compressed};
+use crate::bundle::BinaryBundle;
+use crate::bundle::compressed::CompressedBundle;
 use crate::bundle::sequence::{Item, Sequence};
-use crate::bundle::{BinaryBundle, MAGIC};
 use crate::id::EntryId;
-use crate::package::raw::{MAGIC as OFFLOAD_MAGIC, SHT_LLVM_OFFLOADING};
+use crate::package::raw::SHT_LLVM_OFFLOADING;
 use crate::package::scan::split;
 use crate::package::{LlvmVersion, OffloadBinary};
 
@@ -242,21 +243,24 @@ impl<'data> Scanner<'_, 'data> {
             member,
             section: None,
         };
-        if data.starts_with(MAGIC) {
-            self.bundles(data, &place)?;
-            return Ok("bundle");
-        }
-        if is_compressed(data) {
-            self.bundles(data, &place)?;
-            return Ok("compressed-bundle");
-        }
-        if data.starts_with(&OFFLOAD_MAGIC) {
-            self.offload_binaries(data, &place)?;
-            return Ok("offload-binary");
-        }
-        if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
-            self.archive(data, &place, depth)?;
-            return Ok("archive");
+        match FileKind::sniff(data) {
+            FileKind::Bundle => {
+                self.bundles(data, &place)?;
+                return Ok("bundle");
+            }
+            FileKind::CompressedBundle => {
+                self.bundles(data, &place)?;
+                return Ok("compressed-bundle");
+            }
+            FileKind::OffloadBinary => {
+                self.offload_binaries(data, &place)?;
+                return Ok("offload-binary");
+            }
+            FileKind::Archive | FileKind::ThinArchive => {
+                self.archive(data, &place, depth)?;
+                return Ok("archive");
+            }
+            _ => {}
         }
         match object::FileKind::parse(data) {
             Ok(

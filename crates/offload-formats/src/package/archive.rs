@@ -15,6 +15,7 @@
 //! COFF, Mach-O, wasm or XCOFF members with symbols are refused. The bytes are written by
 //! [`crate::bundle::archive::write_gnu_archive_with`], the writer of device archives.
 
+use crate::kind::FileKind;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -77,7 +78,8 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
 /// is not a symbolic file (LLVM writes a symbol table, possibly empty, as soon as
 /// one member is an object or bitcode file).
 pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
-    if data.starts_with(b"\x7fELF") && data.len() >= 18 {
+    let kind = FileKind::sniff(data);
+    if kind.is_elf() && data.len() >= 18 {
         let r = if data[4] == 2 {
             elf_symbols::<elf::FileHeader64<Endianness>>(data)
         } else {
@@ -85,7 +87,7 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
         };
         return r.map(Some).map_err(|e| e.to_string());
     }
-    if bitcode::is_bitcode(data) {
+    if kind.is_bitcode() {
         // Bitcode LLVM cannot read is archived without symbols (LLVM's "best-effort
         // forwards compatibility"); bitcode with a module but no symbol table would need
         // LLVM's IR reader.
@@ -100,15 +102,7 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
             _ => Ok(Some(Vec::new())),
         };
     }
-    const MACHO: [[u8; 4]; 4] = [
-        [0xfe, 0xed, 0xfa, 0xce],
-        [0xfe, 0xed, 0xfa, 0xcf],
-        [0xce, 0xfa, 0xed, 0xfe],
-        [0xcf, 0xfa, 0xed, 0xfe],
-    ];
-    let other_object = super::scan::Container::identify(data) == super::scan::Container::Coff
-        || data.starts_with(b"\0asm")
-        || (data.len() >= 4 && MACHO.iter().any(|m| data[..4] == *m));
+    let other_object = kind.is_coff() || matches!(kind, FileKind::Wasm | FileKind::MachO);
     if other_object {
         return Err("only ELF and bitcode members are supported in archives".into());
     }

@@ -169,7 +169,7 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadEr
     let body_size = h.inflated_size - h.entries_offset;
     let mut body = Vec::with_capacity(body_size.min(payload.len() as u64 * 4) as usize);
     let limit = body_size.saturating_add(1);
-    let result = if payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    let result = if crate::kind::FileKind::sniff(payload) == crate::kind::FileKind::ZstdFrame {
         zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(&mut body))
     } else {
         flate2::read::ZlibDecoder::new(payload)

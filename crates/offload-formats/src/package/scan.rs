@@ -16,6 +16,7 @@
 //! Anything inside a scanned region that is not an offload binary is an error, as
 //! in LLVM.
 
+use crate::kind::FileKind;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -24,7 +25,7 @@ use object::read::elf::{FileHeader, SectionHeader};
 use object::{Endianness, Object, ObjectSection, elf};
 
 use super::error::ReadError;
-use super::raw::{ALIGNMENT, MAGIC, SHT_LLVM_OFFLOADING};
+use super::raw::{ALIGNMENT, SHT_LLVM_OFFLOADING};
 use super::read::{Header, OffloadBinary, decompress};
 
 /// What a file is, as far as finding offload binaries goes (LLVM's `identify_magic`).
@@ -46,50 +47,17 @@ pub enum Container {
 }
 
 impl Container {
-    /// Identifies `data` by its first bytes.
+    /// Identifies `data` by its first bytes ([`FileKind::sniff`], LLVM's `identify_magic`).
     pub fn identify(data: &[u8]) -> Container {
-        if data.starts_with(&MAGIC) {
-            return Container::OffloadBinary;
+        match FileKind::sniff(data) {
+            FileKind::OffloadBinary => Container::OffloadBinary,
+            FileKind::Archive | FileKind::ThinArchive => Container::Archive,
+            FileKind::Bitcode | FileKind::BitcodeWrapper => Container::Bitcode,
+            FileKind::Elf => Container::Elf,
+            FileKind::Coff | FileKind::CoffBigObj => Container::Coff,
+            _ => Container::Other,
         }
-        if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
-            return Container::Archive;
-        }
-        if data.starts_with(b"BC\xc0\xde") || data.starts_with(b"\xde\xc0\x17\x0b") {
-            return Container::Bitcode;
-        }
-        if data.len() >= 18 && data.starts_with(b"\x7fELF") {
-            let (high, low) = if data[5] == 2 { (16, 17) } else { (17, 16) };
-            if data[high] == 0 && matches!(data[low], 1..=3) {
-                return Container::Elf;
-            }
-            return Container::Other;
-        }
-        if data.len() >= 2 {
-            let m = (data[0], data[1]);
-            let coff = matches!(
-                m,
-                (0x4c | 0xc4, 0x01)
-                    | (0x4c | 0xc4 | 0x90 | 0x68, 0x02)
-                    | (0x64, 0x86 | 0xaa)
-                    | (0x41 | 0x4e, 0xa6)
-            );
-            if coff || is_big_obj(data) {
-                return Container::Coff;
-            }
-        }
-        Container::Other
     }
-}
-
-fn is_big_obj(data: &[u8]) -> bool {
-    const CLASS_ID: [u8; 16] = [
-        0xc7, 0xa1, 0xba, 0xd1, 0xee, 0xba, 0xa9, 0x4b, 0xaf, 0x20, 0xfa, 0xf6, 0x6a, 0xa4, 0xdc,
-        0xb8,
-    ];
-    data.len() >= 28
-        && data[..4] == [0, 0, 0xff, 0xff]
-        && u16::from_le_bytes([data[4], data[5]]) >= 2
-        && data[12..28] == CLASS_ID
 }
 
 /// One offload binary found in a file.
@@ -385,7 +353,10 @@ mod tests {
 
     #[test]
     fn identify() {
-        assert_eq!(Container::identify(&MAGIC), Container::OffloadBinary);
+        assert_eq!(
+            Container::identify(&super::super::raw::MAGIC),
+            Container::OffloadBinary
+        );
         assert_eq!(Container::identify(b"!<arch>\n"), Container::Archive);
         assert_eq!(Container::identify(b"BC\xc0\xde...."), Container::Bitcode);
         assert_eq!(Container::identify(b"\x64\x86"), Container::Coff);

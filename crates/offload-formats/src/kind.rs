@@ -1,0 +1,207 @@
+//! What a file is, by its first bytes: the one sniffer every reader and tool asks.
+//!
+//! [`FileKind::sniff`] follows LLVM's `identify_magic` (`llvm/lib/BinaryFormat/Magic.cpp`)
+//! for the kinds LLVM knows, and adds the offload containers (bundles, compressed bundles,
+//! offload binaries) that LLVM recognises in its tools instead. The magic numbers themselves
+//! live beside their formats ([`crate::bundle::MAGIC`], [`crate::bundle::compressed::MAGIC`],
+//! [`crate::package::raw::MAGIC`], [`crate::bundle::archive::AR_MAGIC`]).
+
+use crate::bundle::MAGIC as BUNDLE_MAGIC;
+use crate::bundle::archive::AR_MAGIC;
+use crate::bundle::compressed::MAGIC as CCOB_MAGIC;
+use crate::package::raw::MAGIC as OFFLOAD_MAGIC;
+
+/// The kinds of file the offload tools tell apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A binary bundle (`__CLANG_OFFLOAD_BUNDLE__`).
+    Bundle,
+    /// A compressed bundle (`CCOB`).
+    CompressedBundle,
+    /// An offload binary (`10 FF 10 AD`).
+    OffloadBinary,
+    /// A static archive (`!<arch>\n`).
+    Archive,
+    /// A thin archive (`!<thin>\n`).
+    ThinArchive,
+    /// Raw LLVM bitcode (`BC C0 DE`).
+    Bitcode,
+    /// LLVM bitcode in its wrapper header (`DE C0 17 0B`).
+    BitcodeWrapper,
+    /// An ELF relocatable object, executable or shared object (`identify_magic`'s
+    /// `elf_relocatable`, `elf_executable`, `elf_shared_object`).
+    Elf,
+    /// ELF magic, but too short for a header or of another type (a core file).
+    ElfOther,
+    /// A COFF object of a machine `identify_magic` knows.
+    Coff,
+    /// A big-object COFF file (`/bigobj`).
+    CoffBigObj,
+    /// A Mach-O file, 32 or 64 bit, either byte order.
+    MachO,
+    /// A WebAssembly module (`\0asm`).
+    Wasm,
+    /// A zstd frame (`28 B5 2F FD`), as in a compressed offload binary's payload.
+    ZstdFrame,
+    /// None of these.
+    Unknown,
+}
+
+const MACHO_MAGICS: [[u8; 4]; 4] = [
+    [0xfe, 0xed, 0xfa, 0xce],
+    [0xfe, 0xed, 0xfa, 0xcf],
+    [0xce, 0xfa, 0xed, 0xfe],
+    [0xcf, 0xfa, 0xed, 0xfe],
+];
+
+const BIG_OBJ_CLASS_ID: [u8; 16] = [
+    0xc7, 0xa1, 0xba, 0xd1, 0xee, 0xba, 0xa9, 0x4b, 0xaf, 0x20, 0xfa, 0xf6, 0x6a, 0xa4, 0xdc, 0xb8,
+];
+
+impl FileKind {
+    /// Identifies `data` by its first bytes.
+    pub fn sniff(data: &[u8]) -> FileKind {
+        if data.starts_with(BUNDLE_MAGIC) {
+            return FileKind::Bundle;
+        }
+        if data.starts_with(&CCOB_MAGIC) {
+            return FileKind::CompressedBundle;
+        }
+        if data.starts_with(&OFFLOAD_MAGIC) {
+            return FileKind::OffloadBinary;
+        }
+        if data.starts_with(AR_MAGIC) {
+            return FileKind::Archive;
+        }
+        if data.starts_with(b"!<thin>\n") {
+            return FileKind::ThinArchive;
+        }
+        if data.starts_with(b"BC\xc0\xde") {
+            return FileKind::Bitcode;
+        }
+        if data.starts_with(b"\xde\xc0\x17\x0b") {
+            return FileKind::BitcodeWrapper;
+        }
+        if data.starts_with(b"\x7fELF") {
+            if data.len() >= 18 {
+                // e_type in the file's byte order: ET_REL, ET_EXEC or ET_DYN.
+                let (high, low) = if data[5] == 2 { (16, 17) } else { (17, 16) };
+                if data[high] == 0 && matches!(data[low], 1..=3) {
+                    return FileKind::Elf;
+                }
+            }
+            return FileKind::ElfOther;
+        }
+        if data.len() >= 4 && MACHO_MAGICS.iter().any(|m| data[..4] == *m) {
+            return FileKind::MachO;
+        }
+        if data.starts_with(b"\0asm") {
+            return FileKind::Wasm;
+        }
+        if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            return FileKind::ZstdFrame;
+        }
+        if data.len() >= 28
+            && data[..4] == [0, 0, 0xff, 0xff]
+            && u16::from_le_bytes([data[4], data[5]]) >= 2
+            && data[12..28] == BIG_OBJ_CLASS_ID
+        {
+            return FileKind::CoffBigObj;
+        }
+        if data.len() >= 2 {
+            // identify_magic's COFF machines, by their first two (little-endian) bytes.
+            let coff = matches!(
+                (data[0], data[1]),
+                (0x4c | 0xc4, 0x01)
+                    | (0x4c | 0xc4 | 0x90 | 0x68, 0x02)
+                    | (0x64, 0x86 | 0xaa)
+                    | (0x41 | 0x4e, 0xa6)
+            );
+            if coff {
+                return FileKind::Coff;
+            }
+        }
+        FileKind::Unknown
+    }
+
+    /// Raw or wrapped bitcode.
+    pub fn is_bitcode(self) -> bool {
+        matches!(self, FileKind::Bitcode | FileKind::BitcodeWrapper)
+    }
+
+    /// A regular or thin archive.
+    pub fn is_archive(self) -> bool {
+        matches!(self, FileKind::Archive | FileKind::ThinArchive)
+    }
+
+    /// Anything with the ELF magic.
+    pub fn is_elf(self) -> bool {
+        matches!(self, FileKind::Elf | FileKind::ElfOther)
+    }
+
+    /// COFF, regular or big-object.
+    pub fn is_coff(self) -> bool {
+        matches!(self, FileKind::Coff | FileKind::CoffBigObj)
+    }
+}
+
+/// Whether LLVM's `ObjectFile::createObjectFile` takes `data` as an object file: what
+/// clang-offload-bundler asks of the host input to choose a fat object for `-type=o`. Any
+/// ELF magic, Wasm, Mach-O, or at least a COFF header (20 bytes) of a machine LLVM's COFF
+/// reader knows.
+pub fn is_llvm_object_file(data: &[u8]) -> bool {
+    const COFF_MACHINES: [u16; 9] = [
+        0x14c, 0x8664, 0xaa64, 0xa641, 0x1c0, 0x1c4, 0x1c2, 0x200, 0x5064,
+    ];
+    match FileKind::sniff(data) {
+        FileKind::Elf | FileKind::ElfOther | FileKind::Wasm | FileKind::MachO => true,
+        _ => data.len() >= 20 && COFF_MACHINES.contains(&u16::from_le_bytes([data[0], data[1]])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_magic() {
+        assert_eq!(
+            FileKind::sniff(b"__CLANG_OFFLOAD_BUNDLE__x"),
+            FileKind::Bundle
+        );
+        assert_eq!(FileKind::sniff(b"CCOB\x03\x00"), FileKind::CompressedBundle);
+        assert_eq!(
+            FileKind::sniff(b"\x10\xff\x10\xad"),
+            FileKind::OffloadBinary
+        );
+        assert_eq!(FileKind::sniff(b"!<arch>\n"), FileKind::Archive);
+        assert_eq!(FileKind::sniff(b"!<thin>\n"), FileKind::ThinArchive);
+        assert!(FileKind::sniff(b"BC\xc0\xde").is_bitcode());
+        assert!(FileKind::sniff(b"\xde\xc0\x17\x0b").is_bitcode());
+        assert_eq!(FileKind::sniff(b"\x7fELF"), FileKind::ElfOther);
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.resize(18, 0);
+        elf[16] = 1;
+        assert_eq!(FileKind::sniff(&elf), FileKind::Elf);
+        elf[16] = 4; // ET_CORE
+        assert_eq!(FileKind::sniff(&elf), FileKind::ElfOther);
+        assert_eq!(FileKind::sniff(b"\xcf\xfa\xed\xfe"), FileKind::MachO);
+        assert_eq!(FileKind::sniff(b"\0asm"), FileKind::Wasm);
+        assert_eq!(FileKind::sniff(b"\x64\x86"), FileKind::Coff);
+        assert_eq!(FileKind::sniff(b"\x28\xb5\x2f\xfd"), FileKind::ZstdFrame);
+        assert_eq!(FileKind::sniff(b""), FileKind::Unknown);
+        assert_eq!(FileKind::sniff(b"HOSTDATA"), FileKind::Unknown);
+    }
+
+    #[test]
+    fn llvm_object_files() {
+        assert!(is_llvm_object_file(b"\x7fELF\x02\x01\x01"));
+        assert!(!is_llvm_object_file(b""));
+        assert!(!is_llvm_object_file(b"HOSTDATA"));
+        let mut coff = vec![0x64, 0x86];
+        assert!(!is_llvm_object_file(&coff), "shorter than a COFF header");
+        coff.resize(20, 0);
+        assert!(is_llvm_object_file(&coff));
+    }
+}
