@@ -9,7 +9,8 @@
 #   /usr/lib/llvm-22/bin/{clang-offload-bundler,llvm-offload-binary}
 # and, for the host-object tests, the linkers (GNU ld, ld.lld, lld-link),
 # clang-linker-wrapper 19 and 22 (with lld-22 for its device link) and ROCm's
-# comgr (libamd-comgr-dev, the real consumer of registered bundles).
+# comgr (libamd-comgr-dev, the real consumer of registered bundles), and qemu-user with the
+# AArch64 and ppc64le cross glibc to run the host objects' constructors of those targets.
 # Exit status: 0 all present; 1 an install failed or something is missing;
 # 2 no usable Rust toolchain (it cannot be installed from here).
 set -euo pipefail
@@ -25,6 +26,12 @@ PACKAGES=(
     # The CMake package and examples/cmake-hip (integration/cmake.rs): DEPFILE with
     # Makefiles needs CMake 3.20.
     cmake ninja-build
+    # The hand-assembled HIP constructors run under emulation (integration/hostobj_codegen.rs):
+    # qemu-user, and per guest its glibc and GCC's start files and libgcc, which clang 19
+    # finds by itself (--target=aarch64-linux-gnu / powerpc64le-linux-gnu, -fuse-ld=lld).
+    qemu-user
+    libc6-dev-arm64-cross libgcc-12-dev-arm64-cross
+    libc6-dev-ppc64el-cross libgcc-12-dev-ppc64el-cross
 )
 
 # Files those packages must provide; checked after any install.
@@ -44,6 +51,10 @@ REQUIRED_FILES=(
     /usr/lib/llvm-22/bin/ld.lld
     /usr/bin/gcc
     /usr/bin/ld.bfd
+    /usr/bin/qemu-aarch64
+    /usr/bin/qemu-ppc64le
+    /usr/aarch64-linux-gnu/lib/libc.so.6
+    /usr/powerpc64le-linux-gnu/lib/libc.so.6
 )
 
 # Edition 2024 needs cargo 1.85 or newer.
@@ -56,7 +67,7 @@ die() { printf 'setup: ERROR: %s\n' "$1" >&2; exit "${2:-1}"; }
 check_only=false
 case "${1:-}" in
     --check) check_only=true ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
     "") ;;
     *) die "unknown argument: $1 (use --check or nothing)" ;;
 esac

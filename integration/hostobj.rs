@@ -227,6 +227,8 @@ fn hip_object_links_and_registers_like_clang() {
     assert_eq!(checked, 12);
 }
 
+/// AArch64 and ppc64le objects link into shared libraries that keep the bundle and the
+/// constructor pointer (`hostobj_codegen` runs those constructors under qemu-user).
 #[test]
 fn cross_targets_link() {
     let f = host();

@@ -23,6 +23,11 @@
 //!   ppc64le) and lld-link, and run with a recording HIP runtime shim that looks the code
 //!   objects up through comgr 5.2; the new-driver object through clang-linker-wrapper 19 and 22.
 //!   `hostobj_fixtures` builds the inputs and the shim.
+//! - `hostobj_codegen`: the hand-assembled registration constructor and destructor per host
+//!   ABI: `llvm-objdump -d -r` of each (x86-64 System V and Windows, AArch64, ppc64le) against
+//!   the golden files `integration/golden/ctor-<abi>.txt` (`OFFLOAD_BUILD_UPDATE=1` rewrites
+//!   them), and programs linked by ld.lld (executable, PIE, shared library) with a recording
+//!   runtime stand-in, run natively on x86-64 and under qemu-user on AArch64 and ppc64le.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
@@ -69,6 +74,7 @@ mod cmake;
 mod fatobj_diff;
 mod fuzz_smoke;
 mod hostobj;
+mod hostobj_codegen;
 mod hostobj_fixtures;
 mod inspect_cli;
 mod objects_fixtures;
