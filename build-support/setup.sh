@@ -34,6 +34,10 @@ PACKAGES=(
     libc6-dev-ppc64el-cross libgcc-12-dev-ppc64el-cross
 )
 
+# Recommended packages kept out: qemu-user-binfmt would register the emulators with the
+# kernel's binfmt_misc (the tests call qemu-<arch> explicitly, and a container may refuse it).
+EXCLUDED=(qemu-user-binfmt)
+
 # Files those packages must provide; checked after any install.
 REQUIRED_FILES=(
     /usr/bin/cmake
@@ -96,7 +100,7 @@ else
     log "running apt-get update"
     apt-get "${apt_opts[@]}" update || die "apt-get update failed"
     log "running apt-get install ${missing[*]}"
-    apt-get "${apt_opts[@]}" install "${missing[@]}" ||
+    apt-get "${apt_opts[@]}" install "${missing[@]}" "${EXCLUDED[@]/%/-}" ||
         die "apt-get install ${missing[*]} failed (are they in the apt sources? try: apt-cache policy ${missing[*]})"
     for pkg in "${missing[@]}"; do
         is_installed "$pkg" || die "package $pkg still not installed after apt-get install"
