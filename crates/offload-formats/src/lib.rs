@@ -28,6 +28,8 @@
 //! - [`package`]: offload binaries (clang-offload-packager / llvm-offload-binary),
 //!   and finding them in objects and archives.
 //! - [`kind`]: what a file is, by its first bytes ([`kind::FileKind`]), for every reader.
+//! - [`llvm`]: [`LlvmVersion`](llvm::LlvmVersion), the one notion of "which LLVM" (entry-ID
+//!   rules, arch tables, offload-kind numbering).
 //! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
 //!   (objects, executables, shared libraries, archives), and extracting entries.
 //!
@@ -48,4 +50,5 @@ pub mod bundle;
 pub mod id;
 pub mod inspect;
 pub mod kind;
+pub mod llvm;
 pub mod package;

@@ -22,9 +22,9 @@ use offload_formats::bundle::compressed::{
 use offload_formats::bundle::fatobj::{self, FatObject};
 use offload_formats::bundle::text::{TextBundle, write_bundle as write_text};
 use offload_formats::id::entry::{self, EntryId};
-use offload_formats::id::offload_arch::ArchTable;
 use offload_formats::id::target_id::{self, TargetArch, TargetId};
 use offload_formats::id::triple::Triple;
+use offload_formats::llvm::LlvmVersion;
 use offload_formats::package::{self, FormatVersion, Image, OffloadBinary};
 
 /// Largest decompressed size the targets accept: large enough for every seed, small enough
@@ -165,7 +165,7 @@ pub fn target_id(data: &[u8]) {
         }
         for arch in [TargetArch::Amdgcn, TargetArch::R600, TargetArch::Other] {
             let _ = target_id::parse_for(arch, s);
-            let _ = target_id::parse_for_clang(arch, ArchTable::Clang19, s);
+            let _ = target_id::parse_for_clang(arch, LlvmVersion::LLVM19, s);
         }
         let _ = target_id::amdgpu_processor(s);
         let _ = target_id::r600_canonical_name(s);
@@ -174,7 +174,7 @@ pub fn target_id(data: &[u8]) {
         for b in &parts {
             let _ = target_id::is_compatible(TargetArch::Amdgcn, a, b);
             let _ =
-                target_id::is_compatible_for_clang(TargetArch::Amdgcn, ArchTable::Clang19, a, b);
+                target_id::is_compatible_for_clang(TargetArch::Amdgcn, LlvmVersion::LLVM19, a, b);
         }
     }
     let _ = target_id::find_conflict(&parts);

@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use super::order::StringMapOrder;
-use crate::id::entry::{EntryId, IdError, Rules, find_conflict};
+use crate::id::entry::{EntryId, IdError, find_conflict};
 
 /// clang-offload-bundler 22's message for a target with fewer than 5 components that neither
 /// LLVM version accepts.
@@ -139,7 +139,7 @@ impl Targets {
             }
             if let Err(e) = id.validate(target) {
                 // Neither LLVM accepts it: report it as the default reference (22) does.
-                return Err(if id.rules() == Rules::Llvm19 {
+                return Err(if id.rules().is_llvm19() {
                     TargetError::Format
                 } else {
                     TargetError::Invalid(e)

@@ -27,9 +27,10 @@
 
 use std::fmt;
 
-use super::offload_arch::{self, ArchTable};
+use super::offload_arch;
 use super::target_id::{self, TargetArch};
 use super::triple::{self, CanonicalForm, Triple};
+use crate::llvm::LlvmVersion;
 
 /// An offload kind, the first component of an entry ID.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -98,15 +99,6 @@ impl fmt::Display for OffloadKind {
     }
 }
 
-/// Which rules produced an [`EntryId`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rules {
-    /// LLVM 20+ (5/6 components, normalized triple).
-    Llvm22,
-    /// LLVM 19 (positional triple, rsplit on the processor).
-    Llvm19,
-}
-
 /// A parsed bundle entry ID.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryId {
@@ -114,7 +106,7 @@ pub struct EntryId {
     triple: Triple,
     target_id: String,
     standardized: String,
-    rules: Rules,
+    rules: LlvmVersion,
     dropped_processor: Option<String>,
     unnormalizable: Option<String>,
 }
@@ -203,7 +195,7 @@ impl EntryId {
             standardized: format!("{kind}-{normalized}-{target_id}"),
             triple,
             target_id,
-            rules: Rules::Llvm22,
+            rules: LlvmVersion::LLVM22,
             dropped_processor,
             unnormalizable,
         }
@@ -217,7 +209,7 @@ impl EntryId {
             None => ("", first),
         };
         let is_processor =
-            last.is_empty() || offload_arch::is_offload_arch(last, ArchTable::Clang19);
+            last.is_empty() || offload_arch::is_offload_arch(last, LlvmVersion::LLVM19);
         let (kind_and_triple, target_id) = if is_processor && first.contains('-') {
             let at = s.find(last).unwrap_or(s.len());
             (prefix, &s[at..])
@@ -240,7 +232,7 @@ impl EntryId {
             standardized: format!("{kind}-{triple4}-{target_id}"),
             triple: Triple::new(&triple4),
             target_id: target_id.to_owned(),
-            rules: Rules::Llvm19,
+            rules: LlvmVersion::LLVM19,
             dropped_processor: None,
             unnormalizable: None,
         }
@@ -273,8 +265,9 @@ impl EntryId {
         &self.target_id
     }
 
-    /// Which rules parsed this ID.
-    pub fn rules(&self) -> Rules {
+    /// Whose rules parsed this ID: [`LlvmVersion::LLVM19`] (positional split) or
+    /// [`LlvmVersion::LLVM22`] (standardized, LLVM 20 and later).
+    pub fn rules(&self) -> LlvmVersion {
         self.rules
     }
 
@@ -451,7 +444,7 @@ mod tests {
         );
         assert_eq!(
             EntryId::parse("host-x86_64-unknown-linux").rules(),
-            Rules::Llvm19
+            LlvmVersion::LLVM19
         );
         // A processor in the environment slot is kept, as 19 does.
         assert_eq!(

@@ -13,20 +13,7 @@
 //! for those the clang 19 table follows the clang 19 source and the strings present in
 //! `libclang-cpp.so.19.1` (`gfx9-4-generic` does not occur there at all).
 
-/// Which clang's offload-arch table (and, in [`crate::id::target_id`], which clang's
-/// behaviour) is meant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ArchTable {
-    /// clang 19 (verified with 19.1.7).
-    Clang19,
-    /// clang 22 (verified with 22.1.8).
-    Clang22,
-}
-
-impl ArchTable {
-    /// Both tables, oldest first.
-    pub const ALL: [ArchTable; 2] = [ArchTable::Clang19, ArchTable::Clang22];
-}
+use crate::llvm::LlvmVersion;
 
 /// clang 19's table, in clang's order. The leading `""` is the `UNUSED` entry.
 const CLANG19: &[&str] = &[
@@ -206,10 +193,10 @@ const CLANG22: &[&str] = &[
 ///
 /// The first name is the empty string: clang's table starts with an `UNUSED` entry named `""`,
 /// so `StringToOffloadArch("")` does not return `UNKNOWN`.
-pub fn offload_arch_names(table: ArchTable) -> &'static [&'static str] {
+pub fn offload_arch_names(table: LlvmVersion) -> &'static [&'static str] {
     match table {
-        ArchTable::Clang19 => CLANG19,
-        ArchTable::Clang22 => CLANG22,
+        v if v.is_llvm19() => CLANG19,
+        _ => CLANG22,
     }
 }
 
@@ -224,13 +211,15 @@ pub fn offload_arch_names(table: ArchTable) -> &'static [&'static str] {
 /// this: an entry ID ending in `-` has an empty last component, which counts as recognized
 /// (the "empty `Last`" quirk of spec A.1.1). clang 22's parser first requires the processor to
 /// be non-empty, so callers emulating clang 22 must check that themselves.
-pub fn is_offload_arch(name: &str, table: ArchTable) -> bool {
+pub fn is_offload_arch(name: &str, table: LlvmVersion) -> bool {
     offload_arch_names(table).contains(&name)
 }
 
 /// Whether `name` is in clang 19's or clang 22's offload-arch table.
 pub fn is_known_offload_arch(name: &str) -> bool {
-    ArchTable::ALL.iter().any(|&t| is_offload_arch(name, t))
+    LlvmVersion::REFERENCES
+        .iter()
+        .any(|&t| is_offload_arch(name, t))
 }
 
 #[cfg(test)]
@@ -446,18 +435,18 @@ mod tests {
     #[test]
     fn observed_membership() {
         for &n in BOTH {
-            assert!(is_offload_arch(n, ArchTable::Clang19), "{n:?} in 19");
-            assert!(is_offload_arch(n, ArchTable::Clang22), "{n:?} in 22");
+            assert!(is_offload_arch(n, LlvmVersion::LLVM19), "{n:?} in 19");
+            assert!(is_offload_arch(n, LlvmVersion::LLVM22), "{n:?} in 22");
             assert!(is_known_offload_arch(n));
         }
         for &n in ONLY19 {
-            assert!(is_offload_arch(n, ArchTable::Clang19), "{n:?} in 19");
-            assert!(!is_offload_arch(n, ArchTable::Clang22), "{n:?} not in 22");
+            assert!(is_offload_arch(n, LlvmVersion::LLVM19), "{n:?} in 19");
+            assert!(!is_offload_arch(n, LlvmVersion::LLVM22), "{n:?} not in 22");
             assert!(is_known_offload_arch(n));
         }
         for &n in ONLY22 {
-            assert!(!is_offload_arch(n, ArchTable::Clang19), "{n:?} not in 19");
-            assert!(is_offload_arch(n, ArchTable::Clang22), "{n:?} in 22");
+            assert!(!is_offload_arch(n, LlvmVersion::LLVM19), "{n:?} not in 19");
+            assert!(is_offload_arch(n, LlvmVersion::LLVM22), "{n:?} in 22");
             assert!(is_known_offload_arch(n));
         }
         for &n in NEITHER {
@@ -469,8 +458,8 @@ mod tests {
     fn tables_are_exactly_the_observed_sets() {
         let mut t19: Vec<&str> = BOTH.iter().chain(ONLY19).copied().collect();
         let mut t22: Vec<&str> = BOTH.iter().chain(ONLY22).copied().collect();
-        let mut n19 = offload_arch_names(ArchTable::Clang19).to_vec();
-        let mut n22 = offload_arch_names(ArchTable::Clang22).to_vec();
+        let mut n19 = offload_arch_names(LlvmVersion::LLVM19).to_vec();
+        let mut n22 = offload_arch_names(LlvmVersion::LLVM22).to_vec();
         for v in [&mut t19, &mut t22, &mut n19, &mut n22] {
             v.sort_unstable();
         }
@@ -486,9 +475,9 @@ mod tests {
 
     #[test]
     fn empty_name_is_the_unused_entry() {
-        assert_eq!(offload_arch_names(ArchTable::Clang19)[0], "");
-        assert_eq!(offload_arch_names(ArchTable::Clang22)[0], "");
-        assert!(is_offload_arch("", ArchTable::Clang19));
+        assert_eq!(offload_arch_names(LlvmVersion::LLVM19)[0], "");
+        assert_eq!(offload_arch_names(LlvmVersion::LLVM22)[0], "");
+        assert!(is_offload_arch("", LlvmVersion::LLVM19));
         assert!(is_known_offload_arch(""));
     }
 }

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::id::offload_arch::ArchTable;
+use crate::llvm::LlvmVersion;
 
 /// Which kind of triple a target ID is interpreted against (`llvm::Triple::isAMDGPU`, split
 /// into its AMDGCN and R600 halves).
@@ -322,10 +322,10 @@ pub struct AmdGpuProcessor {
 
 impl AmdGpuProcessor {
     /// Whether that clang's TargetParser knows this processor.
-    pub fn known_by(&self, clang: ArchTable) -> bool {
+    pub fn known_by(&self, clang: LlvmVersion) -> bool {
         match clang {
-            ArchTable::Clang19 => self.clang19,
-            ArchTable::Clang22 => self.clang22,
+            v if v.is_llvm19() => self.clang19,
+            _ => self.clang22,
         }
     }
 
@@ -488,7 +488,7 @@ pub fn amdgpu_processor(name: &str) -> Option<&'static AmdGpuProcessor> {
 
 /// Like [`amdgpu_processor`], but only processors that clang's TargetParser knows (e.g.
 /// `gfx940` for clang 19 only, `gfx950` for clang 22 only).
-pub fn amdgpu_processor_for(name: &str, clang: ArchTable) -> Option<&'static AmdGpuProcessor> {
+pub fn amdgpu_processor_for(name: &str, clang: LlvmVersion) -> Option<&'static AmdGpuProcessor> {
     amdgpu_processor(name).filter(|p| p.known_by(clang))
 }
 
@@ -500,7 +500,7 @@ pub fn r600_canonical_name(name: &str) -> Option<&'static str> {
 /// clang's `getCanonicalProcessorName`: `None` where clang returns the empty string.
 fn canonical_processor(
     arch: TargetArch,
-    clang: Option<ArchTable>,
+    clang: Option<LlvmVersion>,
     processor: &str,
 ) -> Option<&str> {
     match arch {
@@ -516,7 +516,7 @@ fn canonical_processor(
     }
 }
 
-fn parse_checked(arch: TargetArch, clang: Option<ArchTable>, s: &str) -> Option<TargetId> {
+fn parse_checked(arch: TargetArch, clang: Option<LlvmVersion>, s: &str) -> Option<TargetId> {
     let id = TargetId::parse(s).ok()?;
     canonical_processor(arch, clang, id.processor())?;
     let supported: &[&str] = match arch {
@@ -549,13 +549,13 @@ pub fn parse_for(arch: TargetArch, s: &str) -> Option<TargetId> {
 }
 
 /// Like [`parse_for`], but with the AMDGCN processors known to one clang only.
-pub fn parse_for_clang(arch: TargetArch, clang: ArchTable, s: &str) -> Option<TargetId> {
+pub fn parse_for_clang(arch: TargetArch, clang: LlvmVersion, s: &str) -> Option<TargetId> {
     parse_checked(arch, Some(clang), s)
 }
 
 fn compatible(
     arch: TargetArch,
-    clang: Option<ArchTable>,
+    clang: Option<LlvmVersion>,
     code_object: &str,
     requested: &str,
 ) -> bool {
@@ -597,7 +597,7 @@ pub fn is_compatible(arch: TargetArch, code_object: &str, requested: &str) -> bo
 /// Like [`is_compatible`], with the AMDGCN processors known to one clang only.
 pub fn is_compatible_for_clang(
     arch: TargetArch,
-    clang: ArchTable,
+    clang: LlvmVersion,
     code_object: &str,
     requested: &str,
 ) -> bool {
@@ -611,7 +611,7 @@ pub fn is_compatible_for_clang(
 /// Returns the conflicting pair `(first seen, later)` as given, for the message
 /// `Cannot bundle inputs with conflicting targets: '<group>-<first>' and '<group>-<later>'`.
 pub fn find_conflict<'a>(target_ids: &[&'a str]) -> Option<(&'a str, &'a str)> {
-    find_conflict_for_clang(ArchTable::Clang22, target_ids)
+    find_conflict_for_clang(LlvmVersion::LLVM22, target_ids)
 }
 
 /// The bundling-time conflict check of the given clang within ONE group of targets.
@@ -638,7 +638,7 @@ pub fn find_conflict<'a>(target_ids: &[&'a str]) -> Option<(&'a str, &'a str)> {
 /// conflicts in both versions, and `{gfx906:sramecc-, gfx906:xnack+:sramecc}` conflicts only
 /// in clang 22. Never panics.
 pub fn find_conflict_for_clang<'a>(
-    clang: ArchTable,
+    clang: LlvmVersion,
     target_ids: &[&'a str],
 ) -> Option<(&'a str, &'a str)> {
     struct Seen<'a> {
@@ -665,7 +665,7 @@ pub fn find_conflict_for_clang<'a>(
             }
             None => {
                 seen.insert(slot, Seen { id, features });
-                if clang == ArchTable::Clang19 {
+                if clang.is_llvm19() {
                     slot = Some(id);
                 }
             }
@@ -884,8 +884,8 @@ mod tests {
     fn parse_for_amdgcn_matches_clang() {
         for &(p, m19, x19, s19, m22, x22, s22) in OBSERVED_MCPU {
             for (clang, m, x, s) in [
-                (ArchTable::Clang19, m19, x19, s19),
-                (ArchTable::Clang22, m22, x22, s22),
+                (LlvmVersion::LLVM19, m19, x19, s19),
+                (LlvmVersion::LLVM22, m22, x22, s22),
             ] {
                 let ok = |id: String| parse_for_clang(TargetArch::Amdgcn, clang, &id).is_some();
                 assert_eq!(ok(p.to_string()), m, "{clang:?} {p}");
@@ -965,10 +965,10 @@ mod tests {
         );
         assert_eq!(amdgpu_processor("gfx900").unwrap().features(), ["xnack"]);
         assert!(amdgpu_processor("gfx1030").unwrap().features().is_empty());
-        assert!(amdgpu_processor_for("gfx940", ArchTable::Clang19).is_some());
-        assert!(amdgpu_processor_for("gfx940", ArchTable::Clang22).is_none());
-        assert!(amdgpu_processor_for("gfx950", ArchTable::Clang19).is_none());
-        assert!(amdgpu_processor_for("gfx950", ArchTable::Clang22).is_some());
+        assert!(amdgpu_processor_for("gfx940", LlvmVersion::LLVM19).is_some());
+        assert!(amdgpu_processor_for("gfx940", LlvmVersion::LLVM22).is_none());
+        assert!(amdgpu_processor_for("gfx950", LlvmVersion::LLVM19).is_none());
+        assert!(amdgpu_processor_for("gfx950", LlvmVersion::LLVM22).is_some());
         for name in ["generic", "generic-hsa", "amdgcnspirv", "GFX906", "r600"] {
             assert!(amdgpu_processor(name).is_none(), "{name}");
         }
@@ -1117,7 +1117,7 @@ mod tests {
                 }
                 let want = compatible.contains(&(e, r));
                 assert_eq!(is_compatible(arch, e, r), want, "{arch:?} {e} -> {r}");
-                for clang in ArchTable::ALL {
+                for clang in LlvmVersion::REFERENCES {
                     assert_eq!(
                         is_compatible_for_clang(arch, clang, e, r),
                         want,
@@ -1412,12 +1412,12 @@ mod tests {
     fn observed_conflicts() {
         for &(ids, c19, c22) in OBSERVED_CONFLICTS {
             assert_eq!(
-                find_conflict_for_clang(ArchTable::Clang19, ids),
+                find_conflict_for_clang(LlvmVersion::LLVM19, ids),
                 c19,
                 "19 {ids:?}"
             );
             assert_eq!(
-                find_conflict_for_clang(ArchTable::Clang22, ids),
+                find_conflict_for_clang(LlvmVersion::LLVM22, ids),
                 c22,
                 "22 {ids:?}"
             );

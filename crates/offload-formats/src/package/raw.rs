@@ -38,52 +38,7 @@ pub const NEWEST_VERSION: u32 = 3;
 /// `SHT_LLVM_OFFLOADING`, the ELF section type that marks embedded offload binaries.
 pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;
 
-/// An LLVM major release, for the parts of the format whose meaning changed.
-///
-/// The offload-kind values changed in LLVM 21 (HIP 3 → 4, SYCL added as 8): a
-/// writer must know which LLVM will read its output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LlvmVersion(u32);
-
-impl LlvmVersion {
-    /// LLVM 19, the oldest release this crate is tested against.
-    pub const LLVM19: LlvmVersion = LlvmVersion(19);
-    /// LLVM 20, the last release that numbers HIP as 3.
-    pub const LLVM20: LlvmVersion = LlvmVersion(20);
-    /// LLVM 21, the first release that numbers HIP as 4 and SYCL as 8.
-    pub const LLVM21: LlvmVersion = LlvmVersion(21);
-    /// LLVM 22, the newest release (the default everywhere in this crate).
-    pub const LLVM22: LlvmVersion = LlvmVersion(22);
-    /// The newest LLVM release.
-    pub const NEWEST_RELEASE: LlvmVersion = LlvmVersion::LLVM22;
-
-    /// The release with this major version number.
-    pub const fn new(major: u32) -> LlvmVersion {
-        LlvmVersion(major)
-    }
-
-    /// The major version number.
-    pub const fn major(self) -> u32 {
-        self.0
-    }
-
-    /// Whether offload kinds are bit flags (HIP = 4, SYCL = 8), as from LLVM 21 on.
-    pub const fn has_flag_offload_kinds(self) -> bool {
-        self.0 >= 21
-    }
-}
-
-impl Default for LlvmVersion {
-    fn default() -> Self {
-        LlvmVersion::NEWEST_RELEASE
-    }
-}
-
-impl fmt::Display for LlvmVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "LLVM {}", self.0)
-    }
-}
+pub use crate::llvm::LlvmVersion;
 
 /// The kind of an image (`ImageKind` in LLVM). Values are the same in every release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
