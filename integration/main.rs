@@ -36,6 +36,8 @@
 //! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
 //!   (program output, header tracking per arch from a counting launcher, configure-time errors,
 //!   the no-GPU fallback) and `offload-build compile` on its own.
+//! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
+//!   from `cargo tree` over the lock file.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
@@ -71,6 +73,7 @@ mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
 mod cmake;
+mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
 mod hostobj;
