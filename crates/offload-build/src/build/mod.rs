@@ -126,7 +126,6 @@ pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use error::Error;
 
 use offload_formats::bundle::compressed::{self, CompressOptions, Version};
-use offload_formats::id::EntryId;
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
 use cache::{Hasher, Record};
@@ -1471,24 +1470,14 @@ fn pack(
     };
     match container {
         Container::Bundle => {
-            let mut ids: Vec<(String, &[u8])> = vec![(
-                EntryId::parse("host-x86_64-unknown-linux")
-                    .as_str()
-                    .to_string(),
-                &[][..],
-            )];
-            let mut device: Vec<(String, &[u8])> = Vec::new();
-            for (a, pieces) in per_arch {
-                let id = EntryId::parse(&format!("hipv4-amdgcn-amd-amdhsa--{a}"));
-                for p in pieces {
-                    device.push((id.as_str().to_string(), &p.data));
-                }
-            }
-            device.sort_by(|x, y| x.0.cmp(&y.0));
-            ids.extend(device);
-            let refs: Vec<(&[u8], &[u8])> = ids.iter().map(|(i, d)| (i.as_bytes(), *d)).collect();
-            let bundle = offload_formats::bundle::binary::write_bundle(&refs, 4096)
-                .map_err(|e| Error::Pack(e.to_string()))?;
+            let arch_ids: Vec<(String, &[u8])> = per_arch
+                .iter()
+                .flat_map(|(a, pieces)| pieces.iter().map(move |p| (a.to_string(), &p.data[..])))
+                .collect();
+            let bundle = offload_formats::bundle::hipfb::write(
+                arch_ids.iter().map(|(a, d)| (a.as_str(), *d)),
+            )
+            .map_err(|e| Error::Pack(e.to_string()))?;
             match compress {
                 None => Ok((bundle, false)),
                 Some(mut o) => {
