@@ -294,6 +294,10 @@ function(_offload_add_fatbin_command target)
   message(STATUS "offload_add_fatbin(${target}): ${_archs} with ${_compiler}")
   string(REPLACE ";" "," _arch_list "${_archs}")
 
+  # The `offload-build compile` arguments. To add a builder option: 1) a field and a setter in
+  # Build, 2) its decision in the build's Plan (crates/offload-build/src/build/plan.rs), 3) the
+  # CLI flag and its mapping (`builder` in crates/offload-cli/src/offload_build.rs), 4) its
+  # argument here (and the offload_add_fatbin keyword and target property above).
   set(_args compile --language "${_lang}" --archs "${_arch_list}" --compiler "${_compiler}"
     --name "${target}")
   foreach(_s IN LISTS _SOURCES)

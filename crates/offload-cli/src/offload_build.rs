@@ -593,7 +593,15 @@ fn build_error(e: offload_build::build::Error) -> Failure {
     )
 }
 
-fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+/// The one mapping from `compile`'s options to the builder: every option becomes the
+/// [`Build`](offload_build::build::Build) setter of the same meaning, and the build's own plan
+/// (shared with `build.rs` builds and `--resolve`) decides everything from there.
+///
+/// To add a builder option: 1) a field and a setter in `Build`, 2) its decision in the build's
+/// `Plan` (crates/offload-build/src/build/plan.rs), 3) the flag in [`CompileArgs`] and its
+/// mapping here, 4) the CMake argument (`_offload_add_fatbin_command` in
+/// build-support/cmake/OffloadBuild.cmake).
+fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     use offload_build::build::{Build, Container, Embed, Language};
     let mut b = Build::new();
     b.cargo_metadata(false);
@@ -632,12 +640,11 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
             LanguageArg::Cuda => Language::Cuda,
         });
     }
-    let container = a.container.map(|c| match c {
-        ContainerArg::Bundle => Container::Bundle,
-        ContainerArg::OffloadBinary => Container::OffloadBinary,
-    });
-    if let Some(c) = container {
-        b.container(c);
+    if let Some(c) = a.container {
+        b.container(match c {
+            ContainerArg::Bundle => Container::Bundle,
+            ContainerArg::OffloadBinary => Container::OffloadBinary,
+        });
     }
     if a.compress {
         b.compress(true);
@@ -655,6 +662,27 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
             .map_err(|e| format!("cannot create a jobserver: {}", error_text(&e)))?;
         b.jobserver(client);
     }
+    match (&a.out_dir, &a.output) {
+        (Some(d), _) => {
+            b.out_dir(d);
+        }
+        // Intermediates next to the output (a resolve writes none).
+        (None, Some(output)) if !a.resolve => {
+            b.out_dir(format!("{output}.offload-build"));
+        }
+        _ => {}
+    }
+    // `object`: the host object that holds the container the plan chooses.
+    let embed = match a.embed {
+        EmbedArg::Fatbin => Embed::FatbinOnly,
+        EmbedArg::Object => b.object_embed(),
+    };
+    b.embed(embed);
+    Ok(b)
+}
+
+fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+    let b = builder(a)?;
     let warn = |err: &mut dyn Write, warnings: &[String]| {
         for w in warnings {
             let w = w.strip_prefix("offload-build: ").unwrap_or(w);
@@ -663,9 +691,6 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     };
 
     if a.resolve {
-        if let Some(d) = &a.out_dir {
-            b.out_dir(d);
-        }
         let r = b.try_resolve_archs().map_err(build_error)?;
         warn(err, &r.warnings);
         writeln!(
@@ -680,38 +705,15 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
 
     let output = a.output.as_deref().unwrap_or_default();
     let name = a.name.clone().unwrap_or_else(|| name_from_output(output));
-    let out_dir = a
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| format!("{output}.offload-build"));
-    b.out_dir(&out_dir);
     let object_out = output.ends_with(".o") || output.ends_with(".obj");
-    let embed = match a.embed {
-        EmbedArg::Fatbin => Embed::FatbinOnly,
-        EmbedArg::Object => match container {
-            Some(Container::OffloadBinary) => Embed::NewDriverObject,
-            Some(Container::Bundle) => Embed::HipObject,
-            // CUDA sources default to offload binaries: the new-driver object holds them.
-            _ if a.language.is_some_and(|l| matches!(l, LanguageArg::Cuda))
-                || (a.language.is_none() && a.sources.iter().all(|s| s.ends_with(".cu"))) =>
-            {
-                Embed::NewDriverObject
-            }
-            _ => Embed::HipObject,
-        },
-    };
-    b.embed(embed);
     let c = b.try_compile(&name).map_err(build_error)?;
     warn(err, &c.warnings);
 
-    let bytes = match (embed, object_out) {
-        (Embed::FatbinOnly, _) => read(&c.fatbin.to_string_lossy())?.data.to_vec(),
-        (_, false) => {
-            let lib = c.library.as_ref().ok_or("no library was written")?;
-            read(&lib.to_string_lossy())?.data.to_vec()
-        }
-        (_, true) => {
-            let lib = c.library.as_ref().ok_or("no library was written")?;
+    // The object modes write a library; `--embed fatbin` only the container.
+    let bytes = match (&c.library, object_out) {
+        (None, _) => read(&c.fatbin.to_string_lossy())?.data.to_vec(),
+        (Some(lib), false) => read(&lib.to_string_lossy())?.data.to_vec(),
+        (Some(lib), true) => {
             let input = read(&lib.to_string_lossy())?;
             let ar = offload_formats::bundle::archive::Archive::parse(&input.data[..])
                 .map_err(|e| e.to_string())?;

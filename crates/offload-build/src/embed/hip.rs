@@ -12,8 +12,9 @@ use super::EmbedError;
 use super::codegen::{self, PPC64_LOCAL_ENTRY, Refs};
 use super::device::{DeviceSymbols, DeviceVariable};
 use super::target::{HostArch, HostFormat, HostTarget};
-use offload_formats::bundle::binary::write_bundle;
+use offload_formats::bundle::WriteError;
 use offload_formats::bundle::compressed::{CompressOptions, Version, compress};
+use offload_formats::bundle::hipfb;
 use offload_formats::bundle::sequence::{Item, Sequence};
 use offload_formats::id::target_id::TargetId;
 
@@ -24,7 +25,7 @@ pub const HIP_FATBIN_SECTION: &str = ".hip_fatbin";
 /// Section of the wrapper.
 pub const HIP_WRAPPER_SECTION: &str = ".hipFatBinSegment";
 /// The host entry clang 19 writes into every HIP fat binary, whatever the host.
-pub const HOST_ENTRY_ID: &str = "host-x86_64-unknown-linux--";
+pub const HOST_ENTRY_ID: &str = hipfb::HOST_ENTRY_ID;
 
 /// Builds a host object that carries a HIP fat binary and registers it at start-up, as a
 /// clang-compiled (non-RDC) HIP translation unit does.
@@ -196,25 +197,13 @@ impl<'a> HipObject<'a> {
                 "no bundle and no code objects were given".into(),
             ));
         }
-        let mut devices: Vec<(String, &[u8])> = self
-            .code_objects
-            .iter()
-            .map(|(t, d)| (format!("hipv4-amdgcn-amd-amdhsa--{t}"), &d[..]))
-            .collect();
-        // clang's driver orders the offload architectures by name.
-        devices.sort_by(|a, b| a.0.cmp(&b.0));
-        for w in devices.windows(2) {
-            if w[0].0 == w[1].0 {
-                return Err(EmbedError::DeviceCode(format!(
-                    "two code objects for {}",
-                    w[0].0
-                )));
-            }
-        }
-        let mut entries: Vec<(&[u8], &[u8])> = vec![(HOST_ENTRY_ID.as_bytes(), &[])];
-        entries.extend(devices.iter().map(|(id, d)| (id.as_bytes(), *d)));
-        let bundle = write_bundle(&entries, 4096)
-            .map_err(|e| EmbedError::DeviceCode(format!("cannot write the bundle: {e}")))?;
+        let bundle = hipfb::write(self.code_objects.iter().map(|(t, d)| (t.as_str(), &d[..])))
+            .map_err(|e| match e {
+                WriteError::DuplicateId(id) => {
+                    EmbedError::DeviceCode(format!("two code objects for {id}"))
+                }
+                e => EmbedError::DeviceCode(format!("cannot write the bundle: {e}")),
+            })?;
         match &self.compress {
             None => Ok(Cow::Owned(bundle)),
             Some(o) => compress(&bundle, o)
@@ -556,6 +545,7 @@ fn defined(
 mod tests {
     use object::read::elf::{ElfFile64, Sym};
     use object::{LittleEndian, Object, ObjectSection, ObjectSymbol};
+    use offload_formats::bundle::binary::write_bundle;
 
     use super::*;
 

@@ -11,6 +11,7 @@
 //! - [`fatobj`]: fat objects, host object files with one `__CLANG_OFFLOAD_BUNDLE__<ID>`
 //!   section per entry (`o` with an object host input).
 //! - [`archive`]: heterogeneous device archives (`a`, unbundling only).
+//! - [`hipfb`]: the HIP fat binary clang's driver writes (a binary bundle of a fixed shape).
 //!
 //! [`compressed`] wraps a binary or text bundle in a zstd or zlib `CCOB` container;
 //! [`sequence`] walks binary and compressed bundles placed one after another (a linked
@@ -25,6 +26,7 @@ pub mod binary;
 pub mod bitcode;
 pub mod compressed;
 pub mod fatobj;
+pub mod hipfb;
 pub mod order;
 pub mod sequence;
 pub mod targets;

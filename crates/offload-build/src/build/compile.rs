@@ -1,0 +1,483 @@
+//! The jobs stage: one compile per (source, architecture) of the [`Plan`], in parallel
+//! ([`super::jobs`]: Cargo's jobserver, `OFFLOAD_BUILD_MAX_JOBS`), each skipped when its cache
+//! record ([`super::cache`]) says its inputs are unchanged; then one device link per
+//! architecture compiled from several sources (`-fgpu-rdc`).
+//!
+//! Reads only the plan; the result is the images per architecture, for [`super::pack`].
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use xxhash_rust::xxh3::Xxh3;
+
+use offload_formats::package::ImageKind;
+
+use super::Language;
+use super::arch::Arch;
+use super::cache::{self, Hasher, Record};
+use super::env::Env;
+use super::error::Error;
+use super::jobs;
+use super::pack::Piece;
+use super::plan::Plan;
+use super::tool::Toolchain;
+
+/// What the jobs produced.
+#[derive(Debug, Default)]
+pub(crate) struct Built {
+    /// The images of each architecture (code objects; PTX and cubins for CUDA).
+    pub per_arch: BTreeMap<Arch, Vec<Piece>>,
+    /// Jobs (compiles and device links) that ran.
+    pub jobs_run: usize,
+    /// Jobs whose cached result was used.
+    pub jobs_cached: usize,
+}
+
+/// Runs the plan's compiles and device links; tells Cargo about every header read.
+pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
+    let mut built = Built::default();
+    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
+        // Nothing to compile (only images).
+        return Ok(built);
+    };
+    let d = env.directives();
+    let lang = plan.lang;
+    let mut sources_per_arch: BTreeMap<&Arch, usize> = BTreeMap::new();
+    for (_, archs) in &plan.compiles {
+        for a in archs {
+            *sources_per_arch.entry(a).or_default() += 1;
+        }
+    }
+    let hasher = Hasher::default();
+    let ctx = JobCtx {
+        tc,
+        lang,
+        cache_dir: &plan.cache_dir,
+        launcher: &settings.launcher,
+        hasher: &hasher,
+        env_overrides: &settings.env_overrides,
+        includes: settings.includes.clone(),
+        defines: &settings.defines,
+        flags: settings.flags.clone(),
+        no_depfile: Default::default(),
+    };
+    let client = settings.client.as_ref();
+    let mut specs = Vec::new();
+    for (src, archs) in &plan.compiles {
+        for a in archs {
+            let rdc = lang == Language::Hip && sources_per_arch[a] > 1;
+            specs.push(ctx.spec(src, a, rdc));
+        }
+    }
+    let job_list: Vec<jobs::Job<'_, JobOut>> = specs
+        .into_iter()
+        .map(|spec| {
+            let ctx = &ctx;
+            Box::new(move || ctx.run(spec)) as jobs::Job<'_, JobOut>
+        })
+        .collect();
+    let outs = jobs::run(job_list, client, settings.max_jobs)?;
+    if ctx.no_depfile.load(std::sync::atomic::Ordering::Relaxed) {
+        d.warn(&format!(
+            "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
+            tc.clang.display()
+        ));
+    }
+    let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
+    for o in &outs {
+        if o.ran {
+            built.jobs_run += 1;
+        } else {
+            built.jobs_cached += 1;
+        }
+        for dep in o.deps.iter().skip(1) {
+            d.push(format!("rerun-if-changed={}", dep.display()));
+        }
+        if o.rdc {
+            to_link
+                .entry(o.arch.clone())
+                .or_default()
+                .push(o.outputs[0].clone());
+        } else {
+            for (kind, path) in &o.outputs_kinds() {
+                built
+                    .per_arch
+                    .entry(o.arch.clone())
+                    .or_default()
+                    .push(Piece {
+                        kind: *kind,
+                        data: std::fs::read(path).map_err(|e| Error::io("reading", path, e))?,
+                    });
+            }
+        }
+    }
+    // Device links, one per architecture compiled from several sources.
+    let link_jobs: Vec<jobs::Job<'_, (Arch, PathBuf, bool)>> = to_link
+        .into_iter()
+        .map(|(a, objs)| {
+            let ctx = &ctx;
+            Box::new(move || ctx.link(a, objs)) as jobs::Job<'_, (Arch, PathBuf, bool)>
+        })
+        .collect();
+    for (a, co, ran) in jobs::run(link_jobs, client, settings.max_jobs)? {
+        if ran {
+            built.jobs_run += 1;
+        } else {
+            built.jobs_cached += 1;
+        }
+        built.per_arch.entry(a).or_default().push(Piece {
+            kind: ImageKind::Object,
+            data: std::fs::read(&co).map_err(|e| Error::io("reading", &co, e))?,
+        });
+    }
+    Ok(built)
+}
+
+/// Everything the jobs share.
+struct JobCtx<'a> {
+    tc: &'a Toolchain,
+    lang: Language,
+    cache_dir: &'a Path,
+    launcher: &'a [OsString],
+    hasher: &'a Hasher,
+    env_overrides: &'a BTreeMap<OsString, Option<OsString>>,
+    includes: Vec<PathBuf>,
+    defines: &'a [(String, Option<String>)],
+    flags: Vec<String>,
+    no_depfile: std::sync::atomic::AtomicBool,
+}
+
+/// One (source, arch) compile, planned.
+struct Spec {
+    source: PathBuf,
+    arch: Arch,
+    rdc: bool,
+    /// A command that writes only the depfile, for compilers that ignore `-MD` in the compile.
+    deps_only: Vec<OsString>,
+    /// The commands (program first); output paths already filled in.
+    steps: Vec<Vec<OsString>>,
+    /// Outputs: the object (HIP), or PTX then cubin (CUDA).
+    outputs: Vec<PathBuf>,
+    depfile: PathBuf,
+    record: PathBuf,
+}
+
+/// A finished job.
+struct JobOut {
+    arch: Arch,
+    rdc: bool,
+    lang: Language,
+    outputs: Vec<PathBuf>,
+    deps: Vec<PathBuf>,
+    ran: bool,
+}
+
+impl JobOut {
+    fn outputs_kinds(&self) -> Vec<(ImageKind, &PathBuf)> {
+        match self.lang {
+            Language::Hip => vec![(ImageKind::Object, &self.outputs[0])],
+            Language::Cuda => {
+                let mut v = vec![(ImageKind::Ptx, &self.outputs[0])];
+                if let Some(c) = self.outputs.get(1) {
+                    v.push((ImageKind::Cubin, c));
+                }
+                v
+            }
+        }
+    }
+}
+
+fn quote(arg: &OsStr) -> String {
+    let s = arg.to_string_lossy();
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=+./:,@%".contains(&b))
+    {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn command_line(argv: &[OsString]) -> String {
+    argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+}
+
+impl JobCtx<'_> {
+    fn spec(&self, source: &Path, arch: &Arch, rdc: bool) -> Spec {
+        const OUT: &str = "<out>";
+        const DEP: &str = "<depfile>";
+        let mut args: Vec<OsString> = Vec::new();
+        let s = |v: &str| OsString::from(v);
+        match self.lang {
+            Language::Hip => {
+                args.extend(["-x", "hip"].map(s));
+                args.push(s(&format!("--offload-arch={arch}")));
+                args.extend(["--cuda-device-only", "--no-gpu-bundle-output"].map(s));
+                if rdc {
+                    args.push(s("-fgpu-rdc"));
+                }
+                match &self.tc.rocm {
+                    Some(r) => args.push(s(&format!("--rocm-path={}", r.display()))),
+                    None => args.extend(["-nogpulib", "-nogpuinc"].map(s)),
+                }
+                args.push(s("-c"));
+            }
+            Language::Cuda => {
+                args.extend(["-x", "cuda"].map(s));
+                args.push(s(&format!("--offload-arch={}", arch.offload_arch())));
+                args.push(s("--cuda-device-only"));
+                match &self.tc.cuda {
+                    Some(c) => args.push(s(&format!("--cuda-path={}", c.display()))),
+                    None => args.extend(["-nocudainc", "-nocudalib"].map(s)),
+                }
+                args.push(s("-S"));
+            }
+        }
+        args.push(s("-O3"));
+        for i in &self.includes {
+            args.push(s(&format!("-I{}", i.display())));
+        }
+        for (n, v) in self.defines {
+            args.push(s(&match v {
+                Some(v) => format!("-D{n}={v}"),
+                None => format!("-D{n}"),
+            }));
+        }
+        args.extend(self.flags.iter().map(|f| s(f)));
+        args.push(source.as_os_str().to_os_string());
+        args.extend([s("-o"), s(OUT), s("-MD"), s("-MF"), s(DEP)]);
+
+        // The job key: compiler identity, launcher, arguments (with placeholders for paths).
+        let mut h = Xxh3::new();
+        h.update(b"offload-build job 1\0");
+        h.update(&self.tc.identity.to_le_bytes());
+        for a in self.launcher.iter().chain(&args) {
+            h.update(a.as_encoded_bytes());
+            h.update(b"\0");
+        }
+        let key = h.digest128();
+        let stem = source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let base = self
+            .cache_dir
+            .join(format!("{stem}-{}-{:016x}", arch.file_tag(), key as u64));
+        let ext = match (self.lang, rdc) {
+            (Language::Hip, false) => "o",
+            (Language::Hip, true) => "bc",
+            (Language::Cuda, _) => "ptx",
+        };
+        let first_out = base.with_extension(ext);
+        let depfile = base.with_extension("d");
+        for a in args.iter_mut() {
+            if a == OUT {
+                *a = first_out.clone().into_os_string();
+            } else if a == DEP {
+                *a = depfile.clone().into_os_string();
+            }
+        }
+        // clang 22 writes no depfile for device-only compiles: then the dependencies come from
+        // a host-side preprocessing of the same source with the same flags.
+        let mut deps_only: Vec<OsString> = vec![self.tc.clang.clone().into_os_string()];
+        let mut skip = 0;
+        for a in &args {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            match a.to_str() {
+                Some("--cuda-device-only") => deps_only.push(s("--cuda-host-only")),
+                Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
+                Some("-o" | "-MF") => skip = 1,
+                _ => deps_only.push(a.clone()),
+            }
+        }
+        deps_only.extend([s("-M"), s("-MF"), depfile.clone().into_os_string()]);
+        let mut step1: Vec<OsString> = self.launcher.to_vec();
+        step1.push(self.tc.clang.clone().into_os_string());
+        step1.extend(args);
+        let mut steps = vec![step1];
+        let mut outputs = vec![first_out.clone()];
+        if rdc {
+            // Code generation of the bitcode, still in this (parallel) job.
+            let obj = base.with_extension("o");
+            let mut step = vec![
+                self.tc.clang.clone().into_os_string(),
+                s("--target=amdgcn-amd-amdhsa"),
+                s(&format!("-mcpu={arch}")),
+            ];
+            if self.tc.rocm.is_none() {
+                step.push(s("-nogpulib"));
+            }
+            step.extend([
+                s("-O3"),
+                s("-c"),
+                first_out.into_os_string(),
+                s("-o"),
+                obj.clone().into_os_string(),
+            ]);
+            steps.push(step);
+            outputs = vec![obj];
+        }
+        if self.lang == Language::Cuda && !arch.is_virtual() {
+            if let Some(ptxas) = &self.tc.ptxas {
+                let cubin = base.with_extension("cubin");
+                steps.push(vec![
+                    ptxas.clone().into_os_string(),
+                    s(&format!("-arch={}", arch.offload_arch())),
+                    s("-O3"),
+                    outputs[0].clone().into_os_string(),
+                    s("-o"),
+                    cubin.clone().into_os_string(),
+                ]);
+                outputs.push(cubin);
+            }
+        }
+        Spec {
+            source: source.to_path_buf(),
+            arch: arch.clone(),
+            rdc,
+            deps_only,
+            steps,
+            outputs,
+            depfile,
+            record: base.with_extension("rec"),
+        }
+    }
+
+    fn exec(&self, argv: &[OsString], arch: &Arch, source: Option<&Path>) -> Result<(), Error> {
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
+        for (k, v) in self.env_overrides {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.output().map_err(|error| Error::Spawn {
+            command: command_line(argv),
+            error,
+        })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(Error::CompileFailed {
+            arch: arch.to_string(),
+            source: source.map(Path::to_path_buf),
+            command: command_line(argv),
+            status: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    fn run(&self, spec: Spec) -> Result<JobOut, Error> {
+        let done = |deps: Vec<PathBuf>, ran: bool, spec: Spec| JobOut {
+            arch: spec.arch,
+            rdc: spec.rdc,
+            lang: self.lang,
+            outputs: spec.outputs,
+            deps,
+            ran,
+        };
+        if let Some(rec) = Record::load(&spec.record) {
+            if spec.outputs.iter().all(|o| o.is_file()) && rec.is_fresh(self.hasher) {
+                let deps = rec.deps.into_iter().map(|(p, _)| p).collect();
+                return Ok(done(deps, false, spec));
+            }
+        }
+        let _ = std::fs::remove_file(&spec.record);
+        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
+        // leaves no depfile: then only the source is tracked, and Cargo is told so.
+        let _ = std::fs::remove_file(&spec.depfile);
+        for step in &spec.steps {
+            self.exec(step, &spec.arch, Some(&spec.source))?;
+        }
+        if !spec.depfile.is_file() {
+            let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source));
+        }
+        let text = match std::fs::read_to_string(&spec.depfile) {
+            Ok(t) => t,
+            Err(_) => {
+                self.no_depfile
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                String::new()
+            }
+        };
+        let mut deps = vec![spec.source.clone()];
+        for dep in cache::parse_depfile(&text) {
+            let dep = if dep.is_absolute() {
+                dep
+            } else {
+                // The compiler ran in this process's working directory.
+                std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep)
+            };
+            if !deps.contains(&dep) {
+                deps.push(dep);
+            }
+        }
+        let mut rec = Record { deps: Vec::new() };
+        for dep in &deps {
+            if let Some(h) = self.hasher.file(dep) {
+                rec.deps.push((dep.clone(), h));
+            }
+        }
+        rec.store(&spec.record)?;
+        Ok(done(deps, true, spec))
+    }
+
+    /// Device link of one architecture's relocatable objects into a code object.
+    fn link(&self, arch: Arch, objs: Vec<PathBuf>) -> Result<(Arch, PathBuf, bool), Error> {
+        let mut h = Xxh3::new();
+        h.update(b"offload-build link 1\0");
+        h.update(&self.tc.identity.to_le_bytes());
+        h.update(arch.as_str().as_bytes());
+        for o in &objs {
+            self.hasher.forget(o);
+            let content = self
+                .hasher
+                .file(o)
+                .ok_or_else(|| Error::io("reading", o, std::io::ErrorKind::NotFound.into()))?;
+            h.update(&content.to_le_bytes());
+        }
+        let co = self.cache_dir.join(format!(
+            "linked-{}-{:016x}.co",
+            arch.file_tag(),
+            h.digest128() as u64
+        ));
+        if co.is_file() {
+            return Ok((arch, co, false));
+        }
+        let tmp = co.with_extension("co.tmp");
+        let mut argv: Vec<OsString> = vec![
+            self.tc.clang.clone().into_os_string(),
+            OsString::from("--target=amdgcn-amd-amdhsa"),
+            OsString::from(format!("-mcpu={arch}")),
+        ];
+        argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
+        argv.extend([OsString::from("-o"), tmp.clone().into_os_string()]);
+        self.exec(&argv, &arch, None)?;
+        std::fs::rename(&tmp, &co).map_err(|e| Error::io("renaming", &tmp, e))?;
+        Ok((arch, co, true))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        let argv: Vec<OsString> = ["clang", "-DX=a b", "--offload-arch=gfx90a:xnack+"]
+            .map(OsString::from)
+            .to_vec();
+        assert_eq!(
+            command_line(&argv),
+            "clang '-DX=a b' --offload-arch=gfx90a:xnack+"
+        );
+    }
+}

@@ -1,0 +1,669 @@
+//! The plan: everything a build decides before any compile runs.
+//!
+//! A build runs in four stages: **plan** (this module) → **jobs** ([`super::compile`]: the
+//! per-(source, architecture) compiles and device links, with the cache) → **pack**
+//! ([`super::pack`]: the container bytes) → **emit** ([`super::emit`]: the files in the output
+//! directory and the Cargo directives). [`Plan::new`] is the one place that reads the
+//! [`Build`]'s settings and the environment and turns them into decisions: the toolchain, the
+//! language, the architectures (globally and per source), the sources, the compiler flags, the
+//! container and embedding, and the output names. The later stages read only the [`Plan`].
+//! [`Build::try_compile`], [`Build::try_resolve_archs`] and the `offload-build compile`
+//! command (through those two) all plan with [`Plan::new`], so they agree on every decision.
+//!
+//! To add a builder option: 1) a field and a setter in [`Build`], 2) the decision in [`Plan`]
+//! (read from the `Build` in [`Plan::new`]; the later stages see only the plan), 3) the CLI
+//! flag and its mapping in one place (`builder` in `crates/offload-cli/src/offload_build.rs`),
+//! 4) the CMake argument (`_offload_add_fatbin_command` in
+//! `build-support/cmake/OffloadBuild.cmake`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use offload_formats::bundle::compressed::CompressOptions;
+use offload_formats::package::ImageKind;
+
+use super::arch::{self, Arch};
+use super::env::{Directives, Env};
+use super::error::Error;
+use super::jobs;
+use super::tool::{self, Toolchain};
+use super::{Build, Container, Embed, Language};
+
+/// What the plan is for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Purpose<'a> {
+    /// A full build of the library `name` ([`Build::try_compile`]).
+    Compile(&'a str),
+    /// Only the toolchain and the global architectures ([`Build::try_resolve_archs`]): no
+    /// output directory is needed, sources need not exist, nothing is checked that only a
+    /// build needs.
+    Resolve,
+}
+
+/// Where the outputs go (compile plans only).
+#[derive(Clone, Debug)]
+pub(crate) struct Outputs {
+    /// The library name (`lib<name>.a`, `<name>.rs`).
+    pub name: String,
+    /// The output directory (created).
+    pub out_dir: PathBuf,
+    /// The container file: `<name>.hipfb` or `<name>.offloadbin`.
+    pub fatbin: PathBuf,
+    /// The generated `<name>.rs`.
+    pub generated: PathBuf,
+}
+
+/// The settings shared by every compile job (only when there are sources).
+#[derive(Clone, Debug)]
+pub(crate) struct JobSettings {
+    /// A compiler launcher (`sccache`), program first; empty for none.
+    pub launcher: Vec<OsString>,
+    /// At most this many jobs at once (besides the jobserver).
+    pub max_jobs: usize,
+    /// The jobserver the jobs take tokens from; `None`: one job at a time.
+    pub client: Option<jobserver::Client>,
+    /// Include directories, absolute.
+    pub includes: Vec<PathBuf>,
+    /// Macros.
+    pub defines: Vec<(String, Option<String>)>,
+    /// The builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
+    pub flags: Vec<String>,
+    /// Environment variables set or hidden for the compiler processes ([`Build::env`]).
+    pub env_overrides: BTreeMap<OsString, Option<OsString>>,
+}
+
+/// A code object built elsewhere ([`Build::image`]).
+#[derive(Clone, Debug)]
+pub(crate) struct PlannedImage {
+    /// Its architecture.
+    pub arch: Arch,
+    /// The path as given (for `rerun-if-changed`).
+    pub given: PathBuf,
+    /// The path to read (absolute).
+    pub path: PathBuf,
+    /// What it holds.
+    pub kind: ImageKind,
+}
+
+/// Everything decided before any compile (see the [module docs](self)).
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// Output names and directory; `None` for [`Purpose::Resolve`].
+    pub outputs: Option<Outputs>,
+    /// The directory relative paths are taken from (`CARGO_MANIFEST_DIR`, else the current
+    /// directory).
+    pub cwd: PathBuf,
+    /// Where compiled objects and cache records are kept.
+    pub cache_dir: PathBuf,
+    /// The source language.
+    pub lang: Language,
+    /// The container.
+    pub container: Container,
+    /// Bundle compression, if any.
+    pub compress: Option<CompressOptions>,
+    /// Whether the compressed-bundle format version follows the compiler's LLVM version.
+    pub compress_auto_version: bool,
+    /// How the container reaches the program.
+    pub embed: Embed,
+    /// The compiler and the installs around it; `None` when nothing is compiled.
+    pub toolchain: Option<Toolchain>,
+    /// The global architecture list (before [`Build::file_archs`] overrides).
+    pub archs: Vec<Arch>,
+    /// Where [`Plan::archs`] came from (`Build::archs`, `OFFLOAD_ARCH`, `native`, …; or
+    /// `Build::image` when nothing is compiled).
+    pub arch_origin: String,
+    /// Each source (absolute) with the architectures it is compiled for.
+    pub compiles: Vec<(PathBuf, Vec<Arch>)>,
+    /// The shared job settings; `None` when there is nothing to compile.
+    pub jobs: Option<JobSettings>,
+    /// Code objects built elsewhere.
+    pub images: Vec<PlannedImage>,
+}
+
+impl Plan {
+    /// Reads `build` and the environment and decides everything (see the [module
+    /// docs](self)). Reports directives (`rerun-if-changed`, warnings) through `env`.
+    pub(crate) fn new(build: &Build, env: &Env<'_>, purpose: Purpose<'_>) -> Result<Plan, Error> {
+        let compile = matches!(purpose, Purpose::Compile(_));
+        if let Purpose::Compile(name) = purpose {
+            check_name(name)?;
+        }
+        let out_dir = match &build.out_dir {
+            Some(d) => Some(d.clone()),
+            None => env.get_os("OUT_DIR").map(PathBuf::from),
+        };
+        if compile {
+            let dir = out_dir.as_ref().ok_or_else(|| {
+                Error::Config("OUT_DIR is not set: run from build.rs or call Build::out_dir".into())
+            })?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
+        }
+        let cwd = cwd(env);
+        let cache_dir = env
+            .get_os("OFFLOAD_BUILD_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| out_dir.as_ref().map(|d| d.join("offload-build-cache")))
+            .unwrap_or_else(|| std::env::temp_dir().join("offload-build-cache"));
+        let d = env.directives();
+
+        // Sources.
+        let sources = sources(build, &cwd, d)?;
+        if compile {
+            if sources.is_empty() && build.images.is_empty() {
+                return Err(Error::Config(
+                    "nothing to build: add sources with Build::file/files/glob or images with Build::image"
+                        .into(),
+                ));
+            }
+            for s in &sources {
+                if !absolute(&cwd, s).is_file() {
+                    return Err(Error::io(
+                        "reading source",
+                        s,
+                        std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+                    ));
+                }
+                d.push(format!("rerun-if-changed={}", s.display()));
+            }
+        }
+
+        // Language, container, embedding, output names.
+        let lang = language(build.language, &sources);
+        let container = default_container(build, lang);
+        if compile {
+            if lang == Language::Cuda && container == Container::Bundle {
+                return Err(Error::Config(
+                    "CUDA device code is packed as offload binaries: use Container::OffloadBinary"
+                        .into(),
+                ));
+            }
+            if build.compress.is_some() && container != Container::Bundle {
+                return Err(Error::Config(
+                    "compression applies to bundles (Container::Bundle) only".into(),
+                ));
+            }
+        }
+        let outputs = match (purpose, out_dir) {
+            (Purpose::Compile(name), Some(out_dir)) => Some(outputs(name, out_dir, container)),
+            _ => None,
+        };
+
+        let mut plan = Plan {
+            outputs,
+            cwd,
+            cache_dir,
+            lang,
+            container,
+            compress: build.compress,
+            compress_auto_version: build.compress_auto_version,
+            embed: build.embed,
+            toolchain: None,
+            archs: Vec::new(),
+            arch_origin: String::from("Build::image"),
+            compiles: Vec::new(),
+            jobs: None,
+            images: Vec::new(),
+        };
+
+        // Toolchain and architectures (only when there is something to compile, or to
+        // resolve).
+        if !compile || !sources.is_empty() {
+            std::fs::create_dir_all(&plan.cache_dir)
+                .map_err(|e| Error::io("creating", &plan.cache_dir, e))?;
+            let tc = tool::discover(
+                env,
+                lang,
+                build.compiler.as_deref(),
+                &plan.cache_dir,
+                &plan.cwd,
+            )?;
+            let crate_var = env
+                .get("CARGO_PKG_NAME")
+                .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
+            let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
+            if compile {
+                plan.compiles =
+                    per_source_archs(build, env, lang, &tc, &plan.cwd, &sources, &global, &origin)?;
+                plan.jobs = Some(job_settings(build, env, lang, &plan.cwd));
+            } else {
+                for a in &global {
+                    check_supported(a, &tc, lang, &origin)?;
+                }
+            }
+            plan.archs = global;
+            plan.arch_origin = origin;
+            plan.toolchain = Some(tc);
+        }
+
+        if compile {
+            plan.images = images(build, &plan)?;
+        }
+        Ok(plan)
+    }
+
+    /// The outputs of a compile plan.
+    pub(crate) fn outputs(&self) -> &Outputs {
+        self.outputs
+            .as_ref()
+            .expect("only compile plans reach the emit stage, and they have outputs")
+    }
+}
+
+/// The container as a plan decides it, without checking anything or reporting directives
+/// (for [`Build::object_embed`]).
+pub(crate) fn container(build: &Build, env: &Env<'_>) -> Container {
+    let cwd = cwd(env);
+    let sources = sources(build, &cwd, env.directives()).unwrap_or_else(|_| build.files.clone());
+    default_container(build, language(build.language, &sources))
+}
+
+/// The directory relative paths are taken from: `CARGO_MANIFEST_DIR`, else the current one.
+fn cwd(env: &Env<'_>) -> PathBuf {
+    env.get_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The container set, else the language's: a bundle for HIP, offload binaries for CUDA.
+fn default_container(build: &Build, lang: Language) -> Container {
+    build.container.unwrap_or(match lang {
+        Language::Hip => Container::Bundle,
+        Language::Cuda => Container::OffloadBinary,
+    })
+}
+
+/// The language: the one set, else CUDA when every source ends in `.cu`, HIP otherwise.
+pub(crate) fn language(set: Option<Language>, sources: &[PathBuf]) -> Language {
+    set.unwrap_or_else(|| {
+        if !sources.is_empty()
+            && sources
+                .iter()
+                .all(|s| s.extension().is_some_and(|e| e == "cu"))
+        {
+            Language::Cuda
+        } else {
+            Language::Hip
+        }
+    })
+}
+
+fn check_name(name: &str) -> Result<(), Error> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(Error::Config(format!(
+            "library name `{name}` must be non-empty ASCII letters, digits, `_` or `-`"
+        )));
+    }
+    Ok(())
+}
+
+fn outputs(name: &str, out_dir: PathBuf, container: Container) -> Outputs {
+    let ext = match container {
+        Container::Bundle => "hipfb",
+        Container::OffloadBinary => "offloadbin",
+    };
+    Outputs {
+        name: name.to_string(),
+        fatbin: out_dir.join(format!("{name}.{ext}")),
+        generated: out_dir.join(format!("{name}.rs")),
+        out_dir,
+    }
+}
+
+/// `p` relative to `cwd` when it is relative.
+pub(crate) fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
+
+/// The files and the expanded globs, as given (relative paths stay relative to `cwd`), without
+/// duplicates (first occurrence kept).
+fn sources(build: &Build, cwd: &Path, d: &Directives) -> Result<Vec<PathBuf>, Error> {
+    let mut sources: Vec<PathBuf> = build.files.clone();
+    for pattern in &build.globs {
+        let full = if Path::new(pattern).is_absolute() {
+            pattern.clone()
+        } else {
+            format!("{}/{pattern}", cwd.display())
+        };
+        let paths = glob::glob(&full)
+            .map_err(|e| Error::Config(format!("bad glob pattern `{pattern}`: {e}")))?;
+        let mut found: Vec<PathBuf> = paths.filter_map(Result::ok).collect();
+        found.sort();
+        if found.is_empty() {
+            d.warn(&format!("offload-build: glob `{pattern}` matches no file"));
+        }
+        sources.extend(found);
+        let literal: PathBuf = Path::new(&full)
+            .components()
+            .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[']))
+            .collect();
+        d.push(format!("rerun-if-changed={}", literal.display()));
+    }
+    let mut seen = BTreeSet::new();
+    sources.retain(|s| seen.insert(absolute(cwd, s)));
+    Ok(sources)
+}
+
+/// Each source with its architectures: a matching [`Build::file_archs`] override, else the
+/// global list; every one checked against the compiler.
+#[allow(clippy::too_many_arguments)]
+fn per_source_archs(
+    build: &Build,
+    env: &Env<'_>,
+    lang: Language,
+    tc: &Toolchain,
+    cwd: &Path,
+    sources: &[PathBuf],
+    global: &[Arch],
+    origin: &str,
+) -> Result<Vec<(PathBuf, Vec<Arch>)>, Error> {
+    let mut out = Vec::new();
+    for s in sources {
+        let rel = s.strip_prefix(cwd).unwrap_or(s);
+        let over = build.file_archs.iter().find(|(pat, _)| {
+            Path::new(pat) == rel || glob::Pattern::new(pat).is_ok_and(|p| p.matches_path(rel))
+        });
+        let archs = match over {
+            Some((pat, list)) => {
+                let origin = format!("Build::file_archs(\"{pat}\")");
+                let (a, _) = expand(env, lang, tc, list, &origin)?;
+                a
+            }
+            None => global.to_vec(),
+        };
+        for a in &archs {
+            check_supported(a, tc, lang, origin)?;
+        }
+        out.push((absolute(cwd, s), archs));
+    }
+    Ok(out)
+}
+
+/// Launcher, parallelism and compiler arguments shared by the jobs.
+fn job_settings(build: &Build, env: &Env<'_>, lang: Language, cwd: &Path) -> JobSettings {
+    let d = env.directives();
+    let launcher = launcher(env);
+    let max_jobs = match env.get("OFFLOAD_BUILD_MAX_JOBS") {
+        None => usize::MAX,
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                d.warn(&format!(
+                    "offload-build: OFFLOAD_BUILD_MAX_JOBS=`{v}` is not a positive number; ignored"
+                ));
+                usize::MAX
+            }
+        },
+    };
+    let client = build
+        .jobserver
+        .clone()
+        .or_else(jobs::inherited)
+        .or_else(|| {
+            let n = env
+                .get("NUM_JOBS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+            jobs::local(n)
+        });
+    let extra_flags: Vec<String> = env
+        .get(match lang {
+            Language::Hip => "HIPFLAGS",
+            Language::Cuda => "CUDAFLAGS",
+        })
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    JobSettings {
+        launcher,
+        max_jobs,
+        client,
+        includes: build.includes.iter().map(|i| absolute(cwd, i)).collect(),
+        defines: build.defines.clone(),
+        flags: build.flags.iter().chain(&extra_flags).cloned().collect(),
+        env_overrides: build.env.clone(),
+    }
+}
+
+/// The images with their architectures and kinds. A bundle holds one code object per
+/// architecture: an image for an architecture that sources are compiled for, or two images
+/// for one architecture, are an error.
+fn images(build: &Build, plan: &Plan) -> Result<Vec<PlannedImage>, Error> {
+    let mut taken: BTreeSet<Arch> = plan
+        .compiles
+        .iter()
+        .flat_map(|(_, archs)| archs.iter().cloned())
+        .collect();
+    let mut out = Vec::new();
+    for (arch, given) in &build.images {
+        let origin = format!("Build::image(\"{arch}\", …)");
+        let a = Arch::new(arch).map_err(|reason| Error::InvalidArch {
+            arch: arch.clone(),
+            origin: origin.clone(),
+            reason,
+        })?;
+        let path = absolute(&plan.cwd, given);
+        let kind = match path.extension().and_then(OsStr::to_str) {
+            Some("ptx") | Some("s") if a.is_nvidia() => ImageKind::Ptx,
+            Some("cubin") => ImageKind::Cubin,
+            _ => ImageKind::Object,
+        };
+        if plan.container == Container::Bundle && !taken.insert(a.clone()) {
+            return Err(Error::Config(format!(
+                "architecture {a} has both compiled sources and an image (or two images); \
+                 a bundle holds one code object per architecture"
+            )));
+        }
+        out.push(PlannedImage {
+            arch: a,
+            given: given.clone(),
+            path,
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+/// Expands one list (from `origin`) into architectures, resolving `native` and `default`.
+fn expand(
+    env: &Env<'_>,
+    lang: Language,
+    tc: &Toolchain,
+    list: &str,
+    origin: &str,
+) -> Result<(Vec<Arch>, bool), Error> {
+    let items = arch::parse_list(list).map_err(|(arch, reason)| Error::InvalidArch {
+        arch,
+        origin: origin.to_string(),
+        reason,
+    })?;
+    let mut out: Vec<Arch> = Vec::new();
+    for item in items {
+        match item {
+            arch::Item::Arch(a) => out.push(a),
+            arch::Item::Default => out.extend(arch::default_set(lang, &tc.supported)),
+            arch::Item::Native => {
+                let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
+                if found.is_empty() {
+                    let def = arch::default_set(lang, &tc.supported);
+                    env.directives().warn(&format!(
+                        "offload-build: `native` (from {origin}) found no GPU on this machine; \
+                         using the default set: {}",
+                        join(&def)
+                    ));
+                    out.extend(def);
+                } else {
+                    env.directives().warn(&format!(
+                        "offload-build: `native` (from {origin}) is {} (found with {how})",
+                        join(&found)
+                    ));
+                    out.extend(found);
+                }
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|a| seen.insert(a.clone()));
+    let nonempty = !out.is_empty();
+    Ok((out, nonempty))
+}
+
+/// The global architecture list and where it came from.
+fn resolve_archs(
+    build: &Build,
+    env: &Env<'_>,
+    lang: Language,
+    tc: &Toolchain,
+    crate_var: Option<&str>,
+) -> Result<(Vec<Arch>, String), Error> {
+    if !build.archs.is_empty() {
+        let (a, ok) = expand(env, lang, tc, &build.archs.join(";"), "Build::archs")?;
+        if ok {
+            return Ok((a, "Build::archs".into()));
+        }
+    }
+    let mut vars: Vec<&str> = crate_var.into_iter().collect();
+    vars.push("OFFLOAD_ARCH");
+    match lang {
+        Language::Hip => vars.extend([
+            "AMDGPU_TARGETS",
+            "GPU_TARGETS",
+            "PYTORCH_ROCM_ARCH",
+            "HIP_ARCHITECTURES",
+        ]),
+        Language::Cuda => vars.extend(["CUDAARCHS", "CUDA_COMPUTE_CAP"]),
+    }
+    for var in vars {
+        if let Some(v) = env.get(var) {
+            let (a, ok) = expand(env, lang, tc, &v, var)?;
+            if ok {
+                return Ok((a, var.to_string()));
+            }
+        }
+    }
+    let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
+    let hint = format!(
+        "set {} or OFFLOAD_ARCH (e.g. \"{}\") to choose",
+        crate_var.unwrap_or("<CRATE>_OFFLOAD_ARCH"),
+        match lang {
+            Language::Hip => "gfx90a;gfx1100",
+            Language::Cuda => "sm_80;sm_90",
+        }
+    );
+    if !found.is_empty() {
+        env.directives().warn(&format!(
+            "offload-build: no offload architecture set; compiling for this machine's GPUs: {} \
+             (found with {how}); {hint}",
+            join(&found)
+        ));
+        return Ok((found, "native".into()));
+    }
+    let def = arch::default_set(lang, &tc.supported);
+    env.directives().warn(&format!(
+        "offload-build: no offload architecture set and no GPU found; using the default set: {}; {hint}",
+        join(&def)
+    ));
+    Ok((def, "default".into()))
+}
+
+fn join(archs: &[Arch]) -> String {
+    archs
+        .iter()
+        .map(Arch::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn check_supported(a: &Arch, tc: &Toolchain, lang: Language, origin: &str) -> Result<(), Error> {
+    let wrong_vendor = match lang {
+        Language::Hip => a.is_nvidia(),
+        Language::Cuda => !a.is_nvidia(),
+    };
+    let processor = a.offload_arch();
+    let processor = processor.split(':').next().unwrap_or_default();
+    if wrong_vendor || (!tc.supported.is_empty() && !tc.supported.iter().any(|s| s == processor)) {
+        return Err(Error::ArchUnsupported {
+            arch: a.to_string(),
+            compiler: tc.clang.clone(),
+            origin: origin.to_string(),
+            supported: tc.supported.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The launcher: `OFFLOAD_BUILD_LAUNCHER`, else a caching `RUSTC_WRAPPER`.
+fn launcher(env: &Env<'_>) -> Vec<OsString> {
+    if let Some(v) = env.get("OFFLOAD_BUILD_LAUNCHER") {
+        return v.split_whitespace().map(OsString::from).collect();
+    }
+    if let Some(w) = env.get_os("RUSTC_WRAPPER") {
+        let stem = Path::new(&w)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if matches!(stem.as_str(), "sccache" | "cachepot" | "buildcache") {
+            return vec![w];
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_and_container_defaults() {
+        let cu = [PathBuf::from("a.cu"), PathBuf::from("b.cu")];
+        let mixed = [PathBuf::from("a.cu"), PathBuf::from("b.hip")];
+        assert_eq!(language(None, &cu), Language::Cuda);
+        assert_eq!(language(None, &mixed), Language::Hip);
+        assert_eq!(language(None, &[]), Language::Hip);
+        assert_eq!(language(Some(Language::Hip), &cu), Language::Hip);
+
+        let mut b = Build::new();
+        assert_eq!(b.object_embed(), Embed::HipObject);
+        b.files(["k.cu"]);
+        assert_eq!(b.object_embed(), Embed::NewDriverObject);
+        b.container(Container::Bundle);
+        assert_eq!(b.object_embed(), Embed::HipObject);
+        let mut b = Build::new();
+        b.container(Container::OffloadBinary);
+        assert_eq!(b.object_embed(), Embed::NewDriverObject);
+    }
+
+    #[test]
+    fn compile_plans_check_what_a_build_needs() {
+        let dir = std::env::temp_dir().join(format!("offload-build-plan-{}", std::process::id()));
+        let mut b = Build::new();
+        b.cargo_metadata(false)
+            .env_remove("OUT_DIR")
+            .env("CARGO_MANIFEST_DIR", &dir)
+            .file("missing.hip");
+        let directives = Directives::new(false);
+        let plan = |b: &Build, name| {
+            let env = Env::new(&b.env, &directives);
+            Plan::new(b, &env, Purpose::Compile(name))
+                .unwrap_err()
+                .to_string()
+        };
+        // A build needs an output directory and existing sources; the plan says which.
+        let e = plan(&b, "k");
+        assert!(e.contains("OUT_DIR is not set"), "{e}");
+        b.out_dir(&dir);
+        let e = plan(&b, "k");
+        assert!(e.contains("missing.hip"), "{e}");
+        let e = plan(&b, "bad name");
+        assert!(e.contains("library name"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,107 @@
+//! The HIP fat binary (`.hipfb`): the binary bundle clang's HIP driver writes for a
+//! translation unit and embeds in `.hip_fatbin`.
+//!
+//! Its layout, as clang 19 and 22 write it:
+//!
+//! - a host entry [`HOST_ENTRY_ID`] with an empty payload, first, whatever the host;
+//! - one entry per device code object, `hipv4-amdgcn-amd-amdhsa--<target-id>`, with the ID
+//!   standardized as LLVM's bundler standardizes `-targets` ([`device_entry_id`]), sorted by
+//!   ID (the driver orders the offload architectures by name);
+//! - every payload aligned to [`ALIGN`] (`-bundle-align=4096`).
+//!
+//! [`write`] is the one place this layout is assembled: the build orchestrator and the
+//! self-registering host object of `offload-build` both use it.
+//!
+//! ```
+//! use offload_formats::bundle::{BinaryBundle, hipfb};
+//! let bytes = hipfb::write([("gfx90a:xnack+", &b"B"[..]), ("gfx1100", &b"A"[..])]).unwrap();
+//! let bundle = BinaryBundle::parse(&bytes).unwrap().unwrap();
+//! let ids: Vec<_> = bundle.entries().iter().map(|e| e.id_str().into_owned()).collect();
+//! assert_eq!(
+//!     ids,
+//!     [hipfb::HOST_ENTRY_ID, "hipv4-amdgcn-amd-amdhsa--gfx1100", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]
+//! );
+//! ```
+
+use super::WriteError;
+use super::binary::write_bundle;
+use crate::id::EntryId;
+
+/// The host entry clang writes into every HIP fat binary, whatever the host.
+pub const HOST_ENTRY_ID: &str = "host-x86_64-unknown-linux--";
+
+/// The payload alignment clang's HIP driver asks the bundler for.
+pub const ALIGN: u64 = 4096;
+
+/// The entry ID of a device code object for `target_id` (`gfx90a:xnack+`, given in canonical
+/// form: features sorted, as `TargetId::canonical` writes it): `hipv4-amdgcn-amd-amdhsa--`
+/// followed by the target ID, standardized as LLVM's bundler standardizes it. A processor
+/// unknown to the bundler's table (which LLVM would drop, leaving an ID without a device) is
+/// kept as given.
+pub fn device_entry_id(target_id: &str) -> String {
+    let given = format!("hipv4-amdgcn-amd-amdhsa--{target_id}");
+    let id = EntryId::parse(&given);
+    if id.dropped_processor().is_some() {
+        given
+    } else {
+        id.as_str().to_owned()
+    }
+}
+
+/// Assembles a `.hipfb` from `(target ID, code object)` pairs (see the [module docs](self)).
+///
+/// Two code objects for the same target ID are a [`WriteError::DuplicateId`].
+pub fn write<'a>(
+    code_objects: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Result<Vec<u8>, WriteError> {
+    let mut devices: Vec<(String, &[u8])> = code_objects
+        .into_iter()
+        .map(|(t, data)| (device_entry_id(t), data))
+        .collect();
+    devices.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut entries: Vec<(&[u8], &[u8])> = vec![(HOST_ENTRY_ID.as_bytes(), &[])];
+    entries.extend(devices.iter().map(|(id, data)| (id.as_bytes(), *data)));
+    write_bundle(&entries, ALIGN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::BinaryBundle;
+
+    #[test]
+    fn host_first_devices_sorted_and_aligned() {
+        let bytes = write([("gfx942", &b"xyz"[..]), ("gfx1100", &b"ab"[..])]).unwrap();
+        let b = BinaryBundle::parse(&bytes).unwrap().unwrap();
+        let e = b.entries();
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].id_str(), HOST_ENTRY_ID);
+        assert_eq!(e[0].size(), 0);
+        assert_eq!(e[1].id_str(), "hipv4-amdgcn-amd-amdhsa--gfx1100");
+        assert_eq!(e[2].id_str(), "hipv4-amdgcn-amd-amdhsa--gfx942");
+        assert_eq!(e[1].offset % ALIGN, 0);
+        assert_eq!(e[2].offset % ALIGN, 0);
+        assert_eq!(&bytes[e[2].offset as usize..], b"xyz");
+    }
+
+    #[test]
+    fn duplicate_target_is_an_error() {
+        let err = write([("gfx90a", &b"a"[..]), ("gfx90a", &b"b"[..])]).unwrap_err();
+        assert_eq!(
+            err,
+            WriteError::DuplicateId("hipv4-amdgcn-amd-amdhsa--gfx90a".into())
+        );
+    }
+
+    #[test]
+    fn unknown_processor_is_kept() {
+        assert_eq!(
+            device_entry_id("gfx9999"),
+            "hipv4-amdgcn-amd-amdhsa--gfx9999"
+        );
+        assert_eq!(
+            device_entry_id("gfx90a:xnack+"),
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+        );
+    }
+}
