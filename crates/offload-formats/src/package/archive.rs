@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::bundle::archive::{NewMember, WriteArchiveError, write_gnu_archive_with};
+use crate::bundle::archive::{NewMember, SymbolsError, WriteArchiveError, write_gnu_archive_with};
 use crate::bundle::bitcode::{self, BitcodeSymbols};
 
 use object::read::elf::{FileHeader, SectionHeader, Sym};
@@ -28,12 +28,12 @@ use object::{Endianness, elf};
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ArchiveError {
-    /// A member's symbols cannot be listed (the message says why).
+    /// A member's symbols cannot be listed.
     Symbols {
         /// The member's name.
         member: String,
         /// What went wrong.
-        message: String,
+        error: SymbolsError,
     },
     /// The archive would be larger than the 32-bit symbol table can address.
     TooLarge,
@@ -42,10 +42,10 @@ pub enum ArchiveError {
 impl fmt::Display for ArchiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ArchiveError::Symbols { member, message } => {
+            ArchiveError::Symbols { member, error } => {
                 write!(
                     f,
-                    "cannot list the symbols of archive member '{member}': {message}"
+                    "cannot list the symbols of archive member '{member}': {error}"
                 )
             }
             ArchiveError::TooLarge => {
@@ -55,7 +55,14 @@ impl fmt::Display for ArchiveError {
     }
 }
 
-impl std::error::Error for ArchiveError {}
+impl std::error::Error for ArchiveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ArchiveError::Symbols { error, .. } => Some(error.inner()),
+            ArchiveError::TooLarge => None,
+        }
+    }
+}
 
 /// Writes the archive of `members` (`(name, data)`, in order), with
 /// [`member_symbols`] as the rule for symbols.
@@ -68,7 +75,7 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
         })
         .collect();
     write_gnu_archive_with(&members, member_symbols).map_err(|e| match e {
-        WriteArchiveError::Symbols { member, message } => ArchiveError::Symbols { member, message },
+        WriteArchiveError::Symbols { member, error } => ArchiveError::Symbols { member, error },
         _ => ArchiveError::TooLarge,
     })
 }
@@ -76,14 +83,14 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
 /// The archive symbols a member defines, in LLVM's order; `None` when the member
 /// is not a symbolic file (LLVM writes a symbol table, possibly empty, as soon as
 /// one member is an object or bitcode file).
-pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
+pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
     if data.starts_with(b"\x7fELF") && data.len() >= 18 {
         let r = if data[4] == 2 {
             elf_symbols::<elf::FileHeader64<Endianness>>(data)
         } else {
             elf_symbols::<elf::FileHeader32<Endianness>>(data)
         };
-        return r.map(Some).map_err(|e| e.to_string());
+        return r.map(Some).map_err(SymbolsError::Object);
     }
     if bitcode::is_bitcode(data) {
         // Bitcode LLVM cannot read is archived without symbols (LLVM's "best-effort
@@ -96,7 +103,9 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
             Ok(BitcodeSymbols {
                 names: None,
                 has_module: true,
-            }) => Err("bitcode without a symbol table (SYMTAB_BLOCK) is not supported".into()),
+            }) => Err(SymbolsError::Unsupported(
+                "bitcode without a symbol table (SYMTAB_BLOCK) is not supported".into(),
+            )),
             _ => Ok(Some(Vec::new())),
         };
     }
@@ -110,7 +119,9 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
         || data.starts_with(b"\0asm")
         || (data.len() >= 4 && MACHO.iter().any(|m| data[..4] == *m));
     if other_object {
-        return Err("only ELF and bitcode members are supported in archives".into());
+        return Err(SymbolsError::Unsupported(
+            "only ELF and bitcode members are supported in archives".into(),
+        ));
     }
     Ok(None)
 }

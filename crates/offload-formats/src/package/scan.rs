@@ -119,8 +119,10 @@ impl Found<'_> {
 pub enum ScanErrorKind {
     /// A malformed offload binary.
     Binary(ReadError),
-    /// An ELF, COFF or archive structure the `object` crate cannot read.
+    /// An ELF, COFF or archive structure that cannot be read (the message says why).
     Container(String),
+    /// An ELF, COFF or archive structure the `object` crate cannot read.
+    Object(object::read::Error),
     /// LLVM bitcode: reading `!llvm.embedded.objects` is not supported.
     Bitcode,
     /// A thin archive: its members live in other files.
@@ -147,6 +149,7 @@ impl fmt::Display for ScanError {
         match &self.kind {
             ScanErrorKind::Binary(e) => write!(f, ": {e}"),
             ScanErrorKind::Container(e) => write!(f, ": {e}"),
+            ScanErrorKind::Object(e) => write!(f, ": {e}"),
             ScanErrorKind::Bitcode => f.write_str(
                 ": LLVM bitcode is not supported (offload binaries embedded through !llvm.embedded.objects need an IR reader)",
             ),
@@ -155,7 +158,15 @@ impl fmt::Display for ScanError {
     }
 }
 
-impl std::error::Error for ScanError {}
+impl std::error::Error for ScanError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ScanErrorKind::Binary(e) => Some(e),
+            ScanErrorKind::Object(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// One binary of a region: its offset there and its bytes (owned when decompressed).
 pub type Split<'data> = (u64, Cow<'data, [u8]>);
@@ -217,7 +228,7 @@ fn scan_into<'data>(
     match Container::identify(data) {
         Container::OffloadBinary => push_region(data, None),
         Container::Elf => {
-            let obj = |e: object::Error| err(None, ScanErrorKind::Container(e.to_string()));
+            let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let regions = if data[4] == 2 {
                 elf_regions::<elf::FileHeader64<Endianness>>(data).map_err(obj)?
             } else {
@@ -229,7 +240,7 @@ fn scan_into<'data>(
             Ok(())
         }
         Container::Coff => {
-            let obj = |e: object::Error| err(None, ScanErrorKind::Container(e.to_string()));
+            let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let file = object::File::parse(data).map_err(obj)?;
             for section in file.sections() {
                 let name = section.name().map_err(obj)?;
@@ -242,7 +253,7 @@ fn scan_into<'data>(
             Ok(())
         }
         Container::Archive => {
-            let obj = |e: object::Error| err(None, ScanErrorKind::Container(e.to_string()));
+            let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let archive = ArchiveFile::parse(data).map_err(obj)?;
             if archive.is_thin() {
                 return Err(err(None, ScanErrorKind::ThinArchive));
