@@ -121,7 +121,7 @@ use std::process::Command;
 
 use xxhash_rust::xxh3::Xxh3;
 
-pub use arch::{Arch, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
+pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use error::Error;
 
@@ -1488,7 +1488,7 @@ fn pack(
             ids.extend(device);
             let refs: Vec<(&[u8], &[u8])> = ids.iter().map(|(i, d)| (i.as_bytes(), *d)).collect();
             let bundle = offload_formats::bundle::binary::write_bundle(&refs, 4096)
-                .map_err(|e| Error::Pack(e.to_string()))?;
+                .map_err(|e| Error::Pack(e.into()))?;
             match compress {
                 None => Ok((bundle, false)),
                 Some(mut o) => {
@@ -1499,8 +1499,7 @@ fn pack(
                             Version::V2
                         };
                     }
-                    let c = compressed::compress(&bundle, &o)
-                        .map_err(|e| Error::Pack(e.to_string()))?;
+                    let c = compressed::compress(&bundle, &o).map_err(|e| Error::Pack(e.into()))?;
                     Ok((c, true))
                 }
             }
@@ -1523,12 +1522,12 @@ fn pack(
                         offload_formats::package::order::dense_map_order(&keys.map(|k| k.0));
                     let mut image =
                         offload_formats::package::Image::new(p.kind, kind, llvm, &p.data)
-                            .map_err(|e| Error::Pack(e.to_string()))?;
+                            .map_err(|e| Error::Pack(e.into()))?;
                     for i in order {
                         image = image.string(keys[i].0, keys[i].1);
                     }
                     let bin = offload_formats::package::write_v1(&image)
-                        .map_err(|e| Error::Pack(e.to_string()))?;
+                        .map_err(|e| Error::Pack(e.into()))?;
                     out.extend_from_slice(&bin);
                 }
             }
