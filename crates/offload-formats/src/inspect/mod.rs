@@ -34,7 +34,7 @@ use crate::package::raw::{MAGIC as OFFLOAD_MAGIC, SHT_LLVM_OFFLOADING};
 use crate::package::scan::split;
 use crate::package::{LlvmVersion, OffloadBinary};
 
-pub use extract::{Selected, Selector, entry_bytes, range, select};
+pub use extract::{ExtractError, Selected, Selector, entry_bytes, range, select};
 
 /// Everything found in one file.
 #[derive(Clone, Debug)]
@@ -520,8 +520,10 @@ fn ratio(uncompressed: u64, compressed: u64) -> f64 {
 }
 
 /// Decompresses a compressed bundle, with its compression details.
-pub(crate) fn decompress(c: &CompressedBundle<'_>) -> Result<(Compression, Vec<u8>), String> {
-    let d = c.decompress().map_err(|e| e.to_string())?;
+pub(crate) fn decompress(
+    c: &CompressedBundle<'_>,
+) -> Result<(Compression, Vec<u8>), crate::bundle::compressed::CompressedError> {
+    let d = c.decompress()?;
     let h = c.header();
     let compressed = c.len() as u64;
     Ok((
