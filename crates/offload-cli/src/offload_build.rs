@@ -282,6 +282,12 @@ impl From<String> for Failure {
     }
 }
 
+impl From<inspect::ExtractError> for Failure {
+    fn from(e: inspect::ExtractError) -> Self {
+        Failure::Message(e.to_string())
+    }
+}
+
 impl From<&str> for Failure {
     fn from(m: &str) -> Self {
         Failure::Message(m.to_owned())

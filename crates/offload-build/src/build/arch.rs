@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use offload_formats::id::target_id::{TargetId, amdgpu_processor};
+use offload_formats::id::target_id::{TargetId, TargetIdError, amdgpu_processor};
 
 use super::Language;
 
@@ -51,24 +51,73 @@ pub struct Arch {
     id: String,
 }
 
+/// Why a string is not an offload architecture ([`Arch::new`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArchError {
+    /// An AMDGPU target ID that does not have the target-ID format.
+    TargetId(TargetIdError),
+    /// An AMDGPU processor given a target feature it does not have.
+    UnknownFeature {
+        /// The processor.
+        processor: String,
+        /// The feature given.
+        feature: String,
+        /// The features the processor has.
+        available: Vec<String>,
+    },
+    /// Neither an AMDGPU target ID nor an NVIDIA architecture.
+    Unrecognized,
+}
+
+impl fmt::Display for ArchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchError::TargetId(e) => write!(f, "{e}"),
+            ArchError::UnknownFeature {
+                processor,
+                feature,
+                available,
+            } => write!(
+                f,
+                "{processor} has no target feature `{feature}` (it has: {})",
+                if available.is_empty() {
+                    "none".to_string()
+                } else {
+                    available.join(", ")
+                }
+            ),
+            ArchError::Unrecognized => f.write_str(
+                "expected an AMDGPU target ID (gfx90a, gfx90a:xnack+, gfx11-generic), an NVIDIA \
+                 architecture (sm_90, compute_90, 90, 90-real, 90-virtual), `native` or `default`",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ArchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ArchError::TargetId(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 impl Arch {
     /// Parses one architecture (not a list, not `native`).
-    pub fn new(s: &str) -> Result<Arch, String> {
+    pub fn new(s: &str) -> Result<Arch, ArchError> {
         let s = s.trim();
         if s.starts_with("gfx") {
-            let tid = TargetId::parse(s).map_err(|e| e.to_string())?;
+            let tid = TargetId::parse(s).map_err(ArchError::TargetId)?;
             if let Some(p) = amdgpu_processor(tid.processor()) {
                 for (name, _) in tid.features() {
                     if !p.features().contains(&name.as_str()) {
-                        return Err(format!(
-                            "{} has no target feature `{name}` (it has: {})",
-                            p.name,
-                            if p.features().is_empty() {
-                                "none".to_string()
-                            } else {
-                                p.features().join(", ")
-                            }
-                        ));
+                        return Err(ArchError::UnknownFeature {
+                            processor: p.name.to_string(),
+                            feature: name.clone(),
+                            available: p.features().iter().map(|f| f.to_string()).collect(),
+                        });
                     }
                 }
             }
@@ -93,11 +142,7 @@ impl Arch {
         } else {
             nv("sm_", s)
         };
-        found.ok_or_else(|| {
-            "expected an AMDGPU target ID (gfx90a, gfx90a:xnack+, gfx11-generic), an NVIDIA \
-             architecture (sm_90, compute_90, 90, 90-real, 90-virtual), `native` or `default`"
-                .to_string()
-        })
+        found.ok_or(ArchError::Unrecognized)
     }
 
     /// The architecture as passed to `--offload-arch` and written in entry IDs.
@@ -150,8 +195,8 @@ impl fmt::Debug for Arch {
 }
 
 impl std::str::FromStr for Arch {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Arch, String> {
+    type Err = ArchError;
+    fn from_str(s: &str) -> Result<Arch, ArchError> {
         Arch::new(s)
     }
 }
@@ -171,7 +216,7 @@ pub(crate) enum Item {
 }
 
 /// Splits a CMake-style list (`;`, `,` or white space) and parses each item.
-pub(crate) fn parse_list(s: &str) -> Result<Vec<Item>, (String, String)> {
+pub(crate) fn parse_list(s: &str) -> Result<Vec<Item>, (String, ArchError)> {
     s.split(|c: char| c == ';' || c == ',' || c.is_whitespace())
         .filter(|p| !p.is_empty())
         .map(|p| match p {
@@ -337,7 +382,7 @@ mod tests {
         );
         assert_eq!(Arch::new("gfx90a:xnack+").unwrap().processor(), "gfx90a");
         let e = Arch::new("gfx1100:xnack+").unwrap_err();
-        assert!(e.contains("no target feature `xnack`"), "{e}");
+        assert!(e.to_string().contains("no target feature `xnack`"), "{e}");
         assert!(Arch::new("gfx906:xnack").is_err());
         assert!(Arch::new("vega").is_err());
     }

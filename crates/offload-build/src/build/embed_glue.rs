@@ -45,6 +45,10 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
         mode: req.mode,
         message,
     };
+    let failed = |source| Error::EmbedFailed {
+        mode: req.mode,
+        source,
+    };
     if req.target.contains("-msvc") {
         return Err(fail(format!(
             "target {}: MSVC static libraries are not written yet; use Embed::FatbinOnly",
@@ -53,12 +57,12 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
     }
     let object = match (req.mode, req.container) {
         (Embed::HipObject, Container::Bundle) => {
-            let mut o = HipObject::new(req.target).map_err(|e| fail(e.to_string()))?;
+            let mut o = HipObject::new(req.target).map_err(|e| failed(e.into()))?;
             o.bundle(req.container_bytes);
             for k in req.kernels {
                 o.kernel(k);
             }
-            o.write().map_err(|e| fail(e.to_string()))?
+            o.write().map_err(|e| failed(e.into()))?
         }
         (Embed::NewDriverObject, Container::OffloadBinary) => {
             let llvm = if req.llvm_major >= 15 {
@@ -66,13 +70,13 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
             } else {
                 LlvmVersion::NEWEST_RELEASE
             };
-            let mut o = NewDriverObject::new(req.target, llvm).map_err(|e| fail(e.to_string()))?;
+            let mut o = NewDriverObject::new(req.target, llvm).map_err(|e| failed(e.into()))?;
             o.offload_binary(req.container_bytes)
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| failed(e.into()))?;
             for k in req.kernels {
                 o.kernel(k);
             }
-            o.write().map_err(|e| fail(e.to_string()))?
+            o.write().map_err(|e| failed(e.into()))?
         }
         (Embed::HipObject, Container::OffloadBinary) => {
             return Err(fail(
@@ -93,7 +97,7 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
         name: member.into_bytes(),
         data: Cow::Borrowed(&object),
     }])
-    .map_err(|e| fail(e.to_string()))?;
+    .map_err(|e| failed(e.into()))?;
     let library = req.out_dir.join(format!("lib{}.a", req.name));
     super::cache::write_if_changed(&library, &archive)?;
     Ok(Embedded { library })

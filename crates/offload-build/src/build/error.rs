@@ -37,7 +37,7 @@ pub enum Error {
         /// Where it came from.
         origin: String,
         /// Why it is not valid.
-        reason: String,
+        reason: super::ArchError,
     },
     /// A compiler (or linker, or ptxas) run failed.
     CompileFailed {
@@ -72,14 +72,24 @@ pub enum Error {
     },
     /// The builder's settings contradict each other or lack something required.
     Config(String),
-    /// Packing the device code into a container failed.
-    Pack(String),
+    /// Packing the device code into a container failed: the container writer's error
+    /// (`offload_formats` `bundle::WriteError`, `CompressError`, `package::WriteError`).
+    Pack(Box<dyn std::error::Error + Send + Sync>),
     /// The host object of an [`Embed`](super::Embed) mode cannot be written.
     Embed {
         /// The mode requested.
         mode: super::Embed,
         /// Why.
         message: String,
+    },
+    /// The host object of an [`Embed`](super::Embed) mode cannot be written because the
+    /// emitter ([`EmbedError`](crate::embed::EmbedError)) or the archive writer failed;
+    /// displayed as [`Error::Embed`] with that error as the message.
+    EmbedFailed {
+        /// The mode requested.
+        mode: super::Embed,
+        /// The emitter's or archive writer's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -171,6 +181,12 @@ impl fmt::Display for Error {
                     "embedding device code as a host object ({mode:?}): {message}"
                 )
             }
+            Error::EmbedFailed { mode, source } => {
+                write!(
+                    f,
+                    "embedding device code as a host object ({mode:?}): {source}"
+                )
+            }
         }
     }
 }
@@ -179,7 +195,64 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { error, .. } | Error::Spawn { error, .. } => Some(error),
+            Error::InvalidArch { reason, .. } => Some(reason),
+            Error::Pack(e) | Error::EmbedFailed { source: e, .. } => Some(&**e),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+    use crate::embed::EmbedError;
+    use offload_formats::bundle::WriteError;
+    use offload_formats::id::target_id::TargetIdError;
+
+    #[test]
+    fn wrappers_return_their_source() {
+        let reason = super::super::Arch::new("gfx90a:xnack").unwrap_err();
+        let e = Error::InvalidArch {
+            arch: "gfx90a:xnack".into(),
+            origin: "test".into(),
+            reason: reason.clone(),
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("invalid offload arch `gfx90a:xnack` (from test): {reason}")
+        );
+        let arch_error = e.source().unwrap();
+        assert_eq!(
+            arch_error.downcast_ref::<super::super::ArchError>(),
+            Some(&reason)
+        );
+        // The chain goes on to the target-ID parser's error.
+        assert!(arch_error.source().unwrap().is::<TargetIdError>());
+
+        let e = Error::Pack(WriteError::ZeroAlignment.into());
+        assert_eq!(
+            e.to_string(),
+            format!("packing device code: {}", WriteError::ZeroAlignment)
+        );
+        assert_eq!(
+            e.source().and_then(|s| s.downcast_ref::<WriteError>()),
+            Some(&WriteError::ZeroAlignment)
+        );
+
+        let inner = EmbedError::UnsupportedTarget("'x': no".into());
+        let e = Error::EmbedFailed {
+            mode: super::super::Embed::HipObject,
+            source: inner.clone().into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("embedding device code as a host object (HipObject): {inner}")
+        );
+        assert_eq!(
+            e.source().and_then(|s| s.downcast_ref::<EmbedError>()),
+            Some(&inner)
+        );
     }
 }

@@ -126,7 +126,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-pub use arch::{Arch, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
+pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use error::Error;
 

@@ -102,7 +102,7 @@ pub(crate) fn pack(
             let bundle = offload_formats::bundle::hipfb::write(
                 arch_ids.iter().map(|(a, d)| (a.as_str(), *d)),
             )
-            .map_err(|e| Error::Pack(e.to_string()))?;
+            .map_err(|e| Error::Pack(e.into()))?;
             match compress {
                 None => Ok((bundle, false)),
                 Some(mut o) => {
@@ -113,8 +113,7 @@ pub(crate) fn pack(
                             Version::V2
                         };
                     }
-                    let c = compressed::compress(&bundle, &o)
-                        .map_err(|e| Error::Pack(e.to_string()))?;
+                    let c = compressed::compress(&bundle, &o).map_err(|e| Error::Pack(e.into()))?;
                     Ok((c, true))
                 }
             }
@@ -137,12 +136,12 @@ pub(crate) fn pack(
                         offload_formats::package::order::dense_map_order(&keys.map(|k| k.0));
                     let mut image =
                         offload_formats::package::Image::new(p.kind, kind, llvm, &p.data)
-                            .map_err(|e| Error::Pack(e.to_string()))?;
+                            .map_err(|e| Error::Pack(e.into()))?;
                     for i in order {
                         image = image.string(keys[i].0, keys[i].1);
                     }
                     let bin = offload_formats::package::write_v1(&image)
-                        .map_err(|e| Error::Pack(e.to_string()))?;
+                        .map_err(|e| Error::Pack(e.into()))?;
                     out.extend_from_slice(&bin);
                 }
             }

@@ -54,9 +54,9 @@ pub struct DeviceSymbols {
 impl DeviceSymbols {
     /// Reads the symbols of one AMDGPU ELF code object (executable or relocatable).
     pub fn from_code_object(data: &[u8]) -> Result<DeviceSymbols, EmbedError> {
-        let bad = |m: String| EmbedError::DeviceCode(m);
+        let bad = |m: String| EmbedError::DeviceCode(m.into());
         let file = ElfFile64::<LittleEndian>::parse(data)
-            .map_err(|e| bad(format!("not a 64-bit ELF code object: {e}")))?;
+            .map_err(|e| EmbedError::device("not a 64-bit ELF code object", e))?;
         let header = file.elf_header();
         if header.e_machine(LittleEndian) != elf::EM_AMDGPU {
             return Err(bad(format!(

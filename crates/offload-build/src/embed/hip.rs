@@ -108,7 +108,7 @@ impl<'a> HipObject<'a> {
         code_object: impl Into<Cow<'a, [u8]>>,
     ) -> Result<&mut Self, EmbedError> {
         let id = TargetId::parse(target_id)
-            .map_err(|e| EmbedError::DeviceCode(format!("target ID '{target_id}': {e}")))?;
+            .map_err(|e| EmbedError::device(format!("target ID '{target_id}'"), e))?;
         self.bundle = None;
         self.code_objects.push((id.canonical(), code_object.into()));
         Ok(self)
@@ -182,7 +182,7 @@ impl<'a> HipObject<'a> {
             // Whatever goes into .hip_fatbin must be a walkable sequence of bundles.
             let mut count = 0;
             for seg in Sequence::new(b) {
-                seg.map_err(|e| EmbedError::DeviceCode(format!("the bundle: {e}")))?;
+                seg.map_err(|e| EmbedError::device("the bundle", e))?;
                 count += 1;
             }
             if count == 0 {
@@ -200,15 +200,15 @@ impl<'a> HipObject<'a> {
         let bundle = hipfb::write(self.code_objects.iter().map(|(t, d)| (t.as_str(), &d[..])))
             .map_err(|e| match e {
                 WriteError::DuplicateId(id) => {
-                    EmbedError::DeviceCode(format!("two code objects for {id}"))
+                    EmbedError::DeviceCode(format!("two code objects for {id}").into())
                 }
-                e => EmbedError::DeviceCode(format!("cannot write the bundle: {e}")),
+                e => EmbedError::device("cannot write the bundle", e),
             })?;
         match &self.compress {
             None => Ok(Cow::Owned(bundle)),
             Some(o) => compress(&bundle, o)
                 .map(Cow::Owned)
-                .map_err(|e| EmbedError::DeviceCode(format!("cannot compress the bundle: {e}"))),
+                .map_err(|e| EmbedError::device("cannot compress the bundle", e)),
         }
     }
 
@@ -460,17 +460,17 @@ impl<'a> HipObject<'a> {
 /// The device code objects of a bundle sequence (decompressing compressed bundles); the
 /// host entry and empty payloads are skipped.
 pub(crate) fn code_objects_of(data: &[u8]) -> Result<Vec<Vec<u8>>, EmbedError> {
-    let bad = |m: String| EmbedError::DeviceCode(m);
+    let bad = |m: String| EmbedError::DeviceCode(m.into());
     let mut out = Vec::new();
     for seg in Sequence::new(data) {
-        let seg = seg.map_err(|e| bad(e.to_string()))?;
+        let seg = seg.map_err(|e| EmbedError::device("", e))?;
         let owned;
         let bundle = match seg.item {
             Item::Binary(b) => b,
             Item::Compressed(c) => {
-                owned = c.decompress().map_err(|e| bad(e.to_string()))?.data;
+                owned = c.decompress().map_err(|e| EmbedError::device("", e))?.data;
                 offload_formats::bundle::BinaryBundle::parse(&owned)
-                    .map_err(|e| bad(e.to_string()))?
+                    .map_err(|e| EmbedError::device("", e))?
                     .ok_or_else(
                         || bad("a compressed bundle does not hold a binary bundle".into()),
                     )?

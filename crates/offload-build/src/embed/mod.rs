@@ -22,7 +22,7 @@ mod newdriver;
 mod target;
 
 pub use device::{DeviceSymbols, DeviceVariable};
-pub use error::EmbedError;
+pub use error::{DeviceCodeError, DeviceCodeSource, EmbedError};
 pub use hip::{
     HIP_FATBIN_MAGIC, HIP_FATBIN_SECTION, HIP_WRAPPER_SECTION, HOST_ENTRY_ID, HipObject,
 };

@@ -114,8 +114,7 @@ impl<'a> NewDriverObject<'a> {
         binaries: impl Into<Cow<'a, [u8]>>,
     ) -> Result<&mut Self, EmbedError> {
         let binaries = binaries.into();
-        let found =
-            split(&binaries).map_err(|e| EmbedError::DeviceCode(format!("offload binary: {e}")))?;
+        let found = split(&binaries).map_err(|e| EmbedError::device("offload binary", e))?;
         if found.is_empty() {
             return Err(EmbedError::DeviceCode(
                 "no offload binary in the input".into(),
@@ -156,9 +155,8 @@ impl<'a> NewDriverObject<'a> {
         let mut found = DeviceSymbols::default();
         if self.discover {
             for b in &self.binaries {
-                for (_, data) in split(b).map_err(|e| EmbedError::DeviceCode(e.to_string()))? {
-                    let bin = OffloadBinary::parse(&data)
-                        .map_err(|e| EmbedError::DeviceCode(e.to_string()))?;
+                for (_, data) in split(b).map_err(|e| EmbedError::device("", e))? {
+                    let bin = OffloadBinary::parse(&data).map_err(|e| EmbedError::device("", e))?;
                     for e in bin.entries() {
                         let elf = FileKind::sniff(e.image()).is_elf();
                         if e.image_kind().raw() == ImageKind::Object.value() && elf {

@@ -33,8 +33,10 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::fatobj::{self, FatObject};
-use super::{BinaryBundle, bitcode};
+use super::bitcode::{self, BitcodeError};
+use super::compressed::CompressedError;
+use super::fatobj::{self, FatObject, FatObjectError};
+use super::{BinaryBundle, ReadError};
 use crate::id::{EntryId, target_id};
 
 /// The 8-byte global header of an `ar` archive (also a complete empty archive).
@@ -281,17 +283,71 @@ fn check_member_name(name: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// A member's contents, decompressed when it is a compressed bundle (by LLVM 22's test,
-/// [`llvm_decompresses`](super::compressed::llvm_decompresses)). Errors carry LLVM's prefix,
+/// A compressed archive member that cannot be decompressed; displayed with LLVM's prefix,
 /// `Failed to decompress code object: `.
-pub fn decompress_member(data: &[u8]) -> Result<Cow<'_, [u8]>, String> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecompressMemberError(pub CompressedError);
+
+impl fmt::Display for DecompressMemberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Failed to decompress code object: {}", self.0)
+    }
+}
+
+impl std::error::Error for DecompressMemberError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// A member's contents, decompressed when it is a compressed bundle (by LLVM 22's test,
+/// [`llvm_decompresses`](super::compressed::llvm_decompresses)).
+pub fn decompress_member(data: &[u8]) -> Result<Cow<'_, [u8]>, DecompressMemberError> {
     if !super::compressed::llvm_decompresses(data) {
         return Ok(Cow::Borrowed(data));
     }
-    let fail =
-        |e: super::compressed::CompressedError| format!("Failed to decompress code object: {e}");
-    let bundle = super::compressed::CompressedBundle::parse(data).map_err(fail)?;
-    Ok(Cow::Owned(bundle.decompress().map_err(fail)?.data))
+    let bundle = super::compressed::CompressedBundle::parse(data).map_err(DecompressMemberError)?;
+    Ok(Cow::Owned(
+        bundle.decompress().map_err(DecompressMemberError)?.data,
+    ))
+}
+
+/// Why an archive member cannot be unbundled. Displayed as the wrapped error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemberError {
+    /// A compressed member that cannot be decompressed.
+    Decompress(DecompressMemberError),
+    /// A malformed bundle.
+    Bundle(ReadError),
+    /// A fat object whose host object cannot be extracted.
+    FatObject(FatObjectError),
+    /// The symbols of an extracted member cannot be listed.
+    Symbols(SymbolsError),
+}
+
+impl MemberError {
+    /// The wrapped error.
+    pub fn inner(&self) -> &(dyn std::error::Error + 'static) {
+        match self {
+            MemberError::Decompress(e) => e,
+            MemberError::Bundle(e) => e,
+            MemberError::FatObject(e) => e,
+            MemberError::Symbols(e) => e,
+        }
+    }
+}
+
+impl fmt::Display for MemberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.inner(), f)
+    }
+}
+
+impl std::error::Error for MemberError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner().source()
+    }
 }
 
 /// Options of [`unbundle_archive`].
@@ -314,7 +370,7 @@ pub enum UnbundleError {
         /// The member's name.
         member: String,
         /// What went wrong.
-        message: String,
+        error: MemberError,
     },
     /// No entry of the archive is compatible with this (standardized) target; LLVM's
     /// message `no compatible code object found for the target '<T>' in heterogeneous
@@ -334,8 +390,8 @@ impl UnbundleError {
     pub fn message(&self, archive: &str) -> String {
         match self {
             UnbundleError::Archive(e) => format!("'{archive}': {e}"),
-            UnbundleError::Member { member, message } => {
-                format!("'{archive}': member '{member}': {message}")
+            UnbundleError::Member { member, error } => {
+                format!("'{archive}': member '{member}': {error}")
             }
             UnbundleError::NoCompatible { target, .. } => format!(
                 "no compatible code object found for the target '{target}' in heterogeneous archive library: {archive}"
@@ -351,7 +407,15 @@ impl fmt::Display for UnbundleError {
     }
 }
 
-impl std::error::Error for UnbundleError {}
+impl std::error::Error for UnbundleError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UnbundleError::Archive(e) => Some(e),
+            UnbundleError::Member { error, .. } => Some(error.inner()),
+            _ => None,
+        }
+    }
+}
 
 impl From<ArchiveError> for UnbundleError {
     fn from(e: ArchiveError) -> Self {
@@ -369,7 +433,7 @@ struct Entry<'a> {
 }
 
 /// The bundle entries of a member in LLVM's order, or none when it is not a bundle.
-fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
+fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, ReadError> {
     if fatobj::detect(data).is_some() {
         if let Ok(fat) = FatObject::parse(data) {
             let mut out = Vec::new();
@@ -392,13 +456,13 @@ fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, String> {
                 data: Some(&data[e.offset as usize..(e.offset + e.size()) as usize]),
             })
             .collect()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     }
 }
 
 /// The bundle IDs of a member, as `-check-input-archive` collects them (LLVM does not
 /// decompress members there: a compressed member has no IDs).
-fn member_ids(data: &[u8]) -> Result<BTreeSet<&[u8]>, String> {
+fn member_ids(data: &[u8]) -> Result<BTreeSet<&[u8]>, ReadError> {
     if fatobj::detect(data).is_some() {
         if let Ok(fat) = FatObject::parse(data) {
             return Ok(fat.entries().iter().map(|e| e.id).collect());
@@ -407,28 +471,98 @@ fn member_ids(data: &[u8]) -> Result<BTreeSet<&[u8]>, String> {
     match BinaryBundle::parse(data) {
         Ok(None) => Ok(BTreeSet::new()),
         Ok(Some(b)) => Ok(b.entries().iter().map(|e| e.id).collect()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Why [`check_archive`] refuses an archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckArchiveError {
+    /// The archive is malformed.
+    Archive {
+        /// The archive's path, as given.
+        path: String,
+        /// What is wrong.
+        error: ArchiveError,
+    },
+    /// A member is a malformed bundle.
+    Member {
+        /// The archive's path, as given.
+        path: String,
+        /// The member's name.
+        member: String,
+        /// What is wrong.
+        error: ReadError,
+    },
+    /// A member combines target IDs inconsistently (LLVM's message `conflicting TargetIDs
+    /// [<A>, <B>] found in <member> of <archive>`).
+    Conflict {
+        /// The archive's path, as given.
+        path: String,
+        /// The member's name.
+        member: String,
+        /// The two conflicting target IDs.
+        ids: [String; 2],
+    },
+}
+
+impl fmt::Display for CheckArchiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckArchiveError::Archive { path, error } => write!(f, "'{path}': {error}"),
+            CheckArchiveError::Member {
+                path,
+                member,
+                error,
+            } => write!(f, "'{path}': member '{member}': {error}"),
+            CheckArchiveError::Conflict {
+                path,
+                member,
+                ids: [a, b],
+            } => write!(
+                f,
+                "conflicting TargetIDs [{a}, {b}] found in {member} of {path}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CheckArchiveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CheckArchiveError::Archive { error, .. } => Some(error),
+            CheckArchiveError::Member { error, .. } => Some(error),
+            CheckArchiveError::Conflict { .. } => None,
+        }
     }
 }
 
 /// `-check-input-archive`: within each member, the bundle IDs (whole IDs, compared up to
-/// the first `:`) must not combine target IDs inconsistently. Returns LLVM's message
+/// the first `:`) must not combine target IDs inconsistently. Fails with LLVM's message
 /// `conflicting TargetIDs [<A>, <B>] found in <member> of <archive>` for the first
-/// conflict.
-pub fn check_archive(data: &[u8], archive_path: &str) -> Result<(), String> {
-    let archive = Archive::parse(data).map_err(|e| format!("'{archive_path}': {e}"))?;
+/// conflict ([`CheckArchiveError::Conflict`]).
+pub fn check_archive(data: &[u8], archive_path: &str) -> Result<(), CheckArchiveError> {
+    let archive = Archive::parse(data).map_err(|error| CheckArchiveError::Archive {
+        path: archive_path.to_owned(),
+        error,
+    })?;
     for m in archive.members() {
-        let ids = member_ids(m.data)
-            .map_err(|e| format!("'{archive_path}': member '{}': {e}", m.name_str()))?;
+        let ids = member_ids(m.data).map_err(|error| CheckArchiveError::Member {
+            path: archive_path.to_owned(),
+            member: m.name_str().into_owned(),
+            error,
+        })?;
         let ids: Vec<&str> = ids
             .iter()
             .map(|id| std::str::from_utf8(id).unwrap_or(""))
             .collect();
         if let Some((a, b)) = target_id::find_conflict(&ids) {
-            return Err(format!(
-                "conflicting TargetIDs [{a}, {b}] found in {} of {archive_path}",
-                m.name_str()
-            ));
+            return Err(CheckArchiveError::Conflict {
+                path: archive_path.to_owned(),
+                member: m.name_str().into_owned(),
+                ids: [a.to_string(), b.to_string()],
+            });
         }
     }
     Ok(())
@@ -491,12 +625,14 @@ pub fn unbundle_archive(
     let archive = Archive::parse(data)?;
     let mut lists: Vec<Vec<NewMember<'_>>> = vec![Vec::new(); targets.len()];
     for m in archive.members() {
-        let member_error = |message: String| UnbundleError::Member {
+        let member_error = |error: MemberError| UnbundleError::Member {
             member: m.name_str().into_owned(),
-            message,
+            error,
         };
-        let contents = decompress_member(m.data).map_err(member_error)?;
-        let entries = member_entries(&contents).map_err(member_error)?;
+        let contents =
+            decompress_member(m.data).map_err(|e| member_error(MemberError::Decompress(e)))?;
+        let entries =
+            member_entries(&contents).map_err(|e| member_error(MemberError::Bundle(e)))?;
         let mut host: Option<Vec<u8>> = None;
         for entry in entries {
             let id = EntryId::parse(&String::from_utf8_lossy(entry.id));
@@ -508,7 +644,7 @@ pub fn unbundle_archive(
                         None => {
                             if host.is_none() {
                                 let stripped = fatobj::remove_bundle_sections(&contents)
-                                    .map_err(|e| member_error(e.to_string()))?;
+                                    .map_err(|e| member_error(MemberError::FatObject(e)))?;
                                 host = Some(stripped);
                             }
                             host.as_deref().unwrap_or_default()
@@ -531,9 +667,10 @@ pub fn unbundle_archive(
             });
         }
         out.push(write_gnu_archive(members).map_err(|e| match e {
-            WriteArchiveError::Symbols { member, message } => {
-                UnbundleError::Member { member, message }
-            }
+            WriteArchiveError::Symbols { member, error } => UnbundleError::Member {
+                member,
+                error: MemberError::Symbols(error),
+            },
             WriteArchiveError::TooLarge => UnbundleError::TooLarge,
         })?);
     }
@@ -549,7 +686,7 @@ pub enum WriteArchiveError {
         /// The member name.
         member: String,
         /// What is wrong.
-        message: String,
+        error: SymbolsError,
     },
     /// A size does not fit the format.
     TooLarge,
@@ -558,19 +695,82 @@ pub enum WriteArchiveError {
 impl fmt::Display for WriteArchiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WriteArchiveError::Symbols { member, message } => {
-                write!(f, "member '{member}': {message}")
+            WriteArchiveError::Symbols { member, error } => {
+                write!(f, "member '{member}': {error}")
             }
             WriteArchiveError::TooLarge => f.write_str("archive too large"),
         }
     }
 }
 
-impl std::error::Error for WriteArchiveError {}
+impl std::error::Error for WriteArchiveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteArchiveError::Symbols { error, .. } => Some(error.inner()),
+            WriteArchiveError::TooLarge => None,
+        }
+    }
+}
+
+/// Why a member's archive symbols cannot be listed. Displayed as the wrapped error or the
+/// message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SymbolsError {
+    /// Bitcode whose symbol table cannot be read.
+    Bitcode(BitcodeError),
+    /// An object file the `object` crate cannot read.
+    Object(object::read::Error),
+    /// A member the writer cannot list (the message says why).
+    Unsupported(String),
+}
+
+impl SymbolsError {
+    /// The wrapped error (the error itself for [`SymbolsError::Unsupported`]).
+    pub fn inner(&self) -> &(dyn std::error::Error + 'static) {
+        match self {
+            SymbolsError::Bitcode(e) => e,
+            SymbolsError::Object(e) => e,
+            SymbolsError::Unsupported(_) => self,
+        }
+    }
+}
+
+impl fmt::Display for SymbolsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SymbolsError::Bitcode(e) => fmt::Display::fmt(e, f),
+            SymbolsError::Object(e) => fmt::Display::fmt(e, f),
+            SymbolsError::Unsupported(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SymbolsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SymbolsError::Bitcode(e) => e.source(),
+            SymbolsError::Object(e) => e.source(),
+            SymbolsError::Unsupported(_) => None,
+        }
+    }
+}
+
+impl From<BitcodeError> for SymbolsError {
+    fn from(e: BitcodeError) -> Self {
+        SymbolsError::Bitcode(e)
+    }
+}
+
+impl From<object::read::Error> for SymbolsError {
+    fn from(e: object::read::Error) -> Self {
+        SymbolsError::Object(e)
+    }
+}
 
 /// The archive symbols of a member: `None` when it is not a symbolic file (LLVM's
 /// `SymbolicFile::isSymbolicFile`), else the global defined names in symbol order.
-fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
+fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
     if bitcode::is_bitcode(data) {
         // A bitcode file without an embedded symbol table: LLVM would parse the IR, which
         // this crate cannot; such a member is listed without symbols.
@@ -586,7 +786,7 @@ fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
     if object::FileKind::parse(data).is_err() {
         return Ok(None);
     }
-    let file = object::File::parse(data).map_err(|e| e.to_string())?;
+    let file = object::File::parse(data)?;
     let mut names = Vec::new();
     for sym in file.symbols() {
         if sym.index().0 == 0 && file.format() == object::BinaryFormat::Elf {
@@ -598,7 +798,7 @@ fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
         if !sym.is_global() && !sym.is_weak() || sym.is_undefined() {
             continue;
         }
-        names.push(sym.name_bytes().map_err(|e| e.to_string())?.to_vec());
+        names.push(sym.name_bytes()?.to_vec());
     }
     Ok(Some(names))
 }
@@ -614,7 +814,7 @@ pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArch
 /// (clang-offload-packager, for one, refuses what it cannot list).
 pub fn write_gnu_archive_with(
     members: &[NewMember<'_>],
-    symbols_of: impl Fn(&[u8]) -> Result<Option<Vec<Vec<u8>>>, String>,
+    symbols_of: impl Fn(&[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError>,
 ) -> Result<Vec<u8>, WriteArchiveError> {
     if members.is_empty() {
         return Ok(AR_MAGIC.to_vec());
@@ -651,9 +851,9 @@ pub fn write_gnu_archive_with(
             format!("{:<12}{:<6}{:<6}{:<8o}{:<10}`\n", 0, 0, 0, 0o644, size).as_bytes(),
         );
         headers.push(h);
-        let syms = symbols_of(&m.data).map_err(|message| WriteArchiveError::Symbols {
+        let syms = symbols_of(&m.data).map_err(|error| WriteArchiveError::Symbols {
             member: String::from_utf8_lossy(&m.name).into_owned(),
-            message,
+            error,
         })?;
         let mut offsets = Vec::new();
         if let Some(names) = syms {
@@ -740,6 +940,64 @@ pub fn write_gnu_archive_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error as _;
+
+    /// The wrappers keep the typed error they wrap, and show it as before.
+    #[test]
+    fn errors_keep_their_source() {
+        // A compressed member whose header is cut short.
+        let e = decompress_member(b"CCOB\x03\x00\x01\x00\x10").unwrap_err();
+        assert!(matches!(e.0, CompressedError::TruncatedHeader { .. }));
+        assert_eq!(
+            e.to_string(),
+            format!("Failed to decompress code object: {}", e.0)
+        );
+        let inner = e.source().and_then(|s| s.downcast_ref::<CompressedError>());
+        assert_eq!(inner, Some(&e.0));
+
+        let archive = write_gnu_archive(&[member(b"m.o", b"CCOB\x03\x00\x01\x00\x10")]).unwrap();
+        let u = unbundle_archive(
+            &archive,
+            &[EntryId::parse("hip-amdgcn-amd-amdhsa--gfx90a")],
+            UnbundleOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            u.message("x.a"),
+            format!(
+                "'x.a': member 'm.o': Failed to decompress code object: {}",
+                e.0
+            )
+        );
+        let source = u
+            .source()
+            .and_then(|s| s.downcast_ref::<DecompressMemberError>());
+        assert_eq!(source, Some(&e));
+
+        let c = check_archive(b"!<arch>\nshort", "x.a").unwrap_err();
+        let CheckArchiveError::Archive { error, .. } = &c else {
+            panic!("{c:?}");
+        };
+        assert_eq!(c.to_string(), format!("'x.a': {error}"));
+        assert_eq!(
+            c.source().and_then(|s| s.downcast_ref::<ArchiveError>()),
+            Some(error)
+        );
+
+        let w =
+            write_gnu_archive(&[member(b"b.bc", b"BC\xc0\xde\x35\x14\x00\x00\x05")]).unwrap_err();
+        let WriteArchiveError::Symbols {
+            error: SymbolsError::Bitcode(bitcode),
+            ..
+        } = &w
+        else {
+            panic!("{w:?}");
+        };
+        assert_eq!(
+            w.source().and_then(|s| s.downcast_ref::<BitcodeError>()),
+            Some(bitcode)
+        );
+    }
 
     /// Resource budget: 20,000 members naming themselves through one 1 MiB long-name line
     /// used to scan the line once each (20 GiB of byte comparisons); now it is indexed once.

@@ -15,6 +15,8 @@
 //! `Version, Producer{off,size}, Modules{off,n}, Comdats{off,n}, Symbols{off,n}, …`); a
 //! `storage::Symbol` is 24 bytes: `Name{off,size}, IRName{off,size}, ComdatIndex, Flags`.
 
+use std::fmt;
+
 /// Bit positions in `storage::Symbol::Flags`.
 const FB_UNDEFINED: u32 = 3;
 const FB_GLOBAL: u32 = 10;
@@ -40,14 +42,36 @@ pub struct BitcodeSymbols<'a> {
     pub has_module: bool,
 }
 
+/// A bitcode file whose top level or symbol table cannot be read (the message says where).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitcodeError(pub String);
+
+impl fmt::Display for BitcodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BitcodeError {}
+
+impl PartialEq<&str> for BitcodeError {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
 /// The names an archive symbol table lists for this bitcode file, in order; `None` when
 /// the file carries no symbol table (then LLVM would have to parse the IR).
-pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, String> {
+pub fn archive_symbols(data: &[u8]) -> Result<Option<Vec<&[u8]>>, BitcodeError> {
     read_symbols(data).map(|s| s.names)
 }
 
 /// The symbol table of a bitcode file and whether it holds a module (see [`BitcodeSymbols`]).
-pub fn read_symbols(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
+pub fn read_symbols(data: &[u8]) -> Result<BitcodeSymbols<'_>, BitcodeError> {
+    symbols_of(data).map_err(BitcodeError)
+}
+
+fn symbols_of(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
     let stream = unwrap(data)?;
     let (mut symtab, mut strtab, mut has_module) = (None, None, false);
     let mut r = Bits::new(stream);

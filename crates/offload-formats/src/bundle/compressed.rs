@@ -35,7 +35,6 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::md5::Md5;
-use zstd_safe::zstd_sys;
 
 /// The 4 magic bytes that start a compressed bundle.
 pub const MAGIC: [u8; 4] = *b"CCOB";
@@ -858,15 +857,7 @@ fn advise_huge_pages(buffer: &mut [u8]) {
 /// Length of the zstd frame or zlib stream at the start of `data`.
 fn frame_len(method: Method, data: &[u8]) -> Result<usize, CompressedError> {
     match method {
-        Method::Zstd => {
-            // SAFETY: reads `data.len()` bytes of a live slice.
-            let n =
-                unsafe { zstd_sys::ZSTD_findFrameCompressedSize(data.as_ptr().cast(), data.len()) };
-            if is_error(n) {
-                return Err(zstd_error(n));
-            }
-            Ok(n)
-        }
+        Method::Zstd => zstd_safe::find_frame_compressed_size(data).map_err(zstd_error),
         Method::Zlib => {
             let mut z = flate2::Decompress::new(true);
             let mut sink = vec![0u8; 64 << 10];
@@ -885,11 +876,6 @@ fn frame_len(method: Method, data: &[u8]) -> Result<usize, CompressedError> {
             }
         }
     }
-}
-
-fn is_error(code: usize) -> bool {
-    // SAFETY: a pure function of an integer.
-    unsafe { zstd_sys::ZSTD_isError(code) != 0 }
 }
 
 fn zstd_error(code: usize) -> CompressedError {
@@ -925,7 +911,6 @@ struct State {
 // SAFETY: the pointer is written only by the one decompressing thread, past `published`, and
 // read by others only below `published`, which the mutex orders.
 unsafe impl Sync for Shared {}
-unsafe impl Send for Shared {}
 
 impl Shared {
     fn new(buffer: &mut [u8]) -> Shared {
@@ -956,6 +941,36 @@ impl Shared {
         s.ok = ok;
         drop(s);
         self.changed.notify_all();
+    }
+}
+
+/// The decompressing thread's view of the shared buffer, as zstd's output buffer: zstd
+/// writes only past `filled` (the position it reports) and reads back below it (its window).
+struct Tail<'a> {
+    shared: &'a Shared,
+    filled: usize,
+}
+
+// SAFETY: `as_mut_ptr` and `capacity` describe the whole buffer, which outlives `shared`'s
+// borrow and which only this thread writes; `as_slice` covers the first `filled` bytes, which
+// are initialised (the buffer starts zeroed) and never written again, so they may be shared
+// with the readers of the published part.
+unsafe impl zstd_safe::WriteBuf for Tail<'_> {
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: see the impl: the first `filled` bytes are initialised and immutable.
+        unsafe { std::slice::from_raw_parts(self.shared.ptr, self.filled) }
+    }
+
+    fn capacity(&self) -> usize {
+        self.shared.cap
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.shared.ptr
+    }
+
+    unsafe fn filled_until(&mut self, n: usize) {
+        self.filled = n;
     }
 }
 
@@ -1025,94 +1040,70 @@ fn hash_progress(p: &Progress<'_>) -> Option<u64> {
 
 /// zstd into the shared buffer; returns the decompressed length.
 fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
-    struct DCtx(*mut zstd_sys::ZSTD_DCtx);
-    impl Drop for DCtx {
-        fn drop(&mut self) {
-            // SAFETY: created by ZSTD_createDCtx, freed once.
-            unsafe { zstd_sys::ZSTD_freeDCtx(self.0) };
-        }
-    }
-    // SAFETY: plain constructor.
-    let dctx = DCtx(unsafe { zstd_sys::ZSTD_createDCtx() });
-    if dctx.0.is_null() {
-        return Err(CompressedError::Corrupt("zstd: out of memory".into()));
-    }
+    let mut dctx = zstd_safe::DCtx::try_create()
+        .ok_or_else(|| CompressedError::Corrupt("zstd: out of memory".into()))?;
     // The output buffer is one stable region, so zstd uses it as its window (no copy, no
     // window allocation); the window limit is raised to what one-shot decoding accepts.
-    // SAFETY: valid context; parameters are plain integers.
-    unsafe {
-        zstd_sys::ZSTD_DCtx_setParameter(
-            dctx.0,
-            zstd_sys::ZSTD_dParameter::ZSTD_d_experimentalParam2, // ZSTD_d_stableOutBuffer
-            1,
-        );
-        zstd_sys::ZSTD_DCtx_setParameter(
-            dctx.0,
-            zstd_sys::ZSTD_dParameter::ZSTD_d_windowLogMax,
-            if cfg!(target_pointer_width = "64") {
-                31
-            } else {
-                30
-            },
-        );
-    }
-    let mut output = zstd_sys::ZSTD_outBuffer {
-        dst: out.ptr.cast(),
-        size: out.cap,
-        pos: 0,
+    // Neither can fail on a fresh context with these values; were it to, decoding would
+    // only be slower or refuse large windows, so the results are not needed.
+    let _ = dctx.set_parameter(zstd_safe::DParameter::StableOutBuffer(true));
+    let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(
+        if cfg!(target_pointer_width = "64") {
+            31
+        } else {
+            30
+        },
+    ));
+    let mut tail = Tail {
+        shared: out,
+        filled: 0,
+    };
+    let mut output = zstd_safe::OutBuffer::around(&mut tail);
+    let too_small = || CompressedError::SizeTooSmall {
+        claimed,
+        actual: claimed + 1,
+        exact: false,
     };
     let mut fed = 0usize;
     loop {
         let end = (fed + FEED).min(src.len());
-        let mut input = zstd_sys::ZSTD_inBuffer {
-            src: src.as_ptr().cast(),
-            size: end,
+        let mut input = zstd_safe::InBuffer {
+            src: &src[..end],
             pos: fed,
         };
-        // SAFETY: `input` covers the live `src`; `output` covers the buffer, of which zstd
-        // writes only past `pos` (readers never look there).
-        let r = unsafe { zstd_sys::ZSTD_decompressStream(dctx.0, &mut output, &mut input) };
-        if is_error(r) {
-            let name = zstd_safe::get_error_name(r);
-            return Err(if name.contains("Destination buffer is too small") {
-                CompressedError::SizeTooSmall {
-                    claimed,
-                    actual: claimed + 1,
-                    exact: false,
+        let r = dctx
+            .decompress_stream(&mut output, &mut input)
+            .map_err(|code| {
+                let name = zstd_safe::get_error_name(code);
+                if name.contains("Destination buffer is too small") {
+                    too_small()
+                } else {
+                    CompressedError::Corrupt(format!("zstd: {name}"))
                 }
-            } else {
-                CompressedError::Corrupt(format!("zstd: {name}"))
-            });
-        }
+            })?;
         fed = input.pos;
-        out.publish(output.pos);
+        out.publish(output.pos());
         if r == 0 {
             // The frame is complete.
-            return Ok(output.pos);
+            return Ok(output.pos());
         }
-        if output.pos == output.size {
+        if output.pos() == output.capacity() {
             // Full, but the frame goes on: it holds more than the header says.
-            return Err(CompressedError::SizeTooSmall {
-                claimed,
-                actual: claimed + 1,
-                exact: false,
-            });
+            return Err(too_small());
         }
-        if fed == src.len() && end == src.len() && input.pos == input.size {
+        if fed == src.len() {
             // All input given and the frame is not complete: try once more to flush.
-            let mut empty = zstd_sys::ZSTD_inBuffer {
-                src: src.as_ptr().cast(),
-                size: src.len(),
+            let mut empty = zstd_safe::InBuffer {
+                src,
                 pos: src.len(),
             };
-            let before = output.pos;
-            // SAFETY: as above.
-            let r = unsafe { zstd_sys::ZSTD_decompressStream(dctx.0, &mut output, &mut empty) };
-            out.publish(output.pos);
-            if !is_error(r) && r == 0 {
-                return Ok(output.pos);
+            let before = output.pos();
+            let r = dctx.decompress_stream(&mut output, &mut empty);
+            out.publish(output.pos());
+            if r == Ok(0) {
+                return Ok(output.pos());
             }
-            if output.pos == before {
+            if output.pos() == before {
                 return Err(CompressedError::TruncatedFrame);
             }
         }

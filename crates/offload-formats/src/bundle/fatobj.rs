@@ -78,8 +78,15 @@ pub enum ObjectFormat {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FatObjectError {
-    /// The object file could not be parsed.
+    /// The object file could not be parsed (the message says why).
     Malformed(String),
+    /// The `object` crate cannot read the object file, or one of its sections.
+    Object {
+        /// The index of the section that cannot be read, when the error is about one.
+        section: Option<usize>,
+        /// Why.
+        error: object::read::Error,
+    },
     /// The format (or variant) has no fat-object writer here.
     Unsupported(String),
     /// The bundle sections cannot be removed without renumbering sections.
@@ -92,6 +99,14 @@ impl fmt::Display for FatObjectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FatObjectError::Malformed(m) => write!(f, "malformed object file: {m}"),
+            FatObjectError::Object {
+                section: None,
+                error,
+            } => write!(f, "malformed object file: {error}"),
+            FatObjectError::Object {
+                section: Some(index),
+                error,
+            } => write!(f, "malformed object file: section {index}: {error}"),
             FatObjectError::Unsupported(m) => write!(f, "{m}"),
             FatObjectError::NotRemovable(m) => {
                 write!(f, "cannot remove the offload bundle sections: {m}")
@@ -101,7 +116,14 @@ impl fmt::Display for FatObjectError {
     }
 }
 
-impl std::error::Error for FatObjectError {}
+impl std::error::Error for FatObjectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FatObjectError::Object { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 fn malformed(m: impl Into<String>) -> FatObjectError {
     FatObjectError::Malformed(m.into())
@@ -145,7 +167,10 @@ impl<'data> FatObject<'data> {
     /// none is a valid, empty fat object). Errors when `data` is not a readable object.
     pub fn parse(data: &'data [u8]) -> Result<Self, FatObjectError> {
         use object::{Object, ObjectSection};
-        let file = object::File::parse(data).map_err(|e| malformed(e.to_string()))?;
+        let file = object::File::parse(data).map_err(|error| FatObjectError::Object {
+            section: None,
+            error,
+        })?;
         let format = match file.format() {
             object::BinaryFormat::Elf => ObjectFormat::Elf,
             object::BinaryFormat::Coff => ObjectFormat::Coff,
@@ -161,9 +186,10 @@ impl<'data> FatObject<'data> {
             let Some(id) = name.strip_prefix(&MAGIC[..]) else {
                 continue;
             };
-            let contents = section
-                .data()
-                .map_err(|e| malformed(format!("section {index}: {e}")))?;
+            let contents = section.data().map_err(|error| FatObjectError::Object {
+                section: Some(index),
+                error,
+            })?;
             let offset = section.file_range().map_or(0, |(o, _)| o);
             entries.push(FatObjectEntry {
                 id,
@@ -867,6 +893,27 @@ mod coff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreadable_objects_keep_the_object_error() {
+        use std::error::Error as _;
+        let mut bad = tiny_elf();
+        bad.truncate(100);
+        let e = FatObject::parse(&bad).unwrap_err();
+        let FatObjectError::Object {
+            section: None,
+            error,
+        } = &e
+        else {
+            panic!("{e:?}");
+        };
+        assert_eq!(e.to_string(), format!("malformed object file: {error}"));
+        assert_eq!(
+            e.source()
+                .and_then(|s| s.downcast_ref::<object::read::Error>()),
+            Some(error)
+        );
+    }
 
     /// A minimal relocatable ELF64 LE object: null, .text ("ABCD"), .shstrtab.
     fn tiny_elf() -> Vec<u8> {

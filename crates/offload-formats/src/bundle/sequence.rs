@@ -103,7 +103,15 @@ impl fmt::Display for SequenceError {
     }
 }
 
-impl std::error::Error for SequenceError {}
+impl std::error::Error for SequenceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SequenceError::Binary { error, .. } => Some(error),
+            SequenceError::Compressed { error, .. } => Some(error),
+            SequenceError::Garbage { .. } => None,
+        }
+    }
+}
 
 /// Iterator over the bundles of a region; see the [module docs](self).
 #[derive(Clone, Debug)]
@@ -184,6 +192,23 @@ impl<'data> Iterator for Sequence<'data> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_keep_their_source() {
+        use std::error::Error as _;
+        let compressed = compress(b"bundle", &CompressOptions::default()).unwrap();
+        let mut bad = compressed.clone();
+        bad[4] = 9; // Unknown version.
+        let e = Sequence::new(&bad).find_map(Result::err).unwrap();
+        let SequenceError::Compressed { error, .. } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(error, &CompressedError::UnknownVersion(9));
+        assert_eq!(
+            e.source().and_then(|s| s.downcast_ref::<CompressedError>()),
+            Some(error)
+        );
+    }
     use crate::bundle::binary::write_bundle;
     use crate::bundle::compressed::{CompressOptions, Version, compress};
 

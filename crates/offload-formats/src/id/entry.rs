@@ -108,7 +108,7 @@ pub struct EntryId {
     standardized: String,
     rules: LlvmVersion,
     dropped_processor: Option<String>,
-    unnormalizable: Option<String>,
+    unnormalizable: Option<triple::NormalizeError>,
 }
 
 /// Why a target string is not acceptable in `-targets`.
@@ -121,7 +121,7 @@ pub struct IdError {
     /// The triple string, when its architecture is unknown.
     pub unknown_triple: Option<String>,
     /// Why the triple cannot be normalized (LLVM aborts the process instead).
-    pub unnormalizable: Option<String>,
+    pub unnormalizable: Option<triple::NormalizeError>,
 }
 
 impl fmt::Display for IdError {
@@ -141,7 +141,13 @@ impl fmt::Display for IdError {
     }
 }
 
-impl std::error::Error for IdError {}
+impl std::error::Error for IdError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.unnormalizable
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 fn components(s: &str, max_parts: usize) -> Vec<&str> {
     s.splitn(max_parts, '-').collect()
@@ -188,7 +194,7 @@ impl EntryId {
         };
         let (normalized, unnormalizable) = match triple::try_normalize(&triple_str, form) {
             Ok(t) => (t + suffix, None),
-            Err(e) => (triple_str.clone(), Some(e.to_string())),
+            Err(e) => (triple_str.clone(), Some(e)),
         };
         EntryId {
             kind: OffloadKind::parse(kind),
@@ -298,7 +304,7 @@ impl EntryId {
             target: given.to_owned(),
             unknown_kind: (!kind_ok).then(|| self.kind.as_str().to_owned()),
             unknown_triple: (!triple_ok).then(|| self.triple.as_str().to_owned()),
-            unnormalizable: self.unnormalizable.clone(),
+            unnormalizable: self.unnormalizable,
         })
     }
 
@@ -367,6 +373,27 @@ pub fn find_conflict(ids: &[EntryId]) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unnormalizable_triple_is_the_source() {
+        use std::error::Error as _;
+        let given = "hip-dxil-unknown-shadermodel6.10-";
+        let e = EntryId::parse(given).validate(given).unwrap_err();
+        assert_eq!(
+            e.unnormalizable,
+            Some(triple::NormalizeError::UnsupportedShaderModel)
+        );
+        assert!(
+            e.to_string()
+                .ends_with(", Unsupported Shader Model version"),
+            "{e}"
+        );
+        assert_eq!(
+            e.source()
+                .and_then(|s| s.downcast_ref::<triple::NormalizeError>()),
+            Some(&triple::NormalizeError::UnsupportedShaderModel)
+        );
+    }
 
     /// Found by fuzzing: a multi-byte character across byte 3 of a kind panicked the
     /// `-hip-openmp-compatible` check.

@@ -1,10 +1,11 @@
 //! Choosing one entry of a [`Report`] and getting its bytes.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use super::{Container, Entry, Report, decompress};
 use crate::bundle::BinaryBundle;
-use crate::bundle::compressed::CompressedBundle;
+use crate::bundle::compressed::{CompressedBundle, CompressedError};
 use crate::package::OffloadBinary;
 use crate::package::scan::split;
 
@@ -30,6 +31,55 @@ pub enum Selector {
     },
 }
 
+/// Why [`select`], [`entry_bytes`] or [`range`] fails.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExtractError {
+    /// The selector names nothing in the file, or more than one entry (the message says why).
+    NotFound(String),
+    /// A byte range outside the file.
+    OutOfRange {
+        /// Offset of the range.
+        offset: u64,
+        /// Size of the range.
+        size: u64,
+    },
+    /// A compressed bundle that cannot be read or decompressed.
+    Compressed(CompressedError),
+    /// A malformed bundle.
+    Bundle(crate::bundle::ReadError),
+    /// A malformed offload binary.
+    OffloadBinary(crate::package::ReadError),
+    /// The container does not hold the entry, or cannot be extracted from (the message says
+    /// why).
+    Container(String),
+}
+
+impl fmt::Display for ExtractError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExtractError::NotFound(m) | ExtractError::Container(m) => f.write_str(m),
+            ExtractError::OutOfRange { offset, size } => {
+                write!(f, "offset={offset} size={size} lies outside the file")
+            }
+            ExtractError::Compressed(e) => fmt::Display::fmt(e, f),
+            ExtractError::Bundle(e) => fmt::Display::fmt(e, f),
+            ExtractError::OffloadBinary(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for ExtractError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExtractError::Compressed(e) => Some(e),
+            ExtractError::Bundle(e) => Some(e),
+            ExtractError::OffloadBinary(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// What [`select`] found.
 #[derive(Clone, Copy, Debug)]
 pub enum Selected<'r> {
@@ -40,32 +90,34 @@ pub enum Selected<'r> {
 }
 
 /// Finds the entry `selector` names in `report`.
-pub fn select<'r>(report: &'r Report, selector: &Selector) -> Result<Selected<'r>, String> {
+pub fn select<'r>(report: &'r Report, selector: &Selector) -> Result<Selected<'r>, ExtractError> {
     match selector {
         Selector::Index(i) => report
             .entries()
             .find(|(_, e)| e.index == *i)
             .map(|(c, e)| Selected::Entry(c, e))
             .ok_or_else(|| {
-                format!(
+                ExtractError::NotFound(format!(
                     "no entry with index {i} (the file has {})",
                     report.entries().count()
-                )
+                ))
             }),
         Selector::Id { id, nth } => {
             let found: Vec<_> = report.entries().filter(|(_, e)| &e.id == id).collect();
             match (found.len(), nth) {
-                (0, _) => Err(format!("no entry with ID '{id}'")),
+                (0, _) => Err(ExtractError::NotFound(format!("no entry with ID '{id}'"))),
                 (1, None) => Ok(Selected::Entry(found[0].0, found[0].1)),
-                (n, None) => Err(format!(
+                (n, None) => Err(ExtractError::NotFound(format!(
                     "{n} entries have ID '{id}'; choose one with --nth (0 to {}) or by --index",
                     n - 1
-                )),
+                ))),
                 (n, Some(k)) => found
                     .get(*k)
                     .map(|(c, e)| Selected::Entry(c, e))
                     .ok_or_else(|| {
-                        format!("--nth {k} is out of range: {n} entries have ID '{id}'")
+                        ExtractError::NotFound(format!(
+                            "--nth {k} is out of range: {n} entries have ID '{id}'"
+                        ))
                     }),
             }
         }
@@ -74,10 +126,10 @@ pub fn select<'r>(report: &'r Report, selector: &Selector) -> Result<Selected<'r
                 .checked_add(*size)
                 .filter(|&e| e <= report.size)
                 .ok_or_else(|| {
-                    format!(
+                    ExtractError::NotFound(format!(
                         "range offset={offset} size={size} lies outside the file ({} bytes)",
                         report.size
-                    )
+                    ))
                 })?;
             let _ = end;
             Ok(report
@@ -95,42 +147,67 @@ pub fn entry_bytes<'d>(
     data: &'d [u8],
     container: &Container,
     entry: &Entry,
-) -> Result<Cow<'d, [u8]>, String> {
+) -> Result<Cow<'d, [u8]>, ExtractError> {
+    let unusable = |m: &str| ExtractError::Container(m.to_owned());
     if let Some(off) = entry.offset {
         return range(data, off, entry.size).map(Cow::Borrowed);
     }
     let stored = range(data, container.offset, container.size)?;
     match container.kind {
         "compressed-bundle" => {
-            let c = CompressedBundle::parse(stored).map_err(|e| e.to_string())?;
-            let (_, bundle) = decompress(&c)?;
+            let c = CompressedBundle::parse(stored).map_err(ExtractError::Compressed)?;
+            let (_, bundle) = decompress(&c).map_err(ExtractError::Compressed)?;
             let parsed = BinaryBundle::parse(&bundle)
-                .map_err(|e| e.to_string())?
-                .ok_or("the compressed bundle does not hold a binary bundle")?;
+                .map_err(ExtractError::Bundle)?
+                .ok_or_else(|| unusable("the compressed bundle does not hold a binary bundle"))?;
             let e = parsed
                 .entries()
                 .get(entry.position)
-                .ok_or("entry not found after decompression")?;
+                .ok_or_else(|| unusable("entry not found after decompression"))?;
             Ok(Cow::Owned(e.data.to_vec()))
         }
         "offload-binary" => {
-            let binaries = split(stored).map_err(|e| e.to_string())?;
-            let (_, bin) = binaries.first().ok_or("no offload binary")?;
-            let parsed = OffloadBinary::parse(bin).map_err(|e| e.to_string())?;
+            let binaries = split(stored).map_err(ExtractError::OffloadBinary)?;
+            let (_, bin) = binaries
+                .first()
+                .ok_or_else(|| unusable("no offload binary"))?;
+            let parsed = OffloadBinary::parse(bin).map_err(ExtractError::OffloadBinary)?;
             let e = parsed
                 .entry(entry.position as u64)
-                .ok_or("entry not found after decompression")?;
+                .ok_or_else(|| unusable("entry not found after decompression"))?;
             Ok(Cow::Owned(e.image().to_vec()))
         }
-        other => Err(format!("cannot extract from a {other}")),
+        other => Err(unusable(&format!("cannot extract from a {other}"))),
     }
 }
 
 /// `size` bytes of `data` at `offset`, checked.
-pub fn range(data: &[u8], offset: u64, size: u64) -> Result<&[u8], String> {
+pub fn range(data: &[u8], offset: u64, size: u64) -> Result<&[u8], ExtractError> {
     usize::try_from(offset)
         .ok()
         .zip(usize::try_from(size).ok())
         .and_then(|(o, n)| data.get(o..o.checked_add(n)?))
-        .ok_or_else(|| format!("offset={offset} size={size} lies outside the file"))
+        .ok_or(ExtractError::OutOfRange { offset, size })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn errors_read_as_before_and_keep_their_source() {
+        let e = range(b"abc", 2, 5).unwrap_err();
+        assert_eq!(e.to_string(), "offset=2 size=5 lies outside the file");
+        assert!(e.source().is_none());
+
+        let inner = CompressedBundle::parse(b"CCOB\x09\x00").unwrap_err();
+        let e = ExtractError::Compressed(inner.clone());
+        assert_eq!(e.to_string(), inner.to_string());
+        assert_eq!(
+            e.source().and_then(|s| s.downcast_ref::<CompressedError>()),
+            Some(&inner)
+        );
+    }
 }

@@ -28,14 +28,14 @@ use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSection, SectionKind};
 
 use crate::bundle::BinaryBundle;
-use crate::bundle::compressed::CompressedBundle;
-use crate::bundle::sequence::{Item, Sequence};
+use crate::bundle::compressed::{CompressedBundle, CompressedError};
+use crate::bundle::sequence::{Item, Sequence, SequenceError};
 use crate::id::EntryId;
 use crate::package::raw::SHT_LLVM_OFFLOADING;
 use crate::package::scan::split;
 use crate::package::{LlvmVersion, OffloadBinary};
 
-pub use extract::{Selected, Selector, entry_bytes, range, select};
+pub use extract::{ExtractError, Selected, Selector, entry_bytes, range, select};
 
 /// Everything found in one file.
 #[derive(Clone, Debug)]
@@ -132,15 +132,19 @@ pub struct Entry {
     pub(crate) position: usize,
 }
 
-/// A file that cannot be inspected.
+/// A file that cannot be inspected. Displayed as `'<path>'[, <location>]: <message>[: <source>]`
+/// (the message alone, or the source alone when the message is empty).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InspectError {
     /// The file.
     pub path: String,
     /// Where in it: archive member and/or section, when known.
     pub location: Option<String>,
-    /// What is wrong.
+    /// What is wrong, or what was being read when `source` failed (may be empty then).
     pub message: String,
+    /// The error of the reader that refused the file, when one did (boxed: the errors of
+    /// the readers are large, and most inspections succeed).
+    pub source: Option<Box<InspectSource>>,
 }
 
 impl fmt::Display for InspectError {
@@ -149,11 +153,78 @@ impl fmt::Display for InspectError {
         if let Some(l) = &self.location {
             write!(f, ", {l}")?;
         }
-        write!(f, ": {}", self.message)
+        match &self.source {
+            None => write!(f, ": {}", self.message),
+            Some(s) if self.message.is_empty() => write!(f, ": {s}"),
+            Some(s) => write!(f, ": {}: {s}", self.message),
+        }
     }
 }
 
-impl std::error::Error for InspectError {}
+impl std::error::Error for InspectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(InspectSource::inner)
+    }
+}
+
+/// The error of the reader that refused an inspected file. Displayed as that error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InspectSource {
+    /// An object file or archive the `object` crate cannot read.
+    Object(object::read::Error),
+    /// A bundle sequence that cannot be walked.
+    Sequence(SequenceError),
+    /// A compressed bundle that cannot be decompressed.
+    Compressed(CompressedError),
+    /// A malformed bundle.
+    Bundle(crate::bundle::ReadError),
+    /// A malformed offload binary.
+    OffloadBinary(crate::package::ReadError),
+}
+
+impl InspectSource {
+    /// The wrapped error.
+    pub fn inner(&self) -> &(dyn std::error::Error + 'static) {
+        match self {
+            InspectSource::Object(e) => e,
+            InspectSource::Sequence(e) => e,
+            InspectSource::Compressed(e) => e,
+            InspectSource::Bundle(e) => e,
+            InspectSource::OffloadBinary(e) => e,
+        }
+    }
+}
+
+impl fmt::Display for InspectSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.inner(), f)
+    }
+}
+
+impl std::error::Error for InspectSource {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner().source()
+    }
+}
+
+macro_rules! inspect_source_from {
+    ($($variant:ident($ty:ty)),* $(,)?) => {$(
+        impl From<$ty> for InspectSource {
+            fn from(e: $ty) -> Self {
+                InspectSource::$variant(e)
+            }
+        }
+    )*};
+}
+
+inspect_source_from!(
+    Object(object::read::Error),
+    Sequence(SequenceError),
+    Compressed(CompressedError),
+    Bundle(crate::bundle::ReadError),
+    OffloadBinary(crate::package::ReadError),
+);
 
 /// `file://<path>#offset=<offset>&size=<size>`.
 pub fn uri(path: &str, offset: u64, size: u64) -> String {
@@ -225,6 +296,20 @@ impl<'data> Scanner<'_, 'data> {
             path: self.path.to_owned(),
             location: place.describe(),
             message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The error of a reader that failed on `context` (empty when its message says it all).
+    fn failed(
+        &self,
+        place: &Place,
+        context: impl Into<String>,
+        source: impl Into<InspectSource>,
+    ) -> InspectError {
+        InspectError {
+            source: Some(Box::new(source.into())),
+            ..self.err(place, context)
         }
     }
 
@@ -283,7 +368,7 @@ impl<'data> Scanner<'_, 'data> {
         place: &Place,
         depth: usize,
     ) -> Result<(), InspectError> {
-        let archive = ArchiveFile::parse(data).map_err(|e| self.err(place, e.to_string()))?;
+        let archive = ArchiveFile::parse(data).map_err(|e| self.failed(place, "", e))?;
         if archive.is_thin() {
             return Err(self.err(place, "thin archives are not supported"));
         }
@@ -291,18 +376,18 @@ impl<'data> Scanner<'_, 'data> {
             return Err(self.err(place, "archives nested more than 8 deep"));
         }
         for member in archive.members() {
-            let member = member.map_err(|e| self.err(place, e.to_string()))?;
+            let member = member.map_err(|e| self.failed(place, "", e))?;
             let name = String::from_utf8_lossy(member.name()).into_owned();
             let body = member
                 .data(data)
-                .map_err(|e| self.err(place, format!("member '{name}': {e}")))?;
+                .map_err(|e| self.failed(place, format!("member '{name}'"), e))?;
             self.scan(body, Some(name), depth + 1)?;
         }
         Ok(())
     }
 
     fn object(&mut self, data: &'data [u8], place: &Place) -> Result<&'static str, InspectError> {
-        let file = object::File::parse(data).map_err(|e| self.err(place, e.to_string()))?;
+        let file = object::File::parse(data).map_err(|e| self.failed(place, "", e))?;
         let format = match file.format() {
             object::BinaryFormat::Elf => "elf",
             object::BinaryFormat::Coff | object::BinaryFormat::Pe => "coff",
@@ -413,7 +498,7 @@ impl<'data> Scanner<'_, 'data> {
     fn bundles(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
         let region_offset = self.offset_of(region);
         for seg in Sequence::new(region) {
-            let seg = seg.map_err(|e| self.err(place, e.to_string()))?;
+            let seg = seg.map_err(|e| self.failed(place, "", e))?;
             let offset = region_offset + seg.offset;
             match &seg.item {
                 Item::Binary(b) => {
@@ -421,12 +506,12 @@ impl<'data> Scanner<'_, 'data> {
                     self.push(place, "bundle", offset, seg.len, None, entries);
                 }
                 Item::Compressed(c) => {
-                    let (compression, data) = decompress(c).map_err(|m| {
-                        self.err(place, format!("compressed bundle at offset {offset}: {m}"))
+                    let (compression, data) = decompress(c).map_err(|e| {
+                        self.failed(place, format!("compressed bundle at offset {offset}"), e)
                     })?;
                     let bundle = BinaryBundle::parse(&data)
                         .map_err(|e| {
-                            self.err(place, format!("compressed bundle at offset {offset}: {e}"))
+                            self.failed(place, format!("compressed bundle at offset {offset}"), e)
                         })?
                         .ok_or_else(|| {
                             self.err(
@@ -453,11 +538,11 @@ impl<'data> Scanner<'_, 'data> {
 
     fn offload_binaries(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
         let region_offset = self.offset_of(region);
-        let binaries = split(region).map_err(|e| self.err(place, e.to_string()))?;
+        let binaries = split(region).map_err(|e| self.failed(place, "", e))?;
         for (at, data) in binaries {
             let offset = region_offset + at;
             let borrowed = matches!(data, Cow::Borrowed(_));
-            let bin = OffloadBinary::parse(&data).map_err(|e| self.err(place, e.to_string()))?;
+            let bin = OffloadBinary::parse(&data).map_err(|e| self.failed(place, "", e))?;
             let stored = if borrowed {
                 data.len() as u64
             } else {
@@ -524,8 +609,10 @@ fn ratio(uncompressed: u64, compressed: u64) -> f64 {
 }
 
 /// Decompresses a compressed bundle, with its compression details.
-pub(crate) fn decompress(c: &CompressedBundle<'_>) -> Result<(Compression, Vec<u8>), String> {
-    let d = c.decompress().map_err(|e| e.to_string())?;
+pub(crate) fn decompress(
+    c: &CompressedBundle<'_>,
+) -> Result<(Compression, Vec<u8>), crate::bundle::compressed::CompressedError> {
+    let d = c.decompress()?;
     let h = c.header();
     let compressed = c.len() as u64;
     Ok((
@@ -550,4 +637,26 @@ fn split_id(id: &[u8]) -> (String, String, String) {
         parsed.triple().to_string(),
         parsed.target_id().to_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn reader_errors_are_the_source() {
+        // A compressed bundle with an unknown format version.
+        let e = inspect(b"CCOB\x09\x00\x01\x00", "x.hipfb").unwrap_err();
+        let Some(InspectSource::Sequence(inner)) = e.source.as_deref() else {
+            panic!("{e:?}");
+        };
+        assert_eq!(e.message, "");
+        assert_eq!(e.to_string(), format!("'x.hipfb': {inner}"));
+        assert_eq!(
+            e.source().and_then(|s| s.downcast_ref::<SequenceError>()),
+            Some(inner)
+        );
+    }
 }

@@ -19,7 +19,7 @@ use crate::kind::FileKind;
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::bundle::archive::{NewMember, WriteArchiveError, write_gnu_archive_with};
+use crate::bundle::archive::{NewMember, SymbolsError, WriteArchiveError, write_gnu_archive_with};
 use crate::bundle::bitcode::{self, BitcodeSymbols};
 
 use object::read::elf::{FileHeader, SectionHeader, Sym};
@@ -29,12 +29,12 @@ use object::{Endianness, elf};
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ArchiveError {
-    /// A member's symbols cannot be listed (the message says why).
+    /// A member's symbols cannot be listed.
     Symbols {
         /// The member's name.
         member: String,
         /// What went wrong.
-        message: String,
+        error: SymbolsError,
     },
     /// The archive would be larger than the 32-bit symbol table can address.
     TooLarge,
@@ -43,10 +43,10 @@ pub enum ArchiveError {
 impl fmt::Display for ArchiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ArchiveError::Symbols { member, message } => {
+            ArchiveError::Symbols { member, error } => {
                 write!(
                     f,
-                    "cannot list the symbols of archive member '{member}': {message}"
+                    "cannot list the symbols of archive member '{member}': {error}"
                 )
             }
             ArchiveError::TooLarge => {
@@ -56,7 +56,14 @@ impl fmt::Display for ArchiveError {
     }
 }
 
-impl std::error::Error for ArchiveError {}
+impl std::error::Error for ArchiveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ArchiveError::Symbols { error, .. } => Some(error.inner()),
+            ArchiveError::TooLarge => None,
+        }
+    }
+}
 
 /// Writes the archive of `members` (`(name, data)`, in order), with
 /// [`member_symbols`] as the rule for symbols.
@@ -69,7 +76,7 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
         })
         .collect();
     write_gnu_archive_with(&members, member_symbols).map_err(|e| match e {
-        WriteArchiveError::Symbols { member, message } => ArchiveError::Symbols { member, message },
+        WriteArchiveError::Symbols { member, error } => ArchiveError::Symbols { member, error },
         _ => ArchiveError::TooLarge,
     })
 }
@@ -77,7 +84,7 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
 /// The archive symbols a member defines, in LLVM's order; `None` when the member
 /// is not a symbolic file (LLVM writes a symbol table, possibly empty, as soon as
 /// one member is an object or bitcode file).
-pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
+pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
     let kind = FileKind::sniff(data);
     if kind.is_elf() && data.len() >= 18 {
         let r = if data[4] == 2 {
@@ -85,7 +92,7 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
         } else {
             elf_symbols::<elf::FileHeader32<Endianness>>(data)
         };
-        return r.map(Some).map_err(|e| e.to_string());
+        return r.map(Some).map_err(SymbolsError::Object);
     }
     if kind.is_bitcode() {
         // Bitcode LLVM cannot read is archived without symbols (LLVM's "best-effort
@@ -98,13 +105,17 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
             Ok(BitcodeSymbols {
                 names: None,
                 has_module: true,
-            }) => Err("bitcode without a symbol table (SYMTAB_BLOCK) is not supported".into()),
+            }) => Err(SymbolsError::Unsupported(
+                "bitcode without a symbol table (SYMTAB_BLOCK) is not supported".into(),
+            )),
             _ => Ok(Some(Vec::new())),
         };
     }
     let other_object = kind.is_coff() || matches!(kind, FileKind::Wasm | FileKind::MachO);
     if other_object {
-        return Err("only ELF and bitcode members are supported in archives".into());
+        return Err(SymbolsError::Unsupported(
+            "only ELF and bitcode members are supported in archives".into(),
+        ));
     }
     Ok(None)
 }

@@ -1,6 +1,8 @@
 //! Errors of the offload binary reader, writer and container scan.
 
 use std::fmt;
+use std::io;
+use std::sync::Arc;
 
 /// What is wrong with a malformed offload binary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +53,10 @@ pub enum ReadErrorKind {
     },
     /// The binary is compressed (version 3): decompress it first.
     Compressed,
-    /// Decompression failed.
+    /// Decompression cannot start (the message says why).
     Decompression(String),
+    /// The decompressor failed.
+    Inflate(InflateError),
     /// The decompressed data does not have the size the header announces.
     InflatedSize {
         /// The size the header announces (minus the header).
@@ -131,6 +135,7 @@ impl fmt::Display for ReadError {
                 f.write_str("binary is compressed; decompress it before parsing")
             }
             ReadErrorKind::Decompression(e) => write!(f, "cannot decompress: {e}"),
+            ReadErrorKind::Inflate(e) => write!(f, "cannot decompress: {}", e.0),
             ReadErrorKind::InflatedSize { expected, found } => write!(
                 f,
                 "decompressed to {found} bytes, but the header announces {expected}"
@@ -139,7 +144,27 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ReadErrorKind::Inflate(e) => Some(&*e.0),
+            _ => None,
+        }
+    }
+}
+
+/// The I/O error of a zstd or zlib decompressor, shared so that [`ReadError`] stays `Clone`;
+/// two are equal when their kind and message are.
+#[derive(Clone, Debug)]
+pub struct InflateError(pub Arc<io::Error>);
+
+impl PartialEq for InflateError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for InflateError {}
 
 /// Why an offload binary cannot be written.
 #[derive(Clone, Debug, PartialEq, Eq)]

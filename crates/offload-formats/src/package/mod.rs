@@ -42,7 +42,7 @@ pub mod write;
 
 mod error;
 
-pub use error::{ReadError, ReadErrorKind, WriteError};
+pub use error::{InflateError, ReadError, ReadErrorKind, WriteError};
 pub use raw::{ImageKind, ImageKindValue, LlvmVersion, OffloadKind, OffloadKindValue};
 pub use read::{Entry, OffloadBinary, decompress, decompress_limited, is_compressed};
 pub use scan::{Container, Found, ScanError, ScanErrorKind, scan};

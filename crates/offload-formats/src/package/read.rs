@@ -14,8 +14,9 @@
 //! The input does not need to be aligned in memory: fields are read bytewise.
 
 use std::io::Read;
+use std::sync::Arc;
 
-use super::error::{ReadError, ReadErrorKind};
+use super::error::{InflateError, ReadError, ReadErrorKind};
 use super::raw::{
     ENTRY_SIZE, HEADER_SIZE, HEADER_SIZE_V3, ImageKindValue, MAGIC, NEWEST_VERSION,
     OffloadKindValue, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
@@ -178,7 +179,7 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadEr
     };
     if let Err(e) = result {
         return Err(ReadError::new(
-            ReadErrorKind::Decompression(e.to_string()),
+            ReadErrorKind::Inflate(InflateError(Arc::new(e))),
             h.entries_offset,
             None,
         ));
@@ -653,6 +654,28 @@ mod tests {
                 *b ^= 0x5a;
             }
             assert!(decompress(&garbage).is_err());
+        }
+    }
+
+    #[test]
+    fn decompressor_errors_are_the_source() {
+        use std::error::Error as _;
+        for zstd in [true, false] {
+            let mut garbage = compress(&hand_v2(40), zstd);
+            let len = garbage.len();
+            for b in &mut garbage[44..len - 8] {
+                *b ^= 0x5a;
+            }
+            let e = decompress(&garbage).unwrap_err();
+            let ReadErrorKind::Inflate(inner) = &e.kind else {
+                panic!("zstd={zstd}: {e:?}");
+            };
+            assert!(
+                e.to_string()
+                    .ends_with(&format!("cannot decompress: {}", inner.0))
+            );
+            let io = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+            assert_eq!(io.map(|io| io.kind()), Some(inner.0.kind()));
         }
     }
 

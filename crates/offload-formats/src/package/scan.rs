@@ -87,8 +87,10 @@ impl Found<'_> {
 pub enum ScanErrorKind {
     /// A malformed offload binary.
     Binary(ReadError),
-    /// An ELF, COFF or archive structure the `object` crate cannot read.
+    /// An ELF, COFF or archive structure that cannot be read (the message says why).
     Container(String),
+    /// An ELF, COFF or archive structure the `object` crate cannot read.
+    Object(object::read::Error),
     /// LLVM bitcode: reading `!llvm.embedded.objects` is not supported.
     Bitcode,
     /// A thin archive: its members live in other files.
@@ -115,6 +117,7 @@ impl fmt::Display for ScanError {
         match &self.kind {
             ScanErrorKind::Binary(e) => write!(f, ": {e}"),
             ScanErrorKind::Container(e) => write!(f, ": {e}"),
+            ScanErrorKind::Object(e) => write!(f, ": {e}"),
             ScanErrorKind::Bitcode => f.write_str(
                 ": LLVM bitcode is not supported (offload binaries embedded through !llvm.embedded.objects need an IR reader)",
             ),
@@ -123,7 +126,15 @@ impl fmt::Display for ScanError {
     }
 }
 
-impl std::error::Error for ScanError {}
+impl std::error::Error for ScanError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ScanErrorKind::Binary(e) => Some(e),
+            ScanErrorKind::Object(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// One binary of a region: its offset there and its bytes (owned when decompressed).
 pub type Split<'data> = (u64, Cow<'data, [u8]>);
@@ -185,7 +196,7 @@ fn scan_into<'data>(
     match Container::identify(data) {
         Container::OffloadBinary => push_region(data, None),
         Container::Elf => {
-            let obj = |e: object::Error| err(None, ScanErrorKind::Container(e.to_string()));
+            let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let regions = if data[4] == 2 {
                 elf_regions::<elf::FileHeader64<Endianness>>(data).map_err(obj)?
             } else {
@@ -197,7 +208,7 @@ fn scan_into<'data>(
             Ok(())
         }
         Container::Coff => {
-            let obj = |e: object::Error| err(None, ScanErrorKind::Container(e.to_string()));
+            let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let file = object::File::parse(data).map_err(obj)?;
             for section in file.sections() {
                 let name = section.name().map_err(obj)?;
@@ -210,7 +221,7 @@ fn scan_into<'data>(
             Ok(())
         }
         Container::Archive => {
-            let obj = |e: object::Error| err(None, ScanErrorKind::Container(e.to_string()));
+            let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let archive = ArchiveFile::parse(data).map_err(obj)?;
             if archive.is_thin() {
                 return Err(err(None, ScanErrorKind::ThinArchive));

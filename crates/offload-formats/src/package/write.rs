@@ -287,7 +287,14 @@ impl std::fmt::Display for WriteOrIo {
     }
 }
 
-impl std::error::Error for WriteOrIo {}
+impl std::error::Error for WriteOrIo {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteOrIo::Format(e) => Some(e),
+            WriteOrIo::Io(e) => Some(e),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
