@@ -7,7 +7,9 @@
 
 mod amdgcn;
 mod offload_arch;
+mod probes;
 mod tools;
+mod triple;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -91,6 +93,10 @@ fn generate() -> Result<Vec<(&'static str, String)>, String> {
     Ok(vec![
         ("offload_arch.rs", render_offload_arch(&llvm19, &llvm22)?),
         ("amdgcn.rs", render_amdgcn(&llvm19, &llvm22)?),
+        (
+            "triple_golden.rs",
+            triple::render(&llvm22, &header(&format!("clang {}", llvm22.version)))?,
+        ),
     ])
 }
 

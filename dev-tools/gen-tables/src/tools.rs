@@ -99,3 +99,15 @@ pub fn find_file(dir: &Path, prefix: &str) -> Result<PathBuf, String> {
         .next()
         .ok_or_else(|| format!("no {prefix}* in {}", dir.display()))
 }
+/// Runs `cmd` and returns its stdout; a non-zero exit is an error.
+pub fn run_ok(cmd: &mut Command) -> Result<String, String> {
+    let out = run(cmd)?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("{cmd:?}: output is not UTF-8: {e}"))
+}

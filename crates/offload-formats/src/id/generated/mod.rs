@@ -9,3 +9,6 @@
 pub(crate) mod amdgcn;
 #[rustfmt::skip]
 pub(crate) mod offload_arch;
+#[cfg(test)]
+#[rustfmt::skip]
+pub(crate) mod triple_golden;
