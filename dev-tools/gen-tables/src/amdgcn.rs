@@ -181,3 +181,41 @@ pub fn processors(llvm19: &Llvm, llvm22: &Llvm) -> Result<Vec<Processor>, String
     keyed.sort_by_key(|(k, _)| *k);
     Ok(keyed.into_iter().map(|(_, p)| p).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::order;
+
+    #[test]
+    fn gpukind_order() {
+        let names = [
+            "gfx12-generic",
+            "gfx1010",
+            "gfx90a",
+            "gfx9-4-generic",
+            "gfx940",
+            "gfx909",
+            "gfx9-generic",
+            "gfx600",
+            "gfx10-1-generic",
+        ];
+        let mut sorted = names.to_vec();
+        sorted.sort_by_key(|n| order(n).unwrap());
+        assert_eq!(
+            sorted,
+            [
+                "gfx600",
+                "gfx909",
+                "gfx90a",
+                "gfx940",
+                "gfx1010",
+                "gfx9-generic",
+                "gfx9-4-generic",
+                "gfx10-1-generic",
+                "gfx12-generic",
+            ]
+        );
+        assert!(order("fiji").is_err());
+        assert!(order("gfx9-x-generic").is_err());
+    }
+}

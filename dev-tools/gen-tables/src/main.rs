@@ -170,3 +170,17 @@ fn main() -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::diff_summary;
+
+    #[test]
+    fn diff_summary_names_the_differing_lines() {
+        let d = diff_summary("a\nb\nc\n", "a\nB\nc\nd\n");
+        assert!(d.starts_with("3 lines checked in, 4 generated\n"), "{d}");
+        assert!(d.contains("line 2:\n    - b\n    + B\n"), "{d}");
+        assert!(d.contains("line 4:\n    - <none>\n    + d\n"), "{d}");
+        assert!(!d.contains("line 1:") && !d.contains("line 3:"), "{d}");
+    }
+}
