@@ -33,8 +33,10 @@ fn render_offload_arch(llvm19: &Llvm, llvm22: &Llvm) -> Result<String, String> {
     let mut s = header(&format!("clang {} / {}", llvm19.version, llvm22.version));
     s += "//! clang's `OffloadArch` name tables (`StringToOffloadArch`), read from the `arch_names`\n\
           //! array in the `libclang-cpp` that each `clang-offload-bundler` links, in clang's order.\n";
-    for llvm in [llvm19, llvm22] {
-        let names = offload_arch::names(llvm)?;
+    let (names19, names22) = (offload_arch::names(llvm19)?, offload_arch::names(llvm22)?);
+    offload_arch::verify_with_bundler(llvm19, &names19, &names22)?;
+    offload_arch::verify_with_bundler(llvm22, &names22, &names19)?;
+    for (llvm, names) in [(llvm19, names19), (llvm22, names22)] {
         writeln!(
             s,
             "\n/// clang {}'s table ({}), in clang's order. The leading `\"\"` is the `UNUSED` entry.",

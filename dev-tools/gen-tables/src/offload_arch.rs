@@ -9,10 +9,17 @@
 //! `UNUSED` row and forward while the rows keep that shape. This is the table
 //! `StringToOffloadArch` searches, so it is exactly what the bundler accepts as a processor;
 //! no list of candidate names is needed.
+//!
+//! [`verify_with_bundler`] then confirms the scan found the bundler's table: each bundler keeps
+//! every name of its table as the processor of `hip-amdgcn-amd-amdhsa--<name>`, and drops the
+//! names only the other clang has (except dashed ones, which clang 19's parser cannot show).
 
 use std::collections::HashMap;
 
-use crate::tools::{Llvm, find_file};
+use std::path::Path;
+use std::process::Command;
+
+use crate::tools::{Llvm, find_file, par_map, run, run_ok};
 
 /// The names of one clang's table, in clang's order (the first is `""`, the `UNUSED` entry).
 pub fn names(llvm: &Llvm) -> Result<Vec<String>, String> {
@@ -23,6 +30,63 @@ pub fn names(llvm: &Llvm) -> Result<Vec<String>, String> {
         .offload_arch_table()
         .map_err(|e| format!("{}: {e}", lib.display()))?;
     Ok(names)
+}
+
+/// Whether `clang-offload-bundler` keeps `name` as the processor of a HIP entry.
+fn bundler_keeps(llvm: &Llvm, dir: &Path, i: usize, name: &str) -> Result<bool, String> {
+    let bundler = || Command::new(llvm.bin("clang-offload-bundler"));
+    let input = format!("-input={}", dir.join("in.bc").display());
+    let out = dir.join(format!("arch{}_{i}.bc", llvm.major));
+    let entry = format!("hip-amdgcn-amd-amdhsa--{name}");
+    let res = run(bundler()
+        .arg("-type=bc")
+        .arg(format!("-targets=host-x86_64-unknown-linux-gnu,{entry}"))
+        .args([&input, &input])
+        .arg(format!("-output={}", out.display())))?;
+    if !res.status.success() {
+        return Err(format!(
+            "bundling {entry}: {}",
+            String::from_utf8_lossy(&res.stderr)
+        ));
+    }
+    let list = run_ok(
+        bundler()
+            .args(["-type=bc", "-list"])
+            .arg(format!("-input={}", out.display())),
+    )?;
+    Ok(list.lines().any(|l| l == entry))
+}
+
+/// Checks `names` (this LLVM's table, from [`names`]) against this LLVM's bundler; `other`
+/// is the other LLVM's table.
+pub fn verify_with_bundler(llvm: &Llvm, names: &[String], other: &[String]) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+    std::fs::write(dir.path().join("in.bc"), b"x").map_err(|e| e.to_string())?;
+    let probes: Vec<(&str, bool)> = names
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| (n.as_str(), true))
+        .chain(
+            other
+                .iter()
+                .filter(|n| !names.contains(n) && !n.contains('-'))
+                .map(|n| (n.as_str(), false)),
+        )
+        .collect();
+    let indexed: Vec<(usize, &(&str, bool))> = probes.iter().enumerate().collect();
+    let kept = par_map(&indexed, |&(i, &(n, _))| {
+        bundler_keeps(llvm, dir.path(), i, n)
+    });
+    for (&(name, expected), kept) in probes.iter().zip(kept) {
+        if kept? != expected {
+            return Err(format!(
+                "clang-offload-bundler {} {} {name:?}, but the table read from libclang-cpp says otherwise",
+                llvm.version,
+                if expected { "drops" } else { "keeps" },
+            ));
+        }
+    }
+    Ok(())
 }
 
 const R_X86_64_RELATIVE: u32 = 8;
