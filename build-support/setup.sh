@@ -23,6 +23,9 @@ PACKAGES=(
     # (the crate's default `system-zstd` feature finds libzstd with pkg-config).
     libzstd-dev zlib1g-dev pkg-config
     gcc binutils libamd-comgr-dev lld-22
+    # dev-tools/gen-tables: llc and clang of both releases, and LLVM 22's headers, libLLVM and
+    # a C++ standard library for its llvm::Triple probe.
+    clang-22 llvm-22-dev g++
     # The CMake package and examples/cmake-hip (integration/cmake.rs): DEPFILE with
     # Makefiles needs CMake 3.20.
     cmake ninja-build
@@ -54,6 +57,10 @@ REQUIRED_FILES=(
     /usr/lib/llvm-22/bin/clang-linker-wrapper
     /usr/lib/llvm-22/bin/ld.lld
     /usr/bin/gcc
+    /usr/lib/llvm-19/bin/llc
+    /usr/lib/llvm-22/bin/llc
+    /usr/lib/llvm-22/bin/clang++
+    /usr/lib/llvm-22/bin/llvm-config
     /usr/bin/ld.bfd
     /usr/bin/qemu-aarch64
     /usr/bin/qemu-ppc64le

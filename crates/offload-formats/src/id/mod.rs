@@ -12,6 +12,7 @@
 //!   satisfies which requested target.
 
 pub mod entry;
+mod generated;
 pub mod offload_arch;
 pub mod target_id;
 pub mod triple;

@@ -17,11 +17,17 @@
 //! unbundling with `clang-offload-bundler` shows compatibility and conflicts). The R600 table
 //! is taken from the LLVM source only: no R600 processor name is in the bundler's offload-arch
 //! table, so the bundler never parses one.
+//!
+//! The AMDGCN table is in `id/generated/amdgcn.rs`, written by `dev-tools/gen-tables` from
+//! `llc -mcpu=help` and clang's answers to `-mcpu=<target ID>` (see `dev-tools/README.md`). The
+//! R600 table below stays hand-written: `llc` lists only the canonical R600 names, so the
+//! aliases cannot be read off a tool.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::id::generated::amdgcn::AMDGCN;
 use crate::llvm::LlvmVersion;
 
 /// Which kind of triple a target ID is interpreted against (`llvm::Triple::isAMDGPU`, split
@@ -341,7 +347,7 @@ impl AmdGpuProcessor {
     }
 }
 
-const fn gpu(
+pub(crate) const fn gpu(
     name: &'static str,
     aliases: &'static [&'static str],
     xnack: bool,
@@ -360,7 +366,7 @@ const fn gpu(
     }
 }
 
-const fn generic(
+pub(crate) const fn generic(
     name: &'static str,
     xnack: bool,
     sramecc: bool,
@@ -378,68 +384,8 @@ const fn generic(
     }
 }
 
-const X: bool = true;
-const O: bool = false;
-
-/// LLVM's AMDGCN table (union of 19 and 22), in GPUKind order with the generic targets last.
-static AMDGCN: &[AmdGpuProcessor] = &[
-    //  name       aliases                               xnack sramecc 19 22
-    gpu("gfx600", &["tahiti"], O, O, X, X),
-    gpu("gfx601", &["pitcairn", "verde"], O, O, X, X),
-    gpu("gfx602", &["hainan", "oland"], O, O, X, X),
-    gpu("gfx700", &["kaveri"], O, O, X, X),
-    gpu("gfx701", &["hawaii"], O, O, X, X),
-    gpu("gfx702", &[], O, O, X, X),
-    gpu("gfx703", &["kabini", "mullins"], O, O, X, X),
-    gpu("gfx704", &["bonaire"], O, O, X, X),
-    gpu("gfx705", &[], O, O, X, X),
-    gpu("gfx801", &["carrizo"], X, O, X, X),
-    gpu("gfx802", &["iceland", "tonga"], O, O, X, X),
-    gpu("gfx803", &["fiji", "polaris10", "polaris11"], O, O, X, X),
-    gpu("gfx805", &["tongapro"], O, O, X, X),
-    gpu("gfx810", &["stoney"], X, O, X, X),
-    gpu("gfx900", &[], X, O, X, X),
-    gpu("gfx902", &[], X, O, X, X),
-    gpu("gfx904", &[], X, O, X, X),
-    gpu("gfx906", &[], X, X, X, X),
-    gpu("gfx908", &[], X, X, X, X),
-    gpu("gfx909", &[], X, O, X, X),
-    gpu("gfx90a", &[], X, X, X, X),
-    gpu("gfx90c", &[], X, O, X, X),
-    gpu("gfx940", &[], X, X, X, O),
-    gpu("gfx941", &[], X, X, X, O),
-    gpu("gfx942", &[], X, X, X, X),
-    gpu("gfx950", &[], X, X, O, X),
-    gpu("gfx1010", &[], X, O, X, X),
-    gpu("gfx1011", &[], X, O, X, X),
-    gpu("gfx1012", &[], X, O, X, X),
-    gpu("gfx1013", &[], X, O, X, X),
-    gpu("gfx1030", &[], O, O, X, X),
-    gpu("gfx1031", &[], O, O, X, X),
-    gpu("gfx1032", &[], O, O, X, X),
-    gpu("gfx1033", &[], O, O, X, X),
-    gpu("gfx1034", &[], O, O, X, X),
-    gpu("gfx1035", &[], O, O, X, X),
-    gpu("gfx1036", &[], O, O, X, X),
-    gpu("gfx1100", &[], O, O, X, X),
-    gpu("gfx1101", &[], O, O, X, X),
-    gpu("gfx1102", &[], O, O, X, X),
-    gpu("gfx1103", &[], O, O, X, X),
-    gpu("gfx1150", &[], O, O, X, X),
-    gpu("gfx1151", &[], O, O, X, X),
-    gpu("gfx1152", &[], O, O, X, X),
-    gpu("gfx1153", &[], O, O, O, X),
-    gpu("gfx1200", &[], O, O, X, X),
-    gpu("gfx1201", &[], O, O, X, X),
-    gpu("gfx1250", &[], O, O, O, X),
-    gpu("gfx1251", &[], O, O, O, X),
-    generic("gfx9-generic", X, O, X, X),
-    generic("gfx9-4-generic", X, X, O, X),
-    generic("gfx10-1-generic", X, O, X, X),
-    generic("gfx10-3-generic", O, O, X, X),
-    generic("gfx11-generic", O, O, X, X),
-    generic("gfx12-generic", O, O, X, X),
-];
+pub(crate) const X: bool = true;
+pub(crate) const O: bool = false;
 
 /// LLVM's R600 table: (name, canonical name). Same in 19 and 22 (source only, see module doc).
 static R600: &[(&str, &str)] = &[
