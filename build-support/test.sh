@@ -6,7 +6,8 @@
 # Run as root (as CI does), it first runs build-support/setup.sh, which installs the
 # LLVM reference tools when missing. Run as a normal user, it only checks that they are
 # there (run `sudo build-support/setup.sh` once if not).
-# Then: rustfmt check, clippy (warnings are errors), unit + integration tests, doc tests.
+# Then: rustfmt check, clippy (warnings are errors), unit + integration tests, doc tests,
+# rustdoc (warnings, such as broken intra-doc links, are errors).
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 set -uo pipefail
 
@@ -54,6 +55,7 @@ step format cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
 step tests cargo test --all-targets
 step doctests cargo test --doc
+step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 section "summary"
 if ((${#failed[@]} > 0)); then

@@ -321,7 +321,7 @@ pub fn fat_object(data: &[u8]) {
 /// The offload-binary container scanner (`package::scan`): raw binaries, ELF and COFF objects,
 /// archives, and whatever the container identification makes of anything else.
 pub fn scan(data: &[u8]) {
-    let _ = package::Container::identify(data);
+    let _ = package::ScanKind::identify(data);
     if let Ok(found) = package::scan(data, "fuzz.o") {
         for f in &found {
             check_offload(&f.binary());

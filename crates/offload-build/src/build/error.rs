@@ -73,7 +73,7 @@ pub enum Error {
     /// The builder's settings contradict each other or lack something required.
     Config(String),
     /// Packing the device code into a container failed: the container writer's error
-    /// (`offload_formats` `bundle::WriteError`, `CompressError`, `package::WriteError`).
+    /// (`offload_formats` `bundle::BundleWriteError`, `CompressError`, `package::PackageWriteError`).
     Pack(Box<dyn std::error::Error + Send + Sync>),
     /// The host object of an [`Embed`](super::Embed) mode cannot be written.
     Embed {
@@ -208,7 +208,7 @@ mod tests {
 
     use super::*;
     use crate::embed::EmbedError;
-    use offload_formats::bundle::WriteError;
+    use offload_formats::bundle::BundleWriteError;
     use offload_formats::id::target_id::TargetIdError;
 
     #[test]
@@ -231,14 +231,15 @@ mod tests {
         // The chain goes on to the target-ID parser's error.
         assert!(arch_error.source().unwrap().is::<TargetIdError>());
 
-        let e = Error::Pack(WriteError::ZeroAlignment.into());
+        let e = Error::Pack(BundleWriteError::ZeroAlignment.into());
         assert_eq!(
             e.to_string(),
-            format!("packing device code: {}", WriteError::ZeroAlignment)
+            format!("packing device code: {}", BundleWriteError::ZeroAlignment)
         );
         assert_eq!(
-            e.source().and_then(|s| s.downcast_ref::<WriteError>()),
-            Some(&WriteError::ZeroAlignment)
+            e.source()
+                .and_then(|s| s.downcast_ref::<BundleWriteError>()),
+            Some(&BundleWriteError::ZeroAlignment)
         );
 
         let inner = EmbedError::UnsupportedTarget("'x': no".into());

@@ -115,15 +115,15 @@ pub enum DeviceCodeSource {
     /// A bundle sequence that cannot be walked.
     Sequence(SequenceError),
     /// A malformed binary bundle.
-    Bundle(offload_formats::bundle::ReadError),
+    Bundle(offload_formats::bundle::BundleReadError),
     /// A compressed bundle that cannot be decompressed.
     Compressed(CompressedError),
     /// The bundle of the code objects cannot be written.
-    WriteBundle(offload_formats::bundle::WriteError),
+    WriteBundle(offload_formats::bundle::BundleWriteError),
     /// The bundle cannot be compressed.
     Compress(CompressError),
     /// A malformed offload binary.
-    OffloadBinary(offload_formats::package::ReadError),
+    OffloadBinary(offload_formats::package::PackageReadError),
     /// A code object the `object` crate cannot read.
     Elf(object::read::Error),
 }
@@ -169,11 +169,11 @@ macro_rules! device_code_source_from {
 device_code_source_from!(
     TargetId(TargetIdError),
     Sequence(SequenceError),
-    Bundle(offload_formats::bundle::ReadError),
+    Bundle(offload_formats::bundle::BundleReadError),
     Compressed(CompressedError),
-    WriteBundle(offload_formats::bundle::WriteError),
+    WriteBundle(offload_formats::bundle::BundleWriteError),
     Compress(CompressError),
-    OffloadBinary(offload_formats::package::ReadError),
+    OffloadBinary(offload_formats::package::PackageReadError),
     Elf(object::read::Error),
 );
 

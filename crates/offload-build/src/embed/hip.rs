@@ -12,7 +12,7 @@ use super::EmbedError;
 use super::codegen::{self, PPC64_LOCAL_ENTRY, Refs};
 use super::device::{DeviceSymbols, DeviceVariable};
 use super::target::{HostArch, HostFormat, HostTarget};
-use offload_formats::bundle::WriteError;
+use offload_formats::bundle::BundleWriteError;
 use offload_formats::bundle::compressed::{CompressOptions, Version, compress};
 use offload_formats::bundle::hipfb;
 use offload_formats::bundle::sequence::{Item, Sequence};
@@ -199,7 +199,7 @@ impl<'a> HipObject<'a> {
         }
         let bundle = hipfb::write(self.code_objects.iter().map(|(t, d)| (t.as_str(), &d[..])))
             .map_err(|e| match e {
-                WriteError::DuplicateId(id) => {
+                BundleWriteError::DuplicateId(id) => {
                     EmbedError::DeviceCode(format!("two code objects for {id}").into())
                 }
                 e => EmbedError::device("cannot write the bundle", e),

@@ -5,7 +5,7 @@
 //! - [`Archive`] reads GNU (SysV) and BSD `ar` archives: symbol tables are skipped, GNU long
 //!   names (`//`, `/<offset>`) and BSD names (`#1/<len>`) resolved. Thin archives are
 //!   refused. Every header, size and name is checked; a malformed archive is an
-//!   [`ArchiveError`] naming the member header's offset. Member names must be plain file
+//!   [`DeviceArchiveError`] naming the member header's offset. Member names must be plain file
 //!   names: a name with `/` or `\`, or `.`/`..`, is an error (LLVM would quietly take the
 //!   last path component).
 //! - [`unbundle_archive`] applies LLVM's algorithm: for every member in archive order (CCOB
@@ -36,7 +36,7 @@ use std::fmt;
 use super::bitcode::{self, BitcodeError};
 use super::compressed::CompressedError;
 use super::fatobj::{self, FatObject, FatObjectError};
-use super::{BinaryBundle, ReadError};
+use super::{BinaryBundle, BundleReadError};
 use crate::id::{EntryId, target_id};
 
 /// The 8-byte global header of an `ar` archive (also a complete empty archive).
@@ -47,23 +47,23 @@ const HEADER: usize = 60;
 
 /// A malformed or unsupported archive, or a member that cannot be processed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArchiveError {
+pub struct DeviceArchiveError {
     /// Byte offset of the member header concerned (0 for the archive as a whole).
     pub offset: u64,
     /// What is wrong.
     pub message: String,
 }
 
-impl ArchiveError {
+impl DeviceArchiveError {
     fn new(offset: usize, message: impl Into<String>) -> Self {
-        ArchiveError {
+        DeviceArchiveError {
             offset: offset as u64,
             message: message.into(),
         }
     }
 }
 
-impl fmt::Display for ArchiveError {
+impl fmt::Display for DeviceArchiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.offset == 0 {
             write!(f, "malformed archive: {}", self.message)
@@ -77,7 +77,7 @@ impl fmt::Display for ArchiveError {
     }
 }
 
-impl std::error::Error for ArchiveError {}
+impl std::error::Error for DeviceArchiveError {}
 
 /// One member of an archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,15 +111,18 @@ impl<'data> Archive<'data> {
     }
 
     /// Parses and validates the whole archive.
-    pub fn parse(data: &'data [u8]) -> Result<Self, ArchiveError> {
+    pub fn parse(data: &'data [u8]) -> Result<Self, DeviceArchiveError> {
         if data.starts_with(THIN_MAGIC) {
-            return Err(ArchiveError::new(
+            return Err(DeviceArchiveError::new(
                 0,
                 "thin archives are not supported (their members live in other files)",
             ));
         }
         if !data.starts_with(AR_MAGIC) {
-            return Err(ArchiveError::new(0, "file does not start with !<arch>"));
+            return Err(DeviceArchiveError::new(
+                0,
+                "file does not start with !<arch>",
+            ));
         }
         let mut pos = AR_MAGIC.len();
         let mut long_names: Option<&'data [u8]> = None;
@@ -130,7 +133,7 @@ impl<'data> Archive<'data> {
         let mut members = Vec::new();
         while pos < data.len() {
             let header = data.get(pos..pos + HEADER).ok_or_else(|| {
-                ArchiveError::new(
+                DeviceArchiveError::new(
                     pos,
                     format!(
                         "truncated member header: {} bytes left, a header needs {HEADER}",
@@ -139,16 +142,20 @@ impl<'data> Archive<'data> {
                 )
             })?;
             if &header[58..60] != b"`\n" {
-                return Err(ArchiveError::new(pos, "member header does not end in `\\n"));
+                return Err(DeviceArchiveError::new(
+                    pos,
+                    "member header does not end in `\\n",
+                ));
             }
-            let size = decimal(&header[48..58])
-                .ok_or_else(|| ArchiveError::new(pos, "member size is not a decimal number"))?;
+            let size = decimal(&header[48..58]).ok_or_else(|| {
+                DeviceArchiveError::new(pos, "member size is not a decimal number")
+            })?;
             let start = pos + HEADER;
             let end = start
                 .checked_add(size)
                 .filter(|&e| e <= data.len())
                 .ok_or_else(|| {
-                    ArchiveError::new(
+                    DeviceArchiveError::new(
                         pos,
                         format!(
                             "member size {size} runs past the end of the archive ({} bytes left)",
@@ -166,16 +173,17 @@ impl<'data> Archive<'data> {
                 continue;
             } else if raw_name == b"//" {
                 if long_names.is_some() {
-                    return Err(ArchiveError::new(pos, "second long-name table"));
+                    return Err(DeviceArchiveError::new(pos, "second long-name table"));
                 }
                 long_names = Some(contents);
                 pos = next_member(end);
                 continue;
             } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
-                let len = decimal(len)
-                    .ok_or_else(|| ArchiveError::new(pos, "BSD name length is not a number"))?;
+                let len = decimal(len).ok_or_else(|| {
+                    DeviceArchiveError::new(pos, "BSD name length is not a number")
+                })?;
                 if len > contents.len() {
-                    return Err(ArchiveError::new(
+                    return Err(DeviceArchiveError::new(
                         pos,
                         format!("BSD name length {len} exceeds the member size {size}"),
                     ));
@@ -185,16 +193,16 @@ impl<'data> Archive<'data> {
                 contents = &contents[len..];
             } else if let Some(index) = raw_name.strip_prefix(b"/") {
                 let index = decimal(index).ok_or_else(|| {
-                    ArchiveError::new(
+                    DeviceArchiveError::new(
                         pos,
                         format!("bad long-name reference '{}'", raw_name.escape_ascii()),
                     )
                 })?;
                 let table = long_names.ok_or_else(|| {
-                    ArchiveError::new(pos, "long-name reference without a long-name table")
+                    DeviceArchiveError::new(pos, "long-name reference without a long-name table")
                 })?;
                 let rest = table.get(index..).filter(|r| !r.is_empty()).ok_or_else(|| {
-                    ArchiveError::new(
+                    DeviceArchiveError::new(
                         pos,
                         format!(
                             "long-name index {index} is past the end of the long-name table ({} bytes)",
@@ -211,7 +219,7 @@ impl<'data> Archive<'data> {
                     .get(ends.partition_point(|&e| e < index))
                     .map(|&e| e - index)
                     .ok_or_else(|| {
-                        ArchiveError::new(
+                        DeviceArchiveError::new(
                             pos,
                             format!("long name at index {index} is not terminated"),
                         )
@@ -232,7 +240,7 @@ impl<'data> Archive<'data> {
             } else {
                 name = raw_name.strip_suffix(b"/").unwrap_or(raw_name);
             }
-            check_member_name(name).map_err(|m| ArchiveError::new(pos, m))?;
+            check_member_name(name).map_err(|m| DeviceArchiveError::new(pos, m))?;
             members.push(Member {
                 name,
                 data: contents,
@@ -319,7 +327,7 @@ pub enum MemberError {
     /// A compressed member that cannot be decompressed.
     Decompress(DecompressMemberError),
     /// A malformed bundle.
-    Bundle(ReadError),
+    Bundle(BundleReadError),
     /// A fat object whose host object cannot be extracted.
     FatObject(FatObjectError),
     /// The symbols of an extracted member cannot be listed.
@@ -364,7 +372,7 @@ pub struct UnbundleOptions {
 #[non_exhaustive]
 pub enum UnbundleError {
     /// The archive is malformed.
-    Archive(ArchiveError),
+    Archive(DeviceArchiveError),
     /// A member cannot be processed (`member`: its name).
     Member {
         /// The member's name.
@@ -417,8 +425,8 @@ impl std::error::Error for UnbundleError {
     }
 }
 
-impl From<ArchiveError> for UnbundleError {
-    fn from(e: ArchiveError) -> Self {
+impl From<DeviceArchiveError> for UnbundleError {
+    fn from(e: DeviceArchiveError) -> Self {
         UnbundleError::Archive(e)
     }
 }
@@ -433,7 +441,7 @@ struct Entry<'a> {
 }
 
 /// The bundle entries of a member in LLVM's order, or none when it is not a bundle.
-fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, ReadError> {
+fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, BundleReadError> {
     if fatobj::detect(data).is_some() {
         if let Ok(fat) = FatObject::parse(data) {
             let mut out = Vec::new();
@@ -462,7 +470,7 @@ fn member_entries<'a>(data: &'a [u8]) -> Result<Vec<Entry<'a>>, ReadError> {
 
 /// The bundle IDs of a member, as `-check-input-archive` collects them (LLVM does not
 /// decompress members there: a compressed member has no IDs).
-fn member_ids(data: &[u8]) -> Result<BTreeSet<&[u8]>, ReadError> {
+fn member_ids(data: &[u8]) -> Result<BTreeSet<&[u8]>, BundleReadError> {
     if fatobj::detect(data).is_some() {
         if let Ok(fat) = FatObject::parse(data) {
             return Ok(fat.entries().iter().map(|e| e.id).collect());
@@ -484,7 +492,7 @@ pub enum CheckArchiveError {
         /// The archive's path, as given.
         path: String,
         /// What is wrong.
-        error: ArchiveError,
+        error: DeviceArchiveError,
     },
     /// A member is a malformed bundle.
     Member {
@@ -493,7 +501,7 @@ pub enum CheckArchiveError {
         /// The member's name.
         member: String,
         /// What is wrong.
-        error: ReadError,
+        error: BundleReadError,
     },
     /// A member combines target IDs inconsistently (LLVM's message `conflicting TargetIDs
     /// [<A>, <B>] found in <member> of <archive>`).
@@ -980,7 +988,8 @@ mod tests {
         };
         assert_eq!(c.to_string(), format!("'x.a': {error}"));
         assert_eq!(
-            c.source().and_then(|s| s.downcast_ref::<ArchiveError>()),
+            c.source()
+                .and_then(|s| s.downcast_ref::<DeviceArchiveError>()),
             Some(error)
         );
 

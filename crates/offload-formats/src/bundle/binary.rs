@@ -14,14 +14,14 @@
 //!
 //! LLVM's reader silently stops at the first bad descriptor (and crashes when entries
 //! were read before it). [`BinaryBundle::parse`] reports every such problem as a
-//! [`ReadError`] naming the entry and offset instead.
+//! [`BundleReadError`] naming the entry and offset instead.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 use super::order::StringMapOrder;
-use super::{MAGIC, ReadError, ReadErrorKind, WriteError, align_up};
+use super::{BundleReadError, BundleReadErrorKind, BundleWriteError, MAGIC, align_up};
 
 const HEADER_FIXED: u64 = 32;
 const DESCRIPTOR_FIXED: u64 = 24;
@@ -69,7 +69,7 @@ impl<'data> BinaryBundle<'data> {
     /// field, an entry count larger than the input can hold, a zero payload offset, or
     /// a payload past the end of `data`. Nothing is allocated beyond what `data` can
     /// actually describe.
-    pub fn parse(data: &'data [u8]) -> Result<Option<Self>, ReadError> {
+    pub fn parse(data: &'data [u8]) -> Result<Option<Self>, BundleReadError> {
         if !Self::is_bundle(data) {
             return Ok(None);
         }
@@ -77,8 +77,8 @@ impl<'data> BinaryBundle<'data> {
         let count = read_u64(data, 24, "entry count", None)?;
         let max = (len - HEADER_FIXED) / DESCRIPTOR_FIXED;
         if count > max {
-            return Err(ReadError::new(
-                ReadErrorKind::CountTooLarge { count, max },
+            return Err(BundleReadError::new(
+                BundleReadErrorKind::CountTooLarge { count, max },
                 24,
                 None,
             ));
@@ -93,8 +93,8 @@ impl<'data> BinaryBundle<'data> {
             pos += DESCRIPTOR_FIXED;
             let available = len - pos;
             if id_len > available {
-                return Err(ReadError::new(
-                    ReadErrorKind::Truncated {
+                return Err(BundleReadError::new(
+                    BundleReadErrorKind::Truncated {
                         field: "ID",
                         needed: id_len,
                         available,
@@ -106,16 +106,16 @@ impl<'data> BinaryBundle<'data> {
             let id = &data[pos as usize..(pos + id_len) as usize];
             pos += id_len;
             if offset == 0 {
-                return Err(ReadError::new(
-                    ReadErrorKind::ZeroOffset,
+                return Err(BundleReadError::new(
+                    BundleReadErrorKind::ZeroOffset,
                     descriptor,
                     Some(i),
                 ));
             }
             let end = offset.checked_add(size).filter(|&end| end <= len);
             let Some(end) = end else {
-                return Err(ReadError::new(
-                    ReadErrorKind::PastEnd { offset, size, len },
+                return Err(BundleReadError::new(
+                    BundleReadErrorKind::PastEnd { offset, size, len },
                     descriptor,
                     Some(i),
                 ));
@@ -138,12 +138,12 @@ impl<'data> BinaryBundle<'data> {
     /// Each bundle's offsets are relative to its own start. Scanning stops at the
     /// first non-zero byte that does not start another bundle. Returns the start
     /// offset of each bundle with the bundle.
-    pub fn parse_all(data: &'data [u8]) -> Result<Vec<(u64, Self)>, ReadError> {
+    pub fn parse_all(data: &'data [u8]) -> Result<Vec<(u64, Self)>, BundleReadError> {
         let mut out = Vec::new();
         let mut start = 0usize;
         while start < data.len() {
             let rest = &data[start..];
-            let bundle = Self::parse(rest).map_err(|e| ReadError {
+            let bundle = Self::parse(rest).map_err(|e| BundleReadError {
                 offset: e.offset + start as u64,
                 ..e
             })?;
@@ -199,11 +199,11 @@ fn read_u64(
     pos: u64,
     field: &'static str,
     entry: Option<u64>,
-) -> Result<u64, ReadError> {
+) -> Result<u64, BundleReadError> {
     let available = (data.len() as u64).saturating_sub(pos);
     if available < 8 {
-        return Err(ReadError::new(
-            ReadErrorKind::Truncated {
+        return Err(BundleReadError::new(
+            BundleReadErrorKind::Truncated {
                 field,
                 needed: 8,
                 available,
@@ -247,19 +247,23 @@ impl BinaryBundleWriter {
     }
 
     /// Sets the payload alignment (`-bundle-align`); any value but 0.
-    pub fn align(&mut self, align: u64) -> Result<&mut Self, WriteError> {
+    pub fn align(&mut self, align: u64) -> Result<&mut Self, BundleWriteError> {
         if align == 0 {
-            return Err(WriteError::ZeroAlignment);
+            return Err(BundleWriteError::ZeroAlignment);
         }
         self.align = align;
         Ok(self)
     }
 
     /// Adds an entry with its payload size. IDs must be distinct.
-    pub fn add(&mut self, id: impl Into<Vec<u8>>, size: u64) -> Result<&mut Self, WriteError> {
+    pub fn add(
+        &mut self,
+        id: impl Into<Vec<u8>>,
+        size: u64,
+    ) -> Result<&mut Self, BundleWriteError> {
         let id = id.into();
         if self.entries.iter().any(|(other, _)| *other == id) {
-            return Err(WriteError::DuplicateId(
+            return Err(BundleWriteError::DuplicateId(
                 String::from_utf8_lossy(&id).into_owned(),
             ));
         }
@@ -268,19 +272,21 @@ impl BinaryBundleWriter {
     }
 
     /// Computes the header bytes and every payload offset.
-    pub fn layout(&self) -> Result<BinaryLayout, WriteError> {
+    pub fn layout(&self) -> Result<BinaryLayout, BundleWriteError> {
         let header_len = self
             .entries
             .iter()
             .try_fold(HEADER_FIXED, |acc, (id, _)| {
                 acc.checked_add(DESCRIPTOR_FIXED + id.len() as u64)
             })
-            .ok_or(WriteError::TooLarge)?;
+            .ok_or(BundleWriteError::TooLarge)?;
         let mut cursor = header_len;
         let mut offsets = Vec::with_capacity(self.entries.len());
         for (_, size) in &self.entries {
-            let offset = align_up(cursor, self.align).ok_or(WriteError::TooLarge)?;
-            cursor = offset.checked_add(*size).ok_or(WriteError::TooLarge)?;
+            let offset = align_up(cursor, self.align).ok_or(BundleWriteError::TooLarge)?;
+            cursor = offset
+                .checked_add(*size)
+                .ok_or(BundleWriteError::TooLarge)?;
             offsets.push((offset, *size));
         }
         let mut header = Vec::with_capacity(header_len as usize);
@@ -332,7 +338,7 @@ impl BinaryLayout {
     /// The bundle as a sequence of byte slices to be concatenated: the header, then for each
     /// entry its zero padding and `payloads[i]` (which must have the size given for it).
     /// Lets a consumer (hashing, compression) read the bundle without first copying it.
-    pub fn pieces<'a>(&'a self, payloads: &[&'a [u8]]) -> Result<Vec<&'a [u8]>, WriteError> {
+    pub fn pieces<'a>(&'a self, payloads: &[&'a [u8]]) -> Result<Vec<&'a [u8]>, BundleWriteError> {
         static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
         let mut out = Vec::with_capacity(1 + 2 * payloads.len());
         out.push(&self.header[..]);
@@ -340,7 +346,7 @@ impl BinaryLayout {
         for (i, &(offset, size)) in self.offsets.iter().enumerate() {
             let data = payloads.get(i).copied().unwrap_or_default();
             if data.len() as u64 != size {
-                return Err(WriteError::SizeChanged {
+                return Err(BundleWriteError::SizeChanged {
                     entry: i,
                     expected: size,
                     actual: data.len() as u64,
@@ -435,7 +441,7 @@ pub(crate) fn write_zeros<W: Write>(out: &mut W, mut n: u64) -> io::Result<()> {
 }
 
 /// Builds a whole binary bundle in memory from `(id, payload)` pairs.
-pub fn write_bundle(entries: &[(&[u8], &[u8])], align: u64) -> Result<Vec<u8>, WriteError> {
+pub fn write_bundle(entries: &[(&[u8], &[u8])], align: u64) -> Result<Vec<u8>, BundleWriteError> {
     let mut w = BinaryBundleWriter::new();
     w.align(align)?;
     for (id, data) in entries {
@@ -505,10 +511,10 @@ mod tests {
 
     #[test]
     fn rejects_zero_alignment_and_duplicates() {
-        assert_eq!(write_bundle(&[], 0), Err(WriteError::ZeroAlignment));
+        assert_eq!(write_bundle(&[], 0), Err(BundleWriteError::ZeroAlignment));
         assert!(matches!(
             write_bundle(&[(b"a", b""), (b"a", b"")], 1),
-            Err(WriteError::DuplicateId(_))
+            Err(BundleWriteError::DuplicateId(_))
         ));
     }
 
@@ -523,12 +529,12 @@ mod tests {
         let good = spec_example();
         // Truncated inside the count.
         let e = BinaryBundle::parse(&good[..28]).unwrap_err();
-        assert!(matches!(e.kind, ReadErrorKind::Truncated { .. }));
+        assert!(matches!(e.kind, BundleReadErrorKind::Truncated { .. }));
         // A count the truncated input cannot hold.
         let e = BinaryBundle::parse(&good[..60]).unwrap_err();
         assert!(matches!(
             e.kind,
-            ReadErrorKind::CountTooLarge { count: 3, max: 1 }
+            BundleReadErrorKind::CountTooLarge { count: 3, max: 1 }
         ));
         // Truncated inside the first ID.
         let mut b = good[..60].to_vec();
@@ -537,24 +543,27 @@ mod tests {
         assert_eq!(e.entry, Some(0));
         assert!(matches!(
             e.kind,
-            ReadErrorKind::Truncated { field: "ID", .. }
+            BundleReadErrorKind::Truncated { field: "ID", .. }
         ));
         // Count larger than the entries.
         let mut b = good.clone();
         b[24] = 5;
         let e = BinaryBundle::parse(&b).unwrap_err();
-        assert!(matches!(e.kind, ReadErrorKind::Truncated { .. }), "{e}");
+        assert!(
+            matches!(e.kind, BundleReadErrorKind::Truncated { .. }),
+            "{e}"
+        );
         assert_eq!(e.entry, Some(3));
         // Absurd count: rejected before any allocation.
         b[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
         let e = BinaryBundle::parse(&b).unwrap_err();
-        assert!(matches!(e.kind, ReadErrorKind::CountTooLarge { .. }));
+        assert!(matches!(e.kind, BundleReadErrorKind::CountTooLarge { .. }));
         // Zero offset.
         let mut b = good.clone();
         b[32..40].fill(0);
         assert_eq!(
             BinaryBundle::parse(&b).unwrap_err().kind,
-            ReadErrorKind::ZeroOffset
+            BundleReadErrorKind::ZeroOffset
         );
         // Payload past the end, and offset+size overflow.
         let e = BinaryBundle::parse(&good[..210]).unwrap_err();
@@ -563,7 +572,7 @@ mod tests {
         b[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(matches!(
             BinaryBundle::parse(&b).unwrap_err().kind,
-            ReadErrorKind::PastEnd { .. }
+            BundleReadErrorKind::PastEnd { .. }
         ));
         // Every message names the entry and says what was expected.
         assert!(e.to_string().contains("entry 2"), "{e}");

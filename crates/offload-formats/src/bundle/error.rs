@@ -5,7 +5,7 @@ use std::fmt;
 /// What is wrong with a malformed bundle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ReadErrorKind {
+pub enum BundleReadErrorKind {
     /// The header ends before a field it must hold.
     Truncated {
         /// The field that is cut off.
@@ -42,18 +42,18 @@ pub enum ReadErrorKind {
 
 /// A malformed bundle: what is wrong, where, and in which entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReadError {
+pub struct BundleReadError {
     /// What is wrong.
-    pub kind: ReadErrorKind,
+    pub kind: BundleReadErrorKind,
     /// Byte offset in the input where the problem was found.
     pub offset: u64,
     /// Zero-based index of the entry, when the problem belongs to one.
     pub entry: Option<u64>,
 }
 
-impl ReadError {
-    pub(crate) fn new(kind: ReadErrorKind, offset: u64, entry: Option<u64>) -> Self {
-        ReadError {
+impl BundleReadError {
+    pub(crate) fn new(kind: BundleReadErrorKind, offset: u64, entry: Option<u64>) -> Self {
+        BundleReadError {
             kind,
             offset,
             entry,
@@ -61,14 +61,14 @@ impl ReadError {
     }
 }
 
-impl fmt::Display for ReadError {
+impl fmt::Display for BundleReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("malformed offload bundle: ")?;
         if let Some(i) = self.entry {
             write!(f, "entry {i}: ")?;
         }
         match &self.kind {
-            ReadErrorKind::Truncated {
+            BundleReadErrorKind::Truncated {
                 field,
                 needed,
                 available,
@@ -77,22 +77,22 @@ impl fmt::Display for ReadError {
                 "{field} at offset {} needs {needed} bytes but only {available} remain",
                 self.offset
             ),
-            ReadErrorKind::CountTooLarge { count, max } => write!(
+            BundleReadErrorKind::CountTooLarge { count, max } => write!(
                 f,
                 "header at offset {} claims {count} entries but the input can hold at most {max}",
                 self.offset
             ),
-            ReadErrorKind::ZeroOffset => write!(
+            BundleReadErrorKind::ZeroOffset => write!(
                 f,
                 "descriptor at offset {} gives payload offset 0",
                 self.offset
             ),
-            ReadErrorKind::PastEnd { offset, size, len } => write!(
+            BundleReadErrorKind::PastEnd { offset, size, len } => write!(
                 f,
                 "descriptor at offset {} places {size} bytes at offset {offset}, past the end of the input ({len} bytes)",
                 self.offset
             ),
-            ReadErrorKind::MissingEnd { id } => write!(
+            BundleReadErrorKind::MissingEnd { id } => write!(
                 f,
                 "start marker for '{id}' at offset {} has no matching end marker",
                 self.offset
@@ -101,12 +101,12 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for BundleReadError {}
 
 /// Why a bundle cannot be written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum WriteError {
+pub enum BundleWriteError {
     /// `-bundle-align=0`.
     ZeroAlignment,
     /// Two entries share an ID (LLVM writes a corrupt file in that case).
@@ -124,15 +124,17 @@ pub enum WriteError {
     },
 }
 
-impl fmt::Display for WriteError {
+impl fmt::Display for BundleWriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WriteError::ZeroAlignment => {
+            BundleWriteError::ZeroAlignment => {
                 f.write_str("-bundle-align=0 is invalid: the bundle alignment must be at least 1")
             }
-            WriteError::DuplicateId(id) => write!(f, "two entries have the same bundle ID '{id}'"),
-            WriteError::TooLarge => f.write_str("bundle size does not fit in 64 bits"),
-            WriteError::SizeChanged {
+            BundleWriteError::DuplicateId(id) => {
+                write!(f, "two entries have the same bundle ID '{id}'")
+            }
+            BundleWriteError::TooLarge => f.write_str("bundle size does not fit in 64 bits"),
+            BundleWriteError::SizeChanged {
                 entry,
                 expected,
                 actual,
@@ -144,4 +146,4 @@ impl fmt::Display for WriteError {
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for BundleWriteError {}

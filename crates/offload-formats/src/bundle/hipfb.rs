@@ -9,7 +9,7 @@
 //!   ID (the driver orders the offload architectures by name);
 //! - every payload aligned to [`ALIGN`] (`-bundle-align=4096`).
 //!
-//! [`write`] is the one place this layout is assembled: the build orchestrator and the
+//! [`write`](fn@write) is the one place this layout is assembled: the build orchestrator and the
 //! self-registering host object of `offload-build` both use it.
 //!
 //! ```
@@ -23,7 +23,7 @@
 //! );
 //! ```
 
-use super::WriteError;
+use super::BundleWriteError;
 use super::binary::write_bundle;
 use crate::id::EntryId;
 
@@ -50,10 +50,10 @@ pub fn device_entry_id(target_id: &str) -> String {
 
 /// Assembles a `.hipfb` from `(target ID, code object)` pairs (see the [module docs](self)).
 ///
-/// Two code objects for the same target ID are a [`WriteError::DuplicateId`].
+/// Two code objects for the same target ID are a [`BundleWriteError::DuplicateId`].
 pub fn write<'a>(
     code_objects: impl IntoIterator<Item = (&'a str, &'a [u8])>,
-) -> Result<Vec<u8>, WriteError> {
+) -> Result<Vec<u8>, BundleWriteError> {
     let mut devices: Vec<(String, &[u8])> = code_objects
         .into_iter()
         .map(|(t, data)| (device_entry_id(t), data))
@@ -89,7 +89,7 @@ mod tests {
         let err = write([("gfx90a", &b"a"[..]), ("gfx90a", &b"b"[..])]).unwrap_err();
         assert_eq!(
             err,
-            WriteError::DuplicateId("hipv4-amdgcn-amd-amdhsa--gfx90a".into())
+            BundleWriteError::DuplicateId("hipv4-amdgcn-amd-amdhsa--gfx90a".into())
         );
     }
 

@@ -37,7 +37,7 @@ mod md5;
 
 pub use binary::{BinaryBundle, BinaryBundleWriter, BinaryEntry, BinaryLayout};
 pub use compressed::{CompressOptions, CompressedBundle};
-pub use error::{ReadError, ReadErrorKind, WriteError};
+pub use error::{BundleReadError, BundleReadErrorKind, BundleWriteError};
 pub use text::{TextBundle, TextEntry};
 
 /// The 24 magic bytes that start a binary bundle and name the sections of a fat object.

@@ -34,7 +34,7 @@ use crate::kind::FileKind;
 use std::fmt;
 
 use super::compressed::{CompressedError, is_compressed};
-use super::{BinaryBundle, CompressedBundle, ReadError};
+use super::{BinaryBundle, BundleReadError, CompressedBundle};
 
 /// One bundle of a sequence.
 #[derive(Clone, Debug)]
@@ -67,7 +67,7 @@ pub enum SequenceError {
         /// Offset of the bundle in the region.
         offset: u64,
         /// What is wrong (its offset is relative to the bundle).
-        error: ReadError,
+        error: BundleReadError,
     },
     /// A malformed compressed bundle at `offset`.
     Compressed {

@@ -17,7 +17,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::{ReadError, ReadErrorKind};
+use super::{BundleReadError, BundleReadErrorKind};
 
 /// One entry of a text bundle, borrowing from the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl<'data> TextBundle<'data> {
     /// Input without any start marker is a bundle with no entries. A start marker
     /// whose ID line never ends is ignored, as in LLVM. A start marker with no end
     /// marker after it is an error.
-    pub fn parse(data: &'data [u8], comment: &str) -> Result<Self, ReadError> {
+    pub fn parse(data: &'data [u8], comment: &str) -> Result<Self, BundleReadError> {
         let start = start_marker(comment);
         let end = end_marker(comment);
         let mut entries = Vec::new();
@@ -91,8 +91,8 @@ impl<'data> TextBundle<'data> {
             let id = &data[id_start..id_end];
             let payload_start = id_end + 1;
             let Some(payload_end) = find(data, &end, payload_start) else {
-                return Err(ReadError::new(
-                    ReadErrorKind::MissingEnd {
+                return Err(BundleReadError::new(
+                    BundleReadErrorKind::MissingEnd {
                         id: String::from_utf8_lossy(id).into_owned(),
                     },
                     s as u64,

@@ -32,10 +32,11 @@ use super::target_id::{self, TargetArch};
 use super::triple::{self, CanonicalForm, Triple};
 use crate::llvm::LlvmVersion;
 
-/// An offload kind, the first component of an entry ID.
+/// The offload kind of an entry ID, its first component (`host`, `hip`, `hipv4`, `openmp`);
+/// not the numeric [`crate::package::OffloadKind`] of offload binaries.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum OffloadKind {
+pub enum EntryKind {
     /// `host`: the host object or source.
     Host,
     /// `openmp`: OpenMP offloading.
@@ -48,37 +49,37 @@ pub enum OffloadKind {
     Other(String),
 }
 
-impl OffloadKind {
-    /// Parses a kind; every string is accepted (unknown kinds become [`OffloadKind::Other`]).
-    pub fn parse(s: &str) -> OffloadKind {
+impl EntryKind {
+    /// Parses a kind; every string is accepted (unknown kinds become [`EntryKind::Other`]).
+    pub fn parse(s: &str) -> EntryKind {
         match s {
-            "host" => OffloadKind::Host,
-            "openmp" => OffloadKind::OpenMp,
-            "hip" => OffloadKind::Hip,
-            "hipv4" => OffloadKind::HipV4,
-            other => OffloadKind::Other(other.to_owned()),
+            "host" => EntryKind::Host,
+            "openmp" => EntryKind::OpenMp,
+            "hip" => EntryKind::Hip,
+            "hipv4" => EntryKind::HipV4,
+            other => EntryKind::Other(other.to_owned()),
         }
     }
 
     /// The kind as written.
     pub fn as_str(&self) -> &str {
         match self {
-            OffloadKind::Host => "host",
-            OffloadKind::OpenMp => "openmp",
-            OffloadKind::Hip => "hip",
-            OffloadKind::HipV4 => "hipv4",
-            OffloadKind::Other(s) => s,
+            EntryKind::Host => "host",
+            EntryKind::OpenMp => "openmp",
+            EntryKind::Hip => "hip",
+            EntryKind::HipV4 => "hipv4",
+            EntryKind::Other(s) => s,
         }
     }
 
     /// Whether clang-offload-bundler accepts this kind in `-targets`.
     pub fn is_valid(&self) -> bool {
-        !matches!(self, OffloadKind::Other(_))
+        !matches!(self, EntryKind::Other(_))
     }
 
     /// LLVM's `isOffloadKindCompatible`: equal kinds, `hip` ≡ `hipv4`, and with
     /// `hip_openmp` any kind starting with `hip` (any case) ≡ `openmp`.
-    pub fn is_compatible(&self, requested: &OffloadKind, hip_openmp: bool) -> bool {
+    pub fn is_compatible(&self, requested: &EntryKind, hip_openmp: bool) -> bool {
         let (a, b) = (self.as_str(), requested.as_str());
         if a == b || matches!((a, b), ("hip", "hipv4") | ("hipv4", "hip")) {
             return true;
@@ -93,7 +94,7 @@ impl OffloadKind {
     }
 }
 
-impl fmt::Display for OffloadKind {
+impl fmt::Display for EntryKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -102,7 +103,7 @@ impl fmt::Display for OffloadKind {
 /// A parsed bundle entry ID.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryId {
-    kind: OffloadKind,
+    kind: EntryKind,
     triple: Triple,
     target_id: String,
     standardized: String,
@@ -197,7 +198,7 @@ impl EntryId {
             Err(e) => (triple_str.clone(), Some(e)),
         };
         EntryId {
-            kind: OffloadKind::parse(kind),
+            kind: EntryKind::parse(kind),
             standardized: format!("{kind}-{normalized}-{target_id}"),
             triple,
             target_id,
@@ -234,7 +235,7 @@ impl EntryId {
             pieces.next().unwrap_or("")
         );
         EntryId {
-            kind: OffloadKind::parse(kind),
+            kind: EntryKind::parse(kind),
             standardized: format!("{kind}-{triple4}-{target_id}"),
             triple: Triple::new(&triple4),
             target_id: target_id.to_owned(),
@@ -257,7 +258,7 @@ impl EntryId {
     }
 
     /// The offload kind.
-    pub fn kind(&self) -> &OffloadKind {
+    pub fn kind(&self) -> &EntryKind {
         &self.kind
     }
 
@@ -285,12 +286,12 @@ impl EntryId {
 
     /// Whether the kind is `host`.
     pub fn is_host(&self) -> bool {
-        self.kind == OffloadKind::Host
+        self.kind == EntryKind::Host
     }
 
     /// Whether the kind is `hip` or `hipv4` (bundles of only those need no host).
     pub fn is_hip(&self) -> bool {
-        matches!(self.kind, OffloadKind::Hip | OffloadKind::HipV4)
+        matches!(self.kind, EntryKind::Hip | EntryKind::HipV4)
     }
 
     /// LLVM's check of a `-targets` value: known kind and known triple architecture.
@@ -399,11 +400,11 @@ mod tests {
     /// `-hip-openmp-compatible` check.
     #[test]
     fn kind_compatibility_with_multibyte_kind() {
-        let odd = OffloadKind::parse("h\u{fffd}p");
-        let openmp = OffloadKind::parse("openmp");
+        let odd = EntryKind::parse("h\u{fffd}p");
+        let openmp = EntryKind::parse("openmp");
         assert!(!odd.is_compatible(&openmp, true));
         assert!(!openmp.is_compatible(&odd, true));
-        assert!(OffloadKind::parse("HIPx").is_compatible(&openmp, true));
+        assert!(EntryKind::parse("HIPx").is_compatible(&openmp, true));
     }
 
     fn std22(s: &str) -> String {

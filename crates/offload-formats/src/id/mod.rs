@@ -16,4 +16,4 @@ mod generated;
 pub mod offload_arch;
 pub mod target_id;
 pub mod triple;
-pub use entry::{EntryId, IdError, OffloadKind};
+pub use entry::{EntryId, EntryKind, IdError};

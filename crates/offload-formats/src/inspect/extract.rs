@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{Container, Entry, Report, decompress};
+use super::{ContainerReport, EntryReport, Report, decompress};
 use crate::bundle::BinaryBundle;
 use crate::bundle::compressed::{CompressedBundle, CompressedError};
 use crate::package::OffloadBinary;
@@ -12,11 +12,11 @@ use crate::package::scan::split;
 /// Which entry to extract.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selector {
-    /// The entry's [`Entry::index`].
+    /// The entry's [`EntryReport::index`].
     Index(usize),
     /// The entry with this ID; `nth` picks among several with the same ID (0-based).
     Id {
-        /// The ID as [`Entry::id`] shows it.
+        /// The ID as [`EntryReport::id`] shows it.
         id: String,
         /// Which of the matches; required when the ID occurs more than once.
         nth: Option<usize>,
@@ -47,9 +47,9 @@ pub enum ExtractError {
     /// A compressed bundle that cannot be read or decompressed.
     Compressed(CompressedError),
     /// A malformed bundle.
-    Bundle(crate::bundle::ReadError),
+    Bundle(crate::bundle::BundleReadError),
     /// A malformed offload binary.
-    OffloadBinary(crate::package::ReadError),
+    OffloadBinary(crate::package::PackageReadError),
     /// The container does not hold the entry, or cannot be extracted from (the message says
     /// why).
     Container(String),
@@ -84,7 +84,7 @@ impl std::error::Error for ExtractError {
 #[derive(Clone, Copy, Debug)]
 pub enum Selected<'r> {
     /// An entry of the report.
-    Entry(&'r Container, &'r Entry),
+    Entry(&'r ContainerReport, &'r EntryReport),
     /// A raw byte range of the file.
     Range(u64, u64),
 }
@@ -145,8 +145,8 @@ pub fn select<'r>(report: &'r Report, selector: &Selector) -> Result<Selected<'r
 /// The bytes of `entry` of `container`, read from `data`, the inspected file.
 pub fn entry_bytes<'d>(
     data: &'d [u8],
-    container: &Container,
-    entry: &Entry,
+    container: &ContainerReport,
+    entry: &EntryReport,
 ) -> Result<Cow<'d, [u8]>, ExtractError> {
     let unusable = |m: &str| ExtractError::Container(m.to_owned());
     if let Some(off) = entry.offset {

@@ -49,12 +49,12 @@ pub struct Report {
     /// File size in bytes.
     pub size: u64,
     /// The containers, in file order (archive members in member order).
-    pub containers: Vec<Container>,
+    pub containers: Vec<ContainerReport>,
 }
 
 impl Report {
     /// All entries of all containers, with their container.
-    pub fn entries(&self) -> impl Iterator<Item = (&Container, &Entry)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&ContainerReport, &EntryReport)> {
         self.containers
             .iter()
             .flat_map(|c| c.entries.iter().map(move |e| (c, e)))
@@ -64,7 +64,7 @@ impl Report {
 /// One container: a bundle, a compressed bundle, an offload binary or a fat-object section.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct Container {
+pub struct ContainerReport {
     /// Position in [`Report::containers`].
     pub index: usize,
     /// `bundle`, `compressed-bundle`, `offload-binary` or `fat-object-section`.
@@ -82,7 +82,7 @@ pub struct Container {
     /// `file://<path>#offset=<offset>&size=<size>`.
     pub uri: String,
     /// Its entries.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<EntryReport>,
 }
 
 /// How a container is compressed.
@@ -107,7 +107,7 @@ pub struct Compression {
 /// One entry: a code object (or other payload) for one target.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct Entry {
+pub struct EntryReport {
     /// Position among all entries of the report (what `extract --index` takes).
     pub index: usize,
     /// The bundle entry ID (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`); for an offload
@@ -178,9 +178,9 @@ pub enum InspectSource {
     /// A compressed bundle that cannot be decompressed.
     Compressed(CompressedError),
     /// A malformed bundle.
-    Bundle(crate::bundle::ReadError),
+    Bundle(crate::bundle::BundleReadError),
     /// A malformed offload binary.
-    OffloadBinary(crate::package::ReadError),
+    OffloadBinary(crate::package::PackageReadError),
 }
 
 impl InspectSource {
@@ -222,8 +222,8 @@ inspect_source_from!(
     Object(object::read::Error),
     Sequence(SequenceError),
     Compressed(CompressedError),
-    Bundle(crate::bundle::ReadError),
-    OffloadBinary(crate::package::ReadError),
+    Bundle(crate::bundle::BundleReadError),
+    OffloadBinary(crate::package::PackageReadError),
 );
 
 /// `file://<path>#offset=<offset>&size=<size>`.
@@ -268,7 +268,7 @@ pub fn inspect(data: &[u8], path: &str) -> Result<Report, InspectError> {
 struct Scanner<'p, 'data> {
     path: &'p str,
     file: &'data [u8],
-    containers: Vec<Container>,
+    containers: Vec<ContainerReport>,
     entries: usize,
 }
 
@@ -437,7 +437,7 @@ impl<'data> Scanner<'_, 'data> {
         let offset = self.offset_of(contents);
         let size = contents.len() as u64;
         let (kind, triple, arch) = split_id(id.as_bytes());
-        let entry = Entry {
+        let entry = EntryReport {
             index: self.next_entry(),
             id: id.to_owned(),
             offload_kind: kind,
@@ -459,9 +459,9 @@ impl<'data> Scanner<'_, 'data> {
         offset: u64,
         size: u64,
         compression: Option<Compression>,
-        entries: Vec<Entry>,
+        entries: Vec<EntryReport>,
     ) {
-        self.containers.push(Container {
+        self.containers.push(ContainerReport {
             index: self.containers.len(),
             kind,
             member: place.member.clone(),
@@ -474,12 +474,12 @@ impl<'data> Scanner<'_, 'data> {
         });
     }
 
-    fn bundle_entries(&mut self, bundle: &BinaryBundle<'_>, base: Option<u64>) -> Vec<Entry> {
+    fn bundle_entries(&mut self, bundle: &BinaryBundle<'_>, base: Option<u64>) -> Vec<EntryReport> {
         let mut out = Vec::new();
         for (position, e) in bundle.entries().iter().enumerate() {
             let (kind, triple, arch) = split_id(e.id);
             let offset = base.map(|b| b + e.offset);
-            out.push(Entry {
+            out.push(EntryReport {
                 index: self.next_entry(),
                 id: e.id_str().into_owned(),
                 offload_kind: kind,
@@ -570,7 +570,7 @@ impl<'data> Scanner<'_, 'data> {
                 };
                 let triple = String::from_utf8_lossy(e.triple()).into_owned();
                 let arch = String::from_utf8_lossy(e.arch()).into_owned();
-                entries.push(Entry {
+                entries.push(EntryReport {
                     index: self.next_entry(),
                     id: format!("{kind_name}-{triple}-{arch}"),
                     offload_kind: kind_name,

@@ -28,7 +28,7 @@ use object::{Endianness, elf};
 /// Why an archive cannot be written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ArchiveError {
+pub enum PackageArchiveError {
     /// A member's symbols cannot be listed.
     Symbols {
         /// The member's name.
@@ -40,34 +40,34 @@ pub enum ArchiveError {
     TooLarge,
 }
 
-impl fmt::Display for ArchiveError {
+impl fmt::Display for PackageArchiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ArchiveError::Symbols { member, error } => {
+            PackageArchiveError::Symbols { member, error } => {
                 write!(
                     f,
                     "cannot list the symbols of archive member '{member}': {error}"
                 )
             }
-            ArchiveError::TooLarge => {
+            PackageArchiveError::TooLarge => {
                 f.write_str("archives over 4 GiB (64-bit symbol table) are not supported")
             }
         }
     }
 }
 
-impl std::error::Error for ArchiveError {
+impl std::error::Error for PackageArchiveError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ArchiveError::Symbols { error, .. } => Some(error.inner()),
-            ArchiveError::TooLarge => None,
+            PackageArchiveError::Symbols { error, .. } => Some(error.inner()),
+            PackageArchiveError::TooLarge => None,
         }
     }
 }
 
 /// Writes the archive of `members` (`(name, data)`, in order), with
 /// [`member_symbols`] as the rule for symbols.
-pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError> {
+pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, PackageArchiveError> {
     let members: Vec<NewMember<'_>> = members
         .iter()
         .map(|(name, data)| NewMember {
@@ -76,8 +76,10 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, ArchiveError>
         })
         .collect();
     write_gnu_archive_with(&members, member_symbols).map_err(|e| match e {
-        WriteArchiveError::Symbols { member, error } => ArchiveError::Symbols { member, error },
-        _ => ArchiveError::TooLarge,
+        WriteArchiveError::Symbols { member, error } => {
+            PackageArchiveError::Symbols { member, error }
+        }
+        _ => PackageArchiveError::TooLarge,
     })
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 /// What is wrong with a malformed offload binary.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ReadErrorKind {
+pub enum PackageReadErrorKind {
     /// The input ends before a structure it must hold.
     Truncated {
         /// The structure that is cut off.
@@ -68,18 +68,22 @@ pub enum ReadErrorKind {
 
 /// A malformed offload binary: what is wrong, where, and in which entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReadError {
+pub struct PackageReadError {
     /// What is wrong.
-    pub kind: ReadErrorKind,
+    pub kind: PackageReadErrorKind,
     /// Offset in the input of the structure (header, entry, string entry) that is wrong.
     pub offset: u64,
     /// Zero-based index of the entry, when the problem belongs to one.
     pub entry: Option<u64>,
 }
 
-impl ReadError {
-    pub(crate) fn new(kind: ReadErrorKind, offset: u64, entry: Option<u64>) -> ReadError {
-        ReadError {
+impl PackageReadError {
+    pub(crate) fn new(
+        kind: PackageReadErrorKind,
+        offset: u64,
+        entry: Option<u64>,
+    ) -> PackageReadError {
+        PackageReadError {
             kind,
             offset,
             entry,
@@ -87,20 +91,20 @@ impl ReadError {
     }
 
     /// The same error with `base` added to its offset (for binaries inside a larger input).
-    pub fn at(mut self, base: u64) -> ReadError {
+    pub fn at(mut self, base: u64) -> PackageReadError {
         self.offset = self.offset.saturating_add(base);
         self
     }
 }
 
-impl fmt::Display for ReadError {
+impl fmt::Display for PackageReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "malformed offload binary at offset {}: ", self.offset)?;
         if let Some(i) = self.entry {
             write!(f, "entry {i}: ")?;
         }
         match &self.kind {
-            ReadErrorKind::Truncated {
+            PackageReadErrorKind::Truncated {
                 field,
                 needed,
                 available,
@@ -108,18 +112,18 @@ impl fmt::Display for ReadError {
                 f,
                 "{field} needs {needed} bytes but only {available} remain"
             ),
-            ReadErrorKind::BadMagic => f.write_str("no offload binary magic (10 ff 10 ad)"),
-            ReadErrorKind::UnsupportedVersion(v) => {
+            PackageReadErrorKind::BadMagic => f.write_str("no offload binary magic (10 ff 10 ad)"),
+            PackageReadErrorKind::UnsupportedVersion(v) => {
                 write!(f, "version {v} is not supported (known: 1 to 3)")
             }
-            ReadErrorKind::BadSize { size, available } => write!(
+            PackageReadErrorKind::BadSize { size, available } => write!(
                 f,
                 "header gives a total size of {size} bytes, but {available} bytes are available"
             ),
-            ReadErrorKind::Misaligned { field, value } => {
+            PackageReadErrorKind::Misaligned { field, value } => {
                 write!(f, "{field} {value} is not a multiple of 8")
             }
-            ReadErrorKind::OutOfRange {
+            PackageReadErrorKind::OutOfRange {
                 field,
                 offset,
                 size,
@@ -128,15 +132,15 @@ impl fmt::Display for ReadError {
                 f,
                 "{field} at offset {offset} ({size} bytes) lies outside the binary ({limit} bytes)"
             ),
-            ReadErrorKind::UnterminatedString { field } => {
+            PackageReadErrorKind::UnterminatedString { field } => {
                 write!(f, "{field} string has no terminating NUL inside the binary")
             }
-            ReadErrorKind::Compressed => {
+            PackageReadErrorKind::Compressed => {
                 f.write_str("binary is compressed; decompress it before parsing")
             }
-            ReadErrorKind::Decompression(e) => write!(f, "cannot decompress: {e}"),
-            ReadErrorKind::Inflate(e) => write!(f, "cannot decompress: {}", e.0),
-            ReadErrorKind::InflatedSize { expected, found } => write!(
+            PackageReadErrorKind::Decompression(e) => write!(f, "cannot decompress: {e}"),
+            PackageReadErrorKind::Inflate(e) => write!(f, "cannot decompress: {}", e.0),
+            PackageReadErrorKind::InflatedSize { expected, found } => write!(
                 f,
                 "decompressed to {found} bytes, but the header announces {expected}"
             ),
@@ -144,16 +148,16 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {
+impl std::error::Error for PackageReadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            ReadErrorKind::Inflate(e) => Some(&*e.0),
+            PackageReadErrorKind::Inflate(e) => Some(&*e.0),
             _ => None,
         }
     }
 }
 
-/// The I/O error of a zstd or zlib decompressor, shared so that [`ReadError`] stays `Clone`;
+/// The I/O error of a zstd or zlib decompressor, shared so that [`PackageReadError`] stays `Clone`;
 /// two are equal when their kind and message are.
 #[derive(Clone, Debug)]
 pub struct InflateError(pub Arc<io::Error>);
@@ -169,7 +173,7 @@ impl Eq for InflateError {}
 /// Why an offload binary cannot be written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum WriteError {
+pub enum PackageWriteError {
     /// A key or value contains a NUL byte, which the string table cannot hold.
     NulInString(String),
     /// The offload kind has no value in the target LLVM (SYCL before LLVM 21).
@@ -185,19 +189,21 @@ pub enum WriteError {
     TooLarge,
 }
 
-impl fmt::Display for WriteError {
+impl fmt::Display for PackageWriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WriteError::NulInString(s) => {
+            PackageWriteError::NulInString(s) => {
                 write!(f, "string '{}' contains a NUL byte", s.escape_debug())
             }
-            WriteError::UnrepresentableKind { kind, llvm } => {
+            PackageWriteError::UnrepresentableKind { kind, llvm } => {
                 write!(f, "offload kind '{kind}' has no value in LLVM {llvm}")
             }
-            WriteError::NoImages => f.write_str("a version 2 offload binary needs an image"),
-            WriteError::TooLarge => f.write_str("offload binary size does not fit in 64 bits"),
+            PackageWriteError::NoImages => f.write_str("a version 2 offload binary needs an image"),
+            PackageWriteError::TooLarge => {
+                f.write_str("offload binary size does not fit in 64 bits")
+            }
         }
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for PackageWriteError {}

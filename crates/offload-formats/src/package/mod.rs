@@ -42,8 +42,8 @@ pub mod write;
 
 mod error;
 
-pub use error::{InflateError, ReadError, ReadErrorKind, WriteError};
+pub use error::{InflateError, PackageReadError, PackageReadErrorKind, PackageWriteError};
 pub use raw::{ImageKind, ImageKindValue, LlvmVersion, OffloadKind, OffloadKindValue};
-pub use read::{Entry, OffloadBinary, decompress, decompress_limited, is_compressed};
-pub use scan::{Container, Found, ScanError, ScanErrorKind, scan};
+pub use read::{OffloadBinary, OffloadEntry, decompress, decompress_limited, is_compressed};
+pub use scan::{Found, ScanError, ScanErrorKind, ScanKind, scan};
 pub use write::{FormatVersion, Image, write, write_v1, write_v2};

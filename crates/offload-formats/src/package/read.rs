@@ -2,7 +2,7 @@
 //! compressed version-3 binaries.
 //!
 //! [`OffloadBinary::parse`] checks every size and offset before anything is read
-//! through it, so the accessors of [`Entry`] cannot fail. It is stricter than
+//! through it, so the accessors of [`OffloadEntry`] cannot fail. It is stricter than
 //! LLVM's reader where LLVM reads out of bounds or misaligned structures:
 //!
 //! - images, string entries and strings must lie inside the binary (LLVM checks only
@@ -16,7 +16,7 @@
 use std::io::Read;
 use std::sync::Arc;
 
-use super::error::{InflateError, ReadError, ReadErrorKind};
+use super::error::{InflateError, PackageReadError, PackageReadErrorKind};
 use super::raw::{
     ENTRY_SIZE, HEADER_SIZE, HEADER_SIZE_V3, ImageKindValue, MAGIC, NEWEST_VERSION,
     OffloadKindValue, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
@@ -43,7 +43,7 @@ pub(crate) struct Header {
     pub version: u32,
     pub size: u64,
     pub entries_offset: u64,
-    /// Entry size (v1) or entry count (v2, v3).
+    /// OffloadEntry size (v1) or entry count (v2, v3).
     pub word3: u64,
     /// v3 only; 0 otherwise.
     pub inflated_size: u64,
@@ -59,29 +59,29 @@ impl Header {
     }
 
     /// Reads and checks magic, version, header length and total size.
-    pub(crate) fn read(input: &[u8]) -> Result<Header, ReadError> {
+    pub(crate) fn read(input: &[u8]) -> Result<Header, PackageReadError> {
         let len = input.len() as u64;
-        let err = |kind| ReadError::new(kind, 0, None);
+        let err = |kind| PackageReadError::new(kind, 0, None);
         if len < 8 {
             if !MAGIC.starts_with(&input[..input.len().min(4)]) {
-                return Err(err(ReadErrorKind::BadMagic));
+                return Err(err(PackageReadErrorKind::BadMagic));
             }
-            return Err(err(ReadErrorKind::Truncated {
+            return Err(err(PackageReadErrorKind::Truncated {
                 field: "header",
                 needed: HEADER_SIZE,
                 available: len,
             }));
         }
         if input[..4] != MAGIC {
-            return Err(err(ReadErrorKind::BadMagic));
+            return Err(err(PackageReadErrorKind::BadMagic));
         }
         let version = u32_at(input, 4);
         if version == 0 || version > NEWEST_VERSION {
-            return Err(err(ReadErrorKind::UnsupportedVersion(version)));
+            return Err(err(PackageReadErrorKind::UnsupportedVersion(version)));
         }
         let header_size = Header::header_size(version);
         if len < header_size {
-            return Err(err(ReadErrorKind::Truncated {
+            return Err(err(PackageReadErrorKind::Truncated {
                 field: "header",
                 needed: header_size,
                 available: len,
@@ -95,7 +95,7 @@ impl Header {
             inflated_size: if version >= 3 { u64_at(input, 32) } else { 0 },
         };
         if h.size > len || h.size < header_size {
-            return Err(err(ReadErrorKind::BadSize {
+            return Err(err(PackageReadErrorKind::BadSize {
                 size: h.size,
                 available: len,
             }));
@@ -118,7 +118,7 @@ pub fn is_compressed(input: &[u8]) -> bool {
 /// returns the uncompressed binary, whose header has the inflated size as total
 /// size and 0 as inflated size. The output grows with the data actually
 /// decompressed, never beyond the size the header announces.
-pub fn decompress(input: &[u8]) -> Result<Vec<u8>, ReadError> {
+pub fn decompress(input: &[u8]) -> Result<Vec<u8>, PackageReadError> {
     decompress_limited(input, DEFAULT_MAX_INFLATED)
 }
 
@@ -128,11 +128,11 @@ pub const DEFAULT_MAX_INFLATED: u64 = 16 << 30;
 /// [`decompress`] with a limit on the inflated size the header announces: a larger one is
 /// an error before anything is decompressed (the output never grows past the announced
 /// size, so this bounds memory whatever the compressed data expands to).
-pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadError> {
+pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, PackageReadError> {
     let h = Header::read(input)?;
     if h.is_compressed() && h.inflated_size > max_size {
-        return Err(ReadError::new(
-            ReadErrorKind::Decompression(format!(
+        return Err(PackageReadError::new(
+            PackageReadErrorKind::Decompression(format!(
                 "the header announces {} inflated bytes, above the limit of {max_size}",
                 h.inflated_size
             )),
@@ -145,8 +145,8 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadEr
     }
     let header_size = HEADER_SIZE_V3;
     if h.entries_offset < header_size || h.entries_offset > h.size {
-        return Err(ReadError::new(
-            ReadErrorKind::OutOfRange {
+        return Err(PackageReadError::new(
+            PackageReadErrorKind::OutOfRange {
                 field: "compressed payload",
                 offset: h.entries_offset,
                 size: h.size.saturating_sub(h.entries_offset),
@@ -157,8 +157,8 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadEr
         ));
     }
     if h.inflated_size < h.entries_offset {
-        return Err(ReadError::new(
-            ReadErrorKind::BadSize {
+        return Err(PackageReadError::new(
+            PackageReadErrorKind::BadSize {
                 size: h.inflated_size,
                 available: h.entries_offset,
             },
@@ -178,15 +178,15 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, ReadEr
             .read_to_end(&mut body)
     };
     if let Err(e) = result {
-        return Err(ReadError::new(
-            ReadErrorKind::Inflate(InflateError(Arc::new(e))),
+        return Err(PackageReadError::new(
+            PackageReadErrorKind::Inflate(InflateError(Arc::new(e))),
             h.entries_offset,
             None,
         ));
     }
     if body.len() as u64 != body_size {
-        return Err(ReadError::new(
-            ReadErrorKind::InflatedSize {
+        return Err(PackageReadError::new(
+            PackageReadErrorKind::InflatedSize {
                 expected: body_size,
                 found: body.len() as u64,
             },
@@ -214,17 +214,21 @@ pub struct OffloadBinary<'data> {
 impl<'data> OffloadBinary<'data> {
     /// Parses the binary at the start of `input` (which may continue past it) and
     /// checks all its offsets. Compressed binaries are refused with
-    /// [`ReadErrorKind::Compressed`]: pass them through [`decompress`] first.
-    pub fn parse(input: &'data [u8]) -> Result<OffloadBinary<'data>, ReadError> {
+    /// [`PackageReadErrorKind::Compressed`]: pass them through [`decompress`] first.
+    pub fn parse(input: &'data [u8]) -> Result<OffloadBinary<'data>, PackageReadError> {
         let h = Header::read(input)?;
         if h.is_compressed() {
-            return Err(ReadError::new(ReadErrorKind::Compressed, 32, None));
+            return Err(PackageReadError::new(
+                PackageReadErrorKind::Compressed,
+                32,
+                None,
+            ));
         }
         let data = &input[..h.size as usize];
         let size = h.size;
         if size % 8 != 0 {
-            return Err(ReadError::new(
-                ReadErrorKind::Misaligned {
+            return Err(PackageReadError::new(
+                PackageReadErrorKind::Misaligned {
                     field: "total size",
                     value: size,
                 },
@@ -234,8 +238,8 @@ impl<'data> OffloadBinary<'data> {
         }
         let entry_count = if h.version == 1 { 1 } else { h.word3 };
         if h.version == 1 && h.word3 > size - HEADER_SIZE {
-            return Err(ReadError::new(
-                ReadErrorKind::OutOfRange {
+            return Err(PackageReadError::new(
+                PackageReadErrorKind::OutOfRange {
                     field: "entry",
                     offset: h.entries_offset,
                     size: h.word3,
@@ -246,8 +250,8 @@ impl<'data> OffloadBinary<'data> {
             ));
         }
         if h.entries_offset % 8 != 0 {
-            return Err(ReadError::new(
-                ReadErrorKind::Misaligned {
+            return Err(PackageReadError::new(
+                PackageReadErrorKind::Misaligned {
                     field: "entries offset",
                     value: h.entries_offset,
                 },
@@ -283,7 +287,7 @@ impl<'data> OffloadBinary<'data> {
         }
     }
 
-    fn check_entry(&self, index: u64) -> Result<(), ReadError> {
+    fn check_entry(&self, index: u64) -> Result<(), PackageReadError> {
         let d = self.data;
         let size = d.len() as u64;
         let at = self.entries_offset + index * ENTRY_SIZE;
@@ -294,8 +298,8 @@ impl<'data> OffloadBinary<'data> {
         let image_size = u64_at(d, at + 32);
         check_range("image", image_offset, Some(image_size), size, at + 24, e)?;
         if string_offset % 8 != 0 {
-            return Err(ReadError::new(
-                ReadErrorKind::Misaligned {
+            return Err(PackageReadError::new(
+                PackageReadErrorKind::Misaligned {
                     field: "string entries offset",
                     value: string_offset,
                 },
@@ -314,10 +318,10 @@ impl<'data> OffloadBinary<'data> {
         )?;
         for s in 0..num_strings {
             let se = string_offset + s * ses;
-            c_string(d, u64_at(d, se), "key").map_err(|k| ReadError::new(k, se, e))?;
+            c_string(d, u64_at(d, se), "key").map_err(|k| PackageReadError::new(k, se, e))?;
             if self.version == 1 {
                 c_string(d, u64_at(d, se + 8), "value")
-                    .map_err(|k| ReadError::new(k, se + 8, e))?;
+                    .map_err(|k| PackageReadError::new(k, se + 8, e))?;
             } else {
                 check_range(
                     "value",
@@ -353,21 +357,21 @@ impl<'data> OffloadBinary<'data> {
     }
 
     /// The entries, in stored order.
-    pub fn entries(&self) -> impl ExactSizeIterator<Item = Entry<'data>> + '_ {
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = OffloadEntry<'data>> + '_ {
         (0..self.entry_count as usize).map(|i| self.entry_unchecked(i as u64))
     }
 
     /// The entry at `index`, if there is one.
-    pub fn entry(&self, index: u64) -> Option<Entry<'data>> {
+    pub fn entry(&self, index: u64) -> Option<OffloadEntry<'data>> {
         (index < self.entry_count).then(|| self.entry_unchecked(index))
     }
 
-    fn entry_unchecked(&self, index: u64) -> Entry<'data> {
+    fn entry_unchecked(&self, index: u64) -> OffloadEntry<'data> {
         let d = self.data;
         let at = self.entries_offset + index * ENTRY_SIZE;
         let image_offset = u64_at(d, at + 24) as usize;
         let image_size = u64_at(d, at + 32) as usize;
-        Entry {
+        OffloadEntry {
             data: d,
             version: self.version,
             index,
@@ -388,15 +392,15 @@ fn check_range(
     limit: u64,
     at: u64,
     entry: Option<u64>,
-) -> Result<(), ReadError> {
+) -> Result<(), PackageReadError> {
     let fits = size
         .and_then(|s| offset.checked_add(s))
         .is_some_and(|end| end <= limit);
     if fits {
         return Ok(());
     }
-    Err(ReadError::new(
-        ReadErrorKind::OutOfRange {
+    Err(PackageReadError::new(
+        PackageReadErrorKind::OutOfRange {
             field,
             offset,
             size: size.unwrap_or(u64::MAX),
@@ -408,9 +412,13 @@ fn check_range(
 }
 
 /// The NUL-terminated string at `offset` (without its NUL).
-fn c_string<'d>(d: &'d [u8], offset: u64, field: &'static str) -> Result<&'d [u8], ReadErrorKind> {
+fn c_string<'d>(
+    d: &'d [u8],
+    offset: u64,
+    field: &'static str,
+) -> Result<&'d [u8], PackageReadErrorKind> {
     if offset >= d.len() as u64 {
-        return Err(ReadErrorKind::OutOfRange {
+        return Err(PackageReadErrorKind::OutOfRange {
             field,
             offset,
             size: 1,
@@ -420,13 +428,13 @@ fn c_string<'d>(d: &'d [u8], offset: u64, field: &'static str) -> Result<&'d [u8
     let rest = &d[offset as usize..];
     match rest.iter().position(|&b| b == 0) {
         Some(n) => Ok(&rest[..n]),
-        None => Err(ReadErrorKind::UnterminatedString { field }),
+        None => Err(PackageReadErrorKind::UnterminatedString { field }),
     }
 }
 
 /// One image of an offload binary with its kinds and string map.
 #[derive(Clone, Copy, Debug)]
-pub struct Entry<'data> {
+pub struct OffloadEntry<'data> {
     data: &'data [u8],
     version: u32,
     index: u64,
@@ -438,7 +446,7 @@ pub struct Entry<'data> {
     image: &'data [u8],
 }
 
-impl<'data> Entry<'data> {
+impl<'data> OffloadEntry<'data> {
     /// Zero-based index of the entry in its binary.
     pub fn index(&self) -> u64 {
         self.index
@@ -529,13 +537,13 @@ mod tests {
         // strtab: "\0arch\0gfx90a\0triple\0amdgcn-amd-amdhsa\0sm_70\0"
         let tab = b"\0arch\0gfx90a\0triple\0amdgcn-amd-amdhsa\0sm_70\0";
         let images = (strtab + tab.len() as u64).next_multiple_of(8);
-        // Entry 0: bitcode, HIP (4), two strings, image "AAAA".
+        // OffloadEntry 0: bitcode, HIP (4), two strings, image "AAAA".
         d.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0]);
         le(&mut d, strings);
         le(&mut d, 2);
         le(&mut d, images);
         le(&mut d, 4);
-        // Entry 1: cubin, CUDA, one string, image "BBBBBB" right after the first.
+        // OffloadEntry 1: cubin, CUDA, one string, image "BBBBBB" right after the first.
         d.extend_from_slice(&[3, 0, 2, 0, 0, 0, 0, 0]);
         le(&mut d, strings + 48);
         le(&mut d, 1);
@@ -628,7 +636,7 @@ mod tests {
             assert!(is_compressed(&c));
             assert_eq!(
                 OffloadBinary::parse(&c).unwrap_err().kind,
-                ReadErrorKind::Compressed
+                PackageReadErrorKind::Compressed
             );
             let d = decompress(&c).unwrap();
             assert_eq!(d, v3, "zstd={zstd}");
@@ -645,7 +653,7 @@ mod tests {
             wrong[32..40].copy_from_slice(&(v3.len() as u64 + 1).to_le_bytes());
             assert!(matches!(
                 decompress(&wrong).unwrap_err().kind,
-                ReadErrorKind::InflatedSize { .. }
+                PackageReadErrorKind::InflatedSize { .. }
             ));
             wrong[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
             assert!(decompress(&wrong).is_err());
@@ -667,7 +675,7 @@ mod tests {
                 *b ^= 0x5a;
             }
             let e = decompress(&garbage).unwrap_err();
-            let ReadErrorKind::Inflate(inner) = &e.kind else {
+            let PackageReadErrorKind::Inflate(inner) = &e.kind else {
                 panic!("zstd={zstd}: {e:?}");
             };
             assert!(
@@ -693,7 +701,7 @@ mod tests {
         write_v1(&img).unwrap()
     }
 
-    fn kind(d: &[u8]) -> ReadErrorKind {
+    fn kind(d: &[u8]) -> PackageReadErrorKind {
         OffloadBinary::parse(d).unwrap_err().kind
     }
 
@@ -713,54 +721,60 @@ mod tests {
         for version in [0u32, 4, 99] {
             let mut d = good.clone();
             d[4..8].copy_from_slice(&version.to_le_bytes());
-            assert_eq!(kind(&d), ReadErrorKind::UnsupportedVersion(version));
+            assert_eq!(kind(&d), PackageReadErrorKind::UnsupportedVersion(version));
         }
         assert!(matches!(
             kind(&set(8, 1 << 40)),
-            ReadErrorKind::BadSize { .. }
+            PackageReadErrorKind::BadSize { .. }
         ));
-        assert!(matches!(kind(&set(8, 8)), ReadErrorKind::BadSize { .. }));
+        assert!(matches!(
+            kind(&set(8, 8)),
+            PackageReadErrorKind::BadSize { .. }
+        ));
         let mut longer = good.clone();
         longer.extend_from_slice(&[0; 4]);
         longer[8..16].copy_from_slice(&(good.len() as u64 + 4).to_le_bytes());
-        assert!(matches!(kind(&longer), ReadErrorKind::Misaligned { .. }));
+        assert!(matches!(
+            kind(&longer),
+            PackageReadErrorKind::Misaligned { .. }
+        ));
         assert!(matches!(
             kind(&set(16, 33)),
-            ReadErrorKind::Misaligned { .. }
+            PackageReadErrorKind::Misaligned { .. }
         ));
         assert!(matches!(
             kind(&set(16, 1 << 20)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
         assert!(matches!(
             kind(&set(24, u64::MAX)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
-        // Entry fields: string offset 40, count 48, image offset 56, image size 64.
+        // OffloadEntry fields: string offset 40, count 48, image offset 56, image size 64.
         assert!(matches!(
             kind(&set(40, 76)),
-            ReadErrorKind::Misaligned { .. }
+            PackageReadErrorKind::Misaligned { .. }
         ));
         assert!(matches!(
             kind(&set(40, u64::MAX - 7)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
         assert!(matches!(
             kind(&set(48, u64::MAX / 2)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
         assert!(matches!(
             kind(&set(56, u64::MAX)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
         assert!(matches!(
             kind(&set(64, 1 << 33)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
         // A key offset past the end, and one whose string has no NUL before the end.
         assert!(matches!(
             kind(&set(72, 1 << 30)),
-            ReadErrorKind::OutOfRange { .. }
+            PackageReadErrorKind::OutOfRange { .. }
         ));
         let last = good.len() as u64 - 1;
         let mut d = set(72, last - 2);
@@ -768,15 +782,15 @@ mod tests {
         d[n - 3..].copy_from_slice(b"xyz");
         assert_eq!(
             OffloadBinary::parse(&d).unwrap_err(),
-            ReadError::new(
-                ReadErrorKind::UnterminatedString { field: "key" },
+            PackageReadError::new(
+                PackageReadErrorKind::UnterminatedString { field: "key" },
                 72,
                 Some(0)
             )
         );
         let mut magic = good.clone();
         magic[3] = 0;
-        assert_eq!(kind(&magic), ReadErrorKind::BadMagic);
+        assert_eq!(kind(&magic), PackageReadErrorKind::BadMagic);
     }
 
     #[test]

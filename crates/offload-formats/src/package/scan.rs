@@ -24,14 +24,14 @@ use object::read::archive::ArchiveFile;
 use object::read::elf::{FileHeader, SectionHeader};
 use object::{Endianness, Object, ObjectSection, elf};
 
-use super::error::ReadError;
+use super::error::PackageReadError;
 use super::raw::{ALIGNMENT, SHT_LLVM_OFFLOADING};
 use super::read::{Header, OffloadBinary, decompress};
 
 /// What a file is, as far as finding offload binaries goes (LLVM's `identify_magic`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Container {
+pub enum ScanKind {
     /// An offload binary (magic `10 FF 10 AD`).
     OffloadBinary,
     /// An ELF relocatable object, executable or shared object.
@@ -46,16 +46,16 @@ pub enum Container {
     Other,
 }
 
-impl Container {
+impl ScanKind {
     /// Identifies `data` by its first bytes ([`FileKind::sniff`], LLVM's `identify_magic`).
-    pub fn identify(data: &[u8]) -> Container {
+    pub fn identify(data: &[u8]) -> ScanKind {
         match FileKind::sniff(data) {
-            FileKind::OffloadBinary => Container::OffloadBinary,
-            FileKind::Archive | FileKind::ThinArchive => Container::Archive,
-            FileKind::Bitcode | FileKind::BitcodeWrapper => Container::Bitcode,
-            FileKind::Elf => Container::Elf,
-            FileKind::Coff | FileKind::CoffBigObj => Container::Coff,
-            _ => Container::Other,
+            FileKind::OffloadBinary => ScanKind::OffloadBinary,
+            FileKind::Archive | FileKind::ThinArchive => ScanKind::Archive,
+            FileKind::Bitcode | FileKind::BitcodeWrapper => ScanKind::Bitcode,
+            FileKind::Elf => ScanKind::Elf,
+            FileKind::Coff | FileKind::CoffBigObj => ScanKind::Coff,
+            _ => ScanKind::Other,
         }
     }
 }
@@ -86,9 +86,9 @@ impl Found<'_> {
 #[non_exhaustive]
 pub enum ScanErrorKind {
     /// A malformed offload binary.
-    Binary(ReadError),
+    Binary(PackageReadError),
     /// An ELF, COFF or archive structure that cannot be read (the message says why).
-    Container(String),
+    ScanKind(String),
     /// An ELF, COFF or archive structure the `object` crate cannot read.
     Object(object::read::Error),
     /// LLVM bitcode: reading `!llvm.embedded.objects` is not supported.
@@ -116,7 +116,7 @@ impl fmt::Display for ScanError {
         }
         match &self.kind {
             ScanErrorKind::Binary(e) => write!(f, ": {e}"),
-            ScanErrorKind::Container(e) => write!(f, ": {e}"),
+            ScanErrorKind::ScanKind(e) => write!(f, ": {e}"),
             ScanErrorKind::Object(e) => write!(f, ": {e}"),
             ScanErrorKind::Bitcode => f.write_str(
                 ": LLVM bitcode is not supported (offload binaries embedded through !llvm.embedded.objects need an IR reader)",
@@ -142,7 +142,7 @@ pub type Split<'data> = (u64, Cow<'data, [u8]>);
 /// Splits a region holding offload binaries back to back into the binaries,
 /// decompressing compressed ones. Each binary is validated; errors carry offsets
 /// within `region`.
-pub fn split(region: &[u8]) -> Result<Vec<Split<'_>>, ReadError> {
+pub fn split(region: &[u8]) -> Result<Vec<Split<'_>>, PackageReadError> {
     let mut out = Vec::new();
     let mut at = 0u64;
     while at < region.len() as u64 {
@@ -193,9 +193,9 @@ fn scan_into<'data>(
         }));
         Ok(())
     };
-    match Container::identify(data) {
-        Container::OffloadBinary => push_region(data, None),
-        Container::Elf => {
+    match ScanKind::identify(data) {
+        ScanKind::OffloadBinary => push_region(data, None),
+        ScanKind::Elf => {
             let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let regions = if data[4] == 2 {
                 elf_regions::<elf::FileHeader64<Endianness>>(data).map_err(obj)?
@@ -207,7 +207,7 @@ fn scan_into<'data>(
             }
             Ok(())
         }
-        Container::Coff => {
+        ScanKind::Coff => {
             let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let file = object::File::parse(data).map_err(obj)?;
             for section in file.sections() {
@@ -220,7 +220,7 @@ fn scan_into<'data>(
             }
             Ok(())
         }
-        Container::Archive => {
+        ScanKind::Archive => {
             let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
             let archive = ArchiveFile::parse(data).map_err(obj)?;
             if archive.is_thin() {
@@ -229,10 +229,10 @@ fn scan_into<'data>(
             if depth > 16 {
                 return Err(err(
                     None,
-                    ScanErrorKind::Container("archives nested more than 16 deep".into()),
+                    ScanErrorKind::ScanKind("archives nested more than 16 deep".into()),
                 ));
             }
-            check_long_names(data).map_err(|m| err(None, ScanErrorKind::Container(m)))?;
+            check_long_names(data).map_err(|m| err(None, ScanErrorKind::ScanKind(m)))?;
             for member in archive.members() {
                 let member = member.map_err(obj)?;
                 let name = String::from_utf8_lossy(member.name()).into_owned();
@@ -241,8 +241,8 @@ fn scan_into<'data>(
             }
             Ok(())
         }
-        Container::Bitcode => Err(err(None, ScanErrorKind::Bitcode)),
-        Container::Other => Ok(()),
+        ScanKind::Bitcode => Err(err(None, ScanErrorKind::Bitcode)),
+        ScanKind::Other => Ok(()),
     }
 }
 
@@ -365,19 +365,19 @@ mod tests {
     #[test]
     fn identify() {
         assert_eq!(
-            Container::identify(&super::super::raw::MAGIC),
-            Container::OffloadBinary
+            ScanKind::identify(&super::super::raw::MAGIC),
+            ScanKind::OffloadBinary
         );
-        assert_eq!(Container::identify(b"!<arch>\n"), Container::Archive);
-        assert_eq!(Container::identify(b"BC\xc0\xde...."), Container::Bitcode);
-        assert_eq!(Container::identify(b"\x64\x86"), Container::Coff);
-        assert_eq!(Container::identify(b"hello"), Container::Other);
+        assert_eq!(ScanKind::identify(b"!<arch>\n"), ScanKind::Archive);
+        assert_eq!(ScanKind::identify(b"BC\xc0\xde...."), ScanKind::Bitcode);
+        assert_eq!(ScanKind::identify(b"\x64\x86"), ScanKind::Coff);
+        assert_eq!(ScanKind::identify(b"hello"), ScanKind::Other);
         let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
         elf.resize(18, 0);
         elf[16] = 1;
-        assert_eq!(Container::identify(&elf), Container::Elf);
+        assert_eq!(ScanKind::identify(&elf), ScanKind::Elf);
         elf[16] = 4; // core file
-        assert_eq!(Container::identify(&elf), Container::Other);
+        assert_eq!(ScanKind::identify(&elf), ScanKind::Other);
     }
 
     #[test]

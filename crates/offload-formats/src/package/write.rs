@@ -9,7 +9,7 @@
 
 use std::io::{self, Write};
 
-use super::error::WriteError;
+use super::error::PackageWriteError;
 use super::raw::{
     ALIGNMENT, ENTRY_SIZE, HEADER_SIZE, ImageKind, LlvmVersion, MAGIC, OffloadKind,
     STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
@@ -34,7 +34,7 @@ pub struct Image<'a> {
     pub image_kind: u16,
     /// Offload kind value, in the numbering of the LLVM that will read the binary.
     pub offload_kind: u16,
-    /// Entry flags (0).
+    /// OffloadEntry flags (0).
     pub flags: u32,
     /// `(key, value)` pairs, written in this order.
     pub strings: Vec<(&'a str, &'a str)>,
@@ -49,13 +49,14 @@ impl<'a> Image<'a> {
         offload_kind: OffloadKind,
         llvm: LlvmVersion,
         data: &'a [u8],
-    ) -> Result<Image<'a>, WriteError> {
-        let offload_kind = offload_kind
-            .value(llvm)
-            .ok_or(WriteError::UnrepresentableKind {
-                kind: offload_kind.name(),
-                llvm: llvm.major(),
-            })?;
+    ) -> Result<Image<'a>, PackageWriteError> {
+        let offload_kind =
+            offload_kind
+                .value(llvm)
+                .ok_or(PackageWriteError::UnrepresentableKind {
+                    kind: offload_kind.name(),
+                    llvm: llvm.major(),
+                })?;
         Ok(Image {
             image_kind: image_kind.value(),
             offload_kind,
@@ -72,18 +73,18 @@ impl<'a> Image<'a> {
     }
 }
 
-fn align8(v: u64) -> Result<u64, WriteError> {
+fn align8(v: u64) -> Result<u64, PackageWriteError> {
     v.checked_next_multiple_of(ALIGNMENT)
-        .ok_or(WriteError::TooLarge)
+        .ok_or(PackageWriteError::TooLarge)
 }
 
-fn check_strings(images: &[Image<'_>]) -> Result<(), WriteError> {
+fn check_strings(images: &[Image<'_>]) -> Result<(), PackageWriteError> {
     for s in images
         .iter()
         .flat_map(|i| i.strings.iter().flat_map(|(k, v)| [*k, *v]))
     {
         if s.contains('\0') {
-            return Err(WriteError::NulInString(s.to_owned()));
+            return Err(PackageWriteError::NulInString(s.to_owned()));
         }
     }
     Ok(())
@@ -97,7 +98,11 @@ struct Layout {
     size: u64,
 }
 
-fn layout(images: &[Image<'_>], header: u64, string_entry: u64) -> Result<Layout, WriteError> {
+fn layout(
+    images: &[Image<'_>],
+    header: u64,
+    string_entry: u64,
+) -> Result<Layout, PackageWriteError> {
     check_strings(images)?;
     let strtab = StringTable::build(images.iter().flat_map(|i| {
         i.strings
@@ -110,11 +115,11 @@ fn layout(images: &[Image<'_>], header: u64, string_entry: u64) -> Result<Layout
     let total_images = images
         .iter()
         .try_fold(0u64, |acc, i| acc.checked_add(i.data.len() as u64))
-        .ok_or(WriteError::TooLarge)?;
+        .ok_or(PackageWriteError::TooLarge)?;
     let size = align8(
         data_offset
             .checked_add(total_images)
-            .ok_or(WriteError::TooLarge)?,
+            .ok_or(PackageWriteError::TooLarge)?,
     )?;
     Ok(Layout {
         strtab,
@@ -131,7 +136,7 @@ fn write_padding(out: &mut dyn Write, n: u64) -> io::Result<()> {
 }
 
 /// The size of the version-1 binary of `image`.
-pub fn v1_size(image: &Image<'_>) -> Result<u64, WriteError> {
+pub fn v1_size(image: &Image<'_>) -> Result<u64, PackageWriteError> {
     Ok(layout(
         std::slice::from_ref(image),
         HEADER_SIZE,
@@ -167,7 +172,7 @@ pub fn write_v1_to(image: &Image<'_>, out: &mut dyn Write) -> Result<(), WriteOr
 }
 
 /// `image` as one version-1 binary.
-pub fn write_v1(image: &Image<'_>) -> Result<Vec<u8>, WriteError> {
+pub fn write_v1(image: &Image<'_>) -> Result<Vec<u8>, PackageWriteError> {
     let mut out = Vec::new();
     write_v1_to(image, &mut out).map_err(WriteOrIo::into_write_error)?;
     Ok(out)
@@ -177,7 +182,7 @@ pub fn write_v1(image: &Image<'_>) -> Result<Vec<u8>, WriteError> {
 /// entries, one shared string table, the images back to back).
 pub fn write_v2_to(images: &[Image<'_>], out: &mut dyn Write) -> Result<(), WriteOrIo> {
     if images.is_empty() {
-        return Err(WriteError::NoImages.into());
+        return Err(PackageWriteError::NoImages.into());
     }
     let l = layout(images, HEADER_SIZE, STRING_ENTRY_SIZE_V2)?;
     let mut head = Vec::with_capacity(l.data_offset as usize);
@@ -209,7 +214,7 @@ pub fn write_v2_to(images: &[Image<'_>], out: &mut dyn Write) -> Result<(), Writ
 }
 
 /// `images` as one version-2 binary.
-pub fn write_v2(images: &[Image<'_>]) -> Result<Vec<u8>, WriteError> {
+pub fn write_v2(images: &[Image<'_>]) -> Result<Vec<u8>, PackageWriteError> {
     let mut out = Vec::new();
     write_v2_to(images, &mut out).map_err(WriteOrIo::into_write_error)?;
     Ok(out)
@@ -218,7 +223,7 @@ pub fn write_v2(images: &[Image<'_>]) -> Result<Vec<u8>, WriteError> {
 /// `images` in the given layout version: for [`FormatVersion::V1`] one binary per
 /// image, concatenated (what clang-offload-packager writes); for
 /// [`FormatVersion::V2`] one binary.
-pub fn write(images: &[Image<'_>], version: FormatVersion) -> Result<Vec<u8>, WriteError> {
+pub fn write(images: &[Image<'_>], version: FormatVersion) -> Result<Vec<u8>, PackageWriteError> {
     match version {
         FormatVersion::V1 => {
             let mut out = Vec::new();
@@ -251,13 +256,13 @@ fn push_entry(head: &mut Vec<u8>, image: &Image<'_>, string_offset: u64, image_o
 #[derive(Debug)]
 pub enum WriteOrIo {
     /// The images cannot be written.
-    Format(WriteError),
+    Format(PackageWriteError),
     /// The output stream failed.
     Io(io::Error),
 }
 
 impl WriteOrIo {
-    fn into_write_error(self) -> WriteError {
+    fn into_write_error(self) -> PackageWriteError {
         match self {
             WriteOrIo::Format(e) => e,
             // Writing to a Vec does not fail.
@@ -266,8 +271,8 @@ impl WriteOrIo {
     }
 }
 
-impl From<WriteError> for WriteOrIo {
-    fn from(e: WriteError) -> Self {
+impl From<PackageWriteError> for WriteOrIo {
+    fn from(e: PackageWriteError) -> Self {
         WriteOrIo::Format(e)
     }
 }
@@ -397,7 +402,7 @@ mod tests {
     fn refusals() {
         assert_eq!(
             Image::new(ImageKind::None, OffloadKind::Sycl, LlvmVersion::LLVM20, b""),
-            Err(WriteError::UnrepresentableKind {
+            Err(PackageWriteError::UnrepresentableKind {
                 kind: "sycl",
                 llvm: 20
             })
@@ -405,8 +410,11 @@ mod tests {
         let img = Image::new(ImageKind::None, OffloadKind::None, LlvmVersion::LLVM22, b"")
             .unwrap()
             .string("a\0b", "c");
-        assert!(matches!(write_v1(&img), Err(WriteError::NulInString(_))));
-        assert_eq!(write_v2(&[]), Err(WriteError::NoImages));
+        assert!(matches!(
+            write_v1(&img),
+            Err(PackageWriteError::NulInString(_))
+        ));
+        assert_eq!(write_v2(&[]), Err(PackageWriteError::NoImages));
         assert_eq!(write(&[], FormatVersion::V1), Ok(Vec::new()));
     }
 }
