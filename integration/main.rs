@@ -38,6 +38,8 @@
 //!   the no-GPU fallback) and `offload-build compile` on its own.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
+//! - `outputs`: the output policy against LLVM 22: symbolic links written through,
+//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
@@ -81,6 +83,7 @@ mod hostobj_codegen;
 mod hostobj_fixtures;
 mod inspect_cli;
 mod objects_fixtures;
+mod outputs;
 mod packager_diff;
 mod packager_malformed;
 mod support;

@@ -3,8 +3,10 @@
 //!
 //! [`OutputFile`] writes to a temporary file beside the target and renames it into
 //! place on [`OutputFile::commit`]; dropped without a commit, it leaves nothing
-//! behind and an existing target untouched. Targets that are not regular files
-//! (`/dev/null`, a FIFO, `-` for standard output) are written directly.
+//! behind and an existing target untouched. Symbolic links are followed to their file;
+//! targets that are not regular files (`/dev/null`, a FIFO, `-` for standard output,
+//! `/dev/stdout`) are written directly, and shared files (hard links, another owner's)
+//! in place at commit: see [`OutputFile`] for the whole policy.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -294,6 +296,20 @@ fn read_exact_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()
 }
 
 /// An output file that appears only when complete.
+///
+/// The policy, the same for every tool:
+/// - a symbolic link is followed to the file it names (a dangling link to the file it would
+///   name), and that file is replaced, never the link;
+/// - a target that is not a regular file (`/dev/null`, a FIFO, a terminal) or is reached
+///   through `/proc` (`/dev/stdout`, `/proc/self/fd/N`) is opened and written in place, as
+///   LLVM writes it;
+/// - an existing regular file with more than one hard link, or owned by another user, is
+///   written in place at [`commit`](OutputFile::commit) (from a finished temporary file), so
+///   that its links, owner and mode stay as they are, as with LLVM;
+/// - an existing file the caller may not write is refused with `Permission denied`, as LLVM
+///   refuses it, before anything is written;
+/// - anything else is written to a temporary file beside the target and renamed into place
+///   at commit, keeping an existing target's permissions.
 #[derive(Debug)]
 pub struct OutputFile {
     kind: OutputKind,
@@ -302,41 +318,119 @@ pub struct OutputFile {
 
 #[derive(Debug)]
 enum OutputKind {
-    Temp(tempfile::NamedTempFile),
+    /// A temporary file renamed onto `target` at commit.
+    Temp(tempfile::NamedTempFile, PathBuf),
+    /// A temporary file copied into the existing `target` at commit.
+    InPlace(tempfile::NamedTempFile, PathBuf),
     Direct(File),
     Stdout(File),
 }
 
+/// Where writing `path` really goes: the end of its chain of symbolic links, or `None` when
+/// the chain passes through `/proc` (magic links such as `/proc/self/fd/1`, which only
+/// opening the original path follows correctly).
+fn resolve_links(path: &Path) -> io::Result<Option<PathBuf>> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        if current.starts_with("/proc") {
+            return Ok(None);
+        }
+        match fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let next = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if next.is_relative() => dir.join(next),
+                    _ => next,
+                };
+            }
+            _ => return Ok(Some(current)),
+        }
+    }
+    // ELOOP, as open(2) reports a cycle.
+    Err(io::Error::from_raw_os_error(40))
+}
+
+fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
+/// Whether an existing regular file must be written in place rather than replaced: it has
+/// other hard links, or another owner (replacing it would make it ours).
+#[cfg(unix)]
+fn keep_inode(m: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    m.nlink() > 1 || m.uid() != rustix::process::geteuid().as_raw()
+}
+
+#[cfg(not(unix))]
+fn keep_inode(_: &fs::Metadata) -> bool {
+    false
+}
+
+/// Refuses a file the caller may not write (`EACCES`), as opening it for writing would.
+#[cfg(unix)]
+fn check_writable(path: &Path) -> io::Result<()> {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(io::Error::from)
+}
+
+#[cfg(not(unix))]
+fn check_writable(path: &Path) -> io::Result<()> {
+    match fs::metadata(path) {
+        Ok(m) if m.permissions().readonly() => Err(io::ErrorKind::PermissionDenied.into()),
+        _ => Ok(()),
+    }
+}
+
 impl OutputFile {
-    /// Prepares `path` for writing (`-` is standard output). Fails as opening the
-    /// target would: a missing directory gives `NotFound`.
+    /// Prepares `path` for writing (`-` is standard output), following the policy above.
+    /// Fails as opening the target would: a missing directory gives `NotFound`.
     pub fn create(path: &str) -> io::Result<OutputFile> {
+        let direct = |p: &Path| -> io::Result<OutputKind> {
+            Ok(OutputKind::Direct(
+                fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(p)?,
+            ))
+        };
         let kind = if path == "-" {
             OutputKind::Stdout(stdout_file()?)
         } else {
-            match fs::metadata(path) {
-                Ok(m) if !m.is_file() && !m.is_dir() => OutputKind::Direct(File::create(path)?),
-                Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(21)),
-                _ => {
-                    let target = Path::new(path);
-                    let dir = match target.parent() {
-                        Some(d) if !d.as_os_str().is_empty() => d,
-                        _ => Path::new("."),
-                    };
-                    let name = target
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let prefix = format!(".{name}.");
-                    let mut builder = tempfile::Builder::new();
-                    builder.prefix(&prefix).suffix(".tmp");
-                    #[cfg(unix)]
-                    {
-                        use std::os::unix::fs::PermissionsExt;
-                        builder.permissions(fs::Permissions::from_mode(0o666));
+            match resolve_links(Path::new(path))? {
+                None => direct(Path::new(path))?,
+                Some(target) => match fs::metadata(&target) {
+                    Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(21)),
+                    Ok(m) if !m.is_file() => direct(&target)?,
+                    Ok(m) => {
+                        check_writable(&target)?;
+                        if keep_inode(&m) {
+                            OutputKind::InPlace(temp_beside(&target)?, target)
+                        } else {
+                            OutputKind::Temp(temp_beside(&target)?, target)
+                        }
                     }
-                    OutputKind::Temp(builder.tempfile_in(dir)?)
-                }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        OutputKind::Temp(temp_beside(&target)?, target)
+                    }
+                    Err(e) => return Err(e),
+                },
             }
         };
         Ok(OutputFile {
@@ -348,7 +442,7 @@ impl OutputFile {
     /// The file to write to.
     pub fn file(&mut self) -> &mut File {
         match &mut self.kind {
-            OutputKind::Temp(t) => t.as_file_mut(),
+            OutputKind::Temp(t, _) | OutputKind::InPlace(t, _) => t.as_file_mut(),
             OutputKind::Direct(f) | OutputKind::Stdout(f) => f,
         }
     }
@@ -358,7 +452,7 @@ impl OutputFile {
     /// systems without `fallocate` are simply written to.
     pub fn preallocate(&mut self, len: u64) {
         #[cfg(target_os = "linux")]
-        if let OutputKind::Temp(t) = &self.kind {
+        if let OutputKind::Temp(t, _) | OutputKind::InPlace(t, _) = &self.kind {
             if len > 0 {
                 let _ =
                     rustix::fs::fallocate(t.as_file(), rustix::fs::FallocateFlags::empty(), 0, len);
@@ -368,7 +462,7 @@ impl OutputFile {
         let _ = len;
     }
 
-    /// The target path.
+    /// The target path, as given.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -376,12 +470,21 @@ impl OutputFile {
     /// Moves the finished file into place.
     pub fn commit(self) -> io::Result<()> {
         match self.kind {
-            OutputKind::Temp(t) => {
+            OutputKind::Temp(t, target) => {
                 // An existing target keeps its permissions, as when LLVM truncates it.
-                if let Ok(m) = fs::metadata(&self.path) {
+                if let Ok(m) = fs::metadata(&target) {
                     let _ = t.as_file().set_permissions(m.permissions());
                 }
-                t.persist(&self.path).map(drop).map_err(|e| e.error)
+                t.persist(&target).map(drop).map_err(|e| e.error)
+            }
+            OutputKind::InPlace(t, target) => {
+                let mut from = t.reopen()?;
+                let mut to = fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&target)?;
+                io::copy(&mut from, &mut to)?;
+                to.flush()
             }
             OutputKind::Direct(mut f) | OutputKind::Stdout(mut f) => f.flush(),
         }
@@ -472,5 +575,85 @@ mod tests {
             "No such file or directory"
         );
         assert_eq!(error_text(&Input::open("/").unwrap_err()), "Is a directory");
+    }
+
+    fn write(path: &Path, bytes: &[u8]) {
+        let mut out = OutputFile::create(path.to_str().unwrap()).unwrap();
+        out.file().write_all(bytes).unwrap();
+        out.commit().unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.bin");
+        fs::write(&real, b"old").unwrap();
+        let link = dir.path().join("link.bin");
+        std::os::unix::fs::symlink("real.bin", &link).unwrap();
+        write(&link, b"new");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        // A dangling link: the file it names is created, the link stays a link.
+        let dangling = dir.path().join("dangling.bin");
+        std::os::unix::fs::symlink("sub/../created.bin", &dangling).unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        write(&dangling, b"made");
+        assert!(
+            fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(dir.path().join("created.bin")).unwrap(), b"made");
+        // A cycle is an error, as open(2) reports it.
+        let a = dir.path().join("a");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        assert_eq!(
+            OutputFile::create(a.to_str().unwrap())
+                .unwrap_err()
+                .raw_os_error(),
+            Some(40)
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn hard_linked_outputs_are_written_in_place() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.bin");
+        let b = dir.path().join("b.bin");
+        fs::write(&a, b"old contents").unwrap();
+        fs::hard_link(&a, &b).unwrap();
+        let inode = fs::metadata(&a).unwrap().ino();
+        let mut out = OutputFile::create(a.to_str().unwrap()).unwrap();
+        out.file().write_all(b"new").unwrap();
+        // Nothing is touched before the commit.
+        assert_eq!(fs::read(&b).unwrap(), b"old contents");
+        out.commit().unwrap();
+        assert_eq!(fs::metadata(&a).unwrap().ino(), inode);
+        assert_eq!(fs::read(&b).unwrap(), b"new");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temporary left"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn proc_links_are_opened_not_resolved() {
+        assert_eq!(resolve_links(Path::new("/dev/stdout")).unwrap(), None);
+        assert_eq!(resolve_links(Path::new("/proc/self/fd/1")).unwrap(), None);
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        assert_eq!(resolve_links(&f).unwrap(), Some(f));
     }
 }

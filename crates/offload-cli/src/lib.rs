@@ -68,6 +68,19 @@ pub(crate) fn run_body(
     }
 }
 
+/// Restores the default disposition of `SIGPIPE`, which Rust's runtime ignores: a tool whose
+/// reader goes away (`offload-bundler -list … | head -1`) then ends quietly, killed by the
+/// signal (status 141 in a shell), as LLVM's tools end, instead of reporting `Broken pipe`.
+/// Called first thing by the binaries.
+pub fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: signal(2) with SIG_DFL installs no handler; it is called before any thread
+    // starts, so nothing observes the disposition change half-way.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Runs `run` with the process's locked standard streams.
 pub(crate) fn with_stdio(
     args: &[String],

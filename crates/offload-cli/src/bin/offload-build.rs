@@ -2,6 +2,7 @@
 //! write host objects that embed device code. See `offload_cli::offload_build`.
 
 fn main() {
+    offload_cli::default_sigpipe();
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();

@@ -5,6 +5,7 @@
 //! crashes, atomic outputs).
 
 fn main() {
+    offload_cli::default_sigpipe();
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();

@@ -6,6 +6,7 @@
 //! crashes or reads out of bounds, atomic outputs).
 
 fn main() {
+    offload_cli::default_sigpipe();
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();

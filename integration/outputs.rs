@@ -1,0 +1,226 @@
+//! The output policy of the tools against the file system and other processes (issue 16),
+//! each case run by LLVM 22's clang-offload-bundler and ours where LLVM's behaviour is the
+//! reference: symbolic links written through, `/proc/self/fd/1` written in place, hard links
+//! and other owners' files kept, a read-only output refused (as an unprivileged user, through
+//! `setpriv`), and a reader that goes away ending the tool as SIGPIPE ends LLVM's.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::require;
+use crate::support::run::{RunDir, Tool};
+
+const TARGETS: &str = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
+
+/// Writes the two inputs of a small `-type=bc` bundle into `dir`.
+fn inputs(dir: &Path) {
+    fs::write(dir.join("h.bin"), b"host").unwrap();
+    fs::write(dir.join("d.bin"), b"device code").unwrap();
+}
+
+fn bundle_args(output: &str) -> Vec<String> {
+    [
+        "-type=bc",
+        TARGETS,
+        "-input=h.bin",
+        "-input=d.bin",
+        &format!("-output={output}"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Runs `tool` in `dir`; returns (exit code or -signal, stderr).
+fn run(tool: Tool, dir: &Path, args: &[String]) -> (i32, String) {
+    let out = Command::new(tool.path())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run the bundler");
+    (
+        status_code(out.status),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn status_code(s: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code().unwrap_or_else(|| -s.signal().unwrap_or(0))
+}
+
+/// Leaves no hidden temporary file behind.
+fn no_temporaries(dir: &Path) {
+    let left: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporaries left: {left:?}");
+}
+
+#[test]
+fn symlinked_outputs_are_written_through() {
+    let mut results = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new(&format!("outputs-symlink-{}", tool.name()));
+        let d = dir.path();
+        inputs(d);
+        fs::write(d.join("real.bc"), b"old").unwrap();
+        std::os::unix::fs::symlink("real.bc", d.join("link.bc")).unwrap();
+        std::os::unix::fs::symlink("made.bc", d.join("dangling.bc")).unwrap();
+        let a = run(tool, d, &bundle_args("link.bc"));
+        let b = run(tool, d, &bundle_args("dangling.bc"));
+        assert_eq!((a.0, b.0), (0, 0), "{}: {} {}", tool.name(), a.1, b.1);
+        for link in ["link.bc", "dangling.bc"] {
+            let m = fs::symlink_metadata(d.join(link)).unwrap();
+            assert!(
+                m.file_type().is_symlink(),
+                "{}: {link} replaced",
+                tool.name()
+            );
+        }
+        no_temporaries(d);
+        results.push((
+            fs::read(d.join("real.bc")).unwrap(),
+            fs::read(d.join("made.bc")).unwrap(),
+        ));
+    }
+    assert_eq!(
+        results[0], results[1],
+        "ours wrote other bytes than LLVM 22"
+    );
+}
+
+#[test]
+fn proc_self_fd_output_is_written_in_place() {
+    let mut results = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new(&format!("outputs-procfd-{}", tool.name()));
+        let d = dir.path();
+        inputs(d);
+        let stdout = fs::File::create(d.join("redirected.bc")).unwrap();
+        let out = Command::new(tool.path())
+            .current_dir(d)
+            .args(bundle_args("/proc/self/fd/1"))
+            .stdout(stdout)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            tool.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        results.push(fs::read(d.join("redirected.bc")).unwrap());
+    }
+    assert!(!results[0].is_empty());
+    assert_eq!(results[0], results[1]);
+}
+
+#[test]
+fn hard_linked_output_keeps_its_inode() {
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new(&format!("outputs-hardlink-{}", tool.name()));
+        let d = dir.path();
+        inputs(d);
+        fs::write(d.join("a.bc"), b"old").unwrap();
+        fs::hard_link(d.join("a.bc"), d.join("b.bc")).unwrap();
+        let inode = fs::metadata(d.join("a.bc")).unwrap().ino();
+        let (code, err) = run(tool, d, &bundle_args("a.bc"));
+        assert_eq!(code, 0, "{}: {err}", tool.name());
+        assert_eq!(
+            fs::metadata(d.join("a.bc")).unwrap().ino(),
+            inode,
+            "{}",
+            tool.name()
+        );
+        assert_eq!(
+            fs::read(d.join("a.bc")).unwrap(),
+            fs::read(d.join("b.bc")).unwrap(),
+            "{}: the other link does not see the new contents",
+            tool.name()
+        );
+        no_temporaries(d);
+    }
+}
+
+#[test]
+fn read_only_output_is_refused_for_an_unprivileged_user() {
+    let setpriv = require("/usr/bin/setpriv");
+    let mut seen = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new(&format!("outputs-readonly-{}", tool.name()));
+        let d = dir.path();
+        inputs(d);
+        fs::write(d.join("ro.bc"), b"old").unwrap();
+        // The unprivileged user may create files in the directory, but not write ro.bc.
+        fs::set_permissions(d, fs::Permissions::from_mode(0o777)).unwrap();
+        for f in ["h.bin", "d.bin"] {
+            fs::set_permissions(d.join(f), fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        fs::set_permissions(d.join("ro.bc"), fs::Permissions::from_mode(0o444)).unwrap();
+        let out = Command::new(&setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(tool.path())
+            .args(bundle_args("ro.bc"))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_eq!(
+            fs::read(d.join("ro.bc")).unwrap(),
+            b"old",
+            "{}",
+            tool.name()
+        );
+        no_temporaries(d);
+        // Messages start with argv[0], the tool's path here.
+        let err =
+            String::from_utf8_lossy(&out.stderr).replace(tool.path().to_str().unwrap(), "TOOL");
+        seen.push((status_code(out.status), err));
+    }
+    assert_eq!(seen[0].0, 1, "LLVM 22 refuses: {:?}", seen[0]);
+    assert_eq!(seen[1], seen[0], "ours vs LLVM 22");
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_tool_as_it_ends_llvm() {
+    // A bundle with enough entries that -list fills the pipe.
+    let dir = RunDir::new("outputs-sigpipe");
+    let d = dir.path();
+    let ids: Vec<Vec<u8>> = (0..20_000)
+        .map(|i| format!("hip-amdgcn-amd-amdhsa--gfx906-{i:06}").into_bytes())
+        .collect();
+    let entries: Vec<(&[u8], &[u8])> = ids.iter().map(|i| (&i[..], &b""[..])).collect();
+    let bundle = offload_build::bundle::binary::write_bundle(&entries, 1).unwrap();
+    fs::write(d.join("many.bc"), bundle).unwrap();
+    let mut codes = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let mut child = Command::new(tool.path())
+            .current_dir(d)
+            .args(["-list", "-type=bc", "-input=many.bc"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader is dropped here: the rest of the listing meets a closed pipe.
+        let out = child.wait_with_output().unwrap();
+        let _ = std::io::stdout().flush();
+        codes.push((
+            status_code(out.status),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
+    }
+    assert_eq!(
+        codes[0].0, -13,
+        "LLVM 22 is ended by SIGPIPE: {:?}",
+        codes[0]
+    );
+    assert_eq!(codes[1], codes[0], "ours vs LLVM 22");
+}
