@@ -40,7 +40,7 @@
 //!    [`Embed`] modes, a static library `lib<name>.a` to link.
 //! 7. Tells Cargo: `rerun-if-changed` for every source, header and image,
 //!    `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for every
-//!    fallback.
+//!    fallback and for the compiler's warnings (see [`Build::warnings`]).
 //!
 //! # Architecture resolution
 //!
@@ -730,6 +730,43 @@ impl Build {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The generated items are top level where `<name>.rs` is included (only the kernel
+    /// constants are in `kernels`), and the CLI flag that resolves is `--resolve`: the docs
+    /// say so.
+    #[test]
+    fn docs_name_the_generated_items_and_the_resolve_flag_as_they_are() {
+        let docs = [
+            ("mod.rs", include_str!("mod.rs")),
+            ("codegen.rs", include_str!("codegen.rs")),
+            ("README.md", include_str!("../../../../README.md")),
+        ];
+        let wrong = [
+            format!("{}::{}()", "kernels", "fatbin"),
+            format!("{}::{}", "kernels", "ARCHS"),
+            format!("{}::{}", "kernels", "KERNELS"),
+            format!("--{}-archs", "print"),
+        ];
+        for (file, text) in docs {
+            for w in &wrong {
+                assert!(!text.contains(w.as_str()), "{file} says `{w}`");
+            }
+        }
+        let generated = codegen::render(&codegen::Generated {
+            name: "kernels",
+            fatbin_file: "/o/kernels.hipfb",
+            fatbin_len: 0,
+            archs: &["gfx90a".to_string()],
+            kernels: &["saxpy".to_string()],
+            container: Container::Bundle,
+            compressed: false,
+            embed: Embed::FatbinOnly,
+        });
+        let top = generated.split("pub mod kernels").next().unwrap();
+        for item in ["pub fn fatbin()", "pub const ARCHS", "pub const KERNELS"] {
+            assert!(top.contains(item), "{item} is not top level:\n{generated}");
+        }
+    }
 
     #[test]
     fn env_table_documents_every_variable() {
