@@ -107,7 +107,8 @@
 #![allow(clippy::result_large_err)]
 
 // A build runs in four stages, one module each: plan (`plan.rs`: every decision, before any
-// compile), jobs (`compile.rs`, over the runner in `jobs.rs` and the cache in `cache.rs`), pack
+// compile), jobs (`compile.rs`, over the runner in `jobs.rs`, the cache in `cache.rs` and the
+// compiler-diagnostics grouping in `diag.rs`), pack
 // (`pack.rs`: the container bytes) and emit (`emit.rs`, with `embed_glue.rs`: files and
 // directives). `Build::run` chains them; `Build::try_resolve_archs` stops after the plan.
 mod arch;
