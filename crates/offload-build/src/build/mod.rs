@@ -617,7 +617,8 @@ impl Build {
     }
 
     /// Makes every warning an error (`-Werror`, before the builder's flags, so a
-    /// `-Wno-error=<warning>` flag can exempt one). Default `false`.
+    /// `-Wno-error=<warning>` flag can exempt one). Default `false`; no effect with
+    /// [`Build::warnings`]`(false)` (`-w` silences every warning).
     pub fn warnings_into_errors(&mut self, into_errors: bool) -> &mut Build {
         self.warnings_into_errors = into_errors;
         self
