@@ -590,3 +590,185 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once() {
         "{t}"
     );
 }
+
+/// A kernel with a warning clang prints by default (-Wconstant-conversion).
+const WARNING_KERNEL: &str = "#define __global__ __attribute__((global))\n\
+     extern \"C\" __global__ void kw(float* x) {\n\
+     \x20 int n = 10000000000;\n\
+     \x20 x[0] = n;\n\
+     }\n";
+
+/// A quoted list (as `"${GPU_TARGETS}"` gives), an unquoted one and generator expressions
+/// choose the archs; the compiler's warning shows in CMake's build output once, with the
+/// archs; a progress line per compile.
+#[test]
+fn quoted_variable_and_generator_expression_lists_and_warnings_in_the_build_output() {
+    let ex = Example::new();
+    let proj = ex.path("lists");
+    write_project(
+        &proj,
+        &format!(
+            "{}set(GPU_TARGETS \"gfx90a:xnack+;gfx1100\")\n\
+             offload_add_fatbin(q SOURCES q.hip ARCHITECTURES \"${{GPU_TARGETS}}\" EMBED FATBIN)\n\
+             offload_add_fatbin(u SOURCES u.hip ARCHITECTURES gfx90a gfx1030 EMBED FATBIN QUIET)\n\
+             offload_add_fatbin(g SOURCES g.hip EMBED FATBIN QUIET ARCHITECTURES gfx90a\n\
+             \x20 \"$<$<CONFIG:Debug>:gfx1100;gfx942>\" \"$<IF:$<CONFIG:Debug>,gfx1030,gfx1031>\")\n\
+             add_custom_target(all_k ALL DEPENDS q_offload_build u_offload_build g_offload_build)\n",
+            include_module()
+        ),
+    );
+    std::fs::write(proj.join("q.hip"), WARNING_KERNEL).unwrap();
+    for n in ["u", "g"] {
+        std::fs::write(
+            proj.join(format!("{n}.hip")),
+            format!(
+                "#define __global__ __attribute__((global))\n\
+                 extern \"C\" __global__ void k{n}(float* x) {{ x[0] = 1; }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let o = configure_project(ex.cmake(), &proj, &ex.path("build"))
+        .args(["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug"])
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+        .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
+        .output()
+        .unwrap();
+    let t = flat(&text(&o));
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("offload_add_fatbin(q): gfx90a:xnack+;gfx1100 with"),
+        "{t}"
+    );
+    let o = ex.build();
+    assert_eq!(
+        ex.take_compiles(),
+        [
+            "g.hip@gfx1030",
+            "g.hip@gfx1100",
+            "g.hip@gfx90a",
+            "g.hip@gfx942",
+            "q.hip@gfx1100",
+            "q.hip@gfx90a:xnack+",
+            "u.hip@gfx1030",
+            "u.hip@gfx90a",
+        ]
+    );
+    let out = text(&o);
+    let warning = format!(
+        "[gfx90a:xnack+, gfx1100] {}:3:11: warning: implicit conversion from 'long' to 'int'",
+        proj.join("q.hip").display()
+    );
+    assert_eq!(out.matches(&warning).count(), 1, "{out}");
+    assert!(out.contains("int n = 10000000000;"), "{out}");
+    assert!(!out.contains("generated when compiling"), "{out}");
+    // Progress lines for q only (u and g are QUIET).
+    let progress: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("[1/2] ") || l.starts_with("[2/2] "))
+        .filter(|l| l.contains(".hip "))
+        .collect();
+    assert_eq!(progress.len(), 2, "{out}");
+    assert!(
+        progress
+            .iter()
+            .all(|l| l.contains(" q.hip ") && l.ends_with(" s"))
+    );
+}
+
+#[test]
+fn compile_cli_prints_progress_and_warnings_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.hip"), WARNING_KERNEL).unwrap();
+    let run = |archs: &str, extra: &[&str]| {
+        let o = Command::new(EXE)
+            .current_dir(dir.path())
+            .args(["compile", "w.hip", "--archs", archs, "--compiler", CLANG])
+            .args(["-o", "libk.a", "-j", "1"])
+            .args(extra)
+            .env_remove("OFFLOAD_BUILD_LAUNCHER")
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (rc, err) = run("gfx90a;gfx1100", &[]);
+    assert_eq!(rc, Some(0), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].starts_with("[1/2] gfx") && lines[0].contains(" w.hip "),
+        "{err}"
+    );
+    assert!(lines[1].starts_with("[2/2] gfx"), "{err}");
+    assert_eq!(
+        err.matches("[gfx90a, gfx1100] w.hip:3:11: warning: implicit conversion")
+            .count()
+            + err
+                .matches(&format!(
+                    "[gfx90a, gfx1100] {}:3:11: warning: implicit conversion",
+                    dir.path().join("w.hip").display()
+                ))
+                .count(),
+        1,
+        "{err}"
+    );
+    // Cached: no progress, the warning again.
+    let (rc, err) = run("gfx90a;gfx1100", &[]);
+    assert_eq!(rc, Some(0), "{err}");
+    assert!(!err.contains("[1/"), "{err}");
+    assert_eq!(
+        err.matches("warning: implicit conversion").count(),
+        1,
+        "{err}"
+    );
+    // --quiet: the warning, no progress; --no-warnings: neither.
+    let (_, err) = run("gfx942", &["--quiet"]);
+    assert!(!err.contains("[1/1]") && err.contains("[gfx942] "), "{err}");
+    let (rc, err) = run("gfx1030", &["--quiet", "--no-warnings"]);
+    assert_eq!((rc, err.as_str()), (Some(0), ""));
+    // --warnings-into-errors: the warning is an error, exit status 1.
+    let (rc, err) = run("gfx1031", &["--warnings-into-errors"]);
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("-Werror") && err.contains("error: implicit conversion"),
+        "{err}"
+    );
+}
+
+/// Every `offload-build compile --<flag>` the docs name is a flag of the command.
+#[test]
+fn documented_compile_flags_exist() {
+    let root = checkout();
+    let help = Command::new(EXE)
+        .args(["compile", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let mut files = vec![
+        root.join("README.md"),
+        root.join("build-support/cmake/OffloadBuild.cmake"),
+        root.join("crates/offload-cli/src/offload_build.rs"),
+    ];
+    for e in std::fs::read_dir(root.join("crates/offload-build/src/build")).unwrap() {
+        files.push(e.unwrap().path());
+    }
+    let mut checked = 0;
+    for f in files {
+        let t = std::fs::read_to_string(&f).unwrap();
+        for (i, _) in t.match_indices("offload-build compile --") {
+            let flag: String = t[i + "offload-build compile ".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            assert!(
+                help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+                "{} names `offload-build compile {flag}`, which is not a flag:\n{help}",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}

@@ -12,7 +12,8 @@
 #                    [ARCHITECTURES <arch>...] [INCLUDE_DIRECTORIES <dir>...]
 #                    [COMPILE_DEFINITIONS <def>...] [COMPILE_OPTIONS <opt>...]
 #                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY] [EMBED OBJECT|FATBIN]
-#                    [COMPILER <clang>] [JOB_POOL <pool>] [JOBS <n>])
+#                    [COMPILER <clang>] [JOB_POOL <pool>] [JOBS <n>]
+#                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL])
 #   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
 #   custom command (Ninja and Makefiles; a depfile names every header, so a header edit
 #   recompiles only the sources that include it, for each architecture). With EMBED FATBIN the
@@ -23,6 +24,10 @@
 #   (CMAKE_CUDA_ARCHITECTURES); else offload-build's own resolution at configure time
 #   (OFFLOAD_ARCH, AMDGPU_TARGETS, GPU_TARGETS, ... in the environment, then this machine's
 #   GPUs, then the default set with a warning: never an error on a machine without a GPU).
+#   A list may be given unquoted (gfx90a gfx1100), quoted ("gfx90a:xnack+;gfx1100"), from a
+#   variable ("${GPU_TARGETS}") or mixed. An item may be a generator expression
+#   ($<$<CONFIG:Debug>:gfx1100>): such a list is resolved when the command runs, not at
+#   configure time (only the compiler is checked then).
 #   A source's OFFLOAD_ARCHITECTURES property replaces the list for that source.
 #   The list is resolved and checked against the compiler at configure time: an unknown
 #   architecture or a missing compiler is a CMake error naming the cause.
@@ -32,6 +37,12 @@
 #   JOB_POOL: the Ninja job pool of the command (define it in the JOB_POOLS global property);
 #   JOBS: at most this many compiles at once inside the command (default: the CPUs, or
 #   make's jobserver under Makefiles).
+#   The command prints the compiler's warnings once per distinct warning, with the
+#   architectures that printed it ("[gfx90a, gfx1100] k.hip:3:5: warning: ..."), and one
+#   progress line per finished device compile ("[3/14] gfx90a k.hip 2.1 s"). NO_WARNINGS
+#   compiles with -w; WARNINGS_INTO_ERRORS with -Werror; QUIET drops the progress lines.
+#   Ninja shows a command's output when it ends; USES_TERMINAL runs it in Ninja's console
+#   pool so the progress lines appear as they come (not with JOB_POOL).
 #
 # offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
 #   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
@@ -186,10 +197,31 @@ function(offload_detect_architectures var)
   set(${var} "${_archs}" PARENT_SCOPE)
 endfunction()
 
+# Sets <out> to the items of the remaining arguments, each a list (cmake_parse_arguments with
+# PARSE_ARGV keeps a quoted "a;b" as one element with an escaped `;`): one flat list. An item
+# holding a generator expression stays one item, its `;` written $<SEMICOLON>, so that a
+# quoted "$<$<CONFIG:Debug>:gfx1100;gfx942>" is not cut inside the expression.
+function(_offload_flatten out)
+  set(_flat "")
+  foreach(_item IN LISTS ARGN)
+    if(_item MATCHES [[\$<]])
+      string(REPLACE ";" "$<SEMICOLON>" _item "${_item}")
+      list(APPEND _flat "${_item}")
+    else()
+      list(APPEND _flat ${_item})
+    endif()
+  endforeach()
+  set(${out} "${_flat}" PARENT_SCOPE)
+endfunction()
+
 function(offload_add_fatbin target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "COMPRESS"
+  cmake_parse_arguments(PARSE_ARGV 1 arg
+    "COMPRESS;NO_WARNINGS;WARNINGS_INTO_ERRORS;QUIET;USES_TERMINAL"
     "LANGUAGE;CONTAINER;EMBED;COMPILER;JOB_POOL;JOBS"
     "SOURCES;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_DEFINITIONS;COMPILE_OPTIONS")
+  foreach(_kw SOURCES ARCHITECTURES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS)
+    _offload_flatten(arg_${_kw} "${arg_${_kw}}")
+  endforeach()
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "offload_add_fatbin(${target}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -241,7 +273,11 @@ function(offload_add_fatbin target)
     OFFLOAD_EMBED "${arg_EMBED}"
     OFFLOAD_COMPILER "${arg_COMPILER}"
     OFFLOAD_JOB_POOL "${arg_JOB_POOL}"
-    OFFLOAD_JOBS "${arg_JOBS}")
+    OFFLOAD_JOBS "${arg_JOBS}"
+    OFFLOAD_NO_WARNINGS "${arg_NO_WARNINGS}"
+    OFFLOAD_WARNINGS_INTO_ERRORS "${arg_WARNINGS_INTO_ERRORS}"
+    OFFLOAD_QUIET "${arg_QUIET}"
+    OFFLOAD_USES_TERMINAL "${arg_USES_TERMINAL}")
   if(arg_EMBED STREQUAL "FATBIN")
     if(arg_CONTAINER STREQUAL "OFFLOAD_BINARY" OR (arg_LANGUAGE STREQUAL "CUDA" AND NOT arg_CONTAINER))
       set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.offloadbin")
@@ -263,7 +299,8 @@ endfunction()
 
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
-      CONTAINER EMBED COMPILER JOB_POOL JOBS OUTPUT)
+      CONTAINER EMBED COMPILER JOB_POOL JOBS OUTPUT NO_WARNINGS WARNINGS_INTO_ERRORS QUIET
+      USES_TERMINAL)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
       set(_${_p} "")
@@ -274,6 +311,7 @@ function(_offload_add_fatbin_command target)
   if(NOT _archs OR _archs MATCHES "-NOTFOUND$")
     set(_archs "")
   endif()
+  _offload_flatten(_archs "${_archs}")
   get_target_property(_arch_origin ${target} OFFLOAD_ARCHITECTURES_ORIGIN)
   get_target_property(_initial ${target} OFFLOAD_INITIAL_ARCHITECTURES)
   if(NOT "${_archs}" STREQUAL "${_initial}" OR NOT _arch_origin)
@@ -288,11 +326,20 @@ function(_offload_add_fatbin_command target)
     set(_COMPILER "${CMAKE_${_LANGUAGE}_COMPILER}")
     set(_compiler_origin "CMAKE_${_LANGUAGE}_COMPILER")
   endif()
-  _offload_resolve(_archs _compiler "offload_add_fatbin(${target})" "${_lang}" "${_archs}"
-    "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}")
+  if(_archs MATCHES [[\$<]])
+    # Generator expressions are known only at build time: the command resolves the list
+    # (errors then come from the build); the compiler is still checked now.
+    _offload_resolve(_unused _compiler "offload_add_fatbin(${target})" "${_lang}" "default"
+      "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}")
+    string(REPLACE ";" "," _arch_list "${_archs}")
+    message(STATUS "offload_add_fatbin(${target}): ${_archs} (at build time) with ${_compiler}")
+  else()
+    _offload_resolve(_archs _compiler "offload_add_fatbin(${target})" "${_lang}" "${_archs}"
+      "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}")
+    message(STATUS "offload_add_fatbin(${target}): ${_archs} with ${_compiler}")
+    string(REPLACE ";" "," _arch_list "${_archs}")
+  endif()
   set_property(TARGET ${target} PROPERTY OFFLOAD_RESOLVED_ARCHITECTURES "${_archs}")
-  message(STATUS "offload_add_fatbin(${target}): ${_archs} with ${_compiler}")
-  string(REPLACE ";" "," _arch_list "${_archs}")
 
   # The `offload-build compile` arguments. To add a builder option: 1) a field and a setter in
   # Build, 2) its decision in the build's Plan (crates/offload-build/src/build/plan.rs), 3) the
@@ -333,12 +380,23 @@ function(_offload_add_fatbin_command target)
   if(_JOBS)
     list(APPEND _args -j "${_JOBS}")
   endif()
+  if(_NO_WARNINGS)
+    list(APPEND _args --no-warnings)
+  endif()
+  if(_WARNINGS_INTO_ERRORS)
+    list(APPEND _args --warnings-into-errors)
+  endif()
+  if(_QUIET)
+    list(APPEND _args --quiet)
+  endif()
   set(_depfile "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build.d")
   list(APPEND _args -o "${_OUTPUT}" --depfile "${_depfile}"
     --out-dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build")
   set(_pool "")
   if(_JOB_POOL AND CMAKE_GENERATOR MATCHES "Ninja")
     set(_pool JOB_POOL "${_JOB_POOL}")
+  elseif(_USES_TERMINAL)
+    set(_pool USES_TERMINAL)
   endif()
   add_custom_command(
     OUTPUT "${_OUTPUT}"

@@ -9,12 +9,17 @@
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
 //!     [--container bundle|offload-binary] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
+//!     [--no-warnings] [--warnings-into-errors] [--quiet]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
 //! `compile` is the command-line face of [`offload_build::build::Build`] (the same orchestrator,
 //! cache and parallelism), for CMake and other build systems: it prints no Cargo directives;
-//! fallback warnings go to standard error as `offload-build: warning: ...`.
+//! on standard error it prints one progress line per finished device compile
+//! (`[3/14] gfx90a k.hip 2.1 s`, unless `--quiet`), the compiler's warnings once per distinct
+//! warning with the architectures that printed it (`[gfx90a, gfx1100] k.hip:3:5: warning: ...`,
+//! also for compiles whose cached result is used), and fallback warnings as
+//! `offload-build: warning: ...`.
 //!
 //! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
 //! usage. A broken pipe on standard output ends the program quietly with status 0.
@@ -123,6 +128,15 @@ struct CompileArgs {
     /// print `archs=<a;b;...>` and `compiler=<path>` lines and exit.
     #[arg(long)]
     resolve: bool,
+    /// Compile with `-w` and show no compiler warning.
+    #[arg(long)]
+    no_warnings: bool,
+    /// Make every compiler warning an error (`-Werror`).
+    #[arg(long)]
+    warnings_into_errors: bool,
+    /// Print no progress line.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -655,6 +669,14 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     if a.compress {
         b.compress(true);
     }
+    b.warnings(!a.no_warnings)
+        .warnings_into_errors(a.warnings_into_errors);
+    if !a.quiet {
+        // On the building thread, as each compile finishes: live in CMake's output.
+        b.on_progress(|p| {
+            let _ = writeln!(io::stderr().lock(), "{p}");
+        });
+    }
     if let Some(c) = &a.compiler {
         b.compiler(c);
     }
@@ -714,6 +736,9 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     let object_out = output.ends_with(".o") || output.ends_with(".obj");
     let c = b.try_compile(&name).map_err(build_error)?;
     warn(err, &c.warnings);
+    for d in &c.diagnostics {
+        let _ = writeln!(err, "{d}");
+    }
 
     // The object modes write a library; `--embed fatbin` only the container.
     let bytes = match (&c.library, object_out) {

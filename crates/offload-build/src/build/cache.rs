@@ -16,7 +16,8 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use super::error::Error;
 
-const RECORD_MAGIC: &str = "offload-build cache record 1";
+// Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit.
+const RECORD_MAGIC: &str = "offload-build cache record 2";
 
 /// Hashes of file contents, each file read at most once per build.
 #[derive(Debug, Default)]
@@ -57,6 +58,9 @@ impl Hasher {
 pub(crate) struct Record {
     /// Every input with its content hash, the source first.
     pub deps: Vec<(PathBuf, u128)>,
+    /// What the compiler printed on a successful compile (its warnings), one line each, so
+    /// that a cache hit shows the same warnings as the compile did.
+    pub stderr: Vec<String>,
 }
 
 impl Record {
@@ -64,6 +68,9 @@ impl Record {
         let mut s = format!("{RECORD_MAGIC}\n");
         for (p, h) in &self.deps {
             s.push_str(&format!("{h:032x} {}\n", p.display()));
+        }
+        for line in &self.stderr {
+            s.push_str(&format!("! {line}\n"));
         }
         s
     }
@@ -74,11 +81,16 @@ impl Record {
             return None;
         }
         let mut deps = Vec::new();
+        let mut stderr = Vec::new();
         for line in lines {
+            if let Some(l) = line.strip_prefix("! ") {
+                stderr.push(l.to_string());
+                continue;
+            }
             let (h, p) = line.split_once(' ')?;
             deps.push((PathBuf::from(p), u128::from_str_radix(h, 16).ok()?));
         }
-        Some(Record { deps })
+        Some(Record { deps, stderr })
     }
 
     /// Reads a record; `None` when missing or unreadable (the job then runs).
@@ -204,6 +216,7 @@ mod tests {
         let h = Hasher::default();
         let rec = Record {
             deps: vec![(a.clone(), h.file(&a).unwrap())],
+            stderr: vec!["k.hip:1:2: warning: w".into(), "    1 | int x;".into()],
         };
         let rp = dir.path().join("r.rec");
         rec.store(&rp).unwrap();

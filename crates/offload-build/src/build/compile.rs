@@ -5,10 +5,11 @@
 //!
 //! Reads only the plan; the result is the images per architecture, for [`super::pack`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Instant;
 
 use xxhash_rust::xxh3::Xxh3;
 
@@ -17,12 +18,14 @@ use offload_formats::package::ImageKind;
 use super::Language;
 use super::arch::Arch;
 use super::cache::{self, Hasher, Record};
+use super::diag::{self, Diagnostic};
 use super::env::Env;
 use super::error::Error;
 use super::jobs;
 use super::pack::Piece;
 use super::plan::Plan;
 use super::tool::Toolchain;
+use super::{Progress, ProgressStep};
 
 /// What the jobs produced.
 #[derive(Debug, Default)]
@@ -33,6 +36,9 @@ pub(crate) struct Built {
     pub jobs_run: usize,
     /// Jobs whose cached result was used.
     pub jobs_cached: usize,
+    /// What the compiler printed for the successful jobs (run or cached), deduplicated
+    /// across architectures; empty when warnings are off ([`super::Build::warnings`]).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Runs the plan's compiles and device links; tells Cargo about every header read.
@@ -64,11 +70,46 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         no_depfile: Default::default(),
     };
     let client = settings.client.as_ref();
-    let mut specs = Vec::new();
+    // Jobs in (source, arch) order; those whose cache record is fresh are done already, so
+    // the progress count covers only the compiles that run.
+    let mut slots: Vec<Result<JobOut, Spec>> = Vec::new();
     for (src, archs) in &plan.compiles {
         for a in archs {
             let rdc = lang == Language::Hip && sources_per_arch[a] > 1;
-            specs.push(ctx.spec(src, a, rdc));
+            let spec = ctx.spec(src, a, rdc);
+            slots.push(ctx.cached(&spec).ok_or(spec));
+        }
+    }
+    let to_run = slots.iter().filter(|s| s.is_err()).count();
+    let rdc_archs_to_link: BTreeSet<Arch> = slots
+        .iter()
+        .filter_map(|s| s.as_ref().err())
+        .filter(|s| s.rdc)
+        .map(|s| s.arch.clone())
+        .collect();
+    let total = to_run + rdc_archs_to_link.len();
+    let mut done = 0usize;
+    let mut report = |arch: &Arch, step: ProgressStep, seconds: Option<f64>| {
+        done += 1;
+        if let Some(hook) = &settings.progress {
+            hook.call(&Progress {
+                done,
+                total,
+                arch: arch.to_string(),
+                step,
+                seconds,
+            });
+        }
+    };
+    let mut outs: Vec<Option<JobOut>> = Vec::new();
+    let mut specs = Vec::new();
+    for slot in slots {
+        match slot {
+            Ok(out) => outs.push(Some(out)),
+            Err(spec) => {
+                outs.push(None);
+                specs.push(spec);
+            }
         }
     }
     let job_list: Vec<jobs::Job<'_, JobOut>> = specs
@@ -78,7 +119,19 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
             Box::new(move || ctx.run(spec)) as jobs::Job<'_, JobOut>
         })
         .collect();
-    let outs = jobs::run(job_list, client, settings.max_jobs)?;
+    let mut ran = jobs::run(job_list, client, settings.max_jobs, &mut |o: &JobOut| {
+        report(
+            &o.arch,
+            ProgressStep::Compile(o.source.clone()),
+            Some(o.seconds),
+        )
+    })?
+    .into_iter();
+    let outs: Vec<JobOut> = outs
+        .into_iter()
+        .map(|o| o.or_else(|| ran.next()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::Config("a job did not run".into()))?;
     if ctx.no_depfile.load(std::sync::atomic::Ordering::Relaxed) {
         d.warn(&format!(
             "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
@@ -86,7 +139,9 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         ));
     }
     let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
+    let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
     for o in &outs {
+        printed.push((o.arch.as_str(), diag::group(&o.stderr)));
         if o.ran {
             built.jobs_run += 1;
         } else {
@@ -114,14 +169,29 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         }
     }
     // Device links, one per architecture compiled from several sources.
-    let link_jobs: Vec<jobs::Job<'_, (Arch, PathBuf, bool)>> = to_link
+    let link_jobs: Vec<jobs::Job<'_, Linked>> = to_link
         .into_iter()
         .map(|(a, objs)| {
             let ctx = &ctx;
-            Box::new(move || ctx.link(a, objs)) as jobs::Job<'_, (Arch, PathBuf, bool)>
+            Box::new(move || ctx.link(a, objs)) as jobs::Job<'_, Linked>
         })
         .collect();
-    for (a, co, ran) in jobs::run(link_jobs, client, settings.max_jobs)? {
+    let linked = jobs::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
+        if rdc_archs_to_link.contains(&l.arch) {
+            report(&l.arch, ProgressStep::Link, l.ran.then_some(l.seconds));
+        }
+    })?;
+    let mut link_printed: Vec<(&str, Vec<String>)> = Vec::new();
+    for l in &linked {
+        link_printed.push((l.arch.as_str(), diag::group(&l.stderr)));
+    }
+    if settings.forward_warnings {
+        built.diagnostics = diag::merge(printed.into_iter().chain(link_printed));
+    }
+    for Linked {
+        arch: a, co, ran, ..
+    } in linked
+    {
         if ran {
             built.jobs_run += 1;
         } else {
@@ -149,6 +219,15 @@ struct JobCtx<'a> {
     no_depfile: std::sync::atomic::AtomicBool,
 }
 
+/// A finished device link.
+struct Linked {
+    arch: Arch,
+    co: PathBuf,
+    ran: bool,
+    seconds: f64,
+    stderr: Vec<String>,
+}
+
 /// One (source, arch) compile, planned.
 struct Spec {
     source: PathBuf,
@@ -166,12 +245,17 @@ struct Spec {
 
 /// A finished job.
 struct JobOut {
+    source: PathBuf,
     arch: Arch,
     rdc: bool,
     lang: Language,
     outputs: Vec<PathBuf>,
     deps: Vec<PathBuf>,
     ran: bool,
+    /// Seconds the compile took (0 for a cache hit).
+    seconds: f64,
+    /// What the compiler printed (cleaned; replayed from the record on a cache hit).
+    stderr: Vec<String>,
 }
 
 impl JobOut {
@@ -248,7 +332,13 @@ impl JobCtx<'_> {
         }
         args.extend(self.flags.iter().map(|f| s(f)));
         args.push(source.as_os_str().to_os_string());
-        args.extend([s("-o"), s(OUT), s("-MD"), s("-MF"), s(DEP)]);
+        args.extend([s("-o"), s(OUT)]);
+        // clang 22 ignores `-MD -MF` in device-only compiles (and says so, as a warning that
+        // -Werror would make an error): it gets no depfile flags, and the dependencies come
+        // from the host-side preprocessing below. Older (and unknown) versions write it.
+        if !self.depfile_ignored() {
+            args.extend([s("-MD"), s("-MF"), s(DEP)]);
+        }
 
         // The job key: compiler identity, launcher, arguments (with placeholders for paths).
         let mut h = Xxh3::new();
@@ -349,7 +439,19 @@ impl JobCtx<'_> {
         }
     }
 
-    fn exec(&self, argv: &[OsString], arch: &Arch, source: Option<&Path>) -> Result<(), Error> {
+    /// Whether the compiler ignores `-MD` in device-only compiles (LLVM 22 and newer).
+    fn depfile_ignored(&self) -> bool {
+        self.tc.major >= 22
+    }
+
+    /// Runs one command; returns what it printed on standard error (see [`diag::clean`]).
+    fn exec(
+        &self,
+        argv: &[OsString],
+        arch: &Arch,
+        source: Option<&Path>,
+        depfile: Option<&Path>,
+    ) -> Result<Vec<String>, Error> {
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]);
         for (k, v) in self.env_overrides {
@@ -362,8 +464,13 @@ impl JobCtx<'_> {
             command: command_line(argv),
             error,
         })?;
+        let stderr = diag::clean(&String::from_utf8_lossy(&out.stderr), depfile);
         if out.status.success() {
-            return Ok(());
+            return Ok(stderr);
+        }
+        let mut text = stderr.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
         }
         Err(Error::CompileFailed {
             arch: arch.to_string(),
@@ -371,34 +478,42 @@ impl JobCtx<'_> {
             command: command_line(argv),
             status: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            stderr: text,
+        })
+    }
+
+    /// The job's result from its cache record, when the record is fresh and the outputs
+    /// exist (the warnings the compile printed are replayed from the record).
+    fn cached(&self, spec: &Spec) -> Option<JobOut> {
+        let rec = Record::load(&spec.record)?;
+        if !(spec.outputs.iter().all(|o| o.is_file()) && rec.is_fresh(self.hasher)) {
+            return None;
+        }
+        Some(JobOut {
+            source: spec.source.clone(),
+            arch: spec.arch.clone(),
+            rdc: spec.rdc,
+            lang: self.lang,
+            outputs: spec.outputs.clone(),
+            deps: rec.deps.into_iter().map(|(p, _)| p).collect(),
+            ran: false,
+            seconds: 0.0,
+            stderr: rec.stderr,
         })
     }
 
     fn run(&self, spec: Spec) -> Result<JobOut, Error> {
-        let done = |deps: Vec<PathBuf>, ran: bool, spec: Spec| JobOut {
-            arch: spec.arch,
-            rdc: spec.rdc,
-            lang: self.lang,
-            outputs: spec.outputs,
-            deps,
-            ran,
-        };
-        if let Some(rec) = Record::load(&spec.record) {
-            if spec.outputs.iter().all(|o| o.is_file()) && rec.is_fresh(self.hasher) {
-                let deps = rec.deps.into_iter().map(|(p, _)| p).collect();
-                return Ok(done(deps, false, spec));
-            }
-        }
+        let start = Instant::now();
         let _ = std::fs::remove_file(&spec.record);
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
-        // leaves no depfile: then only the source is tracked, and Cargo is told so.
+        // leaves no depfile: then the host-side preprocessing writes it.
         let _ = std::fs::remove_file(&spec.depfile);
+        let mut stderr = Vec::new();
         for step in &spec.steps {
-            self.exec(step, &spec.arch, Some(&spec.source))?;
+            stderr.extend(self.exec(step, &spec.arch, Some(&spec.source), Some(&spec.depfile))?);
         }
         if !spec.depfile.is_file() {
-            let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source));
+            let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source), None);
         }
         let text = match std::fs::read_to_string(&spec.depfile) {
             Ok(t) => t,
@@ -420,18 +535,32 @@ impl JobCtx<'_> {
                 deps.push(dep);
             }
         }
-        let mut rec = Record { deps: Vec::new() };
+        let mut rec = Record {
+            deps: Vec::new(),
+            stderr: stderr.clone(),
+        };
         for dep in &deps {
             if let Some(h) = self.hasher.file(dep) {
                 rec.deps.push((dep.clone(), h));
             }
         }
         rec.store(&spec.record)?;
-        Ok(done(deps, true, spec))
+        Ok(JobOut {
+            source: spec.source,
+            arch: spec.arch,
+            rdc: spec.rdc,
+            lang: self.lang,
+            outputs: spec.outputs,
+            deps,
+            ran: true,
+            seconds: start.elapsed().as_secs_f64(),
+            stderr,
+        })
     }
 
     /// Device link of one architecture's relocatable objects into a code object.
-    fn link(&self, arch: Arch, objs: Vec<PathBuf>) -> Result<(Arch, PathBuf, bool), Error> {
+    fn link(&self, arch: Arch, objs: Vec<PathBuf>) -> Result<Linked, Error> {
+        let start = Instant::now();
         let mut h = Xxh3::new();
         h.update(b"offload-build link 1\0");
         h.update(&self.tc.identity.to_le_bytes());
@@ -449,8 +578,19 @@ impl JobCtx<'_> {
             arch.file_tag(),
             h.digest128() as u64
         ));
+        // What the link printed is kept beside it, to replay on a cache hit.
+        let printed = co.with_extension("co.stderr");
         if co.is_file() {
-            return Ok((arch, co, false));
+            let stderr = std::fs::read_to_string(&printed)
+                .map(|t| t.lines().map(str::to_string).collect())
+                .unwrap_or_default();
+            return Ok(Linked {
+                arch,
+                co,
+                ran: false,
+                seconds: 0.0,
+                stderr,
+            });
         }
         let tmp = co.with_extension("co.tmp");
         let mut argv: Vec<OsString> = vec![
@@ -460,9 +600,20 @@ impl JobCtx<'_> {
         ];
         argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
         argv.extend([OsString::from("-o"), tmp.clone().into_os_string()]);
-        self.exec(&argv, &arch, None)?;
+        let stderr = self.exec(&argv, &arch, None, None)?;
+        if stderr.is_empty() {
+            let _ = std::fs::remove_file(&printed);
+        } else {
+            cache::write_atomic(&printed, (stderr.join("\n") + "\n").as_bytes())?;
+        }
         std::fs::rename(&tmp, &co).map_err(|e| Error::io("renaming", &tmp, e))?;
-        Ok((arch, co, true))
+        Ok(Linked {
+            arch,
+            co,
+            ran: true,
+            seconds: start.elapsed().as_secs_f64(),
+            stderr,
+        })
     }
 }
 

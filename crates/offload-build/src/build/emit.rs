@@ -73,5 +73,6 @@ pub(crate) fn run(
         jobs_cached,
         cargo_directives: Vec::new(),
         warnings: Vec::new(),
+        diagnostics: Vec::new(),
     })
 }

@@ -80,6 +80,21 @@ impl Directives {
         }
     }
 
+    /// Prints a compiler diagnostic as `cargo:warning=` lines, one per line of it (Cargo
+    /// reads one directive per line). Not deduplicated line by line: two diagnostics may share
+    /// a caret line; [`super::diag::merge`] already made the diagnostics distinct.
+    pub(crate) fn diagnostic(&self, d: &super::Diagnostic) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        for line in d.lines() {
+            let line = format!("warning={line}");
+            if self.emit {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "cargo:{line}");
+            }
+            st.lines.push(line);
+        }
+    }
+
     pub(crate) fn take(&self) -> (Vec<String>, Vec<String>) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         (

@@ -42,16 +42,19 @@ pub(crate) fn local(n: usize) -> Option<Client> {
 
 enum Event {
     Token(std::io::Result<Acquired>),
-    /// A job finished: whether it failed, and the token it held (`None`: the implicit one).
-    Done(bool, Option<Acquired>),
+    /// A job finished: its index, whether it failed, and the token it held (`None`: the
+    /// implicit one).
+    Done(usize, bool, Option<Acquired>),
 }
 
 /// Runs `jobs` with at most `max` at once, one jobserver token per job beyond the first.
-/// Results come back in job order.
+/// Results come back in job order; `on_done` sees each successful result as it finishes, on
+/// the calling thread (for progress lines).
 pub(crate) fn run<'a, T: Send + 'a>(
     jobs: Vec<Job<'a, T>>,
     client: Option<&Client>,
     max: usize,
+    on_done: &mut dyn FnMut(&T),
 ) -> Result<Vec<T>, Error> {
     let n = jobs.len();
     let max = max.max(1);
@@ -81,7 +84,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
                 let r = job();
                 let failed = r.is_err();
                 *results[idx].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                let _ = tx.send(Event::Done(failed, token));
+                let _ = tx.send(Event::Done(idx, failed, token));
             });
         };
         loop {
@@ -113,8 +116,15 @@ pub(crate) fn run<'a, T: Send + 'a>(
                         }
                     }
                 }
-                Ok(Event::Done(job_failed, token)) => {
+                Ok(Event::Done(idx, job_failed, token)) => {
                     running -= 1;
+                    if !job_failed {
+                        if let Some(Ok(v)) =
+                            &*results[idx].lock().unwrap_or_else(|e| e.into_inner())
+                        {
+                            on_done(v);
+                        }
+                    }
                     match token {
                         None => implicit_free = true,
                         Some(t) => drop(t),
@@ -161,7 +171,9 @@ mod tests {
                 }) as Job<'_, usize>
             })
             .collect();
-        let out = run(list, client, max).unwrap();
+        let mut seen = 0;
+        let out = run(list, client, max, &mut |_| seen += 1).unwrap();
+        assert_eq!(seen, jobs, "on_done sees every finished job");
         assert_eq!(out, (0..jobs).collect::<Vec<_>>());
         peak.load(Ordering::SeqCst)
     }
@@ -191,7 +203,7 @@ mod tests {
                 }) as Job<'_, ()>
             })
             .collect();
-        let e = run(list, None, 1).unwrap_err();
+        let e = run(list, None, 1, &mut |_| {}).unwrap_err();
         assert_eq!(e.to_string(), "job 1");
         assert_eq!(started.load(Ordering::SeqCst), 2);
     }

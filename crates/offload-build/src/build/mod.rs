@@ -15,7 +15,8 @@
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100")
 //!     .compile("kernels");
 //! // src/main.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
-//! //   kernels::fatbin(), kernels::ARCHS, kernels::KERNELS
+//! //   fatbin(), ARCHS, KERNELS (top level, where the file is included),
+//! //   kernels::<KERNEL> (one constant per kernel)
 //! ```
 //!
 //! # What a build does
@@ -39,7 +40,7 @@
 //!    [`Embed`] modes, a static library `lib<name>.a` to link.
 //! 7. Tells Cargo: `rerun-if-changed` for every source, header and image,
 //!    `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for every
-//!    fallback.
+//!    fallback and for the compiler's warnings (see [`Build::warnings`]).
 //!
 //! # Architecture resolution
 //!
@@ -106,13 +107,15 @@
 #![allow(clippy::result_large_err)]
 
 // A build runs in four stages, one module each: plan (`plan.rs`: every decision, before any
-// compile), jobs (`compile.rs`, over the runner in `jobs.rs` and the cache in `cache.rs`), pack
+// compile), jobs (`compile.rs`, over the runner in `jobs.rs`, the cache in `cache.rs` and the
+// compiler-diagnostics grouping in `diag.rs`), pack
 // (`pack.rs`: the container bytes) and emit (`emit.rs`, with `embed_glue.rs`: files and
 // directives). `Build::run` chains them; `Build::try_resolve_archs` stops after the plan.
 mod arch;
 mod cache;
 mod codegen;
 mod compile;
+mod diag;
 mod embed_glue;
 mod emit;
 mod env;
@@ -128,6 +131,7 @@ use std::path::{Path, PathBuf};
 
 pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
+pub use diag::Diagnostic;
 pub use error::Error;
 
 use offload_formats::bundle::compressed::CompressOptions;
@@ -283,6 +287,71 @@ pub struct Build {
     compiler: Option<PathBuf>,
     env: BTreeMap<OsString, Option<OsString>>,
     jobserver: Option<jobserver::Client>,
+    warnings: bool,
+    warnings_into_errors: bool,
+    progress: Option<ProgressHook>,
+}
+
+/// What one finished job was ([`Progress::step`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProgressStep {
+    /// The compile of this source (absolute path) for [`Progress::arch`].
+    Compile(PathBuf),
+    /// The device link of the architecture's relocatable objects (`-fgpu-rdc`).
+    Link,
+}
+
+/// A device compile (or device link) that finished, for [`Build::on_progress`]. Its
+/// [`Display`](std::fmt::Display) is the progress line `offload-build compile` prints:
+/// `[3/14] gfx90a k.hip 2.1 s`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// How many jobs have finished, this one included.
+    pub done: usize,
+    /// How many jobs run in this build (the compiles whose cache record is not fresh, then
+    /// one device link per architecture compiled from several of them).
+    pub total: usize,
+    /// The architecture.
+    pub arch: String,
+    /// What finished.
+    pub step: ProgressStep,
+    /// Seconds it took; `None` for a device link whose result was cached.
+    pub seconds: Option<f64>,
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}/{}] {} ", self.done, self.total, self.arch)?;
+        match &self.step {
+            ProgressStep::Compile(src) => {
+                let name = src.file_name().unwrap_or(src.as_os_str());
+                write!(f, "{}", name.to_string_lossy())?;
+            }
+            ProgressStep::Link => f.write_str("device link")?,
+        }
+        match self.seconds {
+            Some(s) => write!(f, " {s:.1} s"),
+            None => f.write_str(" cached"),
+        }
+    }
+}
+
+/// The callback of [`Build::on_progress`] (shared by clones of the builder).
+#[derive(Clone)]
+pub(crate) struct ProgressHook(std::sync::Arc<dyn Fn(&Progress) + Send + Sync>);
+
+impl ProgressHook {
+    pub(crate) fn call(&self, p: &Progress) {
+        (self.0)(p)
+    }
+}
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook(..)")
+    }
 }
 
 impl Default for Build {
@@ -321,8 +390,12 @@ pub struct Compiled {
     pub jobs_cached: usize,
     /// Every `cargo:` directive of this build (without the `cargo:` prefix), in order.
     pub cargo_directives: Vec<String>,
-    /// The warnings among them.
+    /// The warnings among them: offload-build's own (fallbacks), not the compiler's.
     pub warnings: Vec<String>,
+    /// What the compiler printed for the device compiles (its warnings), one entry per
+    /// distinct diagnostic with the architectures that printed it; replayed from the cache
+    /// for compiles that did not run. Empty with [`Build::warnings`]`(false)`.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// What [`Build::try_resolve_archs`] found.
@@ -362,6 +435,9 @@ impl Build {
             compiler: None,
             env: BTreeMap::new(),
             jobserver: None,
+            warnings: true,
+            warnings_into_errors: false,
+            progress: None,
         }
     }
 
@@ -525,6 +601,42 @@ impl Build {
         self
     }
 
+    /// Whether the compiler's warnings are shown (default `true`): every diagnostic clang
+    /// prints for a successful device compile becomes `cargo:warning=` lines, the first
+    /// prefixed with the architectures whose compiles printed it
+    /// (`[gfx90a, gfx1100] k.hip:3:5: warning: unused variable 'x'`), once per distinct
+    /// diagnostic however many architectures print it; they are also in
+    /// [`Compiled::diagnostics`]. A compile whose cached result is used shows the warnings it
+    /// printed when it ran (they are kept in its cache record), so a warning does not vanish
+    /// on the next build. `false` compiles with `-w` and shows nothing.
+    ///
+    /// Unlike `cc`, `true` adds no `-Wall`/`-Wextra`: add them with [`Build::flag`].
+    pub fn warnings(&mut self, warnings: bool) -> &mut Build {
+        self.warnings = warnings;
+        self
+    }
+
+    /// Makes every warning an error (`-Werror`, before the builder's flags, so a
+    /// `-Wno-error=<warning>` flag can exempt one). Default `false`; no effect with
+    /// [`Build::warnings`]`(false)` (`-w` silences every warning).
+    pub fn warnings_into_errors(&mut self, into_errors: bool) -> &mut Build {
+        self.warnings_into_errors = into_errors;
+        self
+    }
+
+    /// Calls `hook` on the building thread as each device compile (and device link)
+    /// finishes, with a [`Progress`] whose `Display` is a line such as
+    /// `[3/14] gfx90a k.hip 2.1 s`; compiles whose cached result is used are not counted.
+    /// `offload-build compile` prints these lines on standard error.
+    ///
+    /// In `build.rs`, Cargo shows a build script's output only when it fails, or live with
+    /// `cargo build -vv`; a long build can print its progress there:
+    /// `.on_progress(|p| eprintln!("{p}"))`. By default nothing is printed.
+    pub fn on_progress(&mut self, hook: impl Fn(&Progress) + Send + Sync + 'static) -> &mut Build {
+        self.progress = Some(ProgressHook(std::sync::Arc::new(hook)));
+        self
+    }
+
     /// Compiles, packs and embeds; panics with a readable message on failure.
     ///
     /// See [`Build::try_compile`].
@@ -569,7 +681,7 @@ impl Build {
 
     /// Resolves the architectures as [`Build::try_compile`] would (toolchain discovery, the
     /// resolution order above, the check against the compiler) without compiling anything.
-    /// `offload-build compile --print-archs` and the CMake package's configure step use it, so
+    /// `offload-build compile --resolve` and the CMake package's configure step use it, so
     /// a missing compiler or an unknown architecture is reported before the build starts.
     pub fn try_resolve_archs(&self) -> Result<ResolvedArchs, Error> {
         let directives = Directives::new(self.cargo_metadata);
@@ -604,16 +716,59 @@ impl Build {
     /// Plan → jobs → pack → emit (see [`plan`]).
     fn run(&self, name: &str, env: &Env<'_>) -> Result<Compiled, Error> {
         let plan = Plan::new(self, env, Purpose::Compile(name))?;
-        let built = compile::run(&plan, env)?;
+        let mut built = compile::run(&plan, env)?;
+        let diagnostics = std::mem::take(&mut built.diagnostics);
+        for d in &diagnostics {
+            env.directives().diagnostic(d);
+        }
         let jobs = (built.jobs_run, built.jobs_cached);
         let packed = pack::run(&plan, built, env)?;
-        emit::run(&plan, packed, jobs, env)
+        let mut c = emit::run(&plan, packed, jobs, env)?;
+        c.diagnostics = diagnostics;
+        Ok(c)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The generated items are top level where `<name>.rs` is included (only the kernel
+    /// constants are in `kernels`), and the CLI flag that resolves is `--resolve`: the docs
+    /// say so.
+    #[test]
+    fn docs_name_the_generated_items_and_the_resolve_flag_as_they_are() {
+        let docs = [
+            ("mod.rs", include_str!("mod.rs")),
+            ("codegen.rs", include_str!("codegen.rs")),
+            ("README.md", include_str!("../../../../README.md")),
+        ];
+        let wrong = [
+            format!("{}::{}()", "kernels", "fatbin"),
+            format!("{}::{}", "kernels", "ARCHS"),
+            format!("{}::{}", "kernels", "KERNELS"),
+            format!("--{}-archs", "print"),
+        ];
+        for (file, text) in docs {
+            for w in &wrong {
+                assert!(!text.contains(w.as_str()), "{file} says `{w}`");
+            }
+        }
+        let generated = codegen::render(&codegen::Generated {
+            name: "kernels",
+            fatbin_file: "/o/kernels.hipfb",
+            fatbin_len: 0,
+            archs: &["gfx90a".to_string()],
+            kernels: &["saxpy".to_string()],
+            container: Container::Bundle,
+            compressed: false,
+            embed: Embed::FatbinOnly,
+        });
+        let top = generated.split("pub mod kernels").next().unwrap();
+        for item in ["pub fn fatbin()", "pub const ARCHS", "pub const KERNELS"] {
+            assert!(top.contains(item), "{item} is not top level:\n{generated}");
+        }
+    }
 
     #[test]
     fn env_table_documents_every_variable() {

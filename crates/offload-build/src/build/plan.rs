@@ -71,6 +71,10 @@ pub(crate) struct JobSettings {
     pub flags: Vec<String>,
     /// Environment variables set or hidden for the compiler processes ([`Build::env`]).
     pub env_overrides: BTreeMap<OsString, Option<OsString>>,
+    /// Whether the compiler's warnings are shown ([`Build::warnings`]).
+    pub forward_warnings: bool,
+    /// Called as each compile finishes ([`Build::on_progress`]).
+    pub progress: Option<super::ProgressHook>,
 }
 
 /// A code object built elsewhere ([`Build::image`]).
@@ -422,14 +426,26 @@ fn job_settings(build: &Build, env: &Env<'_>, lang: Language, cwd: &Path) -> Job
         })
         .map(|v| v.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default();
+    // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
+    // them (`-Wno-error=...`).
+    let mut flags: Vec<String> = Vec::new();
+    if !build.warnings {
+        flags.push("-w".into());
+    }
+    if build.warnings_into_errors {
+        flags.push("-Werror".into());
+    }
+    flags.extend(build.flags.iter().chain(&extra_flags).cloned());
     JobSettings {
         launcher,
         max_jobs,
         client,
         includes: build.includes.iter().map(|i| absolute(cwd, i)).collect(),
         defines: build.defines.clone(),
-        flags: build.flags.iter().chain(&extra_flags).cloned().collect(),
+        flags,
         env_overrides: build.env.clone(),
+        forward_warnings: build.warnings,
+        progress: build.progress.clone(),
     }
 }
 

@@ -1,0 +1,186 @@
+//! The compiler's diagnostics of successful jobs: what clang printed (its warnings), grouped
+//! into diagnostics and deduplicated across architectures, so a warning in a source compiled
+//! for seven architectures is shown once, with the seven names.
+//!
+//! A diagnostic is its header line (`k.hip:3:5: warning: ...`, `clang: warning: ...`) with the
+//! `In file included from` lines before it and the indented source, caret and fix-it lines and
+//! `note:`s after it. The per-compile summaries (`1 warning generated when compiling for
+//! gfx90a.`) are left out: the architecture list says the same.
+
+use std::fmt;
+use std::path::Path;
+
+/// One distinct diagnostic of the device compiles, with the architectures whose compiles
+/// printed it ([`Compiled::diagnostics`](super::Compiled::diagnostics)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Diagnostic {
+    /// The architectures, in build order.
+    pub archs: Vec<String>,
+    /// The compiler's text, one or more lines (no trailing newline).
+    pub text: String,
+}
+
+impl Diagnostic {
+    /// The lines as they are shown: the first prefixed with the architectures
+    /// (`[gfx90a, gfx1100] k.hip:3:5: warning: unused variable 'x'`), the others unchanged.
+    /// No line holds a newline, so each can be a `cargo:warning=` directive.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, l) in self.text.lines().enumerate() {
+            if i == 0 {
+                out.push(format!("[{}] {l}", self.archs.join(", ")));
+            } else {
+                out.push(l.to_string());
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.lines().join("\n"))
+    }
+}
+
+/// The lines of a job's standard error worth keeping: carriage returns and empty lines
+/// dropped, and the driver's complaint about the depfile flags (`argument unused during
+/// compilation: '-MF <depfile>'`, from compilers that ignore `-MD` for device-only compiles)
+/// left out, since those flags are this crate's, not the user's.
+pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
+    let spurious = depfile.map(|d| {
+        [
+            format!("argument unused during compilation: '-MF {}'", d.display()),
+            "argument unused during compilation: '-MD'".to_string(),
+        ]
+    });
+    stderr
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| {
+            spurious
+                .as_ref()
+                .is_none_or(|s| !s.iter().any(|s| l.contains(s.as_str())))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// `1 warning generated.`, `2 warnings and 1 error generated when compiling for gfx90a.`
+fn is_summary(l: &str) -> bool {
+    l.starts_with(|c: char| c.is_ascii_digit())
+        && (l.ends_with(" generated.") || l.contains(" generated when compiling for "))
+}
+
+fn is_header(l: &str) -> bool {
+    !l.starts_with(char::is_whitespace)
+        && [": warning: ", ": error: ", ": fatal error: ", ": remark: "]
+            .iter()
+            .any(|k| l.contains(k))
+}
+
+/// Groups a job's cleaned lines into diagnostics (see the [module docs](self)).
+pub(crate) fn group(lines: &[String]) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut pending: Vec<&str> = Vec::new(); // `In file included from` lines
+    let mut open = false;
+    for l in lines {
+        let l = l.as_str();
+        if is_summary(l) {
+            continue;
+        }
+        let included = l.starts_with("In file included from ")
+            || (!pending.is_empty() && l.trim_start().starts_with("from "));
+        if included {
+            pending.push(l);
+            open = false;
+            continue;
+        }
+        let continuation =
+            l.starts_with(char::is_whitespace) || (l.contains(": note: ") && pending.is_empty());
+        if open && continuation && !is_header(l) {
+            let last = blocks.last_mut().expect("an open block exists");
+            last.push('\n');
+            last.push_str(l);
+            continue;
+        }
+        let mut block: Vec<&str> = std::mem::take(&mut pending);
+        block.push(l);
+        blocks.push(block.join("\n"));
+        open = true;
+    }
+    for p in pending {
+        blocks.push(p.to_string());
+    }
+    blocks
+}
+
+/// Merges the diagnostics of every job (in job order, each with its architecture) into
+/// distinct diagnostics, each listing the architectures that printed it, in first-seen order.
+pub(crate) fn merge<'a>(jobs: impl IntoIterator<Item = (&'a str, Vec<String>)>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for (arch, blocks) in jobs {
+        for text in blocks {
+            match out.iter_mut().find(|d| d.text == text) {
+                Some(d) => {
+                    if !d.archs.iter().any(|a| a == arch) {
+                        d.archs.push(arch.to_string());
+                    }
+                }
+                None => out.push(Diagnostic {
+                    archs: vec![arch.to_string()],
+                    text,
+                }),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(t: &str) -> Vec<String> {
+        clean(t, Some(Path::new("/o/k-gfx90a.d")))
+    }
+
+    #[test]
+    fn groups_dedups_and_drops_the_depfile_complaint() {
+        let a = "clang: warning: argument unused during compilation: '-MF /o/k-gfx90a.d' [-Wunused-command-line-argument]\n\
+                 In file included from k.hip:1:\n\
+                 ./h.h:2:7: warning: unused variable 'y' [-Wunused-variable]\n\
+                 \x20   2 | int y;\n\
+                 \x20     |     ^\n\
+                 k.hip:3:5: warning: unused variable 'x' [-Wunused-variable]\r\n\
+                 \x20   3 |   int x;\n\
+                 \x20     |       ^\n\
+                 2 warnings generated when compiling for gfx90a.\n";
+        let g = group(&lines(a));
+        assert_eq!(g.len(), 2, "{g:#?}");
+        assert!(g[0].starts_with("In file included from k.hip:1:\n./h.h:2:7: warning"));
+        assert_eq!(
+            g[1],
+            "k.hip:3:5: warning: unused variable 'x' [-Wunused-variable]\n    3 |   int x;\n      |       ^"
+        );
+        let b = a.replace("gfx90a", "gfx1100");
+        let b = clean(&b, Some(Path::new("/o/k-gfx1100.d")));
+        let m = merge([("gfx90a", g), ("gfx1100", group(&b))]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[1].archs, ["gfx90a", "gfx1100"]);
+        let shown = m[1].lines();
+        assert_eq!(
+            shown[0],
+            "[gfx90a, gfx1100] k.hip:3:5: warning: unused variable 'x' [-Wunused-variable]"
+        );
+        assert!(shown.iter().all(|l| !l.contains('\n') && !l.contains('\r')));
+        // The unused -MF line of another depfile is the user's business: kept.
+        let other = clean(
+            "clang: warning: argument unused during compilation: '-MF x.d'\n",
+            Some(Path::new("/o/k-gfx90a.d")),
+        );
+        assert_eq!(other.len(), 1);
+    }
+}
