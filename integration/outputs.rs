@@ -2,7 +2,8 @@
 //! each case run by LLVM 22's clang-offload-bundler and ours where LLVM's behaviour is the
 //! reference: symbolic links written through, `/proc/self/fd/1` written in place, hard links
 //! and other owners' files kept, a read-only output refused (as an unprivileged user, through
-//! `setpriv`), and a reader that goes away ending the tool as SIGPIPE ends LLVM's.
+//! `setpriv`), a reader that goes away ending the tool as SIGPIPE ends LLVM's, and any
+//! number of inputs and outputs under a small descriptor limit.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -223,4 +224,83 @@ fn a_reader_that_goes_away_ends_the_tool_as_it_ends_llvm() {
         codes[0]
     );
     assert_eq!(codes[1], codes[0], "ours vs LLVM 22");
+}
+
+/// Runs `tool` in `dir` with the response file `rsp`, under `ulimit -n <limit>` when given;
+/// returns (exit code, stderr).
+fn run_limited(tool: Tool, dir: &Path, rsp: &str, limit: Option<u32>) -> (i32, String) {
+    let ulimit = limit.map_or(String::new(), |n| format!("ulimit -n {n} && "));
+    let out = Command::new("/bin/sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!("{ulimit}exec \"$0\" @{rsp}"))
+        .arg(tool.path())
+        .output()
+        .unwrap();
+    (
+        status_code(out.status),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn any_number_of_inputs_and_outputs_under_a_small_descriptor_limit() {
+    let n_inputs = 1_030;
+    let n_outputs = 10_001;
+    let mut results = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new(&format!("outputs-descriptors-{}", tool.name()));
+        let d = dir.path();
+        let mut targets = vec!["host-x86_64-unknown-linux-gnu".to_string()];
+        let mut args = String::from("-type=bc\n-output=fat.bc\n");
+        for i in 0..n_inputs {
+            let name = format!("in{i}.bin");
+            fs::write(d.join(&name), format!("payload {i}")).unwrap();
+            args += &format!("-input={name}\n");
+            if i > 0 {
+                targets.push(format!("openmp-x86_64-unknown-linux{i}.0-gnu"));
+            }
+        }
+        args += &format!("-targets={}\n", targets.join(","));
+        fs::write(d.join("bundle.rsp"), args).unwrap();
+        // LLVM is the reference and runs without the limit.
+        let limit = (tool == Tool::Ours).then_some(256);
+        let (code, err) = run_limited(tool, d, "bundle.rsp", limit);
+        assert_eq!(code, 0, "{} bundling {n_inputs} inputs: {err}", tool.name());
+        // Unbundle into 10,001 outputs (most of them missing, hence empty).
+        let mut targets = vec!["host-x86_64-unknown-linux-gnu".to_string()];
+        let mut args = String::from(
+            "-type=bc\n-input=fat.bc\n-unbundle\n-allow-missing-bundles\n-output=out0\n",
+        );
+        for i in 1..n_outputs {
+            targets.push(format!("openmp-x86_64-unknown-linux{i}.0-gnu"));
+            args += &format!("-output=out{i}\n");
+        }
+        args += &format!("-targets={}\n", targets.join(","));
+        fs::write(d.join("unbundle.rsp"), args).unwrap();
+        let (code, err) = run_limited(tool, d, "unbundle.rsp", limit);
+        assert_eq!(
+            code,
+            0,
+            "{} unbundling into {n_outputs} outputs: {err}",
+            tool.name()
+        );
+        no_temporaries(d);
+        let outputs: Vec<Vec<u8>> = (0..n_outputs)
+            .map(|i| fs::read(d.join(format!("out{i}"))).unwrap())
+            .collect();
+        assert!(outputs.iter().any(|o| !o.is_empty()), "{}", tool.name());
+        results.push((fs::read(d.join("fat.bc")).unwrap(), outputs));
+    }
+    assert!(
+        results[0].0 == results[1].0,
+        "ours vs LLVM 22: the bundles differ"
+    );
+    let differing: Vec<usize> = (0..n_outputs)
+        .filter(|&i| results[0].1[i] != results[1].1[i])
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "ours vs LLVM 22: outputs {differing:?} differ"
+    );
 }

@@ -18,13 +18,14 @@
 //!
 //! Exit status: 0 on success, 1 on any error.
 
+use std::fs::File;
 use std::io::{self, Write};
 
 use super::cl::{self, Kind, Opt};
 use super::{Ctx, Exit};
 
 mod objects;
-use crate::fileio::{CopySource, Input, Memory, OutputFile, error_text};
+use crate::fileio::{CopySource, Input, InputData, Memory, OutputFile, error_text};
 use offload_formats::bundle::binary::BinaryBundleWriter;
 use offload_formats::bundle::compressed::{
     self, CompressOptions, CompressedBundle, Decompressed, Limits, Method, Version,
@@ -676,41 +677,73 @@ fn read_entries<'a>(
 }
 
 fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
-    let mut inputs = Vec::with_capacity(job.inputs.len());
-    for path in &job.inputs {
-        inputs.push(Input::open(path).map_err(|e| ctx.file_error(path, &e))?);
+    // Every input is opened in order, so the first that cannot be is the one reported (as
+    // LLVM reports it); only the reference input (mapped: its bytes decide the format) and
+    // inputs that are not regular files (read once) stay open, so that any number of inputs
+    // fits a small descriptor limit.
+    let r = job.targets.reference_input();
+    let mut inputs: Vec<Option<Input>> = Vec::with_capacity(job.inputs.len());
+    let mut lens = Vec::with_capacity(job.inputs.len());
+    for (i, path) in job.inputs.iter().enumerate() {
+        let input = if i == r {
+            Input::open(path)
+        } else {
+            Input::open_unmapped(path)
+        };
+        let input = input.map_err(|e| ctx.file_error(path, &e))?;
+        lens.push(input.len());
+        let reopenable = matches!(input.data, InputData::Unmapped);
+        inputs.push((i == r || !reopenable).then_some(input));
     }
-    let handler = handler_for(
-        ctx,
-        &job.file_type,
-        &inputs[job.targets.reference_input()].data,
-        &job.inputs[job.targets.reference_input()],
-    )?;
-    if handler == Handler::Object {
-        // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the output).
-        return objects::bundle_fat_object(ctx, job, &inputs);
-    }
-    if job.compression.enabled {
+    let reference = inputs[r].as_ref().map_or(&[][..], |i| &i.data[..]);
+    let handler = handler_for(ctx, &job.file_type, reference, &job.inputs[r])?;
+    if handler == Handler::Object || job.compression.enabled {
+        // These read every input's bytes at once: map them all.
+        let mut all = Vec::with_capacity(inputs.len());
+        for (input, path) in inputs.into_iter().zip(&job.inputs) {
+            all.push(match input {
+                Some(i) => i,
+                None => Input::open(path).map_err(|e| ctx.file_error(path, &e))?,
+            });
+        }
+        if handler == Handler::Object {
+            // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the
+            // output).
+            return objects::bundle_fat_object(ctx, job, &all);
+        }
         let text_comment = match handler {
             Handler::Text(comment) => Some(comment),
             _ => None,
         };
-        return bundle_compressed(ctx, job, text_comment, &inputs);
+        return bundle_compressed(ctx, job, text_comment, &all);
     }
+    // Copies input `i` whole, reopening it when it was closed.
+    let copy = |i: usize, w: &mut File| -> io::Result<()> {
+        match &inputs[i] {
+            Some(input) => input.copy_range(0, lens[i], w),
+            None => {
+                let input = Input::open_unmapped(&job.inputs[i])?;
+                if input.len() != lens[i] {
+                    return Err(io::Error::other("the file changed size while bundling"));
+                }
+                input.copy_range(0, lens[i], w)
+            }
+        }
+    };
     let out_path = &job.outputs[0];
     let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
     let written = match handler {
         Handler::Binary => {
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, input) in job.targets.ids().iter().zip(&inputs) {
-                w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
+            for (id, &len) in job.targets.ids().iter().zip(&lens) {
+                w.add(id.as_str(), len).map_err(|e| ctx.error(e))?;
             }
             let layout = w.layout().map_err(|e| ctx.error(e))?;
             output.preallocate(layout.len());
             layout.write_to(output.file(), |i, w| {
-                inputs[i].copy_range(0, inputs[i].len(), w.inner())?;
-                w.add_count(inputs[i].len());
+                copy(i, w.inner())?;
+                w.add_count(lens[i]);
                 Ok(())
             })
         }
@@ -719,9 +752,9 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         )),
         Handler::Text(comment) => (|| {
             let f = output.file();
-            for (id, input) in job.targets.ids().iter().zip(&inputs) {
+            for (i, id) in job.targets.ids().iter().enumerate() {
                 text::write_start(f, comment, id.as_str().as_bytes())?;
-                input.copy_range(0, input.len(), f)?;
+                copy(i, f)?;
                 text::write_end(f, comment, id.as_str().as_bytes())?;
             }
             Ok(())
@@ -848,17 +881,23 @@ fn unbundle_entries(
         m.pairs.iter().map(|&(t, e)| (t, &entries[e])).collect();
     let (worklist, found_host) = (m.missing, m.found_host);
     let mut outputs = Vec::new();
+    // Every output is staged closed: any number of them fits a small descriptor limit.
     let create = |ctx: &mut Ctx<'_>, t: usize| -> Result<OutputFile, Exit> {
         let p = &job.outputs[t];
-        OutputFile::create(p).map_err(|e| ctx.file_error(p, &e))
+        let mut o = OutputFile::create(p).map_err(|e| ctx.file_error(p, &e))?;
+        o.close();
+        Ok(o)
     };
     if matched.is_empty() {
         // No bundle at all: the input is taken to be the host's file.
         for &t in &worklist {
             let mut o = create(ctx, t)?;
             if job.targets.ids()[t].is_host() {
-                let r = input.copy_range(0, input.len(), o.file());
+                let r = o
+                    .reopen()
+                    .and_then(|()| input.copy_range(0, input.len(), o.file()));
                 r.map_err(|e| ctx.file_error(&job.outputs[t], &e))?;
+                o.close();
             }
             outputs.push(o);
         }
@@ -866,12 +905,12 @@ fn unbundle_entries(
         let mut copies = Vec::with_capacity(matched.len());
         for &(t, entry) in &matched {
             if entry.host_object {
-                outputs.push(objects::host_output(ctx, job, data, &job.outputs[t])?);
+                let mut o = objects::host_output(ctx, job, data, &job.outputs[t])?;
+                o.close();
+                outputs.push(o);
                 continue;
             }
-            let mut o = create(ctx, t)?;
-            o.preallocate(entry.len);
-            copies.push((o, entry.offset, entry.len));
+            copies.push((create(ctx, t)?, entry.offset, entry.len));
         }
         if !(found_host || !job.targets.has_host() || job.allow_missing) {
             return Err(ctx.error("Can't find bundle for the host target"));
@@ -886,6 +925,16 @@ fn unbundle_entries(
         }
     }
     Ok(outputs)
+}
+
+/// Fills the closed output `o` with `len` bytes of `input` at `offset`, holding its
+/// descriptor only meanwhile.
+fn fill(input: &dyn CopySource, o: &mut OutputFile, offset: u64, len: u64) -> io::Result<()> {
+    o.reopen()?;
+    o.preallocate(len);
+    input.copy_range(offset, len, o.file())?;
+    o.close();
+    Ok(())
 }
 
 /// One output to fill: the file, and the offset and length of its payload in the input.
@@ -904,9 +953,7 @@ fn copy_in_parallel(
         .min(copies.len());
     if threads <= 1 || total < 8 << 20 || !input.parallel_copies() {
         for (i, (o, offset, len)) in copies.iter_mut().enumerate() {
-            input
-                .copy_range(*offset, *len, o.file())
-                .map_err(|e| (i, e))?;
+            fill(input, o, *offset, *len).map_err(|e| (i, e))?;
         }
         return Ok(());
     }
@@ -930,9 +977,7 @@ fn copy_in_parallel(
             .map(|bucket| {
                 s.spawn(move || {
                     for (i, (o, offset, len)) in bucket {
-                        input
-                            .copy_range(*offset, *len, o.file())
-                            .map_err(|e| (i, e))?;
+                        fill(input, o, *offset, *len).map_err(|e| (i, e))?;
                     }
                     Ok(())
                 })

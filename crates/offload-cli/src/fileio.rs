@@ -322,6 +322,11 @@ enum OutputKind {
     Temp(tempfile::NamedTempFile, PathBuf),
     /// A temporary file copied into the existing `target` at commit.
     InPlace(tempfile::NamedTempFile, PathBuf),
+    /// A `Temp` (`false`) or `InPlace` (`true`) output whose descriptor is closed
+    /// ([`OutputFile::close`]) until it is reopened or committed.
+    Closed(tempfile::TempPath, PathBuf, bool),
+    /// Only while `close`/`reopen` move the state.
+    Moving,
     Direct(File),
     Stdout(File),
 }
@@ -440,11 +445,54 @@ impl OutputFile {
     }
 
     /// The file to write to.
+    ///
+    /// # Panics
+    ///
+    /// After [`close`](OutputFile::close) without a [`reopen`](OutputFile::reopen).
     pub fn file(&mut self) -> &mut File {
         match &mut self.kind {
             OutputKind::Temp(t, _) | OutputKind::InPlace(t, _) => t.as_file_mut(),
             OutputKind::Direct(f) | OutputKind::Stdout(f) => f,
+            OutputKind::Closed(..) | OutputKind::Moving => panic!("OutputFile::file after close"),
         }
+    }
+
+    /// Closes the descriptor of a staged output, keeping what was written, so that any
+    /// number of outputs can be staged under a small descriptor limit; [`reopen`] or
+    /// [`commit`] later. Outputs written directly keep their descriptor.
+    ///
+    /// [`reopen`]: OutputFile::reopen
+    /// [`commit`]: OutputFile::commit
+    pub fn close(&mut self) {
+        let kind = std::mem::replace(&mut self.kind, OutputKind::Moving);
+        self.kind = match kind {
+            OutputKind::Temp(t, target) => OutputKind::Closed(t.into_temp_path(), target, false),
+            OutputKind::InPlace(t, target) => OutputKind::Closed(t.into_temp_path(), target, true),
+            other => other,
+        };
+    }
+
+    /// Opens a closed output again, positioned at its end (call [`preallocate`] after it,
+    /// not before [`close`]).
+    ///
+    /// [`preallocate`]: OutputFile::preallocate
+    /// [`close`]: OutputFile::close
+    pub fn reopen(&mut self) -> io::Result<()> {
+        if let OutputKind::Closed(path, _, _) = &self.kind {
+            // Not O_APPEND: a preallocated file is longer than what was written to it.
+            let mut file = fs::OpenOptions::new().write(true).open(path)?;
+            io::Seek::seek(&mut file, io::SeekFrom::End(0))?;
+            let kind = std::mem::replace(&mut self.kind, OutputKind::Moving);
+            if let OutputKind::Closed(path, target, in_place) = kind {
+                let t = tempfile::NamedTempFile::from_parts(file, path);
+                self.kind = if in_place {
+                    OutputKind::InPlace(t, target)
+                } else {
+                    OutputKind::Temp(t, target)
+                };
+            }
+        }
+        Ok(())
     }
 
     /// Reserves `len` bytes of disk space for the file when it is a new regular file,
@@ -477,6 +525,21 @@ impl OutputFile {
                 }
                 t.persist(&target).map(drop).map_err(|e| e.error)
             }
+            OutputKind::Closed(path, target, false) => {
+                if let Ok(m) = fs::metadata(&target) {
+                    let _ = fs::set_permissions(&path, m.permissions());
+                }
+                path.persist(&target).map_err(|e| e.error)
+            }
+            OutputKind::Closed(path, target, true) => {
+                let mut from = File::open(&path)?;
+                let mut to = fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&target)?;
+                io::copy(&mut from, &mut to)?;
+                to.flush()
+            }
             OutputKind::InPlace(t, target) => {
                 let mut from = t.reopen()?;
                 let mut to = fs::OpenOptions::new()
@@ -487,6 +550,7 @@ impl OutputFile {
                 to.flush()
             }
             OutputKind::Direct(mut f) | OutputKind::Stdout(mut f) => f.flush(),
+            OutputKind::Moving => Ok(()),
         }
     }
 }
@@ -655,5 +719,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("f");
         assert_eq!(resolve_links(&f).unwrap(), Some(f));
+    }
+
+    #[test]
+    fn closed_outputs_reopen_where_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.bin");
+        let mut out = OutputFile::create(target.to_str().unwrap()).unwrap();
+        out.close();
+        out.reopen().unwrap();
+        // Preallocated space is written over, not appended after.
+        out.preallocate(3);
+        out.file().write_all(b"abc").unwrap();
+        out.close();
+        out.reopen().unwrap();
+        out.file().write_all(b"def").unwrap();
+        out.close();
+        assert!(!target.exists());
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"abcdef");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

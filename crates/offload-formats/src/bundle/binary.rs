@@ -235,6 +235,8 @@ fn read_u64(
 pub struct BinaryBundleWriter {
     align: u64,
     entries: Vec<(Vec<u8>, u64)>,
+    /// The IDs added so far, so that a duplicate is found in constant time.
+    ids: std::collections::HashSet<Vec<u8>>,
 }
 
 impl BinaryBundleWriter {
@@ -243,6 +245,7 @@ impl BinaryBundleWriter {
         BinaryBundleWriter {
             align: 1,
             entries: Vec::new(),
+            ids: std::collections::HashSet::new(),
         }
     }
 
@@ -262,7 +265,7 @@ impl BinaryBundleWriter {
         size: u64,
     ) -> Result<&mut Self, BundleWriteError> {
         let id = id.into();
-        if self.entries.iter().any(|(other, _)| *other == id) {
+        if !self.ids.insert(id.clone()) {
             return Err(BundleWriteError::DuplicateId(
                 String::from_utf8_lossy(&id).into_owned(),
             ));
