@@ -304,3 +304,71 @@ fn any_number_of_inputs_and_outputs_under_a_small_descriptor_limit() {
         "ours vs LLVM 22: outputs {differing:?} differ"
     );
 }
+
+#[test]
+fn signals_leave_no_temporary_and_the_old_outputs() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Duration;
+    let dir = RunDir::new("outputs-signals");
+    let d = dir.path();
+    let big: Vec<u8> = (0..150u32 << 20).map(|i| (i ^ (i >> 11)) as u8).collect();
+    fs::write(d.join("h.bin"), &big).unwrap();
+    fs::write(d.join("d.bin"), &big[..100 << 20]).unwrap();
+    drop(big);
+    let bundle = |out: &str| bundle_args(out);
+    let unbundle = || {
+        [
+            "-type=bc",
+            TARGETS,
+            "-input=fat.bc",
+            "-unbundle",
+            "-output=u0",
+            "-output=u1",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // The complete bundle, to unbundle from.
+    let (code, err) = run(Tool::Ours, d, &bundle("fat.bc"));
+    assert_eq!(code, 0, "{err}");
+    let mut interrupted = 0;
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for delay_ms in [5, 40, 150] {
+            for (args, outputs) in [
+                (bundle("out.bc"), &["out.bc"][..]),
+                (unbundle(), &["u0", "u1"][..]),
+            ] {
+                for o in outputs {
+                    fs::write(d.join(o), b"old").unwrap();
+                }
+                let mut child = Command::new(Tool::Ours.path())
+                    .current_dir(d)
+                    .args(&args)
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(delay_ms));
+                // SAFETY: kill(2) on our own child, which has not been waited for yet.
+                unsafe { libc::kill(child.id() as i32, signal) };
+                let status = child.wait().unwrap();
+                no_temporaries(d);
+                if status.signal() == Some(signal) {
+                    interrupted += 1;
+                    for o in outputs {
+                        assert_eq!(
+                            fs::read(d.join(o)).unwrap(),
+                            b"old",
+                            "{o} changed by an interrupted run ({args:?})"
+                        );
+                    }
+                } else {
+                    assert!(status.success(), "{args:?}: {status}");
+                    for o in outputs {
+                        assert!(fs::metadata(d.join(o)).unwrap().len() > 3, "{o}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(interrupted >= 6, "only {interrupted} runs were interrupted");
+}

@@ -331,6 +331,58 @@ enum OutputKind {
     Stdout(File),
 }
 
+/// The temporary files of outputs not yet committed, removed when a terminating signal
+/// (SIGINT, SIGTERM, SIGHUP) arrives: a thread of `signal-hook` receives the signal, removes
+/// them, then lets the signal end the process as it would have (its status says so).
+mod temporaries {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Mutex, Once};
+
+    static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static WATCH: Once = Once::new();
+
+    /// Registers a temporary file (and, the first time, starts watching the signals).
+    pub(super) fn add(path: &Path) {
+        #[cfg(unix)]
+        WATCH.call_once(watch);
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(path.to_path_buf());
+        }
+    }
+
+    /// Forgets a temporary file that was renamed into place or removed.
+    pub(super) fn remove(path: &Path) {
+        if let Ok(mut live) = LIVE.lock() {
+            if let Some(i) = live.iter().rposition(|p| p == path) {
+                live.swap_remove(i);
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    fn watch() {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let spawned = std::thread::Builder::new()
+            .name("offload-signals".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    // Held until the process ends: no new temporary is registered, none is
+                    // renamed half-way through the removal.
+                    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+                    for p in live.iter() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(signal);
+                    std::process::exit(128 + signal);
+                }
+            });
+        drop(spawned);
+    }
+}
+
 /// Where writing `path` really goes: the end of its chain of symbolic links, or `None` when
 /// the chain passes through `/proc` (magic links such as `/proc/self/fd/1`, which only
 /// opening the original path follows correctly).
@@ -372,7 +424,9 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    builder.tempfile_in(dir)
+    let t = builder.tempfile_in(dir)?;
+    temporaries::add(t.path());
+    Ok(t)
 }
 
 /// Whether an existing regular file must be written in place rather than replaced: it has
@@ -515,9 +569,21 @@ impl OutputFile {
         &self.path
     }
 
+    /// The temporary file of a staged output.
+    fn temporary(&self) -> Option<&Path> {
+        match &self.kind {
+            OutputKind::Temp(t, _) | OutputKind::InPlace(t, _) => Some(t.path()),
+            OutputKind::Closed(p, _, _) => Some(p),
+            _ => None,
+        }
+    }
+
     /// Moves the finished file into place.
-    pub fn commit(self) -> io::Result<()> {
-        match self.kind {
+    pub fn commit(mut self) -> io::Result<()> {
+        // Forgotten by the signal handler only once renamed: a signal in between removes
+        // a name that no longer exists.
+        let temporary = self.temporary().map(Path::to_path_buf);
+        let result = match std::mem::replace(&mut self.kind, OutputKind::Moving) {
             OutputKind::Temp(t, target) => {
                 // An existing target keeps its permissions, as when LLVM truncates it.
                 if let Ok(m) = fs::metadata(&target) {
@@ -551,6 +617,23 @@ impl OutputFile {
             }
             OutputKind::Direct(mut f) | OutputKind::Stdout(mut f) => f.flush(),
             OutputKind::Moving => Ok(()),
+        };
+        if let Some(p) = temporary {
+            temporaries::remove(&p);
+        }
+        result
+    }
+}
+
+impl Drop for OutputFile {
+    /// An output dropped without a commit leaves nothing behind (its temporary file is
+    /// removed by `tempfile`) and is forgotten by the signal handler.
+    fn drop(&mut self) {
+        let temporary = self.temporary().map(Path::to_path_buf);
+        // Removed first, forgotten after: a signal in between finds no file to remove.
+        drop(std::mem::replace(&mut self.kind, OutputKind::Moving));
+        if let Some(p) = temporary {
+            temporaries::remove(&p);
         }
     }
 }
