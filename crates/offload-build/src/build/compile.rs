@@ -220,7 +220,7 @@ impl JobCtx<'_> {
                     args.push(s("-fgpu-rdc"));
                 }
                 match &self.tc.rocm {
-                    Some(r) => args.push(s(&format!("--rocm-path={}", r.display()))),
+                    Some(r) => args.extend(r.args().iter().map(|a| s(a))),
                     None => args.extend(["-nogpulib", "-nogpuinc"].map(s)),
                 }
                 args.push(s("-c"));
@@ -310,8 +310,13 @@ impl JobCtx<'_> {
                 s("--target=amdgcn-amd-amdhsa"),
                 s(&format!("-mcpu={arch}")),
             ];
-            if self.tc.rocm.is_none() {
-                step.push(s("-nogpulib"));
+            // The device libraries were linked into the bitcode by the compile (clang links
+            // them into every translation unit): code generation needs none, and clang 15
+            // would look for them for a bare amdgcn target. hipcc's code-generation options
+            // apply here, where the code is generated.
+            step.push(s("-nogpulib"));
+            if let Some(r) = &self.tc.rocm {
+                step.extend(r.codegen_args().iter().map(|a| s(a)));
             }
             step.extend([
                 s("-O3"),
@@ -372,6 +377,7 @@ impl JobCtx<'_> {
             status: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            hint: None,
         })
     }
 
@@ -395,7 +401,8 @@ impl JobCtx<'_> {
         // leaves no depfile: then only the source is tracked, and Cargo is told so.
         let _ = std::fs::remove_file(&spec.depfile);
         for step in &spec.steps {
-            self.exec(step, &spec.arch, Some(&spec.source))?;
+            self.exec(step, &spec.arch, Some(&spec.source))
+                .map_err(|e| self.explain(e))?;
         }
         if !spec.depfile.is_file() {
             let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source));
@@ -430,6 +437,20 @@ impl JobCtx<'_> {
         Ok(done(deps, true, spec))
     }
 
+    /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
+    /// while no ROCm install is in use.
+    fn explain(&self, mut e: Error) -> Error {
+        if let Error::CompileFailed { stderr, hint, .. } = &mut e {
+            if self.lang == Language::Hip
+                && self.tc.rocm.is_none()
+                && stderr.contains("hip/hip_runtime.h")
+            {
+                *hint = Some(self.tc.no_rocm_hint());
+            }
+        }
+        e
+    }
+
     /// Device link of one architecture's relocatable objects into a code object.
     fn link(&self, arch: Arch, objs: Vec<PathBuf>) -> Result<(Arch, PathBuf, bool), Error> {
         let mut h = Xxh3::new();
@@ -457,6 +478,7 @@ impl JobCtx<'_> {
             self.tc.clang.clone().into_os_string(),
             OsString::from("--target=amdgcn-amd-amdhsa"),
             OsString::from(format!("-mcpu={arch}")),
+            OsString::from("-nogpulib"),
         ];
         argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
         argv.extend([OsString::from("-o"), tmp.clone().into_os_string()]);
