@@ -35,13 +35,18 @@ PACKAGES=(
     qemu-user
     libc6-dev-arm64-cross libgcc-12-dev-arm64-cross
     libc6-dev-ppc64el-cross libgcc-12-dev-ppc64el-cross
+    # Debian's ROCm 5.2 ("distro layout": /usr/include/hip, device libraries under
+    # /usr/lib/<multiarch>/amdgcn/bitcode), built for clang 15: real HIP sources
+    # (hip_runtime.h, device math through ocml) in the examples and integration/rocm.rs.
+    hipcc libamdhip64-dev rocm-device-libs clang-15
 )
 
 # Recommended packages kept out: qemu-user-binfmt would register the emulators with the
 # kernel's binfmt_misc (the tests call qemu-<arch> explicitly, and a container may refuse it).
 EXCLUDED=(qemu-user-binfmt)
 
-# Files those packages must provide; checked after any install.
+# Files those packages must provide; checked after any install (those in a bin/ directory
+# must be executable).
 REQUIRED_FILES=(
     /usr/bin/cmake
     /usr/bin/ninja
@@ -66,6 +71,13 @@ REQUIRED_FILES=(
     /usr/bin/qemu-ppc64le
     /usr/aarch64-linux-gnu/lib/libc.so.6
     /usr/powerpc64le-linux-gnu/lib/libc.so.6
+    /usr/bin/hipconfig
+    /usr/bin/clang-15
+    /usr/lib/llvm-15/bin/ld.lld
+    /usr/lib/x86_64-linux-gnu/libamdhip64.so
+    /usr/include/hip/hip_runtime.h
+    /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc
+    /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/oclc_isa_version_90a.bc
 )
 
 # Edition 2024 needs cargo 1.85 or newer.
@@ -107,8 +119,14 @@ else
     log "running apt-get update"
     apt-get "${apt_opts[@]}" update || die "apt-get update failed"
     log "running apt-get install ${missing[*]}"
-    apt-get "${apt_opts[@]}" install "${missing[@]}" "${EXCLUDED[@]/%/-}" ||
-        die "apt-get install ${missing[*]} failed (are they in the apt sources? try: apt-cache policy ${missing[*]})"
+    # An install can fail half-way (seen with .deb files vanishing from /tmp): repair with
+    # `apt-get install -f` and try once more.
+    if ! apt-get "${apt_opts[@]}" install "${missing[@]}" "${EXCLUDED[@]/%/-}"; then
+        log "apt-get install failed; repairing with apt-get install -f and retrying once"
+        apt-get "${apt_opts[@]}" install -f || true
+        apt-get "${apt_opts[@]}" install "${missing[@]}" "${EXCLUDED[@]/%/-}" ||
+            die "apt-get install ${missing[*]} failed (are they in the apt sources? try: apt-cache policy ${missing[*]})"
+    fi
     for pkg in "${missing[@]}"; do
         is_installed "$pkg" || die "package $pkg still not installed after apt-get install"
     done
@@ -116,7 +134,11 @@ else
 fi
 
 for f in "${REQUIRED_FILES[@]}"; do
-    [[ -x "$f" ]] || die "$f is missing or not executable although its package is installed"
+    if [[ "$f" == */bin/* ]]; then
+        [[ -x "$f" ]] || die "$f is missing or not executable although its package is installed"
+    else
+        [[ -f "$f" ]] || die "$f is missing although its package is installed"
+    fi
 done
 log "reference tools present: ${REQUIRED_FILES[*]}"
 

@@ -403,8 +403,32 @@ fn missing_compiler_lists_what_was_searched() {
     b.file(p.path("a.hip"))
         .arch("gfx90a")
         .env("CLANG", "/nonexistent/clang");
-    // CLANG is missing, but discovery goes on (clang-NN, /usr/lib/llvm-NN): that succeeds here.
-    b.try_compile("k").unwrap();
+    // A variable that names no compiler is an error naming it (issue 14), not a silent
+    // fallback to another clang (clang-NN, /usr/lib/llvm-NN would succeed here).
+    match b.try_compile("k") {
+        Err(e @ Error::CompilerVar { .. }) => {
+            let Error::CompilerVar {
+                ref var,
+                ref value,
+                ref searched,
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!(
+                (var.as_str(), value.as_str()),
+                ("CLANG", "/nonexistent/clang")
+            );
+            assert_eq!(searched, &[PathBuf::from("/nonexistent/clang")]);
+            let text = e.to_string();
+            assert!(
+                text.contains("CLANG=`/nonexistent/clang` names no compiler")
+                    && text.contains("does not fall back"),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     b.compiler("/nonexistent/bin/clang");
     match b.try_compile("k") {
         Err(Error::ToolNotFound { searched, .. }) => {

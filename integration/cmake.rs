@@ -1,6 +1,7 @@
 //! The CMake package (`build-support/cmake/`) and `examples/cmake-hip`, configured and built
 //! with Ninja and with Unix Makefiles against this build's `offload-build` (passed as
-//! `OFFLOAD_BUILD_EXECUTABLE`, so no cargo build runs at configure time) and clang 19, with a
+//! `OFFLOAD_BUILD_EXECUTABLE`, so no cargo build runs at configure time) and clang 19 (the
+//! example's ordinary HIP kernels with the ROCm install and clang 15 that discovery finds), with a
 //! counting launcher (`OFFLOAD_BUILD_LAUNCHER`) that logs every device compile: the program
 //! runs and prints what it registered, an unchanged rebuild does nothing, a header edit
 //! recompiles only its includer (once per architecture); a missing compiler and an unknown
@@ -15,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
+/// The clang Debian's ROCm 5.2 was built for (what its `hipconfig` reports).
+const ROCM_CLANG: &str = "/usr/bin/clang-15";
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 
 fn checkout() -> PathBuf {
@@ -196,28 +199,31 @@ impl Example {
 
 fn build_edit_rebuild(generator: &str) {
     let ex = Example::new();
-    let c = ex.configure(
-        generator,
-        &[
-            &format!("-DOFFLOAD_HIP_COMPILER={CLANG}"),
-            "-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx1100",
-        ],
-    );
+    // The example's kernels are ordinary HIP: no compiler is named, discovery finds Debian's
+    // ROCm 5.2 (setup.sh installs it) and the clang it was built for.
+    let c = ex.configure(generator, &["-DCMAKE_HIP_ARCHITECTURES=gfx90a;gfx1030"]);
     assert!(c.status.success(), "configure failed: {}", text(&c));
     ex.build();
+    let log = std::fs::read_to_string(ex.path("compiles.log")).unwrap_or_default();
+    assert!(
+        log.lines().all(|l| l.contains(ROCM_CLANG)
+            && l.contains("--rocm-path=/usr")
+            && l.contains("--rocm-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")),
+        "every compile runs ROCm's clang with its device libraries:\n{log}"
+    );
     assert_eq!(
         ex.take_compiles(),
         [
-            "scale.hip@gfx1100",
+            "scale.hip@gfx1030",
             "scale.hip@gfx90a",
-            "vector_add.hip@gfx1100",
+            "vector_add.hip@gfx1030",
             "vector_add.hip@gfx90a"
         ]
     );
     let out = ex.run_program();
     assert_eq!(
         out,
-        "kernel handles: distinct\nembedded archs: gfx1100 gfx90a\n\
+        "kernel handles: distinct\nembedded archs: gfx1030 gfx90a\n\
          registered kernel: vector_add\nregistered kernel: scale\n",
     );
 
@@ -242,7 +248,7 @@ fn build_edit_rebuild(generator: &str) {
     ex.build();
     assert_eq!(
         ex.take_compiles(),
-        ["scale.hip@gfx1100", "scale.hip@gfx90a"],
+        ["scale.hip@gfx1030", "scale.hip@gfx90a"],
         "only the includer of the edited header recompiles"
     );
     assert_eq!(ex.run_program(), out);

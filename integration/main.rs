@@ -36,6 +36,11 @@
 //! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
 //!   (program output, header tracking per arch from a counting launcher, configure-time errors,
 //!   the no-GPU fallback) and `offload-build compile` on its own.
+//! - `rocm`: ordinary HIP sources (`hip_runtime.h`, `__shared__`, `expf`) with Debian's ROCm
+//!   5.2 and its clang 15: a crate outside the repository built with `cargo` for three
+//!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
+//!   runtime link, and the errors for an arch without device library, another clang and a
+//!   compiler variable that names no compiler.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -86,4 +91,5 @@ mod objects_fixtures;
 mod outputs;
 mod packager_diff;
 mod packager_malformed;
+mod rocm;
 mod support;

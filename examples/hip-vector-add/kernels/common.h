@@ -1,23 +1,14 @@
-// Shared by both kernel files. With ROCm installed the real HIP headers are used; without
-// (offload-build then compiles with -nogpulib -nogpuinc) the few pieces needed are defined
-// from clang builtins, so the example builds on a machine with nothing but clang.
+// Shared by both kernel files: ordinary HIP. offload-build finds the ROCm install (Debian 12:
+// apt-get install hipcc libamdhip64-dev rocm-device-libs clang-15) and compiles with its clang,
+// headers and device libraries, as hipcc would.
 #pragma once
 
-#if __has_include(<hip/hip_runtime.h>)
 #include <hip/hip_runtime.h>
-static __device__ inline unsigned global_index() {
-    return blockIdx.x * blockDim.x + threadIdx.x;
-}
-#else
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-#define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
-static __device__ inline unsigned global_index() {
-    return __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() +
-           __builtin_amdgcn_workitem_id_x();
-}
-#endif
 
 #ifndef VECTOR_ADD_BLOCK
 #error "VECTOR_ADD_BLOCK is defined by build.rs"
 #endif
+
+static __device__ inline unsigned global_index() {
+    return blockIdx.x * blockDim.x + threadIdx.x;
+}

@@ -304,7 +304,7 @@ impl JobCtx<'_> {
                     args.push(s("-fgpu-rdc"));
                 }
                 match &self.tc.rocm {
-                    Some(r) => args.push(s(&format!("--rocm-path={}", r.display()))),
+                    Some(r) => args.extend(r.args().iter().map(|a| s(a))),
                     None => args.extend(["-nogpulib", "-nogpuinc"].map(s)),
                 }
                 args.push(s("-c"));
@@ -400,8 +400,13 @@ impl JobCtx<'_> {
                 s("--target=amdgcn-amd-amdhsa"),
                 s(&format!("-mcpu={arch}")),
             ];
-            if self.tc.rocm.is_none() {
-                step.push(s("-nogpulib"));
+            // The device libraries were linked into the bitcode by the compile (clang links
+            // them into every translation unit): code generation needs none, and clang 15
+            // would look for them for a bare amdgcn target. hipcc's code-generation options
+            // apply here, where the code is generated.
+            step.push(s("-nogpulib"));
+            if let Some(r) = &self.tc.rocm {
+                step.extend(r.codegen_args().iter().map(|a| s(a)));
             }
             step.extend([
                 s("-O3"),
@@ -479,6 +484,7 @@ impl JobCtx<'_> {
             status: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: text,
+            hint: None,
         })
     }
 
@@ -510,7 +516,10 @@ impl JobCtx<'_> {
         let _ = std::fs::remove_file(&spec.depfile);
         let mut stderr = Vec::new();
         for step in &spec.steps {
-            stderr.extend(self.exec(step, &spec.arch, Some(&spec.source), Some(&spec.depfile))?);
+            stderr.extend(
+                self.exec(step, &spec.arch, Some(&spec.source), Some(&spec.depfile))
+                    .map_err(|e| self.explain(e))?,
+            );
         }
         if !spec.depfile.is_file() {
             let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source), None);
@@ -558,6 +567,20 @@ impl JobCtx<'_> {
         })
     }
 
+    /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
+    /// while no ROCm install is in use.
+    fn explain(&self, mut e: Error) -> Error {
+        if let Error::CompileFailed { stderr, hint, .. } = &mut e {
+            if self.lang == Language::Hip
+                && self.tc.rocm.is_none()
+                && stderr.contains("hip/hip_runtime.h")
+            {
+                *hint = Some(self.tc.no_rocm_hint());
+            }
+        }
+        e
+    }
+
     /// Device link of one architecture's relocatable objects into a code object.
     fn link(&self, arch: Arch, objs: Vec<PathBuf>) -> Result<Linked, Error> {
         let start = Instant::now();
@@ -597,6 +620,7 @@ impl JobCtx<'_> {
             self.tc.clang.clone().into_os_string(),
             OsString::from("--target=amdgcn-amd-amdhsa"),
             OsString::from(format!("-mcpu={arch}")),
+            OsString::from("-nogpulib"),
         ];
         argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
         argv.extend([OsString::from("-o"), tmp.clone().into_os_string()]);

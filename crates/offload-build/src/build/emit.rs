@@ -42,6 +42,12 @@ pub(crate) fn run(
             out.out_dir.display()
         ));
         d.push(format!("rustc-link-lib=static={name}"));
+        // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
+        // of the ROCm install the code was compiled with.
+        if let Some(dir) = &plan.hip_runtime_dir {
+            d.push(format!("rustc-link-search=native={}", dir.display()));
+            d.push("rustc-link-lib=dylib=amdhip64".into());
+        }
         library = Some(embedded.library);
     }
 

@@ -30,6 +30,28 @@ pub enum Error {
         /// The processors this compiler supports.
         supported: Vec<String>,
     },
+    /// A variable that names the compiler (`HIPCXX`, `HIP_CLANG_PATH`, `CLANG`) names none:
+    /// the build stops rather than fall back to another clang.
+    CompilerVar {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+        /// The paths tried for it.
+        searched: Vec<PathBuf>,
+    },
+    /// An architecture the ROCm install's device libraries cannot serve (no
+    /// `oclc_isa_version_<N>.bc`, as for gfx1100 in Debian 12's ROCm 5.2).
+    DeviceLibMissing {
+        /// The architecture as requested.
+        arch: String,
+        /// Where the request came from.
+        origin: String,
+        /// The device-library directory.
+        device_libs: PathBuf,
+        /// The processors it serves.
+        served: Vec<String>,
+    },
     /// An architecture string that cannot be parsed (bad feature, wrong vendor, …).
     InvalidArch {
         /// The string as given.
@@ -53,6 +75,9 @@ pub enum Error {
         stdout: String,
         /// What the command printed on stderr.
         stderr: String,
+        /// What offload-build knows about the failure, when it recognises it (for example a
+        /// source that includes `hip/hip_runtime.h` while no ROCm install was found).
+        hint: Option<String>,
     },
     /// A command could not be started at all.
     Spawn {
@@ -135,6 +160,39 @@ impl fmt::Display for Error {
                 compiler.display(),
                 supported.join(", ")
             ),
+            Error::CompilerVar {
+                var,
+                value,
+                searched,
+            } => {
+                writeln!(f, "{var}=`{value}` names no compiler; tried, in order:")?;
+                for p in searched {
+                    writeln!(f, "    {}", p.display())?;
+                }
+                write!(
+                    f,
+                    "fix {var} (a clang path, a name on PATH{}) or unset it; offload-build does \
+                     not fall back to another clang when {var} is set",
+                    if var == "HIP_CLANG_PATH" {
+                        ", or for HIP_CLANG_PATH a directory holding clang"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            Error::DeviceLibMissing {
+                arch,
+                origin,
+                device_libs,
+                served,
+            } => write!(
+                f,
+                "offload arch `{arch}` (from {origin}) cannot be built with this ROCm install: its \
+                 device libraries ({}) have no oclc_isa_version file for it; they serve: {}. \
+                 Choose one of those, or install a newer ROCm (and point ROCM_PATH at it)",
+                device_libs.display(),
+                served.join(", ")
+            ),
             Error::InvalidArch {
                 arch,
                 origin,
@@ -147,6 +205,7 @@ impl fmt::Display for Error {
                 status,
                 stdout,
                 stderr,
+                hint,
             } => {
                 match source {
                     Some(s) => write!(f, "compiling {} for {arch} failed", s.display())?,
@@ -164,6 +223,9 @@ impl fmt::Display for Error {
                 if !stderr.trim().is_empty() {
                     writeln!(f, "stderr:")?;
                     indent(f, stderr)?;
+                }
+                if let Some(h) = hint {
+                    writeln!(f, "note: {h}")?;
                 }
                 Ok(())
             }

@@ -26,7 +26,7 @@
 //! 2. Resolves the architectures (table below) and checks them against the compiler.
 //! 3. Runs one job per (source, architecture):
 //!    `clang -x hip --offload-arch=<arch> --cuda-device-only --no-gpu-bundle-output -c <src>
-//!    -o <obj> -MD -MF <depfile> -O3 [-nogpulib -nogpuinc | --rocm-path=<rocm>] <includes>
+//!    -o <obj> -MD -MF <depfile> -O3 [-nogpulib -nogpuinc | --rocm-path=<rocm> …] <includes>
 //!    <defines> <flags>`, prefixed by the launcher when one is set. An architecture compiled from
 //!    several sources is compiled with `-fgpu-rdc` and device-linked once per architecture
 //!    (`clang --target=amdgcn-amd-amdhsa -mcpu=<arch>`). CUDA sources give PTX per `sm_XX`
@@ -64,15 +64,51 @@
 //! # Toolchain discovery
 //!
 //! The compiler is the first that exists of: [`Build::compiler`]; `HIPCXX` (path or name on
-//! `PATH`); `HIP_CLANG_PATH/clang`; `ROCM_PATH/llvm/bin/clang`; `HIP_PATH/llvm/bin/clang`;
-//! `CLANG` (path or name on `PATH`); `clang-NN` on `PATH` and `/usr/lib/llvm-NN/bin/clang`,
-//! newest `NN` first among those with `ld.lld` beside them (Debian's `clang-NN` without
-//! `lld-NN` cannot link device code); `/opt/rocm/llvm/bin/clang`; `clang` on `PATH`. When none exists,
-//! [`Error::ToolNotFound`] lists every path tried. A ROCm install (from `ROCM_PATH`, `HIP_PATH`,
-//! the compiler's location or `/opt/rocm`, recognised by `include/hip/hip_runtime.h`) is passed
-//! with `--rocm-path`; without one, sources are compiled with `-nogpulib -nogpuinc` and must not
-//! include `hip/hip_runtime.h`. The compiler's LLVM version decides the version-dependent output
-//! (offload kind numbering in offload binaries, the compressed-bundle format version).
+//! `PATH`); `HIP_CLANG_PATH/clang` (or, in that directory, the ROCm install's `clang-NN`, else
+//! the newest `clang-NN`); the clang of a ROCm install named by `ROCM_PATH`/`HIP_PATH`; `CLANG`
+//! (path or name on `PATH`); the clang of the ROCm install found (below); `clang-NN` on `PATH`
+//! and `/usr/lib/llvm-NN/bin/clang`, newest `NN` first among those with `ld.lld` beside them
+//! (Debian's `clang-NN` without `lld-NN` cannot link device code); `/opt/rocm/llvm/bin/clang`;
+//! `clang` on `PATH`. When none exists, [`Error::ToolNotFound`] lists every path tried. A
+//! variable that names a compiler and names none (`HIPCXX=/nowhere/clang`) is an error
+//! ([`Error::CompilerVar`]), never a silent fallback to another clang.
+//!
+//! ## ROCm
+//!
+//! For HIP, a ROCm install is looked for in `ROCM_PATH`, `HIP_PATH` (or its parent),
+//! `hipconfig` on `PATH` (`--rocmpath`, `--hipclangpath`), `/opt/rocm`, `/opt/rocm-*` (newest
+//! first) and the distro layout under `/usr` (Debian 12's ROCm 5.2: `apt-get install hipcc
+//! libamdhip64-dev rocm-device-libs clang-15` puts the headers in `/usr/include/hip` and the
+//! device libraries in `/usr/lib/<multiarch>/amdgcn/bitcode`). An install has
+//! `include/hip/hip_runtime.h` and the device libraries (`ocml.bc`, `oclc_isa_version_<N>.bc`,
+//! …). Its clang is `<root>/llvm/bin/clang`, or the one `hipconfig` reports (on Debian
+//! `/usr/bin/clang-15`): the HIP headers need the clang they were built for.
+//!
+//! When the compiler is that clang (or, when the install's clang is unknown, a compiler named by
+//! [`Build::compiler`], `HIPCXX` or `HIP_CLANG_PATH`), sources compile as `hipcc` compiles them:
+//! `--rocm-path=<root> --rocm-device-lib-path=<device libs>` (and `--hip-path` for a separate
+//! HIP directory) `-mllvm -amdgpu-early-inline-all=true -mllvm -amdgpu-function-calls=false`, so
+//! `#include <hip/hip_runtime.h>`, `threadIdx`, `__shared__`, `__syncthreads()` and device math
+//! (`expf` through ocml) work. An architecture whose `oclc_isa_version_<N>.bc` the install lacks
+//! (gfx1100 with Debian's 5.2) is refused before compiling ([`Error::DeviceLibMissing`], naming
+//! what is installed). Otherwise sources are compiled with `-nogpulib -nogpuinc`: they must
+//! define `__global__` and the builtins themselves, and a failed compile that mentions
+//! `hip/hip_runtime.h` says that no ROCm install was found, where discovery looked and how to
+//! install one (or that the install found is not used with the chosen compiler). The
+//! compiler's LLVM version decides the version-dependent output (offload kind numbering in
+//! offload binaries, the compressed-bundle format version).
+//!
+//! ## The HIP runtime
+//!
+//! An [`Embed::HipObject`] build links a constructor that calls `__hipRegisterFatBinary`,
+//! `__hipRegisterFunction` and `__hipUnregisterFatBinary` from the HIP runtime
+//! (`libamdhip64.so`). When a ROCm install is in use and holds that library, the build prints
+//! `cargo:rustc-link-search=native=<dir>` and `cargo:rustc-link-lib=dylib=amdhip64`;
+//! [`Build::link_hip_runtime`]`(false)` turns that off. A link that fails with
+//! `undefined symbol: __hipRegisterFatBinary` has no HIP runtime: install one (Debian 12:
+//! `apt-get install libamdhip64-dev`) so that it is found, or link one yourself
+//! (`cargo:rustc-link-lib=dylib=amdhip64` with its search path), or use
+//! [`Embed::FatbinOnly`] and load the code at run time (`hipModuleLoadData`).
 //!
 //! # Environment variables
 //!
@@ -85,9 +121,9 @@
 //! | `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES` | unset | HIP architectures, as ROCm libraries and PyTorch read them |
 //! | `CUDAARCHS`, `CUDA_COMPUTE_CAP` | unset | CUDA architectures (CMake / candle conventions) |
 //! | `HIPCXX`, `HIP_CLANG_PATH`, `CLANG` | unset | the compiler (see discovery) |
-//! | `ROCM_PATH`, `HIP_PATH` | unset | ROCm install: its clang and `--rocm-path` |
+//! | `ROCM_PATH`, `HIP_PATH` | unset | ROCm install: its clang, `--rocm-path`, `--rocm-device-lib-path` (see [ROCm](self#rocm)) |
 //! | `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` | `/usr/local/cuda` | CUDA install: `--cuda-path` and `ptxas` |
-//! | `PATH` | | where `clang-NN`, `clang`, `ptxas`, `amdgpu-arch` are looked for |
+//! | `PATH` | | where `clang-NN`, `clang`, `hipconfig`, `ptxas`, `amdgpu-arch` are looked for |
 //! | `HIPFLAGS`, `CUDAFLAGS` | unset | extra compiler flags (white-space separated), after the builder's |
 //! | `OFFLOAD_BUILD_LAUNCHER` | unset | a compiler launcher put in front of every source compile (`sccache`, `ccache`; may hold arguments) |
 //! | `RUSTC_WRAPPER` | unset | used as the launcher when it is `sccache`, `cachepot` or `buildcache` and `OFFLOAD_BUILD_LAUNCHER` is unset |
@@ -285,6 +321,7 @@ pub struct Build {
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
     compiler: Option<PathBuf>,
+    link_hip_runtime: bool,
     env: BTreeMap<OsString, Option<OsString>>,
     jobserver: Option<jobserver::Client>,
     warnings: bool,
@@ -433,6 +470,7 @@ impl Build {
             out_dir: None,
             cargo_metadata: true,
             compiler: None,
+            link_hip_runtime: true,
             env: BTreeMap::new(),
             jobserver: None,
             warnings: true,
@@ -574,6 +612,17 @@ impl Build {
     /// Uses this compiler instead of discovering one.
     pub fn compiler(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.compiler = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether an [`Embed::HipObject`] build links the HIP runtime (default `true`): when a
+    /// ROCm install is in use and has `libamdhip64.so`, the build prints
+    /// `cargo:rustc-link-search=native=<its directory>` and `cargo:rustc-link-lib=dylib=amdhip64`,
+    /// because the object's constructor calls `__hipRegisterFatBinary`. Turn it off to link a
+    /// runtime of your own (a stand-in, or one loaded another way); without any, the link fails
+    /// with `undefined symbol: __hipRegisterFatBinary` (see the [module docs](self#the-hip-runtime)).
+    pub fn link_hip_runtime(&mut self, link: bool) -> &mut Build {
+        self.link_hip_runtime = link;
         self
     }
 

@@ -123,6 +123,10 @@ pub(crate) struct Plan {
     pub jobs: Option<JobSettings>,
     /// Code objects built elsewhere.
     pub images: Vec<PlannedImage>,
+    /// The directory of the HIP runtime library (`libamdhip64.so`) to link: an
+    /// [`Embed::HipObject`] build with a ROCm install in use, unless
+    /// [`Build::link_hip_runtime`] turned it off.
+    pub hip_runtime_dir: Option<PathBuf>,
 }
 
 impl Plan {
@@ -208,6 +212,7 @@ impl Plan {
             compiles: Vec::new(),
             jobs: None,
             images: Vec::new(),
+            hip_runtime_dir: None,
         };
 
         // Toolchain and architectures (only when there is something to compile, or to
@@ -234,6 +239,9 @@ impl Plan {
                 for a in &global {
                     check_supported(a, &tc, lang, &origin)?;
                 }
+            }
+            if build.link_hip_runtime && plan.embed == Embed::HipObject {
+                plan.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
             }
             plan.archs = global;
             plan.arch_origin = origin;
@@ -505,11 +513,11 @@ fn expand(
     for item in items {
         match item {
             arch::Item::Arch(a) => out.push(a),
-            arch::Item::Default => out.extend(arch::default_set(lang, &tc.supported)),
+            arch::Item::Default => out.extend(arch::default_set(lang, &tc.buildable())),
             arch::Item::Native => {
                 let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
                 if found.is_empty() {
-                    let def = arch::default_set(lang, &tc.supported);
+                    let def = arch::default_set(lang, &tc.buildable());
                     env.directives().warn(&format!(
                         "offload-build: `native` (from {origin}) found no GPU on this machine; \
                          using the default set: {}",
@@ -582,7 +590,7 @@ fn resolve_archs(
         ));
         return Ok((found, "native".into()));
     }
-    let def = arch::default_set(lang, &tc.supported);
+    let def = arch::default_set(lang, &tc.buildable());
     env.directives().warn(&format!(
         "offload-build: no offload architecture set and no GPU found; using the default set: {}; {hint}",
         join(&def)
@@ -612,6 +620,19 @@ fn check_supported(a: &Arch, tc: &Toolchain, lang: Language, origin: &str) -> Re
             origin: origin.to_string(),
             supported: tc.supported.clone(),
         });
+    }
+    // With a ROCm install every code object links its device libraries: one without the
+    // processor's oclc_isa_version file cannot build it (clang would say "cannot find ROCm
+    // device library for gfx1100").
+    if let (Language::Hip, Some(r)) = (lang, &tc.rocm) {
+        if !r.serves(processor) {
+            return Err(Error::DeviceLibMissing {
+                arch: a.to_string(),
+                origin: origin.to_string(),
+                device_libs: r.device_libs.clone(),
+                served: r.served(),
+            });
+        }
     }
     Ok(())
 }

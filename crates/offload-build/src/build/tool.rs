@@ -5,13 +5,19 @@
 //!
 //! 1. [`Build::compiler`](super::Build::compiler);
 //! 2. `HIPCXX` (a path, or a name looked up on `PATH`);
-//! 3. `HIP_CLANG_PATH/clang`;
-//! 4. `ROCM_PATH/llvm/bin/clang`, then `HIP_PATH/llvm/bin/clang`;
+//! 3. `HIP_CLANG_PATH/clang` (else the ROCm install's clang in that directory, else its
+//!    newest `clang-NN`);
+//! 4. the clang of a ROCm install named by `ROCM_PATH` / `HIP_PATH`;
 //! 5. `CLANG` (a path, or a name looked up on `PATH`);
-//! 6. `clang-NN` on `PATH` and `/usr/lib/llvm-NN/bin/clang`, newest `NN` first, among those
+//! 6. the clang of the ROCm install found ([`find_rocm`]: `hipconfig`, `/opt/rocm*`, `/usr`);
+//! 7. `clang-NN` on `PATH` and `/usr/lib/llvm-NN/bin/clang`, newest `NN` first, among those
 //!    with `ld.lld` beside them (needed to link device code);
-//! 7. `/opt/rocm/llvm/bin/clang`;
-//! 8. `clang` on `PATH`.
+//! 8. `/opt/rocm/llvm/bin/clang`;
+//! 9. `clang` on `PATH`.
+//!
+//! `HIPCXX`, `HIP_CLANG_PATH` or `CLANG` set to something that is no compiler is an error
+//! naming the variable. The ROCm install is used (`--rocm-path`, …) only with the clang it was
+//! built for (see [`Toolchain::rocm`]).
 //!
 //! What the compiler supports is asked once (`--version`, `--print-supported-cpus`) and kept in
 //! the cache directory, keyed by the compiler's path, size and modification time, so an
@@ -36,8 +42,16 @@ pub(crate) struct Toolchain {
     pub version: String,
     /// LLVM major version (0 when it cannot be read).
     pub major: u32,
-    /// The ROCm install passed with `--rocm-path`, if any.
-    pub rocm: Option<PathBuf>,
+    /// How the compiler was chosen (`HIPCXX`, `CLANG`, `the ROCm install's clang (…)`, …).
+    pub origin: String,
+    /// The ROCm install the compiles use (`--rocm-path`, …): the one found, when the compiler
+    /// is the clang it was built for (or, when that is unknown, one named by `HIPCXX`,
+    /// `HIP_CLANG_PATH` or [`Build::compiler`](super::Build::compiler)).
+    pub rocm: Option<Rocm>,
+    /// The ROCm install found, used or not (HIP only).
+    pub rocm_found: Option<Rocm>,
+    /// Where ROCm was looked for without success, in order (for messages).
+    pub rocm_looked: Vec<String>,
     /// The CUDA install passed with `--cuda-path`, if any.
     pub cuda: Option<PathBuf>,
     /// `ptxas`, when found.
@@ -49,6 +63,54 @@ pub(crate) struct Toolchain {
     /// Directories holding helper tools (`amdgpu-arch`, `nvptx-arch`, `nvidia-smi`):
     /// the compiler's own directory, then `PATH`.
     pub tool_dirs: Vec<PathBuf>,
+}
+
+/// The Debian 12 packages of a ROCm install that offload-build uses.
+pub(crate) const DEBIAN_ROCM_PACKAGES: &str = "hipcc libamdhip64-dev rocm-device-libs clang-15";
+
+impl Toolchain {
+    /// The processors code can be built for: those the compiler supports and, with a ROCm
+    /// install in use, its device libraries serve (for the default set).
+    pub(crate) fn buildable(&self) -> Vec<String> {
+        match &self.rocm {
+            Some(r) if self.supported.is_empty() => r.served(),
+            Some(r) => self
+                .supported
+                .iter()
+                .filter(|p| r.serves(p))
+                .cloned()
+                .collect(),
+            None => self.supported.clone(),
+        }
+    }
+
+    /// Why a source that includes `hip/hip_runtime.h` cannot be compiled: no ROCm install was
+    /// found (where discovery looked, how to install one), or the one found is not used with
+    /// this compiler.
+    pub(crate) fn no_rocm_hint(&self) -> String {
+        match &self.rocm_found {
+            Some(r) => format!(
+                "the source needs the HIP headers; a ROCm install was found at {} (by {}), but \
+                 it is not used with {} (chosen by {}): its headers need the clang they were \
+                 built for{}. Unset that choice, or set HIPCXX to that clang",
+                r.root.display(),
+                r.found_by,
+                self.clang.display(),
+                self.origin,
+                r.clang
+                    .as_ref()
+                    .map(|c| format!(" ({})", c.display()))
+                    .unwrap_or_default()
+            ),
+            None => format!(
+                "the source needs the HIP headers, but no ROCm install was found, so it was \
+                 compiled with -nogpulib -nogpuinc (no HIP headers, no device libraries). \
+                 Looked at: {}. Install ROCm (Debian 12: apt-get install {DEBIAN_ROCM_PACKAGES}) \
+                 or set ROCM_PATH to an install",
+                self.rocm_looked.join("; ")
+            ),
+        }
+    }
 }
 
 fn path_dirs(path: Option<&OsString>) -> Vec<PathBuf> {
@@ -81,48 +143,116 @@ fn version_of(name: &str, prefix: &str) -> Option<u32> {
         .flatten()
 }
 
-/// Finds the compiler, recording every place looked at.
+/// The newest `clang-NN` in `dir`, if any.
+fn newest_versioned_in(dir: &Path) -> Option<PathBuf> {
+    let mut best: Option<(u32, PathBuf)> = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name();
+        if let Some(n) = name.to_str().and_then(|n| version_of(n, "clang-")) {
+            if best.as_ref().is_none_or(|(b, _)| n > *b) {
+                best = Some((n, e.path()));
+            }
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+/// Whether two compilers are the same installation (same directory once symlinks are
+/// resolved: `clang`, `clang++` and `clang-NN` of one LLVM are).
+pub(crate) fn same_install(a: &Path, b: &Path) -> bool {
+    let dir = |p: &Path| {
+        p.canonicalize()
+            .ok()
+            .and_then(|c| c.parent().map(Path::to_path_buf))
+    };
+    matches!((dir(a), dir(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Finds the compiler, recording every place looked at; returns it with how it was chosen.
+///
+/// A variable that names a compiler (`HIPCXX`, `HIP_CLANG_PATH`, `CLANG`) and names none is an
+/// error ([`Error::CompilerVar`]), never a silent fallback to another clang. `rocm` (HIP only)
+/// is the install discovery found: its clang comes after those variables.
 fn find_clang(
     env: &Env<'_>,
     explicit: Option<&Path>,
+    rocm: Option<&Rocm>,
     path: Option<&OsString>,
     cwd: &Path,
-) -> Result<PathBuf, Error> {
+) -> Result<(PathBuf, String), Error> {
     let mut searched = Vec::new();
     if let Some(p) = explicit {
         searched.push(p.to_path_buf());
         if p.is_file() {
-            return Ok(p.to_path_buf());
+            return Ok((p.to_path_buf(), "Build::compiler".into()));
         }
         return Err(Error::ToolNotFound {
             tool: "clang (set with Build::compiler)".into(),
             searched,
         });
     }
+    let bad_var = |var: &str, value: String, searched: Vec<PathBuf>| Error::CompilerVar {
+        var: var.to_string(),
+        value,
+        searched,
+    };
     if let Some(v) = env.get("HIPCXX") {
-        if let Some(p) = path_or_name(&v, path, cwd, &mut searched) {
-            return Ok(p);
-        }
+        let mut tried = Vec::new();
+        return match path_or_name(&v, path, cwd, &mut tried) {
+            Some(p) => Ok((p, "HIPCXX".into())),
+            None => Err(bad_var("HIPCXX", v, tried)),
+        };
     }
-    let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some(v) = env.get_os("HIP_CLANG_PATH") {
-        dirs.push(PathBuf::from(v));
-    }
-    for var in ["ROCM_PATH", "HIP_PATH"] {
-        if let Some(v) = env.get_os(var) {
-            dirs.push(Path::new(&v).join("llvm/bin"));
+        let dir = PathBuf::from(&v);
+        let plain = dir.join(exe("clang"));
+        if plain.is_file() {
+            return Ok((plain, "HIP_CLANG_PATH".into()));
         }
+        // Debian's HIP_CLANG_PATH is /usr/bin, which holds clang-15 (and other clang-NN) but no
+        // plain clang: the ROCm install's own clang when it lives there, else the newest.
+        let canon_dir = dir.canonicalize().ok();
+        if let Some(c) = rocm.and_then(|r| r.clang.as_ref()).filter(|c| {
+            c.parent()
+                .and_then(|d| d.canonicalize().ok())
+                .is_some_and(|d| Some(d) == canon_dir)
+        }) {
+            return Ok((c.clone(), "HIP_CLANG_PATH".into()));
+        }
+        if let Some(p) = newest_versioned_in(&dir) {
+            return Ok((p, "HIP_CLANG_PATH".into()));
+        }
+        return Err(bad_var(
+            "HIP_CLANG_PATH",
+            v.to_string_lossy().into_owned(),
+            vec![plain, dir.join("clang-[0-9]*")],
+        ));
     }
-    for d in dirs {
-        let p = d.join(exe("clang"));
-        searched.push(p.clone());
-        if p.is_file() {
-            return Ok(p);
+    // A ROCm install named by ROCM_PATH / HIP_PATH brings its clang.
+    if let Some(r) = rocm.filter(|r| r.from_env) {
+        if let Some(c) = &r.clang {
+            return Ok((
+                c.clone(),
+                format!("the ROCm install's clang ({})", r.found_by),
+            ));
         }
     }
     if let Some(v) = env.get("CLANG") {
-        if let Some(p) = path_or_name(&v, path, cwd, &mut searched) {
-            return Ok(p);
+        let mut tried = Vec::new();
+        return match path_or_name(&v, path, cwd, &mut tried) {
+            Some(p) => Ok((p, "CLANG".into())),
+            None => Err(bad_var("CLANG", v, tried)),
+        };
+    }
+    if let Some(r) = rocm {
+        if let Some(c) = &r.clang {
+            searched.push(c.clone());
+            if c.is_file() {
+                return Ok((
+                    c.clone(),
+                    format!("the ROCm install's clang ({})", r.found_by),
+                ));
+            }
         }
     }
     // clang-NN on PATH and /usr/lib/llvm-NN/bin/clang, newest first (PATH first on a tie).
@@ -154,15 +284,15 @@ fn find_clang(
         .into_iter()
         .find(|(_, _, p)| p.is_file() && has_lld(p))
     {
-        return Ok(p);
+        return Ok((p, "the newest clang-NN with ld.lld".into()));
     }
     let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
     searched.push(rocm.clone());
     if rocm.is_file() {
-        return Ok(rocm);
+        return Ok((rocm, "/opt/rocm".into()));
     }
     if let Some(p) = path_or_name(&exe("clang"), path, cwd, &mut searched) {
-        return Ok(p);
+        return Ok((p, "clang on PATH".into()));
     }
     Err(Error::ToolNotFound {
         tool: "clang".into(),
@@ -181,25 +311,320 @@ fn exe(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
 }
 
-fn find_rocm(env: &Env<'_>, clang: &Path) -> Option<PathBuf> {
-    let ok = |r: &Path| r.join("include/hip/hip_runtime.h").is_file();
+/// A ROCm install: HIP headers, the device libraries and, when known, the clang it was built
+/// for (see [`find_rocm`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Rocm {
+    /// The install root, passed with `--rocm-path` (`/opt/rocm`, or `/usr` for the distro
+    /// layout).
+    pub root: PathBuf,
+    /// A HIP directory apart from the root (`<rocm>/hip` of older installs), passed with
+    /// `--hip-path`. `None` when the headers are the root's: clang 15 rejects `--hip-path=/usr`.
+    pub hip: Option<PathBuf>,
+    /// The device libraries (`ocml.bc`, `oclc_isa_version_<N>.bc`, …), passed with
+    /// `--rocm-device-lib-path`.
+    pub device_libs: PathBuf,
+    /// The clang the install was built for, when known (`<root>/llvm/bin/clang`, or the clang
+    /// `hipconfig` reports).
+    pub clang: Option<PathBuf>,
+    /// The directory holding `libamdhip64.so`, when there is one.
+    pub hip_lib_dir: Option<PathBuf>,
+    /// How it was found (`ROCM_PATH`, `hipconfig`, `/opt/rocm`, `/usr`).
+    pub found_by: String,
+    /// Whether `ROCM_PATH` or `HIP_PATH` named it.
+    pub from_env: bool,
+}
+
+impl Rocm {
+    /// The processors the device libraries serve (from `oclc_isa_version_<N>.bc`), sorted.
+    pub(crate) fn served(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.device_libs)
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|e| {
+                        let n = e.file_name().into_string().ok()?;
+                        let isa = n.strip_prefix("oclc_isa_version_")?.strip_suffix(".bc")?;
+                        Some(format!("gfx{isa}"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+        v
+    }
+
+    /// Whether the device libraries serve `processor` (`gfx90a`; features stripped).
+    pub(crate) fn serves(&self, processor: &str) -> bool {
+        processor.strip_prefix("gfx").is_some_and(|isa| {
+            self.device_libs
+                .join(format!("oclc_isa_version_{isa}.bc"))
+                .is_file()
+        })
+    }
+
+    /// The arguments that point the compiler at this install, as `hipcc` passes them.
+    pub(crate) fn args(&self) -> Vec<String> {
+        let mut v = vec![format!("--rocm-path={}", self.root.display())];
+        if let Some(h) = &self.hip {
+            v.push(format!("--hip-path={}", h.display()));
+        }
+        v.push(format!(
+            "--rocm-device-lib-path={}",
+            self.device_libs.display()
+        ));
+        v.extend(self.codegen_args());
+        v
+    }
+
+    /// hipcc's code-generation options: everything inlined into the kernels (ROCm's default).
+    pub(crate) fn codegen_args(&self) -> Vec<String> {
+        [
+            "-mllvm",
+            "-amdgpu-early-inline-all=true",
+            "-mllvm",
+            "-amdgpu-function-calls=false",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+}
+
+/// Where the device libraries of a ROCm root may be: `amdgcn/bitcode` under the root, its
+/// `lib`, `lib/<multiarch>` (Debian), or the resource directory of its clang (ROCm 6).
+fn device_lib_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut v = vec![root.join("amdgcn/bitcode"), root.join("lib/amdgcn/bitcode")];
+    let mut subdirs = |base: PathBuf, tail: &str| {
+        if let Ok(rd) = std::fs::read_dir(&base) {
+            let mut found: Vec<PathBuf> = rd.flatten().map(|e| e.path().join(tail)).collect();
+            found.sort();
+            found.reverse();
+            v.extend(found);
+        }
+    };
+    subdirs(root.join("lib"), "amdgcn/bitcode");
+    subdirs(root.join("lib/llvm/lib/clang"), "lib/amdgcn/bitcode");
+    subdirs(root.join("llvm/lib/clang"), "lib/amdgcn/bitcode");
+    v
+}
+
+fn hip_lib_dir(root: &Path) -> Option<PathBuf> {
+    let mut v = vec![root.join("lib"), root.join("lib64")];
+    if let Ok(rd) = std::fs::read_dir(root.join("lib")) {
+        v.extend(rd.flatten().map(|e| e.path()));
+    }
+    v.into_iter().find(|d| d.join("libamdhip64.so").is_file())
+}
+
+/// The install at `root`, when it has the HIP headers and the device libraries; otherwise
+/// why not.
+fn probe_root(root: &Path, found_by: &str, from_env: bool) -> Result<Rocm, String> {
+    if !root.join("include/hip/hip_runtime.h").is_file() {
+        return Err(format!("{} (no include/hip/hip_runtime.h)", root.display()));
+    }
+    let Some(device_libs) = device_lib_dirs(root)
+        .into_iter()
+        .find(|d| d.join("ocml.bc").is_file())
+    else {
+        return Err(format!(
+            "{} (HIP headers, but no device libraries: no amdgcn/bitcode/ocml.bc under it)",
+            root.display()
+        ));
+    };
+    let clang = [root.join("llvm/bin/clang"), root.join("lib/llvm/bin/clang")]
+        .into_iter()
+        .find(|c| c.is_file());
+    Ok(Rocm {
+        root: root.to_path_buf(),
+        hip: None,
+        device_libs,
+        clang,
+        hip_lib_dir: hip_lib_dir(root),
+        found_by: found_by.to_string(),
+        from_env,
+    })
+}
+
+/// What `hipconfig` says: its ROCm path and the clang its `hipcc` runs.
+struct HipConfig {
+    rocm: PathBuf,
+    clang: Option<PathBuf>,
+}
+
+/// Runs `hipconfig --rocmpath`, `--hipclangpath` and `--cpp_config` (never `hipcc --version`,
+/// which prints a traceback on a machine without a GPU), remembering the answers in
+/// `cache_dir` keyed by the script's path, size and modification time.
+fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
+    let canon = program.canonicalize().ok()?;
+    let meta = std::fs::metadata(&canon).ok()?;
+    let mut h = Xxh3::new();
+    h.update(canon.as_os_str().as_encoded_bytes());
+    h.update(&meta.len().to_le_bytes());
+    if let Some(d) = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+    {
+        h.update(&d.as_nanos().to_le_bytes());
+    }
+    let record = cache_dir.join(format!("hipconfig-{:032x}.txt", h.digest128()));
+    let text = match std::fs::read_to_string(&record) {
+        Ok(t) if t.lines().count() == 3 => t,
+        _ => {
+            let ask = |flag: &str| {
+                Command::new(program)
+                    .arg(flag)
+                    .output()
+                    .ok()
+                    .filter(|o| o.status.success())
+                    .map(|o| {
+                        String::from_utf8_lossy(&o.stdout)
+                            .replace('\n', " ")
+                            .trim()
+                            .to_string()
+                    })
+            };
+            let t = format!(
+                "{}\n{}\n{}\n",
+                ask("--rocmpath")?,
+                ask("--hipclangpath").unwrap_or_default(),
+                ask("--cpp_config").unwrap_or_default()
+            );
+            let _ = std::fs::create_dir_all(cache_dir);
+            let _ = std::fs::write(&record, &t);
+            t
+        }
+    };
+    let mut lines = text.lines();
+    let rocm = PathBuf::from(lines.next()?.trim());
+    let clang_dir = lines.next().map(str::trim).unwrap_or_default();
+    let cpp = lines.next().unwrap_or_default();
+    let clang = (!clang_dir.is_empty())
+        .then(|| hipconfig_clang(Path::new(clang_dir), cpp))
+        .flatten();
+    Some(HipConfig { rocm, clang })
+}
+
+/// The clang in `dir` that `hipcc` runs: `clang-<major>` when the version of its resource
+/// directory shows in `cpp_config` (`-I/usr/bin/../lib/clang/15.0.6`; Debian's `hipcc` runs
+/// `/usr/bin/clang++-15`), else `clang`.
+fn hipconfig_clang(dir: &Path, cpp_config: &str) -> Option<PathBuf> {
+    let major = cpp_config
+        .split("lib/clang/")
+        .nth(1)
+        .and_then(|v| v.split(['.', ' ', '/']).next())
+        .and_then(|m| m.parse::<u32>().ok());
+    let versioned = major.map(|m| dir.join(exe(&format!("clang-{m}"))));
+    versioned
+        .into_iter()
+        .chain([dir.join(exe("clang"))])
+        .find(|p| p.is_file())
+}
+
+/// Finds a ROCm install (for HIP), recording where it looked: `ROCM_PATH`, `HIP_PATH` (or its
+/// parent), `hipconfig` on `PATH`, `/opt/rocm`, `/opt/rocm-*` (newest first) and the distro
+/// layout under `/usr` (`/usr/include/hip`, `/usr/lib/<multiarch>/amdgcn/bitcode`). An install
+/// needs `include/hip/hip_runtime.h` and the device libraries (`ocml.bc`).
+pub(crate) fn find_rocm(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    cache_dir: &Path,
+) -> (Option<Rocm>, Vec<String>) {
+    let mut roots = vec![PathBuf::from("/opt/rocm")];
+    if let Ok(rd) = std::fs::read_dir("/opt") {
+        let mut more: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("rocm-"))
+            })
+            .collect();
+        more.sort();
+        more.reverse();
+        roots.extend(more);
+    }
+    roots.push(PathBuf::from("/usr"));
+    find_rocm_in(env, path, cwd, cache_dir, &roots)
+}
+
+/// [`find_rocm`] with the fixed places to look at given (`/opt/rocm*`, `/usr`).
+fn find_rocm_in(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    cache_dir: &Path,
+    roots: &[PathBuf],
+) -> (Option<Rocm>, Vec<String>) {
+    let mut looked = Vec::new();
+    let hipconfig = match which::which_in(exe("hipconfig"), path, cwd) {
+        Ok(p) => {
+            let c = hipconfig(&p, cache_dir);
+            if c.is_none() {
+                looked.push(format!("{} (no answer to --rocmpath)", p.display()));
+            }
+            c
+        }
+        Err(_) => {
+            looked.push("hipconfig on PATH (not found)".into());
+            None
+        }
+    };
+    // The clang of an install: its own (llvm/bin/clang), else the one hipconfig reports
+    // when hipconfig describes that same install.
+    let with_clang = |mut r: Rocm| {
+        if r.clang.is_none() {
+            if let Some(h) = &hipconfig {
+                if h.rocm.canonicalize().ok() == r.root.canonicalize().ok() {
+                    r.clang = h.clang.clone();
+                }
+            }
+        }
+        r
+    };
     for var in ["ROCM_PATH", "HIP_PATH"] {
-        if let Some(v) = env.get_os(var) {
-            let r = PathBuf::from(v);
-            if ok(&r) {
-                return Some(r);
+        let Some(v) = env.get_os(var) else {
+            looked.push(format!("{var} (unset)"));
+            continue;
+        };
+        let root = PathBuf::from(&v);
+        match probe_root(&root, var, true) {
+            Ok(r) => return (Some(with_clang(r)), looked),
+            Err(why) => {
+                // HIP_PATH of older installs is <rocm>/hip.
+                if var == "HIP_PATH" && root.join("include/hip/hip_runtime.h").is_file() {
+                    if let Some(parent) = root.parent() {
+                        if let Ok(mut r) = probe_root(parent, var, true) {
+                            if !same_dir(parent, &root) {
+                                r.hip = Some(root.clone());
+                            }
+                            return (Some(with_clang(r)), looked);
+                        }
+                    }
+                }
+                looked.push(format!("{var}={why}"));
             }
         }
     }
-    // <rocm>/llvm/bin/clang
-    let canon = clang.canonicalize().unwrap_or_else(|_| clang.to_path_buf());
-    if let Some(r) = canon.parent().and_then(Path::parent).and_then(Path::parent) {
-        if ok(r) {
-            return Some(r.to_path_buf());
+    if let Some(h) = &hipconfig {
+        match probe_root(&h.rocm, "hipconfig", false) {
+            Ok(r) => return (Some(with_clang(r)), looked),
+            Err(why) => looked.push(format!("hipconfig --rocmpath: {why}")),
         }
     }
-    let opt = Path::new("/opt/rocm");
-    ok(opt).then(|| opt.to_path_buf())
+    for root in roots {
+        let by = root.display().to_string();
+        match probe_root(root, &by, false) {
+            Ok(r) => return (Some(with_clang(r)), looked),
+            Err(why) => looked.push(why),
+        }
+    }
+    (None, looked)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 fn find_cuda(env: &Env<'_>) -> Option<PathBuf> {
@@ -252,9 +677,20 @@ pub(crate) fn discover(
     cwd: &Path,
 ) -> Result<Toolchain, Error> {
     let path = env.get_os("PATH");
-    let clang = find_clang(env, explicit, path.as_ref(), cwd)?;
-    let (rocm, cuda, ptxas) = match lang {
-        Language::Hip => (find_rocm(env, &clang), None, None),
+    let (rocm_found, rocm_looked) = match lang {
+        Language::Hip => find_rocm(env, path.as_ref(), cwd, cache_dir),
+        Language::Cuda => (None, Vec::new()),
+    };
+    let (clang, origin) = find_clang(env, explicit, rocm_found.as_ref(), path.as_ref(), cwd)?;
+    let rocm = rocm_found.clone().filter(|r| match &r.clang {
+        Some(c) => same_install(c, &clang),
+        None => matches!(
+            origin.as_str(),
+            "Build::compiler" | "HIPCXX" | "HIP_CLANG_PATH"
+        ),
+    });
+    let (cuda, ptxas) = match lang {
+        Language::Hip => (None, None),
         Language::Cuda => {
             let cuda = find_cuda(env);
             let ptxas = cuda
@@ -262,7 +698,7 @@ pub(crate) fn discover(
                 .map(|c| c.join("bin").join(exe("ptxas")))
                 .filter(|p| p.is_file())
                 .or_else(|| which::which_in(exe("ptxas"), path.as_ref(), cwd).ok());
-            (None, cuda, ptxas)
+            (cuda, ptxas)
         }
     };
     let meta = std::fs::metadata(&clang).map_err(|e| Error::io("reading", &clang, e))?;
@@ -312,8 +748,13 @@ pub(crate) fn discover(
     let mut h = Xxh3::new();
     h.update(&stamp.to_le_bytes());
     h.update(version.as_bytes());
-    for p in [&rocm, &cuda, &ptxas].into_iter().flatten() {
+    for p in [&cuda, &ptxas].into_iter().flatten() {
         h.update(p.as_os_str().as_encoded_bytes());
+    }
+    if let Some(r) = &rocm {
+        for a in r.args() {
+            h.update(a.as_bytes());
+        }
     }
     let mut tool_dirs: Vec<PathBuf> = clang.parent().map(Path::to_path_buf).into_iter().collect();
     tool_dirs.extend(path_dirs(path.as_ref()));
@@ -321,7 +762,10 @@ pub(crate) fn discover(
         major: parse_major(&version),
         clang,
         version,
+        origin,
         rocm,
+        rocm_found,
+        rocm_looked,
         cuda,
         ptxas,
         supported,
@@ -354,5 +798,121 @@ mod tests {
         assert_eq!(parse_supported(text, Language::Hip), ["gfx1100", "gfx90a"]);
         assert_eq!(version_of("clang-19", "clang-"), Some(19));
         assert_eq!(version_of("clang-cl", "clang-"), None);
+    }
+
+    fn toolchain(rocm_found: Option<Rocm>, looked: Vec<String>) -> Toolchain {
+        Toolchain {
+            clang: PathBuf::from("/usr/lib/llvm-19/bin/clang"),
+            version: String::new(),
+            major: 19,
+            origin: "CLANG".into(),
+            rocm: None,
+            rocm_found,
+            rocm_looked: looked,
+            cuda: None,
+            ptxas: None,
+            supported: Vec::new(),
+            identity: 0,
+            tool_dirs: Vec::new(),
+        }
+    }
+
+    /// A machine without ROCm: discovery finds nothing, and the hint says where it looked and
+    /// how to install one.
+    #[test]
+    fn no_rocm_found_says_where_it_looked() {
+        let dir = std::env::temp_dir().join(format!("offload-build-norocm-{}", std::process::id()));
+        let empty = dir.join("root");
+        std::fs::create_dir_all(empty.join("include")).unwrap();
+        let mut o = std::collections::BTreeMap::new();
+        o.insert(OsString::from("ROCM_PATH"), None);
+        o.insert(
+            OsString::from("HIP_PATH"),
+            Some(OsString::from("/nonexistent/hip")),
+        );
+        let d = super::super::env::Directives::new(false);
+        let env = Env::new(&o, &d);
+        let no_path = OsString::from(dir.join("bin"));
+        let (found, looked) = find_rocm_in(
+            &env,
+            Some(&no_path),
+            &dir,
+            &dir,
+            std::slice::from_ref(&empty),
+        );
+        assert!(found.is_none());
+        let hint = toolchain(None, looked).no_rocm_hint();
+        for want in [
+            "no ROCm install was found",
+            "-nogpulib -nogpuinc",
+            "ROCM_PATH (unset)",
+            "HIP_PATH=/nonexistent/hip (no include/hip/hip_runtime.h)",
+            "hipconfig on PATH (not found)",
+            &format!("{} (no include/hip/hip_runtime.h)", empty.display()),
+            "apt-get install hipcc libamdhip64-dev rocm-device-libs clang-15",
+        ] {
+            assert!(hint.contains(want), "{want:?} missing from: {hint}");
+        }
+
+        // Headers without device libraries are no install either; with them, one is found, and
+        // its served processors come from the oclc_isa_version files.
+        std::fs::create_dir_all(empty.join("include/hip")).unwrap();
+        std::fs::write(empty.join("include/hip/hip_runtime.h"), "").unwrap();
+        let (found, looked) = find_rocm_in(
+            &env,
+            Some(&no_path),
+            &dir,
+            &dir,
+            std::slice::from_ref(&empty),
+        );
+        assert!(found.is_none());
+        assert!(
+            looked.last().unwrap().contains("no device libraries"),
+            "{looked:?}"
+        );
+        let libs = empty.join("lib/x86_64-linux-gnu/amdgcn/bitcode");
+        std::fs::create_dir_all(&libs).unwrap();
+        for f in [
+            "ocml.bc",
+            "oclc_isa_version_1030.bc",
+            "oclc_isa_version_90a.bc",
+            "oclc_isa_version_906.bc",
+        ] {
+            std::fs::write(libs.join(f), "").unwrap();
+        }
+        let (found, _) = find_rocm_in(
+            &env,
+            Some(&no_path),
+            &dir,
+            &dir,
+            std::slice::from_ref(&empty),
+        );
+        let r = found.expect("an install with headers and device libraries");
+        assert_eq!(r.device_libs, libs);
+        assert_eq!(r.served(), ["gfx906", "gfx90a", "gfx1030"]);
+        assert!(r.serves("gfx90a") && !r.serves("gfx1100"));
+        assert!(
+            r.args()
+                .contains(&format!("--rocm-device-lib-path={}", libs.display()))
+        );
+        // Found but not used with another compiler: the hint says so.
+        let hint = toolchain(Some(r), Vec::new()).no_rocm_hint();
+        assert!(hint.contains("a ROCm install was found at"), "{hint}");
+        assert!(hint.contains("chosen by CLANG"), "{hint}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn hipconfig_clang_follows_the_resource_dir_version() {
+        let dir = std::env::temp_dir().join(format!("offload-build-hipcfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("clang-15"), "").unwrap();
+        std::fs::write(dir.join("clang-19"), "").unwrap();
+        let cpp = " -D__HIP_PLATFORM_AMD__= -I/usr/include -I/usr/bin/../lib/clang/15.0.6 -I/usr/hsa/include";
+        assert_eq!(hipconfig_clang(&dir, cpp), Some(dir.join("clang-15")));
+        assert_eq!(hipconfig_clang(&dir, ""), None);
+        std::fs::write(dir.join("clang"), "").unwrap();
+        assert_eq!(hipconfig_clang(&dir, ""), Some(dir.join("clang")));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
