@@ -853,11 +853,7 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let outputs = with_bundle(ctx, path, job.verbose, limits, |ctx, data, input| {
         unbundle_entries(ctx, job, data, input)
     })?;
-    for o in outputs {
-        let p = o.path().display().to_string();
-        o.commit().map_err(|e| ctx.file_error(&p, &e))?;
-    }
-    Ok(())
+    OutputFile::commit_all(outputs).map_err(|(p, e)| ctx.file_error(&p.display().to_string(), &e))
 }
 
 /// Extracts the entries of the bundle `data` (copied from `input`, the same bytes) into

@@ -341,21 +341,31 @@ mod temporaries {
     static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     static WATCH: Once = Once::new();
 
-    /// Registers a temporary file (and, the first time, starts watching the signals).
-    pub(super) fn add(path: &Path) {
+    /// Creates a temporary file with `create` and registers it, with the registry held
+    /// meanwhile so that a signal cannot come between the two (and, the first time, starts
+    /// watching the signals, before anything exists to remove).
+    pub(super) fn create<T>(
+        create: impl FnOnce() -> std::io::Result<T>,
+        path: impl Fn(&T) -> &Path,
+    ) -> std::io::Result<T> {
         #[cfg(unix)]
         WATCH.call_once(watch);
-        if let Ok(mut live) = LIVE.lock() {
-            live.push(path.to_path_buf());
-        }
+        let mut live = lock();
+        let t = create()?;
+        live.push(path(&t).to_path_buf());
+        Ok(t)
+    }
+
+    /// The registry, held: while it is, a signal waits (so outputs committed together are
+    /// all renamed, or none).
+    pub(super) fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+        LIVE.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Forgets a temporary file that was renamed into place or removed.
-    pub(super) fn remove(path: &Path) {
-        if let Ok(mut live) = LIVE.lock() {
-            if let Some(i) = live.iter().rposition(|p| p == path) {
-                live.swap_remove(i);
-            }
+    pub(super) fn forget(live: &mut Vec<PathBuf>, path: &Path) {
+        if let Some(i) = live.iter().rposition(|p| p == path) {
+            live.swap_remove(i);
         }
     }
 
@@ -424,9 +434,7 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    let t = builder.tempfile_in(dir)?;
-    temporaries::add(t.path());
-    Ok(t)
+    temporaries::create(|| builder.tempfile_in(dir), |t| t.path())
 }
 
 /// Whether an existing regular file must be written in place rather than replaced: it has
@@ -579,9 +587,29 @@ impl OutputFile {
     }
 
     /// Moves the finished file into place.
-    pub fn commit(mut self) -> io::Result<()> {
-        // Forgotten by the signal handler only once renamed: a signal in between removes
-        // a name that no longer exists.
+    pub fn commit(self) -> io::Result<()> {
+        let mut live = temporaries::lock();
+        self.commit_with(&mut live)
+    }
+
+    /// Moves every output into place, in order, with signals held off meanwhile: an
+    /// interrupted tool leaves all of them renamed or none. Stops at the first that fails,
+    /// with its target path.
+    pub fn commit_all(outputs: Vec<OutputFile>) -> Result<(), (PathBuf, io::Error)> {
+        let mut outputs = outputs.into_iter();
+        let result = {
+            let mut live = temporaries::lock();
+            outputs.by_ref().try_for_each(|o| {
+                let path = o.path.clone();
+                o.commit_with(&mut live).map_err(|e| (path, e))
+            })
+        };
+        // The outputs not committed are removed (their drop takes the lock).
+        drop(outputs);
+        result
+    }
+
+    fn commit_with(mut self, live: &mut Vec<PathBuf>) -> io::Result<()> {
         let temporary = self.temporary().map(Path::to_path_buf);
         let result = match std::mem::replace(&mut self.kind, OutputKind::Moving) {
             OutputKind::Temp(t, target) => {
@@ -619,7 +647,7 @@ impl OutputFile {
             OutputKind::Moving => Ok(()),
         };
         if let Some(p) = temporary {
-            temporaries::remove(&p);
+            temporaries::forget(live, &p);
         }
         result
     }
@@ -633,7 +661,7 @@ impl Drop for OutputFile {
         // Removed first, forgotten after: a signal in between finds no file to remove.
         drop(std::mem::replace(&mut self.kind, OutputKind::Moving));
         if let Some(p) = temporary {
-            temporaries::remove(&p);
+            temporaries::forget(&mut temporaries::lock(), &p);
         }
     }
 }

@@ -162,10 +162,7 @@ pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit>
             .map_err(|e| ctx.file_error(out_path, &e))?;
         outputs.push(o);
     }
-    for (o, out_path) in outputs.into_iter().zip(&job.outputs) {
-        o.commit().map_err(|e| ctx.file_error(out_path, &e))?;
-    }
-    Ok(())
+    OutputFile::commit_all(outputs).map_err(|(p, e)| ctx.file_error(&p.display().to_string(), &e))
 }
 
 /// Where LLVM would find llvm-objcopy: beside the executable, then in `PATH`.
