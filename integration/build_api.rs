@@ -592,17 +592,44 @@ fn object_embed_modes_write_a_library_that_links_and_registers() {
         .env("TARGET", "x86_64-unknown-linux-gnu");
     let c = b.try_compile("k").unwrap();
     let lib = c.library.clone().expect("a library in HipObject mode");
-    assert_eq!(lib, p.path("out").join("libk.a"));
+    // `lib<name>-<hash>.a`: a name no other build's library has.
+    assert_eq!(lib.parent(), Some(p.path("out").as_path()));
+    let file = lib.file_name().unwrap().to_str().unwrap();
+    let link = file
+        .strip_prefix("libk-")
+        .and_then(|f| f.strip_suffix(".a"))
+        .unwrap_or_else(|| panic!("{file}"));
+    assert!(
+        link.len() == 16 && link.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{file}"
+    );
     let ar = std::fs::read(&lib).unwrap();
     assert!(ar.starts_with(b"!<arch>\n"));
-    // The generated module names the kernels' handles.
+    // The generated module names the kernels' handles: symbols unique to this build
+    // (`__offload_build_<hash>_k_<kernel>`), not the bare kernel names two crates could share.
     let generated = std::fs::read_to_string(&c.generated).unwrap();
-    assert!(generated.contains("#[link_name = \"ka\"]"), "{generated}");
+    let handle = |kernel: &str| {
+        generated
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("#[link_name = \""))
+            .filter_map(|l| l.strip_suffix("\"]"))
+            .find(|s| s.starts_with("__offload_build_") && s.ends_with(&format!("_k_{kernel}")))
+            .unwrap_or_else(|| panic!("no handle of {kernel} in:\n{generated}"))
+            .to_string()
+    };
+    let (ka, kb) = (handle("ka"), handle("kb"));
+    assert!(!generated.contains("#[link_name = \"ka\"]"), "{generated}");
+    assert!(
+        c.cargo_directives
+            .contains(&format!("rustc-link-lib=static:+whole-archive=k-{link}")),
+        "{:?}",
+        c.cargo_directives
+    );
 
     // A stand-in runtime that records the registrations.
     p.write(
         "shim.c",
-        "#include <stdio.h>\n#include <string.h>\n\
+        &"#include <stdio.h>\n#include <string.h>\n\
          struct W { unsigned magic, version; const void* data; void* unused; };\n\
          void** __hipRegisterFatBinary(const struct W* w) {\n\
            static void* h; printf(\"fatbin %x %u %.24s\\n\", w->magic, w->version, (const char*)w->data); return &h; }\n\
@@ -610,8 +637,10 @@ fn object_embed_modes_write_a_library_that_links_and_registers() {
            printf(\"function %s %d\\n\", name, host != 0); }\n\
          void __hipRegisterVar(void** h, void* host, const char* dev, const char* name, int ext, unsigned long size, int c, int g) {}\n\
          void __hipUnregisterFatBinary(void** h) { printf(\"unregister\\n\"); }\n\
-         extern char ka, kb;\n\
-         int main(void) { printf(\"handles %d\\n\", &ka != &kb); return 0; }\n",
+         extern char ka __asm__(\"KA\"), kb __asm__(\"KB\");\n\
+         int main(void) { printf(\"handles %d\\n\", &ka != &kb); return 0; }\n"
+            .replace("KA", &ka)
+            .replace("KB", &kb),
     );
     let exe = p.path("prog");
     let out = std::process::Command::new("cc")

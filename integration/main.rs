@@ -28,6 +28,10 @@
 //!   the golden files `integration/golden/ctor-<abi>.txt` (`OFFLOAD_BUILD_UPDATE=1` rewrites
 //!   them), and programs linked by ld.lld (executable, PIE, shared library) with a recording
 //!   runtime stand-in, run natively on x86-64 and under qemu-user on AArch64 and ppc64le.
+//! - `hostobj_crates`: `Embed::HipObject` through Cargo: two crates each with a kernel `saxpy`
+//!   (editions 2021 and 2024) linked into programs and a `cdylib` with a logging runtime
+//!   stand-in, built with `RUSTFLAGS=-D warnings`: every fat binary registers once, named kernel
+//!   or not, each handle for its own fat binary, each bundle once in the executable.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
@@ -85,6 +89,7 @@ mod fatobj_diff;
 mod fuzz_smoke;
 mod hostobj;
 mod hostobj_codegen;
+mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
 mod objects_fixtures;

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use object::{Object, ObjectSymbol};
 
+use super::embed_glue::HostSymbols;
 use super::{Container, Embed};
 
 /// Kernel names of an AMDGPU code object: every symbol `K` that has a matching kernel
@@ -76,6 +77,8 @@ pub(crate) struct Generated<'a> {
     pub container: Container,
     pub compressed: bool,
     pub embed: Embed,
+    /// The self-registering object's symbols (used in [`Embed::HipObject`] mode).
+    pub symbols: &'a HostSymbols,
 }
 
 fn str_list(items: &[String]) -> String {
@@ -104,33 +107,59 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
         g.name, g.name
     )
     .unwrap();
-    // A bundle that no host object carries goes to `.hip_fatbin` on ELF, where the tools that
-    // look for HIP device code (roc-obj-ls, llvm-objdump --offloading, `offload-build
-    // inspect`) find it, as in a clang-built program. (With a self-registering object the
-    // object's own `.hip_fatbin` is the one; a second copy would be listed twice.)
-    let section = if g.embed == Embed::FatbinOnly && g.container == Container::Bundle {
-        "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
-         unsafe(link_section = \".hip_fatbin\"))]\n"
-    } else {
-        ""
-    };
-    writeln!(
-        s,
-        "#[repr(C, align(4096))]\nstruct OffloadBuildAligned<T: ?Sized>(T);\n\n\
-         {section}static OFFLOAD_BUILD_FATBIN: OffloadBuildAligned<[u8; {len}]> =\n    \
-         OffloadBuildAligned(*include_bytes!({file:?}));\n",
-        len = g.fatbin_len,
-        file = g.fatbin_file
-    )
-    .unwrap();
-    writeln!(
-        s,
-        "/// The device code: a {container}{} for {} architecture(s), 4096-byte aligned.\n\
-         #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN.0\n}}\n",
+    let registered = g.embed == Embed::HipObject;
+    let what = format!(
+        "a {container}{} for {} architecture(s), 4096-byte aligned",
         if g.compressed { " (compressed)" } else { "" },
         g.archs.len()
-    )
-    .unwrap();
+    );
+    if registered {
+        // The self-registering object carries the bundle in its own `.hip_fatbin`; `fatbin()`
+        // reads it there, so the device code is in the program once. The `#[used]` reference
+        // keeps the object in a link that does not take it whole (the build script's
+        // directive does): its constructor registers the fat binary even when the program
+        // names no kernel. `safe static` (an immutable array the object defines) needs no
+        // `unsafe` block, so nothing warns in edition 2021 or 2024.
+        writeln!(
+            s,
+            "unsafe extern \"C\" {{\n    \
+             #[link_name = {sym:?}]\n    \
+             safe static OFFLOAD_BUILD_FATBIN: [u8; {len}];\n}}\n\n\
+             #[used]\n\
+             static OFFLOAD_BUILD_KEEP: &[u8; {len}] = &OFFLOAD_BUILD_FATBIN;\n\n\
+             /// The device code: {what}. These are the bytes in the\n\
+             /// `.hip_fatbin` section of the linked object that the HIP runtime registered.\n\
+             #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN\n}}\n",
+            sym = g.symbols.fatbin,
+            len = g.fatbin_len,
+        )
+        .unwrap();
+    } else {
+        // A bundle that no host object carries goes to `.hip_fatbin` on ELF, where the tools
+        // that look for HIP device code (roc-obj-ls, llvm-objdump --offloading, `offload-build
+        // inspect`) find it, as in a clang-built program.
+        let section = if g.embed == Embed::FatbinOnly && g.container == Container::Bundle {
+            "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
+             unsafe(link_section = \".hip_fatbin\"))]\n"
+        } else {
+            ""
+        };
+        writeln!(
+            s,
+            "#[repr(C, align(4096))]\nstruct OffloadBuildAligned<T: ?Sized>(T);\n\n\
+             {section}static OFFLOAD_BUILD_FATBIN: OffloadBuildAligned<[u8; {len}]> =\n    \
+             OffloadBuildAligned(*include_bytes!({file:?}));\n",
+            len = g.fatbin_len,
+            file = g.fatbin_file
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "/// The device code: {what}.\n\
+             #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN.0\n}}\n",
+        )
+        .unwrap();
+    }
     writeln!(
         s,
         "/// The architectures in [`fatbin`], sorted.\n#[allow(dead_code)]\npub const ARCHS: &[&str] = {};\n",
@@ -161,18 +190,27 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
          #[allow(dead_code, non_upper_case_globals)]\npub mod kernels {{"
     )
     .unwrap();
+    // With a handle (a function pointer), equality is by name: names are unique in a build,
+    // and comparing function pointers is unpredictable (and linted).
+    let derives = if registered {
+        "Clone, Copy, Debug"
+    } else {
+        "Clone, Copy, Debug, PartialEq, Eq"
+    };
     writeln!(
         s,
-        "    /// A kernel of this build.\n    #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n    \
+        "    /// A kernel of this build.\n    #[derive({derives})]\n    \
          pub struct Kernel {{\n        /// The kernel's symbol name in the device code.\n        \
          pub name: &'static str,"
     )
     .unwrap();
-    let registered = g.embed == Embed::HipObject;
     if registered {
         writeln!(
             s,
             "        handle: fn() -> *const ::core::ffi::c_void,\n    }}\n\n    \
+             impl PartialEq for Kernel {{\n        \
+             fn eq(&self, other: &Self) -> bool {{\n            self.name == other.name\n        }}\n    }}\n\n    \
+             impl Eq for Kernel {{}}\n\n    \
              impl Kernel {{\n        \
              /// The host handle registered for this kernel by the embedded object's constructor\n        \
              /// (`__hipRegisterFunction`); pass it as `function_address` to `hipLaunchKernel`.\n        \
@@ -191,9 +229,10 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
         if registered {
             writeln!(
                 s,
-                "    unsafe extern \"C\" {{\n        #[link_name = {k:?}]\n        static {id}_HANDLE: u8;\n    }}\n    \
+                "    unsafe extern \"C\" {{\n        #[link_name = {sym:?}]\n        safe static {id}_HANDLE: u8;\n    }}\n    \
                  /// Kernel `{k}`.\n    pub const {id}: Kernel = Kernel {{\n        name: {k:?},\n        \
-                 handle: || unsafe {{ ::core::ptr::addr_of!({id}_HANDLE).cast() }},\n    }};"
+                 handle: || ::core::ptr::addr_of!({id}_HANDLE).cast(),\n    }};",
+                sym = g.symbols.handle(k)
             )
             .unwrap();
         } else {
@@ -229,6 +268,12 @@ mod tests {
     fn renders_valid_looking_rust() {
         let archs = vec!["gfx1100".to_string(), "gfx90a".to_string()];
         let kernels = vec!["vadd".to_string()];
+        let symbols = HostSymbols::new(
+            Some(("pkg", "0.1.0")),
+            "k",
+            "x86_64-unknown-linux-gnu",
+            std::path::Path::new("/t/debug/build/pkg-0123/out"),
+        );
         for embed in [Embed::FatbinOnly, Embed::HipObject] {
             let text = render(&Generated {
                 name: "k",
@@ -239,10 +284,26 @@ mod tests {
                 container: Container::Bundle,
                 compressed: false,
                 embed,
+                symbols: &symbols,
             });
             assert!(text.contains("pub const ARCHS: &[&str] = &[\"gfx1100\", \"gfx90a\"];"));
             assert!(text.contains("pub const VADD: Kernel"));
-            assert_eq!(text.contains("VADD_HANDLE"), embed == Embed::HipObject);
+            let registered = embed == Embed::HipObject;
+            assert_eq!(text.contains("VADD_HANDLE"), registered);
+            // The object's own `.hip_fatbin` instead of a second copy, kept by `#[used]`.
+            assert_eq!(text.contains("include_bytes!"), !registered);
+            assert_eq!(text.contains("#[used]"), registered);
+            assert_eq!(
+                text.contains(&format!("#[link_name = {:?}]", symbols.fatbin)),
+                registered
+            );
+            assert_eq!(
+                text.contains(&format!("#[link_name = {:?}]", symbols.handle("vadd"))),
+                registered
+            );
+            // Nothing that warns: no `unsafe` block, no derived comparison of the handle.
+            assert!(!text.contains("unsafe {"), "{text}");
+            assert_eq!(text.contains("PartialEq for Kernel"), registered);
         }
     }
 }

@@ -23,23 +23,106 @@ pub(crate) struct EmbedRequest<'a> {
     pub target: &'a str,
     /// Kernel symbol names, for the registration constructor and the handles.
     pub kernels: &'a [String],
-    /// Library name (`lib<name>.a`).
+    /// Build name (the object member is `<name>.o`).
     pub name: &'a str,
     /// Where to write the object and the library.
     pub out_dir: &'a Path,
     /// Major version of the LLVM that compiled the device code (0 when unknown): decides the
     /// registration-entry layout of the new-driver object.
     pub llvm_major: u32,
+    /// The global symbols of the self-registering object (`HipObject` mode).
+    pub symbols: &'a HostSymbols,
+}
+
+/// The names an object build gives the linker, unique per build so that any number of builds
+/// link into one program.
+///
+/// The library is `lib<name>-<hash>.a`: two crates (or a crate and its dependency) each with a
+/// build named `kernels` would otherwise both ask for `-l kernels`, and the linker would take
+/// the first `libkernels.a` on its search path for both (Cargo passes the dependencies'
+/// search paths too), or rustc, which unpacks whole-archive libraries of dependencies into one
+/// directory by file name, would link one of them twice.
+///
+/// The global symbols of a self-registering object: two crates each with a kernel `saxpy` give two distinct
+/// handles, each registered for its own fat binary (with handles named like the kernels, the
+/// linker would keep one definition, drop the other crate's whole object, and both crates'
+/// `SAXPY.handle()` would be the same address).
+///
+/// In a Cargo build script (`CARGO_PKG_NAME` set) every kernel handle and device-variable
+/// shadow is `__offload_build_<hash>_k_<device name>`; outside Cargo (`offload-build compile`
+/// for CMake) they keep the device names, as clang names them, so that C and C++ code can
+/// declare them (`extern "C" char vector_add;`). The bundle's start,
+/// `__offload_build_<hash>_fatbin`, is unique in both cases.
+///
+/// The hash (xxh3, 64 bits) covers the package name and version, the build name, the target
+/// and the output directory: its last two components under Cargo
+/// (`<package>-<metadata hash>/out`, unique in a build graph and the same wherever the
+/// checkout lives), the whole path otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HostSymbols {
+    /// The library's link name, `<name>-<hash>` (the file is `lib<link_name>.a`).
+    pub link_name: String,
+    /// Prefix of the kernel handles and variable shadows (empty: the device names).
+    pub handle_prefix: String,
+    /// The symbol at the start of the bundle in `.hip_fatbin`.
+    pub fatbin: String,
+}
+
+impl HostSymbols {
+    /// The symbols of build `name` writing into `out_dir`; `package` is Cargo's
+    /// `CARGO_PKG_NAME` and `CARGO_PKG_VERSION` (`None` outside Cargo).
+    pub(crate) fn new(
+        package: Option<(&str, &str)>,
+        name: &str,
+        target: &str,
+        out_dir: &Path,
+    ) -> HostSymbols {
+        let mut key = Vec::new();
+        for part in [
+            package.map_or("", |p| p.0),
+            package.map_or("", |p| p.1),
+            name,
+            target,
+        ] {
+            key.extend_from_slice(part.as_bytes());
+            key.push(0);
+        }
+        let components: Vec<_> = out_dir.components().collect();
+        let dir: PathBuf = match package {
+            Some(_) => components[components.len().saturating_sub(2)..]
+                .iter()
+                .collect(),
+            None => out_dir.to_path_buf(),
+        };
+        key.extend_from_slice(dir.to_string_lossy().as_bytes());
+        let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&key));
+        let base = format!("__offload_build_{hash}");
+        HostSymbols {
+            link_name: format!("{name}-{hash}"),
+            handle_prefix: if package.is_some() {
+                format!("{base}_k_")
+            } else {
+                String::new()
+            },
+            fatbin: format!("{base}_fatbin"),
+        }
+    }
+
+    /// The host symbol of the kernel (or device variable) `device_name`.
+    pub(crate) fn handle(&self, device_name: &str) -> String {
+        format!("{}{device_name}", self.handle_prefix)
+    }
 }
 
 /// What was written: the static library to link.
 #[derive(Debug)]
 pub(crate) struct Embedded {
-    /// `lib<name>.a`.
+    /// `lib<name>-<hash>.a` ([`HostSymbols::link_name`]).
     pub library: PathBuf,
 }
 
-/// Writes the host object for `req.mode` and archives it as `lib<name>.a` in `req.out_dir`.
+/// Writes the host object for `req.mode` and archives it as `lib<link name>.a` in
+/// `req.out_dir`.
 pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
     let fail = |message: String| Error::Embed {
         mode: req.mode,
@@ -58,7 +141,9 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
     let object = match (req.mode, req.container) {
         (Embed::HipObject, Container::Bundle) => {
             let mut o = HipObject::new(req.target).map_err(|e| failed(e.into()))?;
-            o.bundle(req.container_bytes);
+            o.bundle(req.container_bytes)
+                .symbol_prefix(&req.symbols.handle_prefix)
+                .start_symbol(&req.symbols.fatbin);
             for k in req.kernels {
                 o.kernel(k);
             }
@@ -98,7 +183,87 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
         data: Cow::Borrowed(&object),
     }])
     .map_err(|e| failed(e.into()))?;
-    let library = req.out_dir.join(format!("lib{}.a", req.name));
+    let library = req.out_dir.join(format!("lib{}.a", req.symbols.link_name));
     super::cache::write_if_changed(&library, &archive)?;
     Ok(Embedded { library })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_symbols_are_unique_per_build_and_stable_across_checkouts() {
+        let t = "x86_64-unknown-linux-gnu";
+        let pkg = Some(("kernels-a", "0.1.0"));
+        let a = HostSymbols::new(
+            pkg,
+            "kernels",
+            t,
+            Path::new("/x/target/debug/build/kernels-a-1f/out"),
+        );
+        // The same package in another checkout: the same symbols.
+        let moved = HostSymbols::new(
+            pkg,
+            "kernels",
+            t,
+            Path::new("/y/t/debug/build/kernels-a-1f/out"),
+        );
+        assert_eq!(a, moved);
+        assert!(a.link_name.starts_with("kernels-"));
+        assert!(
+            a.handle_prefix.starts_with("__offload_build_") && a.handle_prefix.ends_with("_k_")
+        );
+        assert_eq!(a.handle("saxpy"), format!("{}saxpy", a.handle_prefix));
+        assert_eq!(
+            a.fatbin,
+            format!("{}fatbin", &a.handle_prefix[..a.handle_prefix.len() - 2])
+        );
+        // Another package, build name, target or output directory: other symbols.
+        let others = [
+            HostSymbols::new(
+                Some(("kernels-b", "0.1.0")),
+                "kernels",
+                t,
+                Path::new("/x/target/debug/build/kernels-a-1f/out"),
+            ),
+            HostSymbols::new(
+                Some(("kernels-a", "0.2.0")),
+                "kernels",
+                t,
+                Path::new("/x/target/debug/build/kernels-a-1f/out"),
+            ),
+            HostSymbols::new(
+                pkg,
+                "other",
+                t,
+                Path::new("/x/target/debug/build/kernels-a-1f/out"),
+            ),
+            HostSymbols::new(
+                pkg,
+                "kernels",
+                "aarch64-unknown-linux-gnu",
+                Path::new("/x/target/debug/build/kernels-a-1f/out"),
+            ),
+            HostSymbols::new(
+                pkg,
+                "kernels",
+                t,
+                Path::new("/x/target/debug/build/kernels-a-2e/out"),
+            ),
+        ];
+        for o in &others {
+            assert_ne!(o.handle_prefix, a.handle_prefix);
+            assert_ne!(o.fatbin, a.fatbin);
+            assert_ne!(o.link_name, a.link_name);
+        }
+        // Outside Cargo: handles named like the kernels, the whole directory hashed.
+        let cli = HostSymbols::new(None, "k", t, Path::new("/a/build/k.offload-build"));
+        let cli2 = HostSymbols::new(None, "k", t, Path::new("/b/build/k.offload-build"));
+        assert_eq!(
+            (cli.handle_prefix.as_str(), cli.handle("saxpy").as_str()),
+            ("", "saxpy")
+        );
+        assert_ne!(cli.fatbin, cli2.fatbin);
+    }
 }

@@ -24,9 +24,19 @@ pub(crate) fn run(
     let name = out.name.as_str();
     cache::write_if_changed(&out.fatbin, &packed.bytes)?;
 
+    let target = env.get("TARGET").unwrap_or_default();
+    let package = env.get("CARGO_PKG_NAME").map(|n| {
+        let version = env.get("CARGO_PKG_VERSION").unwrap_or_default();
+        (n, version)
+    });
+    let symbols = embed_glue::HostSymbols::new(
+        package.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
+        name,
+        &target,
+        &out.out_dir,
+    );
     let mut library = None;
     if plan.embed != Embed::FatbinOnly {
-        let target = env.get("TARGET").unwrap_or_default();
         let embedded = embed_glue::embed_object(&embed_glue::EmbedRequest {
             mode: plan.embed,
             container_bytes: &packed.bytes,
@@ -36,12 +46,22 @@ pub(crate) fn run(
             name,
             out_dir: &out.out_dir,
             llvm_major: plan.toolchain.as_ref().map_or(0, |t| t.major),
+            symbols: &symbols,
         })?;
         d.push(format!(
             "rustc-link-search=native={}",
             out.out_dir.display()
         ));
-        d.push(format!("rustc-link-lib=static={name}"));
+        let link = &symbols.link_name;
+        if plan.embed == Embed::HipObject {
+            // Linked whole: the object registers its fat binary from a constructor that
+            // nothing references, so as an ordinary archive member it would be dropped
+            // whenever the program names no kernel. (The generated module keeps it too, with
+            // a `#[used]` reference, for links that do not go through this directive.)
+            d.push(format!("rustc-link-lib=static:+whole-archive={link}"));
+        } else {
+            d.push(format!("rustc-link-lib=static={link}"));
+        }
         // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
         // of the ROCm install the code was compiled with.
         if let Some(dir) = &plan.hip_runtime_dir {
@@ -60,6 +80,7 @@ pub(crate) fn run(
         container: plan.container,
         compressed: packed.compressed,
         embed: plan.embed,
+        symbols: &symbols,
     });
     cache::write_if_changed(&out.generated, text.as_bytes())?;
 

@@ -37,7 +37,8 @@
 //!    `hipv4-amdgcn-amd-amdhsa--<arch>` entries, 4096-aligned, as clang writes it), optionally
 //!    compressed (`CCOB`), or offload binaries (`.llvm.offloading` content).
 //! 6. Writes `$OUT_DIR/<name>.rs` (see [`Build::try_compile`]) and, for the object
-//!    [`Embed`] modes, a static library `lib<name>.a` to link.
+//!    [`Embed`] modes, a static library `lib<name>-<hash>.a` to link (a name unique to the
+//!    build, see [`Embed::HipObject`]).
 //! 7. Tells Cargo: `rerun-if-changed` for every source, header and image,
 //!    `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for every
 //!    fallback and for the compiler's warnings (see [`Build::warnings`]).
@@ -235,10 +236,29 @@ pub enum Embed {
     /// A host object with `.hip_fatbin`, the `HIPF` wrapper and a constructor that registers
     /// the fat binary and every kernel with the HIP runtime (what clang emits for a HIP
     /// translation unit); kernels are launched through the handles in the generated `kernels`
-    /// module. Linked as `lib<name>.a`.
+    /// module, and the generated `fatbin()` reads the object's own `.hip_fatbin`, so the
+    /// device code is in the program once.
+    ///
+    /// - **Registered whether or not the program names a kernel**: the library is linked
+    ///   whole (`cargo:rustc-link-lib=static:+whole-archive=<name>-<hash>`), and the generated
+    ///   module also keeps the object with a `#[used]` reference (for links that do not go
+    ///   through that directive). Either alone is enough for executables, `cdylib`s and
+    ///   programs whose only use of the crate is a constant such as `ARCHS`. A Rust
+    ///   `staticlib` linked by a C linker is the exception, as for any static library with a
+    ///   constructor: link it whole, or name one of its symbols.
+    /// - **Unique per build**: the library `lib<name>-<hash>.a` and every global symbol of the
+    ///   object (the kernel handles `__offload_build_<hash>_k_<kernel>`, the bundle's start
+    ///   `__offload_build_<hash>_fatbin`), the hash covering the package, its version, the
+    ///   build name, the target and the output directory. Two crates each with a kernel
+    ///   `saxpy` (and each with a build named `kernels`) link into one program; both fat
+    ///   binaries register and each crate's `kernels::SAXPY.handle()` is the handle registered
+    ///   for its own fat binary. Outside Cargo (`offload-build compile`, the CMake package)
+    ///   the handles keep the kernels' names, for C and C++ code to declare.
+    /// - The generated module compiles without warnings (`-D warnings`) in editions 2021 and
+    ///   2024.
     HipObject,
     /// A host object with the container in `.llvm.offloading`, for `clang-linker-wrapper`
-    /// (the new offload driver). Linked as `lib<name>.a`.
+    /// (the new offload driver). Linked as `lib<name>-<hash>.a`.
     NewDriverObject,
     /// Only the container file in `OUT_DIR`, included in the program by the generated
     /// `fatbin()` (`include_bytes!`), to load at run time (`hipModuleLoadData`). Links nothing.
@@ -405,7 +425,8 @@ pub struct Compiled {
     pub fatbin: PathBuf,
     /// The generated `<name>.rs` in `OUT_DIR`.
     pub generated: PathBuf,
-    /// The static library holding the host object (object [`Embed`] modes only).
+    /// The static library holding the host object (object [`Embed`] modes only):
+    /// `lib<name>-<hash>.a` in the output directory.
     pub library: Option<PathBuf>,
     /// The architectures in the container, sorted.
     pub archs: Vec<String>,
@@ -709,11 +730,11 @@ impl Build {
     /// Writes into the output directory:
     /// - `<name>.hipfb` (bundle) or `<name>.offloadbin` (offload binaries);
     /// - `<name>.rs`, to `include!`, with `pub fn fatbin() -> &'static [u8]` (the container,
-    ///   4096-byte aligned), `pub const ARCHS: &[&str]`, `pub const KERNELS: &[&str]`,
+    ///   4096-byte aligned; in [`Embed::HipObject`] mode the object's own `.hip_fatbin`), `pub const ARCHS: &[&str]`, `pub const KERNELS: &[&str]`,
     ///   `CONTAINER`, `COMPRESSED` and a `kernels` module with one constant per kernel (with
     ///   the host handle for `hipLaunchKernel` in [`Embed::HipObject`] mode);
-    /// - for the object [`Embed`] modes, `lib<name>.a`, with the `cargo:rustc-link-*`
-    ///   directives to link it.
+    /// - for the object [`Embed`] modes, `lib<name>-<hash>.a` (a name unique to this build),
+    ///   with the `cargo:rustc-link-*` directives to link it.
     ///
     /// Unchanged outputs are not rewritten, so an unchanged rebuild changes no file.
     pub fn try_compile(&self, name: &str) -> Result<Compiled, Error> {
@@ -803,6 +824,12 @@ mod tests {
                 assert!(!text.contains(w.as_str()), "{file} says `{w}`");
             }
         }
+        let symbols = embed_glue::HostSymbols::new(
+            Some(("pkg", "0.1.0")),
+            "kernels",
+            "x86_64-unknown-linux-gnu",
+            Path::new("/t/debug/build/pkg-0123/out"),
+        );
         let generated = codegen::render(&codegen::Generated {
             name: "kernels",
             fatbin_file: "/o/kernels.hipfb",
@@ -812,6 +839,7 @@ mod tests {
             container: Container::Bundle,
             compressed: false,
             embed: Embed::FatbinOnly,
+            symbols: &symbols,
         });
         let top = generated.split("pub mod kernels").next().unwrap();
         for item in ["pub fn fatbin()", "pub const ARCHS", "pub const KERNELS"] {
