@@ -2,10 +2,11 @@
 //! unbundled per target into one device archive each (clang-offload-bundler `-type=a
 //! -unbundle`, spec A.8).
 //!
-//! - [`Archive`] reads GNU (SysV) and BSD `ar` archives: symbol tables are skipped, GNU long
-//!   names (`//`, `/<offset>`) and BSD names (`#1/<len>`) resolved. Thin archives are
-//!   refused. Every header, size and name is checked; a malformed archive is an
-//!   [`DeviceArchiveError`] naming the member header's offset. Member names must be plain file
+//! - [`Archive`] reads GNU (SysV) and BSD `ar` archives with `object`'s reader, the one the
+//!   offload-binary scanner and `inspect` use: symbol tables are skipped, GNU long names
+//!   (`//`, `/<offset>`) and BSD names (`#1/<len>`) resolved. Thin archives are refused, and
+//!   so are long-name tables named over and over (`check_long_names`). A malformed archive
+//!   is a [`DeviceArchiveError`] naming the member header's offset and what is wrong there. Member names must be plain file
 //!   names: a name with `/` or `\`, or `.`/`..`, is an error (LLVM would quietly take the
 //!   last path component).
 //! - [`unbundle_archive`] applies LLVM's algorithm: for every member in archive order (CCOB
@@ -33,11 +34,14 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 
+use object::read::archive::ArchiveFile;
+
 use super::bitcode::{self, BitcodeError};
 use super::compressed::CompressedError;
 use super::fatobj::{self, FatObject, FatObjectError};
 use super::{BinaryBundle, BundleReadError};
 use crate::id::{EntryId, target_id};
+use object::archive;
 
 /// The 8-byte global header of an `ar` archive (also a complete empty archive).
 pub const AR_MAGIC: &[u8; 8] = b"!<arch>\n";
@@ -110,7 +114,10 @@ impl<'data> Archive<'data> {
         crate::kind::FileKind::sniff(data).is_archive()
     }
 
-    /// Parses and validates the whole archive.
+    /// Parses and validates the whole archive with `object`'s reader (the workspace's one
+    /// `ar` reader), refusing thin archives, member names that are not plain file names and
+    /// long-name tables read over and over (`check_long_names`). When `object` refuses the
+    /// archive, the failing member header is found again to say what was wrong and where.
     pub fn parse(data: &'data [u8]) -> Result<Self, DeviceArchiveError> {
         if data.starts_with(THIN_MAGIC) {
             return Err(DeviceArchiveError::new(
@@ -124,129 +131,45 @@ impl<'data> Archive<'data> {
                 "file does not start with !<arch>",
             ));
         }
-        let mut pos = AR_MAGIC.len();
-        let mut long_names: Option<&'data [u8]> = None;
-        // Where the long-name table's lines end and where it holds bytes no member name may
-        // contain, found once: searching or checking the table's text for each reference
-        // would cost a line's length per member (quadratic on crafted input).
-        let mut table_index: Option<(Vec<usize>, Vec<usize>)> = None;
+        check_long_names(data).map_err(|m| DeviceArchiveError::new(0, m))?;
+        let file = ArchiveFile::parse(data).map_err(|e| diagnose(data, AR_MAGIC.len(), e))?;
+        // Where the next member's header starts, as far as is known: the failing header is
+        // looked for from here.
+        let mut next = AR_MAGIC.len();
         let mut members = Vec::new();
-        while pos < data.len() {
-            let header = data.get(pos..pos + HEADER).ok_or_else(|| {
-                DeviceArchiveError::new(
-                    pos,
-                    format!(
-                        "truncated member header: {} bytes left, a header needs {HEADER}",
-                        data.len() - pos
-                    ),
-                )
-            })?;
-            if &header[58..60] != b"`\n" {
+        for member in file.members() {
+            let member = member.map_err(|e| diagnose(data, next, e))?;
+            let Some(header) = member.header() else {
+                // Only AIX big archives lack a common header, and they do not start with
+                // `!<arch>`.
+                return Err(DeviceArchiveError::new(next, "not a common archive member"));
+            };
+            let pos = (header as *const archive::Header as usize) - (data.as_ptr() as usize);
+            let contents = member.data(data).map_err(|e| diagnose(data, pos, e))?;
+            let (start, size) = member.file_range();
+            let end = (start + size) as usize;
+            next = end + (end & 1);
+            let name = member.name();
+            if name == b"/"
+                || name == b"/SYM64/"
+                || name == b"/<ECSYMBOLS>/"
+                || name.starts_with(b"__.SYMDEF")
+            {
+                continue;
+            }
+            if name == b"//" {
                 return Err(DeviceArchiveError::new(
                     pos,
-                    "member header does not end in `\\n",
+                    "long-name table after the first members (only the first ones may be tables)",
                 ));
             }
-            let size = decimal(&header[48..58]).ok_or_else(|| {
-                DeviceArchiveError::new(pos, "member size is not a decimal number")
-            })?;
-            let start = pos + HEADER;
-            let end = start
-                .checked_add(size)
-                .filter(|&e| e <= data.len())
-                .ok_or_else(|| {
-                    DeviceArchiveError::new(
-                        pos,
-                        format!(
-                            "member size {size} runs past the end of the archive ({} bytes left)",
-                            data.len() - start
-                        ),
-                    )
-                })?;
-            let raw_name = trim_spaces(&header[..16]);
-            let mut contents = &data[start..end];
-            let name: &'data [u8];
-            if raw_name == b"/" || raw_name == b"/SYM64/" || raw_name.starts_with(b"__.SYMDEF") {
-                name = raw_name;
-                pos = next_member(end);
-                let _ = name;
-                continue;
-            } else if raw_name == b"//" {
-                if long_names.is_some() {
-                    return Err(DeviceArchiveError::new(pos, "second long-name table"));
-                }
-                long_names = Some(contents);
-                pos = next_member(end);
-                continue;
-            } else if let Some(len) = raw_name.strip_prefix(b"#1/") {
-                let len = decimal(len).ok_or_else(|| {
-                    DeviceArchiveError::new(pos, "BSD name length is not a number")
-                })?;
-                if len > contents.len() {
-                    return Err(DeviceArchiveError::new(
-                        pos,
-                        format!("BSD name length {len} exceeds the member size {size}"),
-                    ));
-                }
-                let full = &contents[..len];
-                name = &full[..full.iter().position(|&b| b == 0).unwrap_or(len)];
-                contents = &contents[len..];
-            } else if let Some(index) = raw_name.strip_prefix(b"/") {
-                let index = decimal(index).ok_or_else(|| {
-                    DeviceArchiveError::new(
-                        pos,
-                        format!("bad long-name reference '{}'", raw_name.escape_ascii()),
-                    )
-                })?;
-                let table = long_names.ok_or_else(|| {
-                    DeviceArchiveError::new(pos, "long-name reference without a long-name table")
-                })?;
-                let rest = table.get(index..).filter(|r| !r.is_empty()).ok_or_else(|| {
-                    DeviceArchiveError::new(
-                        pos,
-                        format!(
-                            "long-name index {index} is past the end of the long-name table ({} bytes)",
-                            table.len()
-                        ),
-                    )
-                })?;
-                let (ends, bad) = table_index.get_or_insert_with(|| {
-                    let at =
-                        |f: fn(u8) -> bool| (0..table.len()).filter(|&i| f(table[i])).collect();
-                    (at(|b| b == b'\n'), at(|b| matches!(b, b'/' | b'\\' | 0)))
-                });
-                let stop = ends
-                    .get(ends.partition_point(|&e| e < index))
-                    .map(|&e| e - index)
-                    .ok_or_else(|| {
-                        DeviceArchiveError::new(
-                            pos,
-                            format!("long name at index {index} is not terminated"),
-                        )
-                    })?;
-                let entry = &rest[..stop];
-                name = entry.strip_suffix(b"/").unwrap_or(entry);
-                let first_bad = bad.get(bad.partition_point(|&b| b < index));
-                if name.len() > 2 && first_bad.is_none_or(|&b| b >= index + name.len()) {
-                    // What check_member_name would find, without reading the name again.
-                    members.push(Member {
-                        name,
-                        data: contents,
-                        header_offset: pos as u64,
-                    });
-                    pos = next_member(end);
-                    continue;
-                }
-            } else {
-                name = raw_name.strip_suffix(b"/").unwrap_or(raw_name);
-            }
+            check_short_name(&header.name, name).map_err(|m| DeviceArchiveError::new(pos, m))?;
             check_member_name(name).map_err(|m| DeviceArchiveError::new(pos, m))?;
             members.push(Member {
                 name,
                 data: contents,
                 header_offset: pos as u64,
             });
-            pos = next_member(end);
         }
         Ok(Archive { members })
     }
@@ -257,8 +180,95 @@ impl<'data> Archive<'data> {
     }
 }
 
-fn next_member(end: usize) -> usize {
-    end + (end & 1)
+/// `object` ends a plain (not `/…` or `#1/<len>`) name at its first `/`, or without one at
+/// its first space, and would quietly shorten `a/b/` or `a b` to `a`: such a name field is
+/// refused instead.
+fn check_short_name(field: &[u8; 16], name: &[u8]) -> Result<(), String> {
+    if field[0] == b'/' || (field.starts_with(b"#1/") && field[3].is_ascii_digit()) {
+        return Ok(());
+    }
+    let full = trim_spaces(field);
+    let full = full.strip_suffix(b"/").unwrap_or(full);
+    if full == name {
+        return Ok(());
+    }
+    check_member_name(full)?;
+    Err(format!(
+        "member name field '{}' holds a space inside the name",
+        full.escape_ascii()
+    ))
+}
+
+/// Words the error of an archive `object` refused: walks the member headers from the start,
+/// as `object` reads them, and describes the first bad one at or after `from` (the end of
+/// the last member read, or the header concerned). `object`'s own message, which says
+/// neither where nor what exactly, is the fallback.
+fn diagnose(data: &[u8], from: usize, error: object::read::Error) -> DeviceArchiveError {
+    let mut pos = AR_MAGIC.len();
+    let mut long_names: Option<&[u8]> = None;
+    while pos < data.len() {
+        let found = |message: String| DeviceArchiveError::new(pos, message);
+        let left = data.len() - pos;
+        let Some(header) = data.get(pos..pos + HEADER) else {
+            return found(format!(
+                "truncated member header: {left} bytes left, a header needs {HEADER}"
+            ));
+        };
+        if &header[58..60] != b"`\n" {
+            return found("member header does not end in `\\n".into());
+        }
+        let Some(size) = decimal(&header[48..58]) else {
+            return found("member size is not a decimal number".into());
+        };
+        let start = pos + HEADER;
+        let Some(end) = start.checked_add(size).filter(|&e| e <= data.len()) else {
+            return found(format!(
+                "member size {size} runs past the end of the archive ({} bytes left)",
+                data.len() - start
+            ));
+        };
+        let name = &header[..16];
+        if name.starts_with(b"// ") {
+            long_names.get_or_insert(&data[start..end]);
+        } else if name[0] == b'/' && name[1].is_ascii_digit() {
+            let shown = trim_spaces(&name[1..]).escape_ascii();
+            let Some(index) = decimal(&name[1..]) else {
+                return found(format!("bad long-name reference '/{shown}'"));
+            };
+            let Some(table) = long_names else {
+                return found("long-name reference without a long-name table".into());
+            };
+            match table.get(index..).filter(|r| !r.is_empty()) {
+                None => {
+                    return found(format!(
+                        "long-name index {shown} is past the end of the long-name table ({} bytes)",
+                        table.len()
+                    ));
+                }
+                Some(rest) => match rest.iter().position(|&b| b == b'\n' || b == 0) {
+                    None => {
+                        return found(format!("long name at index {shown} is not terminated"));
+                    }
+                    Some(stop) if rest[stop] == b'\n' && (stop == 0 || rest[stop - 1] != b'/') => {
+                        return found(format!("long name at index {shown} does not end in /\\n"));
+                    }
+                    Some(_) => {}
+                },
+            }
+        } else if name.starts_with(b"#1/") && name[3].is_ascii_digit() {
+            match decimal(&name[3..]) {
+                None => return found("BSD name length is not a decimal number".into()),
+                Some(len) if len > size => {
+                    return found(format!(
+                        "BSD name length {len} exceeds the member size {size}"
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        pos = end + (end & 1);
+    }
+    DeviceArchiveError::new(from, error.to_string())
 }
 
 fn trim_spaces(s: &[u8]) -> &[u8] {
@@ -266,12 +276,13 @@ fn trim_spaces(s: &[u8]) -> &[u8] {
     &s[..end]
 }
 
+/// A decimal header field as `object` reads it: digits up to the first space, at least one.
 fn decimal(s: &[u8]) -> Option<usize> {
-    let s = trim_spaces(s);
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+    let digits = &s[..s.iter().position(|&b| b == b' ').unwrap_or(s.len())];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    std::str::from_utf8(s).ok()?.parse().ok()
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 fn check_member_name(name: &[u8]) -> Result<(), String> {
@@ -287,6 +298,58 @@ fn check_member_name(name: &[u8]) -> Result<(), String> {
     }
     if name.contains(&0) {
         return Err(format!("member name '{shown}' contains a NUL byte"));
+    }
+    Ok(())
+}
+
+/// Bounds the work of reading a GNU archive's member names. Each `/<offset>` name is read from
+/// the long-name table up to the next newline (object's reader does, once per member), so
+/// members that all point into one long line cost that line's length each: quadratic in the
+/// input. Legitimate archives name each member once, so their names add up to at most the
+/// table; more than twice the input (plus 1 MiB) is refused before any name is read.
+pub(crate) fn check_long_names(data: &[u8]) -> Result<(), String> {
+    const HEADER: usize = 60;
+    if !data.starts_with(b"!<arch>\n") {
+        return Ok(());
+    }
+    let number = |field: &[u8]| -> Option<usize> {
+        let end = field.iter().rposition(|&b| b != b' ')? + 1;
+        std::str::from_utf8(&field[..end]).ok()?.parse().ok()
+    };
+    let budget = (data.len() as u64).saturating_mul(2) + (1 << 20);
+    let mut table: Option<(&[u8], Vec<usize>)> = None;
+    let (mut pos, mut total) = (8usize, 0u64);
+    while let Some(header) = data.get(pos..pos + HEADER) {
+        // Anything malformed is left to the real reader.
+        let Some(size) = number(&header[48..58]) else {
+            return Ok(());
+        };
+        let start = pos + HEADER;
+        let end = start.saturating_add(size).min(data.len());
+        let name = &header[..16];
+        if name.starts_with(b"// ") {
+            let t = &data[start..end];
+            let stops = (0..t.len())
+                .filter(|&i| matches!(t[i], b'\n' | 0))
+                .collect();
+            table = Some((t, stops));
+        } else if let (Some(index), Some((t, stops))) =
+            (name.strip_prefix(b"/").and_then(number), table.as_ref())
+        {
+            let stop = stops
+                .get(stops.partition_point(|&s| s < index))
+                .copied()
+                .unwrap_or(t.len());
+            total += stop.saturating_sub(index) as u64;
+            if total > budget {
+                return Err(format!(
+                    "archive member names repeat its long-name table: more than {budget} bytes \
+                     of names in {} bytes",
+                    data.len()
+                ));
+            }
+        }
+        pos = end + (end & 1);
     }
     Ok(())
 }
@@ -1009,9 +1072,11 @@ mod tests {
     }
 
     /// Resource budget: 20,000 members naming themselves through one 1 MiB long-name line
-    /// used to scan the line once each (20 GiB of byte comparisons); now it is indexed once.
+    /// would cost 20 GiB of name reading (object's reader finds each name's end anew): the
+    /// archive is refused by [`check_long_names`] before any name is read, while 20,000
+    /// members with long names of their own are read as usual.
     #[test]
-    fn long_name_lookups_are_indexed() {
+    fn long_name_lookups_are_bounded() {
         let members = 20_000usize;
         let mut table = vec![b'a'; 1 << 20];
         table.extend_from_slice(b"/\n");
@@ -1023,10 +1088,28 @@ mod tests {
             a.extend_from_slice(format!("{name:<16}{:<32}{:<10}`\n", "", 0).as_bytes());
         }
         let start = std::time::Instant::now();
-        let archive = Archive::parse(&a).unwrap();
-        assert_eq!(archive.members().len(), members);
-        assert_eq!(archive.members()[1].name.len(), (1 << 20) - 1);
+        let e = Archive::parse(&a).unwrap_err();
+        assert_eq!(e.offset, 0, "{e}");
+        assert!(e.message.contains("long-name table"), "{e}");
         let elapsed = start.elapsed();
+        assert!(elapsed.as_secs() < 2, "{elapsed:?}");
+
+        let names: Vec<Vec<u8>> = (0..members)
+            .map(|i| format!("a-long-member-name-{i:08}.o").into_bytes())
+            .collect();
+        let news: Vec<NewMember<'_>> = names
+            .iter()
+            .map(|n| NewMember {
+                name: n.clone(),
+                data: Cow::Borrowed(b"x"),
+            })
+            .collect();
+        let bytes = write_gnu_archive(&news).unwrap();
+        let start = std::time::Instant::now();
+        let archive = Archive::parse(&bytes).unwrap();
+        let elapsed = start.elapsed();
+        let got: Vec<&[u8]> = archive.members().iter().map(|m| m.name).collect();
+        assert_eq!(got, names);
         assert!(elapsed.as_secs() < 2, "{elapsed:?}");
     }
 
@@ -1134,6 +1217,23 @@ mod tests {
         let slash = write_gnu_archive(&[member(b"../x.o", b"1")]).unwrap();
         let e = Archive::parse(&slash).unwrap_err();
         assert!(e.message.contains("path separator"), "{e}");
+        // Where object reads a plain name up to its first `/` or space, the rest of the
+        // field is not dropped quietly.
+        let mut short = write_gnu_archive(&[member(b"ab.o", b"1")]).unwrap();
+        let at = short.windows(5).position(|w| w == b"ab.o/").unwrap();
+        short[at + 1] = b'/';
+        let e = Archive::parse(&short).unwrap_err();
+        assert!(e.message.contains("path separator"), "{e}");
+        short[at + 1] = b' ';
+        short[at + 4] = b' ';
+        let e = Archive::parse(&short).unwrap_err();
+        assert!(e.message.contains("space"), "{e}");
+        // A long-name reference without a table, at the header concerned.
+        let mut no_table = good.clone();
+        no_table[8..10].copy_from_slice(b"x/");
+        let e = Archive::parse(&no_table).unwrap_err();
+        assert!(e.message.contains("without a long-name table"), "{e}");
+        assert_eq!(e.offset as usize, no_table.len() - 60 - 4, "{e}");
         assert!(Archive::parse(b"!<thin>\n").is_err());
         assert!(Archive::parse(b"garbage!").is_err());
         assert!(Archive::parse(AR_MAGIC).unwrap().members().is_empty());

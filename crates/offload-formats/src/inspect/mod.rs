@@ -375,6 +375,7 @@ impl<'data> Scanner<'_, 'data> {
         if depth > 8 {
             return Err(self.err(place, "archives nested more than 8 deep"));
         }
+        crate::bundle::archive::check_long_names(data).map_err(|m| self.err(place, m))?;
         for member in archive.members() {
             let member = member.map_err(|e| self.failed(place, "", e))?;
             let name = String::from_utf8_lossy(member.name()).into_owned();

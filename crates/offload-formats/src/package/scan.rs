@@ -232,7 +232,8 @@ fn scan_into<'data>(
                     ScanErrorKind::ScanKind("archives nested more than 16 deep".into()),
                 ));
             }
-            check_long_names(data).map_err(|m| err(None, ScanErrorKind::ScanKind(m)))?;
+            crate::bundle::archive::check_long_names(data)
+                .map_err(|m| err(None, ScanErrorKind::ScanKind(m)))?;
             for member in archive.members() {
                 let member = member.map_err(obj)?;
                 let name = String::from_utf8_lossy(member.name()).into_owned();
@@ -244,58 +245,6 @@ fn scan_into<'data>(
         ScanKind::Bitcode => Err(err(None, ScanErrorKind::Bitcode)),
         ScanKind::Other => Ok(()),
     }
-}
-
-/// Bounds the work of reading a GNU archive's member names. Each `/<offset>` name is read from
-/// the long-name table up to the next newline (object's reader, then ours for the origin), so
-/// members that all point into one long line cost that line's length each: quadratic in the
-/// input. Legitimate archives name each member once, so their names add up to at most the
-/// table; more than twice the input (plus 1 MiB) is refused before any name is read.
-fn check_long_names(data: &[u8]) -> Result<(), String> {
-    const HEADER: usize = 60;
-    if !data.starts_with(b"!<arch>\n") {
-        return Ok(());
-    }
-    let number = |field: &[u8]| -> Option<usize> {
-        let end = field.iter().rposition(|&b| b != b' ')? + 1;
-        std::str::from_utf8(&field[..end]).ok()?.parse().ok()
-    };
-    let budget = (data.len() as u64).saturating_mul(2) + (1 << 20);
-    let mut table: Option<(&[u8], Vec<usize>)> = None;
-    let (mut pos, mut total) = (8usize, 0u64);
-    while let Some(header) = data.get(pos..pos + HEADER) {
-        // Anything malformed is left to the real reader.
-        let Some(size) = number(&header[48..58]) else {
-            return Ok(());
-        };
-        let start = pos + HEADER;
-        let end = start.saturating_add(size).min(data.len());
-        let name = &header[..16];
-        if name.starts_with(b"// ") {
-            let t = &data[start..end];
-            let stops = (0..t.len())
-                .filter(|&i| matches!(t[i], b'\n' | 0))
-                .collect();
-            table = Some((t, stops));
-        } else if let (Some(index), Some((t, stops))) =
-            (name.strip_prefix(b"/").and_then(number), table.as_ref())
-        {
-            let stop = stops
-                .get(stops.partition_point(|&s| s < index))
-                .copied()
-                .unwrap_or(t.len());
-            total += stop.saturating_sub(index) as u64;
-            if total > budget {
-                return Err(format!(
-                    "archive member names repeat its long-name table: more than {budget} bytes \
-                     of names in {} bytes",
-                    data.len()
-                ));
-            }
-        }
-        pos = end + (end & 1);
-    }
-    Ok(())
 }
 
 /// The contents of every `SHT_LLVM_OFFLOADING` section, with a name for reports.
