@@ -432,16 +432,7 @@ fn properties_set_after_the_call_choose_the_archs() {
             include_module()
         ),
     );
-    for n in ["a", "b"] {
-        std::fs::write(
-            proj.join(format!("{n}.hip")),
-            format!(
-                "#define __global__ __attribute__((global))\n\
-                 extern \"C\" __global__ void k{n}(float* x) {{ x[0] = 1; }}\n"
-            ),
-        )
-        .unwrap();
-    }
+    write_trivial_kernels(&proj, &["a", "b"]);
     let o = configure_project(ex.cmake(), &proj, &ex.path("build"))
         .args(["-G", "Ninja"])
         .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
@@ -624,16 +615,7 @@ fn quoted_variable_and_generator_expression_lists_and_warnings_in_the_build_outp
         ),
     );
     std::fs::write(proj.join("q.hip"), WARNING_KERNEL).unwrap();
-    for n in ["u", "g"] {
-        std::fs::write(
-            proj.join(format!("{n}.hip")),
-            format!(
-                "#define __global__ __attribute__((global))\n\
-                 extern \"C\" __global__ void k{n}(float* x) {{ x[0] = 1; }}\n"
-            ),
-        )
-        .unwrap();
-    }
+    write_trivial_kernels(&proj, &["u", "g"]);
     let o = configure_project(ex.cmake(), &proj, &ex.path("build"))
         .args(["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug"])
         .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
@@ -777,4 +759,18 @@ fn documented_compile_flags_exist() {
         }
     }
     assert!(checked > 0);
+}
+
+/// Writes `<n>.hip` with one trivial kernel `k<n>` for each name (no HIP headers needed).
+fn write_trivial_kernels(proj: &Path, names: &[&str]) {
+    for n in names {
+        std::fs::write(
+            proj.join(format!("{n}.hip")),
+            format!(
+                "#define __global__ __attribute__((global))\n\
+                 extern \"C\" __global__ void k{n}(float* x) {{ x[0] = 1; }}\n"
+            ),
+        )
+        .unwrap();
+    }
 }

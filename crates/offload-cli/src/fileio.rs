@@ -625,24 +625,8 @@ impl OutputFile {
                 }
                 path.persist(&target).map_err(|e| e.error)
             }
-            OutputKind::Closed(path, target, true) => {
-                let mut from = File::open(&path)?;
-                let mut to = fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(&target)?;
-                io::copy(&mut from, &mut to)?;
-                to.flush()
-            }
-            OutputKind::InPlace(t, target) => {
-                let mut from = t.reopen()?;
-                let mut to = fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(&target)?;
-                io::copy(&mut from, &mut to)?;
-                to.flush()
-            }
+            OutputKind::Closed(path, target, true) => copy_into(File::open(&path)?, &target),
+            OutputKind::InPlace(t, target) => copy_into(t.reopen()?, &target),
             OutputKind::Direct(mut f) | OutputKind::Stdout(mut f) => f.flush(),
             OutputKind::Moving => Ok(()),
         };
@@ -651,6 +635,16 @@ impl OutputFile {
         }
         result
     }
+}
+
+/// Writes the finished temporary file `from` over the existing `target`, in place.
+fn copy_into(mut from: File, target: &Path) -> io::Result<()> {
+    let mut to = fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(target)?;
+    io::copy(&mut from, &mut to)?;
+    to.flush()
 }
 
 impl Drop for OutputFile {
