@@ -1,6 +1,7 @@
 //! What a `build.rs` user compiles: the dependency tree of the `offload-build` crate (issue 17:
-//! no CLI stack) and its zstd (issue 14: the bundled copy, so that no `libzstd-dev` or
-//! `pkg-config` is needed), read from `cargo tree` over the workspace's lock file.
+//! no CLI stack, and no compression library unless its `compression` feature asks for one)
+//! and that zstd (issue 14: the bundled copy, so that no `libzstd-dev` or `pkg-config` is
+//! needed), read from `cargo tree` over the workspace's lock file.
 
 use std::process::Command;
 
@@ -48,19 +49,37 @@ fn the_build_crate_compiles_no_cli_stack() {
 
 #[test]
 fn the_build_crate_builds_the_bundled_zstd() {
-    let features = |package| {
-        cargo_tree(
-            package,
-            &["-e", "features", "-i", "zstd-sys", "--prefix", "none"],
-        )
-    };
-    let build = features("offload-build");
+    // By default the build crate compiles no compression library at all...
+    let tree = cargo_tree("offload-build", &["-e", "normal", "--prefix", "none"]);
+    for lib in ["zstd-sys", "libz-sys", "flate2"] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(&format!("{lib} "))),
+            "offload-build depends on {lib} by default:\n{tree}"
+        );
+    }
+    // ...and with `compression` the bundled zstd, which needs no pkg-config or libzstd-dev.
+    let build = cargo_tree(
+        "offload-build",
+        &[
+            "--features",
+            "compression",
+            "-e",
+            "features",
+            "-i",
+            "zstd-sys",
+            "--prefix",
+            "none",
+        ],
+    );
     assert!(build.contains("zstd-sys feature \"std\""), "{build}");
     assert!(
         !build.contains("zstd-sys feature \"pkg-config\""),
         "offload-build would need pkg-config and libzstd-dev:\n{build}"
     );
     // The drop-in tools link the system libzstd LLVM links, for LLVM's compressed bytes.
-    let cli = features("offload-cli");
+    let cli = cargo_tree(
+        "offload-cli",
+        &["-e", "features", "-i", "zstd-sys", "--prefix", "none"],
+    );
     assert!(cli.contains("zstd-sys feature \"pkg-config\""), "{cli}");
 }

@@ -101,6 +101,15 @@
 //! The command-line tools (`offload-bundler`, `offload-packager`, `offload-build`) are in the
 //! `offload-cli` crate; this crate compiles none of their dependencies.
 //!
+//! # Features
+//!
+//! - `compression` (off by default): compressed bundles (`Build::compress`,
+//!   `embed::HipObject::compress`), with the zstd and zlib libraries built from source. Off,
+//!   no compression library is compiled, and asking for compression is an error naming the
+//!   feature.
+//! - `system-zstd`: `compression` with the system libzstd (pkg-config), whose output is
+//!   byte-identical to LLVM's at every level.
+//!
 //! # Trust
 //!
 //! Inputs are untrusted: every size and offset read from a file is checked before

@@ -35,6 +35,8 @@
 //!
 //! # Features
 //!
+//! - `compression` (default): compressed bundles and offload binaries (zstd, zlib). Without
+//!   it headers are still parsed; compressing and decompressing are `Unsupported` errors.
 //! - `system-zstd`: link the system libzstd (pkg-config) so compressed bundles are LLVM's
 //!   bytes at every level; by default the bundled zstd is built (a C compiler is all it needs).
 //! - `serde`: `Serialize` for the [`inspect`] reports.

@@ -598,6 +598,9 @@ impl Build {
 
     /// Compresses the bundle (`CCOB`, zstd level 3 with long-distance matching, as
     /// `clang --offload-compress`; format version 2 for LLVM ≤ 21, 3 from LLVM 22). Bundles only.
+    ///
+    /// Needs the crate's `compression` feature; without it the build fails with
+    /// [`Error::Config`] naming the feature.
     pub fn compress(&mut self, compress: bool) -> &mut Build {
         self.compress = compress.then(CompressOptions::default);
         self.compress_auto_version = true;

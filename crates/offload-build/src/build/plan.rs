@@ -191,6 +191,13 @@ impl Plan {
                     "compression applies to bundles (Container::Bundle) only".into(),
                 ));
             }
+            if build.compress.is_some() && !offload_formats::bundle::compressed::SUPPORTED {
+                return Err(Error::Config(
+                    "compressed bundles need the `compression` feature of offload-build \
+                     (offload-build = { version = \"0.1\", features = [\"compression\"] })"
+                        .into(),
+                ));
+            }
         }
         let outputs = match (purpose, out_dir) {
             (Purpose::Compile(name), Some(out_dir)) => Some(outputs(name, out_dir, container)),

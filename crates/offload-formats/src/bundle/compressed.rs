@@ -260,12 +260,21 @@ fn low_u64(digest: &[u8]) -> u64 {
     u64::from_le_bytes(digest[..8].try_into().expect("16-byte digest"))
 }
 
+/// Whether this build compresses and decompresses (the `compression` feature, on by
+/// default). Without it, headers are still parsed and listed, but compressing or
+/// decompressing is [`CompressError::Unsupported`] / [`CompressedError::Unsupported`].
+pub const SUPPORTED: bool = cfg!(feature = "compression");
+
+const UNSUPPORTED: &str = "compressed bundles are not supported by this build (offload-formats without its `compression` feature)";
+
 /// Why a compressed bundle cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CompressedError {
     /// The data does not start with `CCOB`.
     NotCompressed,
+    /// Built without the `compression` feature.
+    Unsupported,
     /// The input ends inside the header.
     TruncatedHeader {
         /// Bytes the header needs.
@@ -334,6 +343,7 @@ impl fmt::Display for CompressedError {
             CompressedError::NotCompressed => {
                 f.write_str("not a compressed bundle (no CCOB magic)")
             }
+            CompressedError::Unsupported => f.write_str(UNSUPPORTED),
             CompressedError::TruncatedHeader { needed, available } => write!(
                 f,
                 "compressed bundle header is truncated: it needs {needed} bytes but only {available} are present"
@@ -397,6 +407,8 @@ pub enum CompressError {
     ReadOnlyVersion,
     /// The compression library failed (its message).
     Library(String),
+    /// Built without the `compression` feature.
+    Unsupported,
 }
 
 impl fmt::Display for CompressError {
@@ -410,6 +422,7 @@ impl fmt::Display for CompressError {
                 f.write_str("compressed bundle format version 1 can be read but not written")
             }
             CompressError::Library(msg) => f.write_str(msg),
+            CompressError::Unsupported => f.write_str(UNSUPPORTED),
         }
     }
 }
@@ -522,6 +535,12 @@ fn yield_cpu_to_hash() {
 }
 
 /// The compressed data after `header_len` reserved (zeroed) bytes.
+#[cfg(not(feature = "compression"))]
+fn compress_payload(_: &[u8], _: &CompressOptions, _: usize) -> Result<Vec<u8>, CompressError> {
+    Err(CompressError::Unsupported)
+}
+
+#[cfg(feature = "compression")]
 fn compress_payload(
     input: &[u8],
     options: &CompressOptions,
@@ -713,7 +732,10 @@ impl<'data> CompressedBundle<'data> {
     /// The zstd frame's own content size, when the frame records it.
     pub fn content_size(&self) -> Option<u64> {
         match self.header.method {
+            #[cfg(feature = "compression")]
             Method::Zstd => zstd_safe::get_frame_content_size(self.payload).unwrap_or_default(),
+            #[cfg(not(feature = "compression"))]
+            Method::Zstd => None,
             Method::Zlib => None,
         }
     }
@@ -855,6 +877,12 @@ fn advise_huge_pages(buffer: &mut [u8]) {
 }
 
 /// Length of the zstd frame or zlib stream at the start of `data`.
+#[cfg(not(feature = "compression"))]
+fn frame_len(_: Method, _: &[u8]) -> Result<usize, CompressedError> {
+    Err(CompressedError::Unsupported)
+}
+
+#[cfg(feature = "compression")]
 fn frame_len(method: Method, data: &[u8]) -> Result<usize, CompressedError> {
     match method {
         Method::Zstd => zstd_safe::find_frame_compressed_size(data).map_err(zstd_error),
@@ -878,6 +906,7 @@ fn frame_len(method: Method, data: &[u8]) -> Result<usize, CompressedError> {
     }
 }
 
+#[cfg(feature = "compression")]
 fn zstd_error(code: usize) -> CompressedError {
     let name = zstd_safe::get_error_name(code);
     if name.contains("Src size is incorrect") {
@@ -890,6 +919,7 @@ fn zstd_error(code: usize) -> CompressedError {
 /// Bytes handed to the hasher and to consumers at a time.
 const HASH_CHUNK: usize = 1 << 20;
 /// Compressed bytes fed to zstd per call, so that progress is published regularly.
+#[cfg(feature = "compression")]
 const FEED: usize = 256 << 10;
 
 /// The output buffer shared between the decompressing thread (the only writer, always past
@@ -930,6 +960,7 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    #[cfg(feature = "compression")]
     fn publish(&self, len: usize) {
         self.lock().published = len;
         self.changed.notify_all();
@@ -946,6 +977,7 @@ impl Shared {
 
 /// The decompressing thread's view of the shared buffer, as zstd's output buffer: zstd
 /// writes only past `filled` (the position it reports) and reads back below it (its window).
+#[cfg(feature = "compression")]
 struct Tail<'a> {
     shared: &'a Shared,
     filled: usize,
@@ -955,6 +987,7 @@ struct Tail<'a> {
 // borrow and which only this thread writes; `as_slice` covers the first `filled` bytes, which
 // are initialised (the buffer starts zeroed) and never written again, so they may be shared
 // with the readers of the published part.
+#[cfg(feature = "compression")]
 unsafe impl zstd_safe::WriteBuf for Tail<'_> {
     fn as_slice(&self) -> &[u8] {
         // SAFETY: see the impl: the first `filled` bytes are initialised and immutable.
@@ -1039,6 +1072,17 @@ fn hash_progress(p: &Progress<'_>) -> Option<u64> {
 }
 
 /// zstd into the shared buffer; returns the decompressed length.
+#[cfg(not(feature = "compression"))]
+fn inflate_zstd(_: &[u8], _: &Shared, _: u64) -> Result<usize, CompressedError> {
+    Err(CompressedError::Unsupported)
+}
+
+#[cfg(not(feature = "compression"))]
+fn inflate_zlib(_: &[u8], _: &Shared, _: u64) -> Result<usize, CompressedError> {
+    Err(CompressedError::Unsupported)
+}
+
+#[cfg(feature = "compression")]
 fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
     let mut dctx = zstd_safe::DCtx::try_create()
         .ok_or_else(|| CompressedError::Corrupt("zstd: out of memory".into()))?;
@@ -1111,6 +1155,7 @@ fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, Compres
 }
 
 /// zlib into the shared buffer; returns the decompressed length.
+#[cfg(feature = "compression")]
 fn inflate_zlib(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
     let mut z = flate2::Decompress::new(true);
     let mut pos = 0usize;
@@ -1159,7 +1204,7 @@ fn inflate_zlib(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, Compres
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "compression"))]
 mod tests {
     use super::*;
 

@@ -13,6 +13,7 @@
 //!
 //! The input does not need to be aligned in memory: fields are read bytewise.
 
+#[cfg(feature = "compression")]
 use std::io::Read;
 use std::sync::Arc;
 
@@ -168,14 +169,25 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, Packag
     }
     let payload = &input[h.entries_offset as usize..h.size as usize];
     let body_size = h.inflated_size - h.entries_offset;
+    #[cfg_attr(not(feature = "compression"), allow(unused_mut))]
     let mut body = Vec::with_capacity(body_size.min(payload.len() as u64 * 4) as usize);
     let limit = body_size.saturating_add(1);
+    #[cfg(feature = "compression")]
     let result = if crate::kind::FileKind::sniff(payload) == crate::kind::FileKind::ZstdFrame {
         zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(&mut body))
     } else {
         flate2::read::ZlibDecoder::new(payload)
             .take(limit)
             .read_to_end(&mut body)
+    };
+    #[cfg(not(feature = "compression"))]
+    let result: std::io::Result<usize> = {
+        let _ = limit;
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "compressed offload binaries are not supported by this build \
+             (offload-formats without its `compression` feature)",
+        ))
     };
     if let Err(e) = result {
         return Err(PackageReadError::new(
@@ -598,6 +610,7 @@ mod tests {
 
     /// A compressed v3 binary as spec B.3 describes LLVM's writer: the header with
     /// size = 40 + payload and the inflated size, the payload, zero padding to 8.
+    #[cfg(feature = "compression")]
     fn compress(v3: &[u8], zstd: bool) -> Vec<u8> {
         use std::io::Write;
         let body = &v3[40..];
@@ -618,6 +631,7 @@ mod tests {
 
     /// Resource budget: a configurable cap on the announced inflated size, checked before
     /// decompressing (a 40 KiB zstd payload of zeros inflates to 1 GiB).
+    #[cfg(feature = "compression")]
     #[test]
     fn inflated_size_limit() {
         let v3 = hand_v2(40);
@@ -628,6 +642,7 @@ mod tests {
         assert!(e.to_string().contains("above the limit"), "{e}");
     }
 
+    #[cfg(feature = "compression")]
     #[test]
     fn compressed_v3_zstd_and_zlib() {
         let v3 = hand_v2(40);
@@ -665,6 +680,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "compression")]
     #[test]
     fn decompressor_errors_are_the_source() {
         use std::error::Error as _;
