@@ -774,3 +774,33 @@ fn write_trivial_kernels(proj: &Path, names: &[&str]) {
         .unwrap();
     }
 }
+
+/// A source named with a line break (which would inject `cargo:rustc-env` into a build script's
+/// output, and break a depfile) is refused with one line naming it; no depfile is written.
+#[test]
+fn compile_cli_refuses_a_file_name_with_a_line_break() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x\ncargo:rustc-env=INJECTED=pwned\ny.hip";
+    std::fs::write(
+        dir.path().join(name),
+        "#define __global__ __attribute__((global))\n\
+         extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+    )
+    .unwrap();
+    let o = Command::new(EXE)
+        .current_dir(dir.path())
+        .args(["compile", name, "--arch", "gfx90a", "--compiler", CLANG])
+        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert!(
+        err.contains("line break") && err.contains(r"x\ncargo:rustc-env=INJECTED=pwned\ny.hip"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.path().join("k.d").exists() && !dir.path().join("k.o").exists());
+}

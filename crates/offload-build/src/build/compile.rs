@@ -148,7 +148,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
             built.jobs_cached += 1;
         }
         for dep in o.deps.iter().skip(1) {
-            d.push(format!("rerun-if-changed={}", dep.display()));
+            d.push_path("rerun-if-changed", dep)?;
         }
         if o.rdc {
             to_link

@@ -16,6 +16,8 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::sync::Mutex;
 
+use super::Error;
+
 /// Variables Cargo sets for build scripts itself; reading them needs no rerun directive.
 fn set_by_cargo(name: &str) -> bool {
     name.starts_with("CARGO_")
@@ -55,8 +57,30 @@ impl Directives {
         }
     }
 
-    /// Records `cargo:<line>` once (later duplicates are dropped).
+    /// Records `cargo:<key>=<path>`, refusing a path with a line break: Cargo reads one
+    /// directive per line, so such a name cannot be expressed, and printed as it is its second
+    /// line would be a directive of its own (`x\ncargo:rustc-env=…`).
+    pub(crate) fn push_path(&self, key: &str, path: &std::path::Path) -> Result<(), Error> {
+        let text = path.display().to_string();
+        if text.contains(['\n', '\r']) {
+            return Err(Error::Config(format!(
+                "{}: a file name with a line break cannot be passed to Cargo \
+                 (cargo:{key}); rename the file",
+                text.escape_debug()
+            )));
+        }
+        self.push(format!("{key}={text}"));
+        Ok(())
+    }
+
+    /// Records `cargo:<line>` once (later duplicates are dropped). A line break would start
+    /// another directive: such a line is never printed (paths go through `push_path`, which
+    /// refuses them; warnings are split into lines).
     pub(crate) fn push(&self, line: String) {
+        if line.contains(['\n', '\r']) {
+            debug_assert!(false, "a directive with a line break: {line:?}");
+            return;
+        }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !st.seen.insert(line.clone()) {
             return;
@@ -147,6 +171,25 @@ impl<'a> Env<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file name with a line break would print a directive of its own: refused, nothing
+    /// recorded or printed.
+    #[test]
+    fn paths_with_line_breaks_are_refused() {
+        let d = Directives::new(false);
+        let evil = std::path::Path::new("x\ncargo:rustc-env=INJECTED=pwned\ny.hip");
+        let e = d.push_path("rerun-if-changed", evil).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(r"x\ncargo:rustc-env=INJECTED=pwned\ny.hip")
+                && e.to_string().contains("line break"),
+            "{e}"
+        );
+        d.push_path("rerun-if-changed", std::path::Path::new("ok.hip"))
+            .unwrap();
+        let st = d.state.lock().unwrap();
+        assert_eq!(st.lines, ["rerun-if-changed=ok.hip"]);
+    }
 
     #[test]
     fn reads_record_rerun_directives_except_cargo_vars() {

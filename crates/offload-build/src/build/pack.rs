@@ -46,7 +46,7 @@ pub(crate) fn run(plan: &Plan, built: Built, env: &Env<'_>) -> Result<Packed, Er
     for image in &plan.images {
         let data =
             std::fs::read(&image.path).map_err(|e| Error::io("reading image", &image.path, e))?;
-        d.push(format!("rerun-if-changed={}", image.given.display()));
+        d.push_path("rerun-if-changed", &image.given)?;
         per_arch.entry(image.arch.clone()).or_default().push(Piece {
             kind: image.kind,
             data,

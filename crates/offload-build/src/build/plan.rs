@@ -172,7 +172,7 @@ impl Plan {
                         std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
                     ));
                 }
-                d.push(format!("rerun-if-changed={}", s.display()));
+                d.push_path("rerun-if-changed", s)?;
             }
         }
 
@@ -365,7 +365,7 @@ fn sources(build: &Build, cwd: &Path, d: &Directives) -> Result<Vec<PathBuf>, Er
             .components()
             .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[']))
             .collect();
-        d.push(format!("rerun-if-changed={}", literal.display()));
+        d.push_path("rerun-if-changed", &literal)?;
     }
     let mut seen = BTreeSet::new();
     sources.retain(|s| seen.insert(absolute(cwd, s)));
