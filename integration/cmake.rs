@@ -804,3 +804,67 @@ fn compile_cli_refuses_a_file_name_with_a_line_break() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!dir.path().join("k.d").exists() && !dir.path().join("k.o").exists());
 }
+
+/// Compiles that share a cache directory (CMake targets of one project, parallel builds) each
+/// link the same device code at once: 8 concurrent two-source runs all succeed (issue 16,
+/// finding 7: the link's temporary file had one fixed name, and 7 of 24 runs failed renaming
+/// it).
+#[test]
+fn concurrent_compiles_share_a_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    write_trivial_kernels(dir.path(), &["a", "b"]);
+    let runs: Vec<_> = (0..8)
+        .map(|i| {
+            Command::new(EXE)
+                .current_dir(dir.path())
+                .args([
+                    "compile",
+                    "a.hip",
+                    "b.hip",
+                    "--arch",
+                    "gfx90a",
+                    "--compiler",
+                    CLANG,
+                ])
+                .args([
+                    "--out-dir",
+                    "shared",
+                    "-o",
+                    &format!("k{i}.hipfb"),
+                    "-j",
+                    "1",
+                ])
+                .args(["--embed", "fatbin", "--quiet"])
+                .env_remove("OFFLOAD_BUILD_LAUNCHER")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> = runs
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    for (i, o) in outputs.iter().enumerate() {
+        assert!(o.status.success(), "run {i}: {}", text(o));
+        // Nothing printed under --quiet: the device link gave clang 19 `-nogpulib`, which
+        // it called unused.
+        assert!(o.stderr.is_empty(), "run {i}: {}", text(o));
+    }
+    let first = std::fs::read(dir.path().join("k0.hipfb")).unwrap();
+    for i in 1..8 {
+        assert_eq!(
+            std::fs::read(dir.path().join(format!("k{i}.hipfb"))).unwrap(),
+            first
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("shared/offload-build-cache"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "temporaries left: {left:?}");
+}

@@ -615,22 +615,34 @@ impl JobCtx<'_> {
                 stderr,
             });
         }
-        let tmp = co.with_extension("co.tmp");
+        // A name of its own: compiles that share the cache link the same object at once, and
+        // the first rename must not take another's half-written file (removed if the link
+        // fails).
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".linked-{}-", arch.file_tag()))
+            .suffix(".co.tmp")
+            .tempfile_in(self.cache_dir)
+            .map_err(|e| Error::io("creating a temporary file in", self.cache_dir, e))?
+            .into_temp_path();
         let mut argv: Vec<OsString> = vec![
             self.tc.clang.clone().into_os_string(),
             OsString::from("--target=amdgcn-amd-amdhsa"),
             OsString::from(format!("-mcpu={arch}")),
             OsString::from("-nogpulib"),
+            // clang 15 needs -nogpulib here, later clangs call it unused: the link step has
+            // no flags of the user's, so nothing else is silenced.
+            OsString::from("-Wno-unused-command-line-argument"),
         ];
         argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
-        argv.extend([OsString::from("-o"), tmp.clone().into_os_string()]);
+        argv.extend([OsString::from("-o"), tmp.as_os_str().to_os_string()]);
         let stderr = self.exec(&argv, &arch, None, None)?;
         if stderr.is_empty() {
             let _ = std::fs::remove_file(&printed);
         } else {
             cache::write_atomic(&printed, (stderr.join("\n") + "\n").as_bytes())?;
         }
-        std::fs::rename(&tmp, &co).map_err(|e| Error::io("renaming", &tmp, e))?;
+        tmp.persist(&co)
+            .map_err(|e| Error::io("renaming", e.path.to_path_buf(), e.error))?;
         Ok(Linked {
             arch,
             co,
