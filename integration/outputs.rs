@@ -379,3 +379,32 @@ fn signals_leave_no_temporary_and_the_old_outputs() {
     }
     assert!(interrupted >= 6, "only {interrupted} runs were interrupted");
 }
+
+#[test]
+fn a_failing_standard_output_is_reported_as_llvm_reports_it() {
+    let dir = RunDir::new("outputs-dev-full");
+    let d = dir.path();
+    inputs(d);
+    let (code, err) = run(Tool::Ours, d, &bundle_args("fat.bc"));
+    assert_eq!(code, 0, "{err}");
+    let mut seen = Vec::new();
+    for tool in [Tool::Llvm22, Tool::Ours] {
+        let out = Command::new(tool.path())
+            .current_dir(d)
+            .args(["-list", "-type=bc", "-input=fat.bc"])
+            .stdout(
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        seen.push((
+            status_code(out.status),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
+    }
+    assert_eq!(seen[0].0, 1, "LLVM 22: {:?}", seen[0]);
+    assert_eq!(seen[1], seen[0], "ours vs LLVM 22");
+}

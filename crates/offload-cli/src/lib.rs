@@ -82,11 +82,64 @@ pub fn default_sigpipe() {
 }
 
 /// Runs `run` with the process's locked standard streams.
+///
+/// Standard output is written as LLVM's `outs()` writes it: a failed write (a full disk,
+/// `> /dev/full`) is remembered, and reported once the tool is done, as
+/// `LLVM ERROR: IO failure on output stream: …` with exit status 1. (A descriptor 1 that
+/// was closed when the tool started cannot be told: Rust's runtime opens `/dev/null` there.)
 pub(crate) fn with_stdio(
     args: &[String],
     run: fn(&[String], &mut dyn Write, &mut dyn Write) -> i32,
 ) -> i32 {
-    let stdout = io::stdout();
     let stderr = io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    let mut out = io::BufWriter::new(StickyStdout { error: None });
+    let code = run(args, &mut out, &mut stderr.lock());
+    let error = match out.into_inner() {
+        Ok(w) => w.error,
+        Err(e) => e.into_inner().into_parts().0.error,
+    };
+    match error {
+        Some(e) => {
+            let _ = writeln!(
+                stderr.lock(),
+                "LLVM ERROR: IO failure on output stream: {}",
+                fileio::error_text(&e)
+            );
+            if code == 0 { 1 } else { code }
+        }
+        None => code,
+    }
+}
+
+/// File descriptor 1, written directly; the first error is kept and later writes dropped.
+struct StickyStdout {
+    error: Option<io::Error>,
+}
+
+impl Write for StickyStdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.error.is_some() {
+            return Ok(buf.len());
+        }
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            match rustix::io::write(io::stdout().as_fd(), buf) {
+                Ok(n) => Ok(n),
+                Err(rustix::io::Errno::INTR) => Ok(0),
+                Err(e) => {
+                    self.error = Some(e.into());
+                    Ok(buf.len())
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            io::stdout().write(buf)
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
