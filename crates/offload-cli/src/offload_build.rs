@@ -2,7 +2,7 @@
 //! options are parsed with `clap` rather than LLVM's option conventions).
 //!
 //! ```text
-//! offload-build inspect FILE... [--json]
+//! offload-build inspect FILE... [--json] [--verify]
 //! offload-build extract [FILE] (--index N | --id ID [--nth K] | --uri URI) -o OUT
 //! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
 //! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
@@ -55,6 +55,10 @@ enum Command {
         /// Print JSON (an array with one report per file) instead of text.
         #[arg(long)]
         json: bool,
+        /// Decompress every compressed bundle whole and check the MD5 its header stores
+        /// (otherwise each is decoded only as far as its entry table).
+        #[arg(long)]
+        verify: bool,
     },
     /// Write one entry to a file.
     Extract(ExtractArgs),
@@ -269,7 +273,11 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     let result = match cli.command {
-        Command::Inspect { files, json } => inspect_files(&files, json, out, err),
+        Command::Inspect {
+            files,
+            json,
+            verify,
+        } => inspect_files(&files, json, verify, out, err),
         Command::Extract(a) => extract(&a).map(|()| 0),
         Command::Embed(EmbedCommand::Hip(a)) => embed_hip(&a).map(|()| 0),
         Command::Embed(EmbedCommand::NewDriver(a)) => embed_new_driver(&a).map(|()| 0),
@@ -323,6 +331,7 @@ fn read(path: &str) -> Result<Input, Failure> {
 fn inspect_files(
     files: &[String],
     json: bool,
+    verify: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Failure> {
@@ -330,7 +339,13 @@ fn inspect_files(
     let mut status = 0;
     for path in files {
         let report = read(path).and_then(|input| {
-            inspect::inspect(&input.data[..], path).map_err(|e| Failure::Message(e.to_string()))
+            let options = if verify {
+                inspect::Options::verify()
+            } else {
+                inspect::Options::default()
+            };
+            inspect::inspect_with(&input.data[..], path, &options)
+                .map_err(|e| Failure::Message(e.to_string()))
         });
         match report {
             Ok(r) => {
@@ -385,8 +400,10 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 " {} v{} {} -> {} bytes (ratio {:.2})",
                 z.method, z.version, z.compressed_size, z.uncompressed_size, z.ratio
             )?;
-            if z.hash_matches == Some(false) {
-                out.write_all(b" (stored MD5 does not match the contents)")?;
+            match z.hash_matches {
+                Some(false) => out.write_all(b" (stored MD5 does not match the contents)")?,
+                Some(true) => out.write_all(b" (MD5 verified)")?,
+                None => {}
             }
         }
         writeln!(out, " {}", c.uri)?;

@@ -674,6 +674,18 @@ impl<'data> CompressedBundle<'data> {
     /// total size says; version 1 ends with its zstd frame or zlib stream. Whatever follows
     /// (padding, other bundles) is not part of it.
     pub fn parse(data: &'data [u8]) -> Result<Self, CompressedError> {
+        Self::parse_checked(data, true)
+    }
+
+    /// Like [`parse`](Self::parse), but a version 2 or 3 bundle is bounded by its total size
+    /// alone: its zstd frame is not walked to check that it ends exactly there. Nothing past
+    /// the header is read, which is what a listing at header speed wants (decompressing the
+    /// bundle later still stops at the frame's end; data after it goes unnoticed).
+    pub fn parse_bounded(data: &'data [u8]) -> Result<Self, CompressedError> {
+        Self::parse_checked(data, false)
+    }
+
+    fn parse_checked(data: &'data [u8], check_frame: bool) -> Result<Self, CompressedError> {
         let header = Header::parse(data)?;
         let start = header.len();
         let payload = match header.total_size {
@@ -697,7 +709,7 @@ impl<'data> CompressedBundle<'data> {
                 &rest[..frame_len(header.method, rest)?]
             }
         };
-        if header.method == Method::Zstd && header.total_size.is_some() {
+        if check_frame && header.method == Method::Zstd && header.total_size.is_some() {
             let n = frame_len(Method::Zstd, payload)?;
             if n != payload.len() {
                 return Err(CompressedError::TrailingData {
