@@ -416,6 +416,88 @@ fn compile_cli_writes_object_and_depfile_and_fails_in_one_line() {
     assert!(!p("libk.a").exists());
 }
 
+/// `compile --depfile` for a source and a header whose names hold a backslash before a space
+/// (clang lists the header with a `/` for its backslash; the build finds the real file): GNU
+/// make (`include`) and Ninja (`depfile =`) both read the depfile, find every file it names
+/// (nothing to do on a second run), and rebuild once the header or the source is touched.
+#[test]
+fn compile_depfile_is_read_by_make_and_ninja() {
+    require("make");
+    require("ninja");
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(
+        p("my h\\ dr.h"),
+        "#pragma once\n#define __global__ __attribute__((global))\n",
+    )
+    .unwrap();
+    let source = "my s\\ rc.hip";
+    std::fs::write(
+        p(source),
+        "#include \"my h\\ dr.h\"\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+    )
+    .unwrap();
+    let o = Command::new(EXE)
+        .current_dir(dir.path())
+        .args(["compile", source, "--arch", "gfx90a", "--compiler", CLANG])
+        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let dep = std::fs::read_to_string(p("k.d")).unwrap();
+    assert!(dep.contains("/my\\ h\\\\\\ dr.h"), "{dep}");
+    assert!(dep.contains(" my\\ s\\\\\\ rc.hip"), "{dep}");
+    std::fs::write(
+        p("Makefile"),
+        "k.o:\n\ttouch k.o && echo built >> make.log\ninclude k.d\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("build.ninja"),
+        "rule touch\n  command = touch k.o && echo built >> ninja.log\n  depfile = k.d\n\
+         build k.o: touch\n",
+    )
+    .unwrap();
+    let run = |tool: &str| {
+        let mut c = Command::new(tool);
+        c.current_dir(dir.path());
+        for var in ["MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CARGO_MAKEFLAGS"] {
+            c.env_remove(var);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{tool}: {}", text(&o));
+        let log = std::fs::read_to_string(p(&format!("{tool}.log"))).unwrap_or_default();
+        log.lines().count()
+    };
+    // Ninja has no log yet: it builds once; then k.o is newer than every file named.
+    assert_eq!(run("ninja"), 1);
+    // Sets a file's modification time `secs` from now (in the past when negative).
+    let touch = |name: &str, secs: i64| {
+        let now = std::time::SystemTime::now();
+        let d = std::time::Duration::from_secs(secs.unsigned_abs());
+        let later = if secs < 0 { now - d } else { now + d };
+        std::fs::File::options()
+            .write(true)
+            .open(p(name))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+    };
+    touch("k.o", 10);
+    assert_eq!(run("make"), 0, "make rebuilt an up-to-date output");
+    assert_eq!(run("ninja"), 1, "ninja rebuilt an up-to-date output");
+    touch("my h\\ dr.h", 20);
+    assert_eq!(run("make"), 1, "make missed the header");
+    assert_eq!(run("ninja"), 2, "ninja missed the header");
+    // The header old again: nothing to do.
+    touch("my h\\ dr.h", -100);
+    assert_eq!((run("make"), run("ninja")), (1, 2));
+    touch(source, 30);
+    assert_eq!(run("make"), 2, "make missed the source");
+    assert_eq!(run("ninja"), 3, "ninja missed the source");
+}
+
 /// Architectures set after the call (the target's `HIP_ARCHITECTURES`, a source's
 /// `OFFLOAD_ARCHITECTURES`) are the ones compiled, and `EMBED FATBIN` writes the container.
 #[test]

@@ -48,7 +48,8 @@
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
-//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE.
+//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE, a
+//!   failing third output rolling the first two back.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!

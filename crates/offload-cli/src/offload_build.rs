@@ -607,18 +607,44 @@ fn name_from_output(output: &str) -> String {
     }
 }
 
-/// A path as a Make depfile writes it (spaces, `#` and `$` escaped).
-fn make_escape(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
+/// A file name as a depfile must spell it for GNU make and Ninja alike (clang's escaping):
+/// a space is `\ ` with the backslashes before it doubled, `#` is `\#`, `$` is `$$`, any
+/// other byte (a backslash too) is itself. Names that the two read differently, or cannot
+/// hold, are refused with an error naming the file: a line break (one rule per line), a
+/// trailing backslash (it would escape the separator), a backslash before `#`.
+fn depfile_name(path: &str, depfile: &str) -> Result<String, Failure> {
+    let refuse = |why: &str| {
+        Failure::Message(format!(
+            "'{}': {why} cannot be written to the depfile '{depfile}' (GNU make and Ninja \
+             would read another name); rename the file",
+            path.escape_debug()
+        ))
+    };
+    if path.contains(['\n', '\r']) {
+        return Err(refuse("a file name with a line break"));
+    }
+    if path.ends_with('\\') {
+        return Err(refuse("a file name ending with a backslash"));
+    }
+    if path.contains("\\#") {
+        return Err(refuse("a file name with a backslash before '#'"));
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut backslashes = 0;
     for c in path.chars() {
         match c {
-            ' ' => out.push_str("\\ "),
+            ' ' => {
+                // 2N+1 backslashes and a space are N backslashes and a space.
+                out.extend(std::iter::repeat_n('\\', backslashes + 1));
+                out.push(' ');
+            }
             '#' => out.push_str("\\#"),
             '$' => out.push_str("$$"),
             _ => out.push(c),
         }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
     }
-    out
+    Ok(out)
 }
 
 /// The library's message, with its builder-call names turned into this command's options.
@@ -769,24 +795,57 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
             m.data.to_vec()
         }
     };
-    write_output(output, &bytes)?;
-
-    if let Some(depfile) = &a.depfile {
-        let mut deps: Vec<&str> = Vec::new();
-        for line in &c.cargo_directives {
-            if let Some(p) = line.strip_prefix("rerun-if-changed=") {
-                if !deps.contains(&p) {
-                    deps.push(p);
+    // The depfile first, so that a name it cannot hold leaves no output either.
+    let depfile = match &a.depfile {
+        None => None,
+        Some(depfile) => {
+            let mut deps: Vec<&str> = Vec::new();
+            for line in &c.cargo_directives {
+                if let Some(p) = line.strip_prefix("rerun-if-changed=") {
+                    if !deps.contains(&p) {
+                        deps.push(p);
+                    }
                 }
             }
+            let mut text = depfile_name(output, depfile)?;
+            text.push(':');
+            for d in &deps {
+                text.push_str(" \\\n  ");
+                text.push_str(&depfile_name(d, depfile)?);
+            }
+            text.push('\n');
+            Some((depfile, text))
         }
-        let mut text = format!("{}:", make_escape(output));
-        for d in &deps {
-            text.push_str(" \\\n  ");
-            text.push_str(&make_escape(d));
-        }
-        text.push('\n');
+    };
+    write_output(output, &bytes)?;
+    if let Some((depfile, text)) = depfile {
         write_output(depfile, text.as_bytes())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depfile_names_are_escaped_for_make_and_ninja() {
+        let name = |p: &str| match depfile_name(p, "k.d") {
+            Ok(s) => s,
+            Err(Failure::Message(m)) => format!("error: {m}"),
+            Err(Failure::BrokenPipe) => "broken pipe".into(),
+        };
+        assert_eq!(name("my k.hip"), "my\\ k.hip");
+        assert_eq!(name("a\\ b.h"), "a\\\\\\ b.h");
+        assert_eq!(name("a\\b.h"), "a\\b.h");
+        assert_eq!(name("x#y$z"), "x\\#y$$z");
+        for bad in ["a\nb", "a\\", "a\\#b"] {
+            assert!(name(bad).starts_with("error: '"), "{bad:?}: {}", name(bad));
+        }
+        assert_eq!(
+            name("x\ny"),
+            "error: 'x\\ny': a file name with a line break cannot be written to the depfile \
+             'k.d' (GNU make and Ninja would read another name); rename the file"
+        );
+    }
 }

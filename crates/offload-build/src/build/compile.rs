@@ -524,12 +524,12 @@ impl JobCtx<'_> {
         if !spec.depfile.is_file() {
             let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source), None);
         }
-        let text = match std::fs::read_to_string(&spec.depfile) {
+        let text = match std::fs::read(&spec.depfile) {
             Ok(t) => t,
             Err(_) => {
                 self.no_depfile
                     .store(true, std::sync::atomic::Ordering::Relaxed);
-                String::new()
+                Vec::new()
             }
         };
         let mut deps = vec![spec.source.clone()];
@@ -540,6 +540,8 @@ impl JobCtx<'_> {
                 // The compiler ran in this process's working directory.
                 std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep)
             };
+            // A name with a backslash, which clang listed with a `/` instead.
+            let dep = cache::restore_backslashes(&dep).unwrap_or(dep);
             if !deps.contains(&dep) {
                 deps.push(dep);
             }
