@@ -93,6 +93,7 @@ mod hostobj_codegen;
 mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
+mod memory_limits;
 mod objects_fixtures;
 mod outputs;
 mod packager_diff;
