@@ -950,3 +950,65 @@ fn concurrent_compiles_share_a_cache() {
         .unwrap_or_default();
     assert!(left.is_empty(), "temporaries left: {left:?}");
 }
+
+/// `TIMEOUT` reaches the command (`--timeout`): a hanging compiler is killed after it, with
+/// its child, and the build fails with the one line naming the source and architecture.
+#[test]
+fn timeout_argument_kills_a_hanging_compile() {
+    let ex = Example::new();
+    let proj = ex.path("hang");
+    write_project(
+        &proj,
+        &format!(
+            "{}offload_add_fatbin(k SOURCES a.hip ARCHITECTURES gfx90a EMBED FATBIN TIMEOUT 1 \
+             COMPILER \"${{CMAKE_CURRENT_SOURCE_DIR}}/hang.sh\")\n\
+             add_custom_target(all_k ALL DEPENDS k_offload_build)\n",
+            include_module()
+        ),
+    );
+    write_trivial_kernels(&proj, &["a"]);
+    let hang = proj.join("hang.sh");
+    std::fs::write(
+        &hang,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *--version*|*--print-supported-cpus*) exec {CLANG} \"$@\";; esac\n\
+             sleep 300 &\necho $! > \"$PIDFILE\"\nwait\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = configure_project(ex.cmake(), &proj, &ex.path("build"))
+        .args(["-G", "Ninja"])
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let pidfile = ex.path("pid");
+    let start = std::time::Instant::now();
+    let o = ex
+        .cmake()
+        .env("PIDFILE", &pidfile)
+        .arg("--build")
+        .arg(ex.path("build"))
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains(&format!(
+            "offload-build: error: compiling {} for gfx90a did not finish within the compile \
+             timeout of 1 s (--timeout, OFFLOAD_BUILD_COMPILE_TIMEOUT)",
+            proj.join("a.hip").display()
+        )),
+        "{t}"
+    );
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the compiler's child {pid} was left running: {stat}"
+    );
+}

@@ -45,6 +45,10 @@
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
 //!   runtime link, and the errors for an arch without device library, another clang and a
 //!   compiler variable that names no compiler.
+//! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
+//!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
+//!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
+//!   sit behind a failing launcher (one line).
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -85,6 +89,7 @@ mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
 mod cmake;
+mod compile_faults;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;

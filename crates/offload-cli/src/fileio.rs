@@ -331,15 +331,29 @@ enum OutputKind {
     Stdout(File),
 }
 
+/// Calls `hook` when a terminating signal (SIGINT, SIGTERM, SIGHUP) arrives, before the
+/// temporary files are removed and the signal ends the process (`offload-build compile` kills
+/// its compilers so). Starts watching the signals now.
+pub fn on_terminating_signal(hook: fn()) {
+    temporaries::HOOKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(hook);
+    #[cfg(unix)]
+    temporaries::WATCH.call_once(temporaries::watch);
+}
+
 /// The temporary files of outputs not yet committed, removed when a terminating signal
-/// (SIGINT, SIGTERM, SIGHUP) arrives: a thread of `signal-hook` receives the signal, removes
-/// them, then lets the signal end the process as it would have (its status says so).
+/// (SIGINT, SIGTERM, SIGHUP) arrives: a thread of `signal-hook` receives the signal, calls the
+/// hooks ([`on_terminating_signal`]), removes them, then lets the signal end the process as it
+/// would have (its status says so).
 mod temporaries {
     use std::path::{Path, PathBuf};
     use std::sync::{Mutex, Once};
 
     static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    static WATCH: Once = Once::new();
+    pub(super) static HOOKS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+    pub(super) static WATCH: Once = Once::new();
 
     /// Creates a temporary file with `create` and registers it, with the registry held
     /// meanwhile so that a signal cannot come between the two (and, the first time, starts
@@ -370,7 +384,7 @@ mod temporaries {
     }
 
     #[cfg(unix)]
-    fn watch() {
+    pub(super) fn watch() {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
             return;
@@ -379,6 +393,9 @@ mod temporaries {
             .name("offload-signals".into())
             .spawn(move || {
                 if let Some(signal) = signals.forever().next() {
+                    for hook in HOOKS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                        hook();
+                    }
                     // Held until the process ends: no new temporary is registered, none is
                     // renamed half-way through the removal.
                     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());

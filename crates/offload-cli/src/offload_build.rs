@@ -9,7 +9,7 @@
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
 //!     [--container bundle|offload-binary] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
-//!     [--no-warnings] [--warnings-into-errors] [--quiet]
+//!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
@@ -141,6 +141,10 @@ struct CompileArgs {
     /// Print no progress line.
     #[arg(short, long)]
     quiet: bool,
+    /// Kill a compile that runs longer than SECS seconds (with its children) and fail
+    /// (default: `OFFLOAD_BUILD_COMPILE_TIMEOUT`, else none).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -652,7 +656,8 @@ fn build_error(e: offload_build::build::Error) -> Failure {
     Failure::Message(
         e.to_string()
             .replace("(from Build::archs)", "(from --archs)")
-            .replace("(set with Build::compiler)", "(set with --compiler)"),
+            .replace("(set with Build::compiler)", "(set with --compiler)")
+            .replace("(Build::timeout, ", "(--timeout, "),
     )
 }
 
@@ -723,6 +728,12 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     if let Some(c) = &a.compiler {
         b.compiler(c);
     }
+    if let Some(t) = a.timeout {
+        let t = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
+            format!("--timeout {t}: expected a number of seconds (0 for no timeout)")
+        })?;
+        b.timeout(t);
+    }
     if let Some(n) = a.jobs {
         if n == 0 {
             return Err("-j: the number of jobs must be at least 1"
@@ -754,6 +765,20 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
 
 fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
     let b = builder(a)?;
+    // SIGINT/SIGTERM/SIGHUP kill the compilers with their children (each in a process group
+    // of its own) before the signal ends this process.
+    offload_build::build::track_compilers();
+    crate::fileio::on_terminating_signal(offload_build::build::kill_compilers);
+    let build_error = |e| {
+        if offload_build::build::compilers_killed() {
+            // A signal is ending the process: its handler's thread finishes the job (and
+            // the exit status is the signal's), with no error message.
+            loop {
+                std::thread::park();
+            }
+        }
+        build_error(e)
+    };
     let warn = |err: &mut dyn Write, warnings: &[String]| {
         for w in warnings {
             let w = w.strip_prefix("offload-build: ").unwrap_or(w);
