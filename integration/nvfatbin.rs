@@ -1,0 +1,404 @@
+//! NVIDIA fat binaries (`offload_formats::nvfatbin`) against NVIDIA's own tools from PyPI
+//! (the virtualenv of `build-support/setup.sh`, see `support::nvidia`): clang 19 compiles a
+//! kernel to PTX for sm_80 and sm_90, ptxas 12.9 assembles the cubins, and
+//!
+//! - `cuobjdump --list-elf --list-ptx` lists exactly the entries of our fat binary, and
+//!   `cuobjdump -xelf all -xptx all` extracts byte-identical cubins and PTX;
+//! - nvFatbin (`libnvfatbin.so.12`, called through Python's ctypes) given the same inputs
+//!   writes the same entries field by field (the PTX payload aside: nvFatbin minifies it);
+//! - our reader reads what nvFatbin (plain and compressed), `fatbinary` and `nvcc -fatbin`
+//!   write.
+//!
+//! No GPU is needed. A missing wheel fails the tests (run `build-support/setup.sh`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use offload_formats::nvfatbin::{Compression, EntryKind, Fatbin, FatbinWriter, Flags};
+
+use crate::support::nvidia;
+use crate::support::{CLANG19, fixtures::process_dir, require};
+
+/// The kernel every test compiles; no CUDA headers (clang's `-nocudainc`).
+pub const SAXPY_CU: &str = r#"
+#define __global__ __attribute__((global))
+extern "C" __global__ void saxpy(float a, const float *x, float *y, int n) {
+  int i = __nvvm_read_ptx_sreg_ctaid_x() * __nvvm_read_ptx_sreg_ntid_x()
+        + __nvvm_read_ptx_sreg_tid_x();
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+"#;
+
+/// The architectures of the fixtures.
+pub const ARCHS: [u32; 2] = [80, 90];
+
+/// PTX and cubins of [`SAXPY_CU`] for [`ARCHS`].
+pub struct NvFixtures {
+    /// The directory holding them.
+    pub dir: PathBuf,
+}
+
+impl NvFixtures {
+    /// `saxpy-sm_<arch>.ptx`.
+    pub fn ptx(&self, arch: u32) -> PathBuf {
+        self.dir.join(format!("saxpy-sm_{arch}.ptx"))
+    }
+    /// `saxpy-sm_<arch>.cubin`.
+    pub fn cubin(&self, arch: u32) -> PathBuf {
+        self.dir.join(format!("saxpy-sm_{arch}.cubin"))
+    }
+}
+
+fn check(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Compiles the fixtures once per test process.
+pub fn nv_fixtures() -> &'static NvFixtures {
+    static F: OnceLock<NvFixtures> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = process_dir("nvfatbin-");
+        let src = dir.join("saxpy.cu");
+        std::fs::write(&src, SAXPY_CU).unwrap();
+        let f = NvFixtures { dir };
+        for arch in ARCHS {
+            check(
+                Command::new(require(CLANG19))
+                    .args([
+                        "-x",
+                        "cuda",
+                        "--cuda-device-only",
+                        "-nocudalib",
+                        "-nocudainc",
+                    ])
+                    .arg(format!("--offload-arch=sm_{arch}"))
+                    .args(["-O2", "-S", "-o"])
+                    .arg(f.ptx(arch))
+                    .arg(&src),
+                "clang 19 -> PTX",
+            );
+            check(
+                Command::new(nvidia::ptxas())
+                    .arg(format!("-arch=sm_{arch}"))
+                    .arg(f.ptx(arch))
+                    .arg("-o")
+                    .arg(f.cubin(arch)),
+                "ptxas",
+            );
+        }
+        f
+    })
+}
+
+/// Our fat binary of the fixtures: for each arch its cubin, then its PTX, identifier
+/// `saxpy_<arch>`.
+pub fn ours(f: &NvFixtures) -> Vec<u8> {
+    let mut w = FatbinWriter::new();
+    for arch in ARCHS {
+        let id = format!("saxpy_{arch}");
+        w.add_cubin(arch, &std::fs::read(f.cubin(arch)).unwrap(), Some(&id))
+            .unwrap();
+        w.add_ptx(arch, &std::fs::read(f.ptx(arch)).unwrap(), Some(&id), None)
+            .unwrap();
+    }
+    w.to_bytes()
+}
+
+const NVFATBIN_PY: &str = r#"
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.nvFatbinGetErrorString.restype = ctypes.c_char_p
+opts = [o.encode() for o in sys.argv[3].split()]
+arr = (ctypes.c_char_p * max(1, len(opts)))(*opts)
+h = ctypes.c_void_p()
+def ck(r, what):
+    if r != 0:
+        sys.exit(what + ": " + lib.nvFatbinGetErrorString(r).decode())
+ck(lib.nvFatbinCreate(ctypes.byref(h), arr, ctypes.c_size_t(len(opts))), "nvFatbinCreate")
+for spec in sys.argv[4:]:
+    kind, arch, ident, path = spec.split(":", 3)
+    data = open(path, "rb").read()
+    if kind == "ptx":
+        ck(lib.nvFatbinAddPTX(h, ctypes.c_char_p(data), ctypes.c_size_t(len(data)),
+                              arch.encode(), ident.encode(), None), "nvFatbinAddPTX")
+    else:
+        ck(lib.nvFatbinAddCubin(h, ctypes.c_char_p(data), ctypes.c_size_t(len(data)),
+                                arch.encode(), ident.encode()), "nvFatbinAddCubin")
+n = ctypes.c_size_t()
+ck(lib.nvFatbinSize(h, ctypes.byref(n)), "nvFatbinSize")
+buf = ctypes.create_string_buffer(n.value)
+ck(lib.nvFatbinGet(h, buf), "nvFatbinGet")
+open(sys.argv[2], "wb").write(buf.raw)
+ck(lib.nvFatbinDestroy(ctypes.byref(h)), "nvFatbinDestroy")
+"#;
+
+/// nvFatbin's fat binary of the fixtures, entries in [`ours`]'s order, with `options`
+/// (`-64 -compress=false`, …), written to `out`.
+pub fn nvfatbin(f: &NvFixtures, options: &str, out: &Path) -> Vec<u8> {
+    let script = f.dir.join("nvfatbin.py");
+    std::fs::write(&script, NVFATBIN_PY).unwrap();
+    let mut cmd = Command::new(nvidia::python());
+    cmd.arg(&script)
+        .arg(nvidia::libnvfatbin())
+        .arg(out)
+        .arg(options);
+    for arch in ARCHS {
+        let id = format!("saxpy_{arch}");
+        cmd.arg(format!("elf:{arch}:{id}:{}", f.cubin(arch).display()));
+        cmd.arg(format!("ptx:{arch}:{id}:{}", f.ptx(arch).display()));
+    }
+    check(&mut cmd, "nvFatbin");
+    std::fs::read(out).unwrap()
+}
+
+/// `cuobjdump --list-elf --list-ptx` of `file`, one line per entry.
+pub fn cuobjdump_list(file: &Path) -> Vec<String> {
+    let out = check(
+        Command::new(nvidia::cuobjdump())
+            .args(["--list-elf", "--list-ptx"])
+            .arg(file),
+        "cuobjdump --list-elf --list-ptx",
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// What `cuobjdump --list-elf --list-ptx` prints for the entries of `fatbin`, named as it
+/// names them (`<identifier>.sm_XX.cubin`, or `<file stem>.<n>.sm_XX.cubin` without one).
+pub fn expected_listing(fatbin: &Fatbin<'_>, stem: &str) -> Vec<String> {
+    let (mut elf, mut ptx) = (Vec::new(), Vec::new());
+    for e in fatbin.entries() {
+        let (list, ext) = match e.kind() {
+            EntryKind::Elf => (&mut elf, "cubin"),
+            EntryKind::Ptx => (&mut ptx, "ptx"),
+            EntryKind::Other(_) => continue,
+        };
+        let n = list.len() + 1;
+        let name = match e.identifier() {
+            Some(id) => format!("{}.sm_{}.{ext}", String::from_utf8_lossy(id), e.arch()),
+            None => format!("{stem}.{n}.sm_{}.{ext}", e.arch()),
+        };
+        let label = if ext == "cubin" { "ELF" } else { "PTX" };
+        list.push(format!("{label} file {n:>4}: {name}"));
+    }
+    // cuobjdump lists each fat binary's ELF and PTX entries interleaved in stored order.
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for e in fatbin.entries() {
+        match e.kind() {
+            EntryKind::Elf => {
+                out.push(elf[i].clone());
+                i += 1;
+            }
+            EntryKind::Ptx => {
+                out.push(ptx[j].clone());
+                j += 1;
+            }
+            EntryKind::Other(_) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn cuobjdump_lists_and_extracts_ours() {
+    let f = nv_fixtures();
+    let dir = f.dir.join("cuobjdump-ours");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ours.fatbin");
+    let bytes = ours(f);
+    std::fs::write(&path, &bytes).unwrap();
+    let parsed = Fatbin::parse(&bytes).unwrap();
+    let listing = cuobjdump_list(&path);
+    assert_eq!(
+        listing,
+        [
+            "ELF file    1: saxpy_80.sm_80.cubin",
+            "PTX file    1: saxpy_80.sm_80.ptx",
+            "ELF file    2: saxpy_90.sm_90.cubin",
+            "PTX file    2: saxpy_90.sm_90.ptx",
+        ]
+    );
+    assert_eq!(listing, expected_listing(&parsed, "ours"));
+    check(
+        Command::new(nvidia::cuobjdump())
+            .current_dir(&dir)
+            .args(["-xelf", "all", "-xptx", "all"])
+            .arg(&path),
+        "cuobjdump -xelf all -xptx all",
+    );
+    for arch in ARCHS {
+        let cubin = std::fs::read(dir.join(format!("saxpy_{arch}.sm_{arch}.cubin"))).unwrap();
+        assert!(
+            cubin == std::fs::read(f.cubin(arch)).unwrap(),
+            "cuobjdump -xelf: sm_{arch} cubin differs from ptxas's"
+        );
+        let ptx = std::fs::read(dir.join(format!("saxpy_{arch}.sm_{arch}.ptx"))).unwrap();
+        assert!(
+            ptx == std::fs::read(f.ptx(arch)).unwrap(),
+            "cuobjdump -xptx: sm_{arch} PTX differs from clang's"
+        );
+    }
+}
+
+#[test]
+fn nvfatbin_writes_the_same_fields() {
+    let f = nv_fixtures();
+    let theirs_bytes = nvfatbin(
+        f,
+        "-64 -compress=false",
+        &f.dir.join("nvfatbin-plain.fatbin"),
+    );
+    let ours_bytes = ours(f);
+    let theirs = Fatbin::parse(&theirs_bytes).unwrap();
+    let ours = Fatbin::parse(&ours_bytes).unwrap();
+    assert_eq!(theirs.version(), ours.version());
+    assert_eq!(theirs.header_size(), ours.header_size());
+    assert_eq!(theirs.entries().len(), ours.entries().len());
+    for (i, (t, o)) in theirs.entries().iter().zip(ours.entries()).enumerate() {
+        let what = format!("entry {i} ({:?} sm_{})", o.kind(), o.arch());
+        assert_eq!(t.kind(), o.kind(), "{what}: kind");
+        assert_eq!(t.version(), o.version(), "{what}: entry version");
+        assert_eq!(t.header_size(), o.header_size(), "{what}: header size");
+        assert_eq!(t.arch(), o.arch(), "{what}: arch");
+        assert_eq!(t.version_pair(), o.version_pair(), "{what}: version");
+        assert_eq!(t.identifier(), o.identifier(), "{what}: identifier");
+        assert_eq!(t.options(), o.options(), "{what}: options");
+        assert_eq!(t.flags(), o.flags(), "{what}: flags");
+        assert_eq!(t.flags(), Flags::LINUX_64, "{what}: flags");
+        assert_eq!(
+            t.compressed_size(),
+            o.compressed_size(),
+            "{what}: compressed size"
+        );
+        assert_eq!(
+            t.uncompressed_size(),
+            o.uncompressed_size(),
+            "{what}: uncompressed size"
+        );
+        // The entry headers are the same bytes, but for the payload size of PTX.
+        let th = &theirs_bytes[t.offset()..t.payload_offset()];
+        let oh = &ours_bytes[o.offset()..o.payload_offset()];
+        match o.kind() {
+            EntryKind::Elf => {
+                assert_eq!(th, oh, "{what}: header bytes");
+                assert!(t.payload() == o.payload(), "{what}: cubin payload");
+            }
+            _ => {
+                assert_eq!(
+                    (&th[..8], &th[16..]),
+                    (&oh[..8], &oh[16..]),
+                    "{what}: header bytes"
+                );
+                // nvFatbin minifies PTX: it keeps every token of ours, in order.
+                let tokens = |b: &[u8]| -> Vec<String> {
+                    String::from_utf8_lossy(b)
+                        .lines()
+                        .map(|l| l.split("//").next().unwrap_or(""))
+                        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+                        .collect()
+                };
+                assert_eq!(
+                    tokens(t.image().unwrap()),
+                    tokens(o.image().unwrap()),
+                    "{what}: PTX tokens"
+                );
+                assert!(t.payload().len() <= o.payload().len());
+            }
+        }
+    }
+}
+
+#[test]
+fn we_read_nvfatbin_fatbinary_and_nvcc() {
+    let f = nv_fixtures();
+    // nvFatbin's default compresses the PTX (LZ4); -compress-mode=size uses zstd.
+    for (opts, want) in [
+        ("-64", Compression::Lz4),
+        ("-64 -compress-all -compress-mode=size", Compression::Zstd),
+    ] {
+        let path = f.dir.join(format!("nvfatbin-{}.fatbin", want));
+        let bytes = nvfatbin(f, opts, &path);
+        let fb = Fatbin::parse(&bytes).unwrap();
+        assert_eq!(fb.size(), bytes.len());
+        let kinds: Vec<_> = fb.entries().iter().map(|e| (e.kind(), e.arch())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (EntryKind::Elf, 80),
+                (EntryKind::Ptx, 80),
+                (EntryKind::Elf, 90),
+                (EntryKind::Ptx, 90)
+            ],
+            "{opts}"
+        );
+        let ptx = &fb.entries()[1];
+        assert_eq!(ptx.compression(), Some(want), "{opts}");
+        assert_eq!(ptx.image(), None);
+        assert_eq!(ptx.stored().len(), ptx.compressed_size() as usize);
+        assert_eq!(cuobjdump_list(&path), expected_listing(&fb, "x"), "{opts}");
+    }
+
+    // fatbinary, without identifiers: cuobjdump names entries after the file.
+    let path = f.dir.join("fatbinary.fatbin");
+    let mut cmd = Command::new(nvidia::fatbinary());
+    cmd.args(["--64", "--compress=false"])
+        .arg(format!("--create={}", path.display()));
+    for arch in ARCHS {
+        cmd.arg(format!(
+            "--image3=kind=elf,sm={arch},file={}",
+            f.cubin(arch).display()
+        ));
+        cmd.arg(format!(
+            "--image3=kind=ptx,sm={arch},file={}",
+            f.ptx(arch).display()
+        ));
+    }
+    check(&mut cmd, "fatbinary");
+    let bytes = std::fs::read(&path).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    assert_eq!(fb.entries().len(), 4);
+    for (e, arch) in fb.entries().iter().step_by(2).zip(ARCHS) {
+        assert_eq!(
+            (e.kind(), e.arch(), e.identifier()),
+            (EntryKind::Elf, arch, None)
+        );
+        assert!(e.image().unwrap() == std::fs::read(f.cubin(arch)).unwrap());
+    }
+    assert_eq!(cuobjdump_list(&path), expected_listing(&fb, "fatbinary"));
+
+    // nvcc -fatbin from PTX: a cubin it assembles and the PTX (zstd).
+    let path = f.dir.join("nvcc.fatbin");
+    let path_env = format!(
+        "{}:{}",
+        nvidia::cu13_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    check(
+        Command::new(nvidia::nvcc())
+            .env("PATH", path_env)
+            .args(["-fatbin", "-arch=sm_90", "-o"])
+            .arg(&path)
+            .arg(f.ptx(90)),
+        "nvcc -fatbin",
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let kinds: Vec<_> = fb.entries().iter().map(|e| (e.kind(), e.arch())).collect();
+    assert_eq!(kinds, [(EntryKind::Elf, 90), (EntryKind::Ptx, 90)]);
+    assert_eq!(fb.entries()[1].ptx_version(), Some((7, 8)));
+    assert_eq!(cuobjdump_list(&path), expected_listing(&fb, "nvcc"));
+}
