@@ -402,3 +402,189 @@ fn we_read_nvfatbin_fatbinary_and_nvcc() {
     assert_eq!(fb.entries()[1].ptx_version(), Some((7, 8)));
     assert_eq!(cuobjdump_list(&path), expected_listing(&fb, "nvcc"));
 }
+
+const OFFLOAD_BUILD: &str = env!("CARGO_BIN_EXE_offload-build");
+
+/// `offload-build inspect --json FILE`: the (image kind, arch, compression, offset) of
+/// every entry, and the section of each container.
+fn inspect_json(file: &Path) -> (Vec<(String, String, Option<String>)>, serde_json::Value) {
+    let out = check(
+        Command::new(OFFLOAD_BUILD)
+            .args(["inspect", "--json"])
+            .arg(file),
+        "offload-build inspect --json",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut entries = Vec::new();
+    for c in v[0]["containers"].as_array().unwrap() {
+        assert_eq!(c["kind"], "nv-fatbin", "{c}");
+        for e in c["entries"].as_array().unwrap() {
+            entries.push((
+                e["image_kind"].as_str().unwrap().to_string(),
+                e["arch"].as_str().unwrap().to_string(),
+                e["compression"].as_str().map(str::to_string),
+            ));
+        }
+    }
+    (entries, v)
+}
+
+fn extract_index(file: &Path, index: usize) -> Vec<u8> {
+    let out = file.with_extension(format!("entry{index}"));
+    check(
+        Command::new(OFFLOAD_BUILD)
+            .args(["extract", "--index", &index.to_string(), "-o"])
+            .arg(&out)
+            .arg(file),
+        "offload-build extract",
+    );
+    std::fs::read(out).unwrap()
+}
+
+/// An ELF relocatable object holding `fatbin` in `.nv_fatbin`, and again at offset 8 of
+/// `.rodata` (where only a scan finds it).
+fn host_object(fatbin: &[u8]) -> Vec<u8> {
+    use object::write::Object;
+    use object::{Architecture, BinaryFormat, Endianness, SectionKind};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let s = obj.add_section(
+        Vec::new(),
+        b".nv_fatbin".to_vec(),
+        SectionKind::ReadOnlyData,
+    );
+    obj.append_section_data(s, fatbin, 8);
+    let r = obj.add_section(Vec::new(), b".rodata".to_vec(), SectionKind::ReadOnlyData);
+    let mut data = b"rodata!\0".to_vec();
+    data.extend(fatbin);
+    obj.append_section_data(r, &data, 8);
+    obj.write().unwrap()
+}
+
+#[test]
+fn inspect_and_extract_read_fatbins_anywhere() {
+    let f = nv_fixtures();
+    let expect_plain: Vec<(String, String, Option<String>)> = ARCHS
+        .iter()
+        .flat_map(|a| {
+            [
+                ("cubin".to_string(), format!("sm_{a}"), None),
+                ("ptx".to_string(), format!("compute_{a}"), None),
+            ]
+        })
+        .collect();
+    let inputs = |a: u32| {
+        [
+            std::fs::read(f.cubin(a)).unwrap(),
+            std::fs::read(f.ptx(a)).unwrap(),
+        ]
+    };
+    let all_inputs: Vec<Vec<u8>> = ARCHS.iter().flat_map(|&a| inputs(a)).collect();
+
+    // Ours and nvFatbin's, raw.
+    let ours_path = f.dir.join("inspect-ours.fatbin");
+    std::fs::write(&ours_path, ours(f)).unwrap();
+    let nv_path = f.dir.join("inspect-nv.fatbin");
+    nvfatbin(f, "-64 -compress=false", &nv_path);
+    for path in [&ours_path, &nv_path] {
+        let (entries, v) = inspect_json(path);
+        assert_eq!(entries, expect_plain, "{}", path.display());
+        assert_eq!(v[0]["format"], "nv-fatbin");
+        for (i, want) in all_inputs.iter().enumerate() {
+            let got = extract_index(path, i);
+            if path == &ours_path || i % 2 == 0 {
+                assert!(&got == want, "{} entry {i}", path.display());
+            }
+        }
+    }
+
+    // nvFatbin's compressed output: PTX entries listed with their compression; extracting
+    // one is an error that says why.
+    let lz4 = f.dir.join("inspect-lz4.fatbin");
+    nvfatbin(f, "-64", &lz4);
+    let (entries, _) = inspect_json(&lz4);
+    let mut want = expect_plain.clone();
+    want[1].2 = Some("lz4".into());
+    want[3].2 = Some("lz4".into());
+    assert_eq!(entries, want);
+    let out = Command::new(OFFLOAD_BUILD)
+        .args(["extract", "--index", "1", "-o"])
+        .arg(f.dir.join("never"))
+        .arg(&lz4)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("compressed (lz4)"), "{err}");
+    assert!(!f.dir.join("never").exists());
+
+    // nvcc -fatbin's output (the PTX zstd-compressed).
+    let nvcc_out = f.dir.join("inspect-nvcc.fatbin");
+    check(
+        Command::new(nvidia::nvcc())
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    nvidia::cu13_bin().display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .args(["-fatbin", "-arch=sm_80", "-o"])
+            .arg(&nvcc_out)
+            .arg(f.ptx(80)),
+        "nvcc -fatbin",
+    );
+    let (entries, _) = inspect_json(&nvcc_out);
+    assert_eq!(
+        entries,
+        [
+            ("cubin".to_string(), "sm_80".to_string(), None),
+            (
+                "ptx".to_string(),
+                "compute_80".to_string(),
+                Some("zstd".to_string())
+            )
+        ]
+    );
+    assert!(extract_index(&nvcc_out, 0).starts_with(b"\x7fELF"));
+
+    // In a host object: the .nv_fatbin section, and the copy a scan finds in .rodata;
+    // cuobjdump reads the section too.
+    let obj_path = f.dir.join("host.o");
+    std::fs::write(&obj_path, host_object(&ours(f))).unwrap();
+    let (entries, v) = inspect_json(&obj_path);
+    let twice: Vec<_> = expect_plain.iter().chain(&expect_plain).cloned().collect();
+    assert_eq!(entries, twice);
+    let sections: Vec<_> = v[0]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["section"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(sections, [".nv_fatbin", ".rodata"]);
+    for (i, want) in all_inputs.iter().chain(&all_inputs).enumerate() {
+        assert!(&extract_index(&obj_path, i) == want, "host.o entry {i}");
+    }
+    let listing = cuobjdump_list(&obj_path);
+    assert!(
+        listing.contains(&"ELF file    1: saxpy_80.sm_80.cubin".to_string()),
+        "{listing:?}"
+    );
+
+    // A malformed fat binary in .nv_fatbin is an error naming the section and the offset.
+    let mut bad = ours(f);
+    bad[16 + 8..16 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+    let bad_path = f.dir.join("bad.o");
+    std::fs::write(&bad_path, host_object(&bad)).unwrap();
+    let out = Command::new(OFFLOAD_BUILD)
+        .arg("inspect")
+        .arg(&bad_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("section .nv_fatbin") && err.contains("entry 0") && err.contains("payload"),
+        "{err}"
+    );
+}

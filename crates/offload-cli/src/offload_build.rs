@@ -37,7 +37,7 @@ use offload_formats::package::LlvmVersion;
 #[command(
     name = "offload-build",
     version,
-    about = "Inspect, extract and embed GPU device code (bundles, compressed bundles, offload binaries)"
+    about = "Inspect, extract and embed GPU device code (bundles, compressed bundles, offload binaries, NVIDIA fat binaries)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,7 +47,8 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List every embedded container and entry of raw bundles, CCOBs, offload binaries,
-    /// objects, executables, shared libraries and static archives.
+    /// NVIDIA fat binaries (cubins and PTX, as `cuobjdump --list-elf --list-ptx`), objects,
+    /// executables, shared libraries and static archives.
     Inspect {
         /// Files to inspect.
         #[arg(required = true)]
@@ -400,9 +401,13 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             if let Some(k) = e.image_kind {
                 write!(out, " image={k}")?;
             }
-            match &e.uri {
-                Some(u) => writeln!(out, " {u}")?,
-                None => writeln!(out, " (compressed)")?,
+            match (&e.uri, e.compression) {
+                (Some(u), _) => writeln!(out, " {u}")?,
+                (None, Some(method)) => writeln!(
+                    out,
+                    " (compressed with {method} by NVIDIA's tools; listed, not decompressed)"
+                )?,
+                (None, None) => writeln!(out, " (compressed)")?,
             }
         }
     }
