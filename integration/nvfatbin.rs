@@ -588,3 +588,114 @@ fn inspect_and_extract_read_fatbins_anywhere() {
         "{err}"
     );
 }
+
+/// The `IMAGES` rows of a generated module: (arch, kind, offset, size).
+fn generated_images(text: &str) -> Vec<(String, String, usize, usize)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(row) = line.trim().strip_prefix('(') else {
+            continue;
+        };
+        let Some((head, tail)) = row.split_once(" OFFLOAD_BUILD_FATBIN") else {
+            continue;
+        };
+        let fields: Vec<&str> = head
+            .split(',')
+            .map(|f| f.trim().trim_matches('"'))
+            .collect();
+        let nums: Vec<usize> = tail
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse().unwrap())
+            .collect();
+        // `.0.split_at(OFF).1.split_at(LEN).0`: the numbers after the field `.0`.
+        let nums: Vec<usize> = nums.into_iter().filter(|&n| n > 1).collect();
+        out.push((
+            fields[0].to_string(),
+            fields[1].to_string(),
+            nums[0],
+            nums[1],
+        ));
+    }
+    out
+}
+
+#[test]
+fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
+    use offload_build::{Build, Container, Language};
+    let f = nv_fixtures();
+    let dir = f.dir.join("build-api");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut b = Build::new();
+    b.out_dir(dir.join("out"))
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", &dir)
+        .env("CARGO_PKG_NAME", "nv-test")
+        .language(Language::Cuda)
+        .container(Container::CudaFatbin);
+    for arch in ARCHS {
+        b.image(format!("sm_{arch}"), f.ptx(arch))
+            .image(format!("sm_{arch}"), f.cubin(arch));
+    }
+    let c = b.try_compile("nvtest").unwrap();
+    assert_eq!(c.container, Container::CudaFatbin);
+    assert_eq!(c.archs, ["sm_80", "sm_90"]);
+    assert_eq!(c.kernels, ["saxpy"]);
+    assert_eq!(c.fatbin.extension().unwrap(), "fatbin");
+    let bytes = std::fs::read(&c.fatbin).unwrap();
+    // cuobjdump: each arch's cubin (first, as nvcc orders them) and PTX, named after the build.
+    assert_eq!(
+        cuobjdump_list(&c.fatbin),
+        [
+            "ELF file    1: nvtest.sm_80.cubin",
+            "PTX file    1: nvtest.sm_80.ptx",
+            "ELF file    2: nvtest.sm_90.cubin",
+            "PTX file    2: nvtest.sm_90.ptx",
+        ]
+    );
+    let x = dir.join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    check(
+        Command::new(nvidia::cuobjdump())
+            .current_dir(&x)
+            .args(["-xelf", "all", "-xptx", "all"])
+            .arg(&c.fatbin),
+        "cuobjdump -x",
+    );
+    // The generated module: IMAGES slices the container where each image lies, and the
+    // container goes to .nv_fatbin.
+    let text = std::fs::read_to_string(&c.generated).unwrap();
+    assert!(text.contains("link_section = \".nv_fatbin\""), "{text}");
+    assert!(text.contains("pub const CONTAINER: &str = \"cuda-fatbin\";"));
+    let rows = generated_images(&text);
+    let mut want = Vec::new();
+    for arch in ARCHS {
+        let cubin = std::fs::read(f.cubin(arch)).unwrap();
+        let ptx = std::fs::read(f.ptx(arch)).unwrap();
+        let cubin_x = std::fs::read(x.join(format!("nvtest.sm_{arch}.cubin"))).unwrap();
+        let ptx_x = std::fs::read(x.join(format!("nvtest.sm_{arch}.ptx"))).unwrap();
+        assert!(cubin_x == cubin && ptx_x == ptx, "cuobjdump -x sm_{arch}");
+        want.push((format!("sm_{arch}"), "cubin".to_string(), cubin));
+        want.push((format!("sm_{arch}"), "ptx".to_string(), ptx));
+    }
+    assert_eq!(rows.len(), want.len(), "{text}");
+    for ((arch, kind, off, len), (warch, wkind, wbytes)) in rows.iter().zip(&want) {
+        assert_eq!((arch, kind), (warch, wkind));
+        assert!(
+            &bytes[*off..off + len] == wbytes.as_slice(),
+            "{arch} {kind}"
+        );
+    }
+
+    // Only CUDA, only loaded at run time.
+    let mut b = Build::new();
+    b.out_dir(dir.join("out2"))
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", &dir)
+        .language(Language::Cuda)
+        .container(Container::CudaFatbin)
+        .embed(offload_build::Embed::HipObject)
+        .image("sm_80", f.cubin(80));
+    let e = b.try_compile("bad").unwrap_err().to_string();
+    assert!(e.contains("Embed::FatbinOnly"), "{e}");
+}

@@ -7,7 +7,7 @@
 //! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
 //! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
-//!     [--container bundle|offload-binary] [--compress] [--embed object|fatbin]
+//!     [--container bundle|offload-binary|cuda-fatbin] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
 //!     [--no-warnings] [--warnings-into-errors] [--quiet]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
@@ -150,6 +150,7 @@ enum LanguageArg {
 enum ContainerArg {
     Bundle,
     OffloadBinary,
+    CudaFatbin,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -669,6 +670,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         b.container(match c {
             ContainerArg::Bundle => Container::Bundle,
             ContainerArg::OffloadBinary => Container::OffloadBinary,
+            ContainerArg::CudaFatbin => Container::CudaFatbin,
         });
     }
     if a.compress {
