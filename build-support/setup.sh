@@ -11,6 +11,9 @@
 # clang-linker-wrapper 19 and 22 (with lld-22 for its device link) and ROCm's
 # comgr (libamd-comgr-dev, the real consumer of registered bundles), and qemu-user with the
 # AArch64 and ppc64le cross glibc to run the host objects' constructors of those targets.
+# NVIDIA's CUDA tools come from PyPI into the virtualenv /opt/offload-build/nvidia-venv
+# (NVIDIA_PIP_PACKAGES below): ptxas, cuobjdump, nvFatbin, nvcc and fatbinary, the
+# references of the NVIDIA fat binary tests (integration/nvfatbin.rs).
 # Exit status: 0 all present; 1 an install failed or something is missing;
 # 2 no usable Rust toolchain (it cannot be installed from here).
 set -euo pipefail
@@ -39,6 +42,8 @@ PACKAGES=(
     # /usr/lib/<multiarch>/amdgcn/bitcode), built for clang 15: real HIP sources
     # (hip_runtime.h, device math through ocml) in the examples and integration/rocm.rs.
     hipcc libamdhip64-dev rocm-device-libs clang-15
+    # The virtualenv of NVIDIA's wheels (python3 -m venv needs ensurepip).
+    python3 python3-venv
 )
 
 # Recommended packages kept out: qemu-user-binfmt would register the emulators with the
@@ -78,6 +83,33 @@ REQUIRED_FILES=(
     /usr/include/hip/hip_runtime.h
     /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc
     /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/oclc_isa_version_90a.bc
+)
+
+# NVIDIA's CUDA tools from PyPI, pinned, into one virtualenv (no CUDA install needed):
+#   nvidia-cuda-nvcc-cu12  ptxas 12.9 (nvidia/cuda_nvcc/bin/ptxas: sm_50 and newer)
+#   nvidia-cuda-cuobjdump  cuobjdump (nvidia/cu13/bin/cuobjdump)
+#   nvidia-nvfatbin-cu12   libnvfatbin.so.12 (nvidia/nvfatbin/lib), NVIDIA's fat binary writer
+#   nvidia-cuda-nvcc       CUDA 13's nvcc, fatbinary, nvlink and ptxas (nvidia/cu13/bin); the
+#                          cu12 wheel ships only ptxas. Its dependencies (nvvm, cudart, crt
+#                          headers) are not needed to make fat binaries from PTX and cubins,
+#                          so every wheel is installed with --no-deps.
+# The tests find the virtualenv there, or where OFFLOAD_BUILD_NVIDIA_VENV points.
+NVIDIA_VENV="${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}"
+NVIDIA_PIP_PACKAGES=(
+    nvidia-cuda-nvcc-cu12==12.9.86
+    nvidia-cuda-cuobjdump==13.5.37
+    nvidia-nvfatbin-cu12==12.9.82
+    nvidia-cuda-nvcc==13.5.37
+)
+NVIDIA_SITE="lib/python3*/site-packages/nvidia"
+NVIDIA_REQUIRED_FILES=(
+    bin/python3
+    "$NVIDIA_SITE/cuda_nvcc/bin/ptxas"
+    "$NVIDIA_SITE/cu13/bin/cuobjdump"
+    "$NVIDIA_SITE/cu13/bin/nvcc"
+    "$NVIDIA_SITE/cu13/bin/fatbinary"
+    "$NVIDIA_SITE/cu13/bin/ptxas"
+    "$NVIDIA_SITE/nvfatbin/lib/libnvfatbin.so.12"
 )
 
 # Edition 2024 needs cargo 1.85 or newer.
@@ -141,6 +173,50 @@ for f in "${REQUIRED_FILES[@]}"; do
     fi
 done
 log "reference tools present: ${REQUIRED_FILES[*]}"
+
+# --- NVIDIA's wheels ---------------------------------------------------------
+nvidia_missing() {
+    local f m
+    for f in "${NVIDIA_REQUIRED_FILES[@]}"; do
+        # The pattern's python3* expands to the virtualenv's Python version.
+        m=$(compgen -G "$NVIDIA_VENV/$f" | head -n1) || true
+        if [[ -z "$m" ]]; then
+            printf '%s\n' "$NVIDIA_VENV/$f"
+        elif [[ "$f" == */bin/* && ! -x "$m" ]]; then
+            printf '%s (not executable)\n' "$m"
+        fi
+    done
+}
+nvidia_pinned_missing() {
+    local p name want have
+    for p in "${NVIDIA_PIP_PACKAGES[@]}"; do
+        name="${p%%==*}" want="${p##*==}"
+        have=$("$NVIDIA_VENV/bin/python3" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
+        [[ "$have" == "$want" ]] || printf '%s\n' "$p"
+    done
+}
+nv_missing="$(nvidia_missing)"
+nv_pins=""
+[[ -z "$nv_missing" ]] && nv_pins="$(nvidia_pinned_missing)"
+if [[ -z "$nv_missing" && -z "$nv_pins" ]]; then
+    log "NVIDIA wheels: ${NVIDIA_PIP_PACKAGES[*]} present in $NVIDIA_VENV"
+elif $check_only; then
+    die "NVIDIA wheels missing in $NVIDIA_VENV: ${nv_missing//$'\n'/ }${nv_pins//$'\n'/ } -- run: sudo build-support/setup.sh"
+else
+    if [[ ! -x "$NVIDIA_VENV/bin/python3" ]]; then
+        log "creating the virtualenv $NVIDIA_VENV"
+        mkdir -p "$(dirname "$NVIDIA_VENV")" || die "cannot create $(dirname "$NVIDIA_VENV")"
+        python3 -m venv "$NVIDIA_VENV" || die "python3 -m venv $NVIDIA_VENV failed"
+    fi
+    log "pip install ${NVIDIA_PIP_PACKAGES[*]} into $NVIDIA_VENV"
+    "$NVIDIA_VENV/bin/python3" -m pip install --disable-pip-version-check --no-deps \
+        "${NVIDIA_PIP_PACKAGES[@]}" || die "pip install ${NVIDIA_PIP_PACKAGES[*]} failed (is PyPI reachable?)"
+    nv_missing="$(nvidia_missing)"
+    [[ -z "$nv_missing" ]] || die "NVIDIA wheels installed but files missing: ${nv_missing//$'\n'/ }"
+    nv_pins="$(nvidia_pinned_missing)"
+    [[ -z "$nv_pins" ]] || die "NVIDIA wheels not at their pinned versions: ${nv_pins//$'\n'/ }"
+    log "NVIDIA wheels installed: ${NVIDIA_PIP_PACKAGES[*]}"
+fi
 
 # --- Rust toolchain ----------------------------------------------------------
 # Under sudo, PATH usually lacks the invoking user's ~/.cargo/bin: look there too.

@@ -54,6 +54,10 @@
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
 //!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE, a
 //!   failing third output rolling the first two back.
+//! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
+//!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
+//!   writes the same fields for the same cubins and PTX, and we read what nvFatbin,
+//!   `fatbinary` and `nvcc -fatbin` write.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
@@ -99,6 +103,7 @@ mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
 mod memory_limits;
+mod nvfatbin;
 mod objects_fixtures;
 mod outputs;
 mod packager_diff;

@@ -11,7 +11,7 @@
 # offload_add_fatbin(<target> [LANGUAGE HIP|CUDA] SOURCES <src>...
 #                    [ARCHITECTURES <arch>...] [INCLUDE_DIRECTORIES <dir>...]
 #                    [COMPILE_DEFINITIONS <def>...] [COMPILE_OPTIONS <opt>...]
-#                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY] [EMBED OBJECT|FATBIN]
+#                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY|CUDA_FATBIN] [EMBED OBJECT|FATBIN]
 #                    [COMPILER <clang>] [JOB_POOL <pool>] [JOBS <n>] [TIMEOUT <seconds>]
 #                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL])
 #   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
@@ -237,8 +237,8 @@ function(offload_add_fatbin target)
   if(NOT arg_LANGUAGE MATCHES "^(HIP|CUDA)$")
     message(FATAL_ERROR "offload_add_fatbin(${target}): LANGUAGE must be HIP or CUDA, not ${arg_LANGUAGE}")
   endif()
-  if(arg_CONTAINER AND NOT arg_CONTAINER MATCHES "^(BUNDLE|OFFLOAD_BINARY)$")
-    message(FATAL_ERROR "offload_add_fatbin(${target}): CONTAINER must be BUNDLE or OFFLOAD_BINARY")
+  if(arg_CONTAINER AND NOT arg_CONTAINER MATCHES "^(BUNDLE|OFFLOAD_BINARY|CUDA_FATBIN)$")
+    message(FATAL_ERROR "offload_add_fatbin(${target}): CONTAINER must be BUNDLE, OFFLOAD_BINARY or CUDA_FATBIN")
   endif()
   if(arg_EMBED AND NOT arg_EMBED MATCHES "^(OBJECT|FATBIN)$")
     message(FATAL_ERROR "offload_add_fatbin(${target}): EMBED must be OBJECT or FATBIN")
@@ -283,7 +283,9 @@ function(offload_add_fatbin target)
     OFFLOAD_QUIET "${arg_QUIET}"
     OFFLOAD_USES_TERMINAL "${arg_USES_TERMINAL}")
   if(arg_EMBED STREQUAL "FATBIN")
-    if(arg_CONTAINER STREQUAL "OFFLOAD_BINARY" OR (arg_LANGUAGE STREQUAL "CUDA" AND NOT arg_CONTAINER))
+    if(arg_CONTAINER STREQUAL "CUDA_FATBIN")
+      set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.fatbin")
+    elseif(arg_CONTAINER STREQUAL "OFFLOAD_BINARY" OR (arg_LANGUAGE STREQUAL "CUDA" AND NOT arg_CONTAINER))
       set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.offloadbin")
     else()
       set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.hipfb")
@@ -375,6 +377,8 @@ function(_offload_add_fatbin_command target)
   endif()
   if(_CONTAINER STREQUAL "OFFLOAD_BINARY")
     list(APPEND _args --container offload-binary)
+  elseif(_CONTAINER STREQUAL "CUDA_FATBIN")
+    list(APPEND _args --container cuda-fatbin)
   elseif(_CONTAINER STREQUAL "BUNDLE")
     list(APPEND _args --container bundle)
   endif()

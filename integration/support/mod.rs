@@ -14,6 +14,7 @@ pub mod args;
 pub mod case;
 pub mod diff;
 pub mod fixtures;
+pub mod nvidia;
 pub mod run;
 
 use std::path::{Path, PathBuf};

@@ -120,6 +120,6 @@
 pub mod build;
 pub mod embed;
 
-pub use offload_formats::{bundle, id, inspect, package};
+pub use offload_formats::{bundle, id, inspect, nvfatbin, package};
 
 pub use build::{Build, Compiled, Container, Embed, Language};

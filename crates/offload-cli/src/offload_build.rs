@@ -7,7 +7,7 @@
 //! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
 //! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
-//!     [--container bundle|offload-binary] [--compress] [--embed object|fatbin]
+//!     [--container bundle|offload-binary|cuda-fatbin] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
 //!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
@@ -37,7 +37,7 @@ use offload_formats::package::LlvmVersion;
 #[command(
     name = "offload-build",
     version,
-    about = "Inspect, extract and embed GPU device code (bundles, compressed bundles, offload binaries)"
+    about = "Inspect, extract and embed GPU device code (bundles, compressed bundles, offload binaries, NVIDIA fat binaries)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,7 +47,8 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List every embedded container and entry of raw bundles, CCOBs, offload binaries,
-    /// objects, executables, shared libraries and static archives.
+    /// NVIDIA fat binaries (cubins and PTX, as `cuobjdump --list-elf --list-ptx`), objects,
+    /// executables, shared libraries and static archives.
     Inspect {
         /// Files to inspect.
         #[arg(required = true)]
@@ -157,6 +158,7 @@ enum LanguageArg {
 enum ContainerArg {
     Bundle,
     OffloadBinary,
+    CudaFatbin,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -421,9 +423,13 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             if let Some(k) = e.image_kind {
                 write!(out, " image={k}")?;
             }
-            match &e.uri {
-                Some(u) => writeln!(out, " {u}")?,
-                None => writeln!(out, " (compressed)")?,
+            match (&e.uri, e.compression) {
+                (Some(u), _) => writeln!(out, " {u}")?,
+                (None, Some(method)) => writeln!(
+                    out,
+                    " (compressed with {method} by NVIDIA's tools; listed, not decompressed)"
+                )?,
+                (None, None) => writeln!(out, " (compressed)")?,
             }
         }
     }
@@ -712,6 +718,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         b.container(match c {
             ContainerArg::Bundle => Container::Bundle,
             ContainerArg::OffloadBinary => Container::OffloadBinary,
+            ContainerArg::CudaFatbin => Container::CudaFatbin,
         });
     }
     if a.compress {

@@ -2,13 +2,15 @@
 //!
 //! [`FileKind::sniff`] follows LLVM's `identify_magic` (`llvm/lib/BinaryFormat/Magic.cpp`)
 //! for the kinds LLVM knows, and adds the offload containers (bundles, compressed bundles,
-//! offload binaries) that LLVM recognises in its tools instead. The magic numbers themselves
-//! live beside their formats ([`crate::bundle::MAGIC`], [`crate::bundle::compressed::MAGIC`],
-//! [`crate::package::raw::MAGIC`], [`crate::bundle::archive::AR_MAGIC`]).
+//! offload binaries) that LLVM recognises in its tools instead, and NVIDIA fat binaries. The
+//! magic numbers themselves live beside their formats ([`crate::bundle::MAGIC`],
+//! [`crate::bundle::compressed::MAGIC`], [`crate::package::raw::MAGIC`],
+//! [`crate::bundle::archive::AR_MAGIC`], [`crate::nvfatbin::MAGIC`]).
 
 use crate::bundle::MAGIC as BUNDLE_MAGIC;
 use crate::bundle::archive::AR_MAGIC;
 use crate::bundle::compressed::MAGIC as CCOB_MAGIC;
+use crate::nvfatbin::MAGIC_BYTES as NVFATBIN_MAGIC;
 use crate::package::raw::MAGIC as OFFLOAD_MAGIC;
 
 /// The kinds of file the offload tools tell apart.
@@ -44,6 +46,8 @@ pub enum FileKind {
     Wasm,
     /// A zstd frame (`28 B5 2F FD`), as in a compressed offload binary's payload.
     ZstdFrame,
+    /// An NVIDIA fat binary (`50 ED 55 BA`, [`crate::nvfatbin`]).
+    NvFatbin,
     /// None of these.
     Unknown,
 }
@@ -70,6 +74,9 @@ impl FileKind {
         }
         if data.starts_with(&OFFLOAD_MAGIC) {
             return FileKind::OffloadBinary;
+        }
+        if data.starts_with(&NVFATBIN_MAGIC) {
+            return FileKind::NvFatbin;
         }
         if data.starts_with(AR_MAGIC) {
             return FileKind::Archive;
@@ -174,6 +181,10 @@ mod tests {
         assert_eq!(
             FileKind::sniff(b"\x10\xff\x10\xad"),
             FileKind::OffloadBinary
+        );
+        assert_eq!(
+            FileKind::sniff(b"\x50\xed\x55\xba\x01\x00\x10\x00"),
+            FileKind::NvFatbin
         );
         assert_eq!(FileKind::sniff(b"!<arch>\n"), FileKind::Archive);
         assert_eq!(FileKind::sniff(b"!<thin>\n"), FileKind::ThinArchive);

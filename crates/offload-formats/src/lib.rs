@@ -30,6 +30,8 @@
 //! - [`kind`]: what a file is, by its first bytes ([`kind::FileKind`]), for every reader.
 //! - [`llvm`]: [`LlvmVersion`](llvm::LlvmVersion), the one notion of "which LLVM" (entry-ID
 //!   rules, arch tables, offload-kind numbering).
+//! - [`nvfatbin`]: NVIDIA fat binaries (`0xBA55ED50`, what `cuModuleLoadData` and
+//!   `cuobjdump` take): reader, writer and scanner.
 //! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
 //!   (objects, executables, shared libraries, archives), and extracting entries.
 //!
@@ -53,4 +55,5 @@ pub mod id;
 pub mod inspect;
 pub mod kind;
 pub mod llvm;
+pub mod nvfatbin;
 pub mod package;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use object::{Object, ObjectSymbol};
 
 use super::embed_glue::HostSymbols;
+use super::pack::ImageRef;
 use super::{Container, Embed};
 
 /// Kernel names of an AMDGPU code object: every symbol `K` that has a matching kernel
@@ -79,6 +80,8 @@ pub(crate) struct Generated<'a> {
     pub embed: Embed,
     /// The self-registering object's symbols (used in [`Embed::HipObject`] mode).
     pub symbols: &'a HostSymbols,
+    /// Where each image lies in the container (`IMAGES`, `image()`).
+    pub images: &'a [ImageRef],
 }
 
 fn str_list(items: &[String]) -> String {
@@ -99,6 +102,7 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
     let container = match g.container {
         Container::Bundle => "bundle",
         Container::OffloadBinary => "offload-binary",
+        Container::CudaFatbin => "cuda-fatbin",
     };
     writeln!(
         s,
@@ -109,7 +113,12 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
     .unwrap();
     let registered = g.embed == Embed::HipObject;
     let what = format!(
-        "a {container}{} for {} architecture(s), 4096-byte aligned",
+        "{} {container}{} for {} architecture(s), 4096-byte aligned",
+        if g.container == Container::CudaFatbin {
+            "an NVIDIA fat binary,"
+        } else {
+            "a"
+        },
         if g.compressed { " (compressed)" } else { "" },
         g.archs.len()
     );
@@ -138,11 +147,17 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
         // A bundle that no host object carries goes to `.hip_fatbin` on ELF, where the tools
         // that look for HIP device code (roc-obj-ls, llvm-objdump --offloading, `offload-build
         // inspect`) find it, as in a clang-built program.
-        let section = if g.embed == Embed::FatbinOnly && g.container == Container::Bundle {
-            "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
-             unsafe(link_section = \".hip_fatbin\"))]\n"
-        } else {
-            ""
+        // An NVIDIA fat binary goes to `.nv_fatbin`, where cuobjdump looks for it.
+        let section = match (g.embed, g.container) {
+            (Embed::FatbinOnly, Container::Bundle) => {
+                "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
+                 unsafe(link_section = \".hip_fatbin\"))]\n"
+            }
+            (Embed::FatbinOnly, Container::CudaFatbin) => {
+                "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
+                 unsafe(link_section = \".nv_fatbin\"))]\n"
+            }
+            _ => "",
         };
         writeln!(
             s,
@@ -166,6 +181,42 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
         str_list(g.archs)
     )
     .unwrap();
+    // Per-architecture images: slices of the container (no second copy, no parsing at run
+    // time). A compressed bundle's images exist only compressed: none are listed.
+    let base = if registered {
+        "OFFLOAD_BUILD_FATBIN"
+    } else {
+        "OFFLOAD_BUILD_FATBIN.0"
+    };
+    let mut table = String::from("&[\n");
+    for i in g.images {
+        writeln!(
+            table,
+            "    ({:?}, {:?}, {base}.split_at({}).1.split_at({}).0),",
+            i.arch, i.kind, i.offset, i.len
+        )
+        .unwrap();
+    }
+    table.push(']');
+    writeln!(
+        s,
+        "/// Every image in [`fatbin`] as (architecture, kind, bytes), in container order: kind\n\
+         /// `cubin`, `ptx`, `code-object`, `bitcode` or `fatbin`; the bytes are the slice of\n\
+         /// [`fatbin`] that holds the image (what `cuModuleLoadData` / `hipModuleLoadData` take\n\
+         /// for one architecture). Empty for a compressed bundle.\n\
+         #[allow(dead_code)]\npub static IMAGES: &[(&str, &str, &[u8])] = {table};\n\n\
+         /// The image for `arch` (`sm_90`, `compute_90`, `gfx90a:xnack+`, as in [`ARCHS`]):\n\
+         /// machine code (a cubin, a code object) when there is some, else the first image of\n\
+         /// that architecture (PTX); `None` when [`IMAGES`] has none.\n\
+         #[allow(dead_code)]\npub fn image(arch: &str) -> Option<&'static [u8]> {{\n    \
+         let mut first = None;\n    \
+         for &(a, kind, bytes) in IMAGES {{\n        \
+         if a == arch {{\n            \
+         if kind == \"cubin\" || kind == \"code-object\" {{\n                return Some(bytes);\n            }}\n            \
+         first = first.or(Some(bytes));\n        }}\n    }}\n    \
+         first\n}}\n"
+    )
+    .unwrap();
     writeln!(
         s,
         "/// The kernels in [`fatbin`] (symbol names, as `hipModuleGetFunction` takes them), sorted.\n\
@@ -175,7 +226,8 @@ pub(crate) fn render(g: &Generated<'_>) -> String {
     .unwrap();
     writeln!(
         s,
-        "/// The container format of [`fatbin`]: `\"bundle\"` or `\"offload-binary\"`.\n\
+        "/// The container format of [`fatbin`]: `\"bundle\"`, `\"offload-binary\"` or\n\
+         /// `\"cuda-fatbin\"`.\n\
          #[allow(dead_code)]\npub const CONTAINER: &str = {container:?};\n\n\
          /// Whether [`fatbin`] is a compressed bundle (`CCOB`).\n\
          #[allow(dead_code)]\npub const COMPRESSED: bool = {};\n",
@@ -285,8 +337,26 @@ mod tests {
                 compressed: false,
                 embed,
                 symbols: &symbols,
+                images: &[ImageRef {
+                    arch: "gfx90a".into(),
+                    kind: "code-object",
+                    offset: 4096,
+                    len: 100,
+                }],
             });
             assert!(text.contains("pub const ARCHS: &[&str] = &[\"gfx1100\", \"gfx90a\"];"));
+            let base = if embed == Embed::HipObject {
+                "OFFLOAD_BUILD_FATBIN"
+            } else {
+                "OFFLOAD_BUILD_FATBIN.0"
+            };
+            assert!(
+                text.contains(&format!(
+                    "(\"gfx90a\", \"code-object\", {base}.split_at(4096).1.split_at(100).0),"
+                )),
+                "{text}"
+            );
+            assert!(text.contains("pub fn image(arch: &str) -> Option<&'static [u8]>"));
             assert!(text.contains("pub const VADD: Kernel"));
             let registered = embed == Embed::HipObject;
             assert_eq!(text.contains("VADD_HANDLE"), registered);

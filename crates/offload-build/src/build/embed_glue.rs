@@ -173,6 +173,11 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
                 "a new-driver object holds offload binaries: use Container::OffloadBinary".into(),
             ));
         }
+        (_, Container::CudaFatbin) => {
+            return Err(fail(
+                "an NVIDIA fat binary is loaded at run time: use Embed::FatbinOnly".into(),
+            ));
+        }
         (Embed::FatbinOnly, _) => {
             return Err(fail("Embed::FatbinOnly writes no object".into()));
         }

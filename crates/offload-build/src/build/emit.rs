@@ -81,6 +81,7 @@ pub(crate) fn run(
         compressed: packed.compressed,
         embed: plan.embed,
         symbols: &symbols,
+        images: &packed.images,
     });
     cache::write_if_changed(&out.generated, text.as_bytes())?;
 

@@ -229,8 +229,16 @@ pub enum Container {
     /// `hipModuleLoadData` loads). The default for HIP.
     Bundle,
     /// Offload binaries (clang-offload-packager / `.llvm.offloading`, the new offload driver).
-    /// The default (and the only choice) for CUDA.
+    /// The default for CUDA.
     OffloadBinary,
+    /// An NVIDIA fat binary ([`crate::nvfatbin`], magic `0xBA55ED50`) holding each cubin and
+    /// PTX of a CUDA build, written by this crate (no `fatbinary` tool): what
+    /// `cuModuleLoadData` / `cuModuleLoadFatBinary` (and cudarc's, cust's module loaders)
+    /// take, and what `cuobjdump` lists. CUDA only, with [`Embed::FatbinOnly`]: on ELF targets
+    /// the generated `fatbin()` lies in a `.nv_fatbin` section, where `cuobjdump` and
+    /// `offload-build inspect` find it. Each entry is named after the build (`cuobjdump -xelf`
+    /// writes `<name>.sm_80.cubin`); PTX is stored as clang wrote it.
+    CudaFatbin,
 }
 
 /// How the packed device code reaches the program.
@@ -596,7 +604,8 @@ impl Build {
     }
 
     /// The container format (default: [`Container::Bundle`] for HIP,
-    /// [`Container::OffloadBinary`] for CUDA).
+    /// [`Container::OffloadBinary`] for CUDA; [`Container::CudaFatbin`] for CUDA code that
+    /// the CUDA driver loads).
     pub fn container(&mut self, container: Container) -> &mut Build {
         self.container = Some(container);
         self
@@ -803,6 +812,8 @@ impl Build {
         match plan::container(self, &env) {
             Container::Bundle => Embed::HipObject,
             Container::OffloadBinary => Embed::NewDriverObject,
+            // No host object registers an NVIDIA fat binary: it is loaded at run time.
+            Container::CudaFatbin => Embed::FatbinOnly,
         }
     }
 
@@ -863,6 +874,7 @@ mod tests {
             compressed: false,
             embed: Embed::FatbinOnly,
             symbols: &symbols,
+            images: &[],
         });
         let top = generated.split("pub mod kernels").next().unwrap();
         for item in ["pub fn fatbin()", "pub const ARCHS", "pub const KERNELS"] {

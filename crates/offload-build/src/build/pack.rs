@@ -1,6 +1,8 @@
 //! The pack stage: the jobs' images and the [`Build::image`](super::Build::image)s into the
 //! container's bytes: a `.hipfb` bundle ([`offload_formats::bundle::hipfb`], optionally
-//! compressed) or offload binaries; and the kernel names found in the device code.
+//! compressed), offload binaries or an NVIDIA fat binary ([`offload_formats::nvfatbin`]); the
+//! kernel names found in the device code; and where each image lies in the container (the
+//! generated `IMAGES`).
 //!
 //! Reads only the [`Plan`] and what the jobs built; the result goes to [`super::emit`].
 
@@ -37,6 +39,40 @@ pub(crate) struct Packed {
     pub archs: Vec<String>,
     /// Kernel symbol names found in the device code, sorted.
     pub kernels: Vec<String>,
+    /// Where each image lies in [`Packed::bytes`], in container order; empty for a
+    /// compressed bundle.
+    pub images: Vec<ImageRef>,
+}
+
+/// One image stored as is in the container: the generated `IMAGES` slices the container
+/// there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ImageRef {
+    /// The architecture as the build names it (`sm_90`, `compute_90`, `gfx90a:xnack+`).
+    pub arch: String,
+    /// `cubin`, `ptx`, `code-object`, `bitcode`, `fatbin` or `other`.
+    pub kind: &'static str,
+    /// Offset in the container.
+    pub offset: usize,
+    /// Size in bytes.
+    pub len: usize,
+}
+
+/// The generated module's word for an image kind.
+pub(crate) fn kind_label(kind: ImageKind) -> &'static str {
+    match kind {
+        ImageKind::Cubin => "cubin",
+        ImageKind::Ptx => "ptx",
+        ImageKind::Object => "code-object",
+        ImageKind::Bitcode => "bitcode",
+        ImageKind::Fatbinary => "fatbin",
+        _ => "other",
+    }
+}
+
+/// Offset of `part` (a slice of `whole`) in `whole`.
+fn offset_in(whole: &[u8], part: &[u8]) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
 }
 
 /// Adds the plan's images to what the jobs built, finds the kernels and packs the container.
@@ -63,23 +99,28 @@ pub(crate) fn run(plan: &Plan, built: Built, env: &Env<'_>) -> Result<Packed, Er
         }
     }
     let major = plan.toolchain.as_ref().map_or(0, |t| t.major);
-    let (bytes, compressed) = pack(
+    let name = plan.outputs.as_ref().map_or("device", |o| o.name.as_str());
+    let (bytes, compressed, images) = pack(
         &per_arch,
         plan.lang,
         plan.container,
         plan.compress,
         plan.compress_auto_version,
         major,
+        name,
     )?;
     Ok(Packed {
         bytes,
         compressed,
         archs: per_arch.keys().map(|a| a.to_string()).collect(),
         kernels: kernels.into_iter().collect(),
+        images,
     })
 }
 
-/// Packs the images into the container's bytes; returns whether they are compressed.
+/// Packs the images into the container's bytes; returns whether they are compressed, and
+/// where each image lies in them. `name` (the build's) names the entries of an NVIDIA fat
+/// binary.
 pub(crate) fn pack(
     per_arch: &BTreeMap<Arch, Vec<Piece>>,
     lang: Language,
@@ -87,7 +128,8 @@ pub(crate) fn pack(
     compress: Option<CompressOptions>,
     auto_version: bool,
     llvm_major: u32,
-) -> Result<(Vec<u8>, bool), Error> {
+    name: &str,
+) -> Result<(Vec<u8>, bool, Vec<ImageRef>), Error> {
     let llvm = if llvm_major == 0 {
         LlvmVersion::NEWEST_RELEASE
     } else {
@@ -104,7 +146,26 @@ pub(crate) fn pack(
             )
             .map_err(|e| Error::Pack(e.into()))?;
             match compress {
-                None => Ok((bundle, false)),
+                None => {
+                    let parsed = offload_formats::bundle::BinaryBundle::parse(&bundle)
+                        .map_err(|e| Error::Pack(e.into()))?
+                        .ok_or_else(|| Error::Pack("the bundle written does not parse".into()))?;
+                    let mut images = Vec::new();
+                    for e in parsed.entries() {
+                        let id = e.id_str();
+                        if let Some((_, arch)) = id.split_once("--") {
+                            if !arch.is_empty() && !id.starts_with("host-") {
+                                images.push(ImageRef {
+                                    arch: arch.to_string(),
+                                    kind: kind_label(ImageKind::Object),
+                                    offset: offset_in(&bundle, e.data),
+                                    len: e.data.len(),
+                                });
+                            }
+                        }
+                    }
+                    Ok((bundle, false, images))
+                }
                 Some(mut o) => {
                     if auto_version {
                         o.version = if llvm.major() >= 22 {
@@ -114,7 +175,7 @@ pub(crate) fn pack(
                         };
                     }
                     let c = compressed::compress(&bundle, &o).map_err(|e| Error::Pack(e.into()))?;
-                    Ok((c, true))
+                    Ok((c, true, Vec::new()))
                 }
             }
         }
@@ -124,6 +185,7 @@ pub(crate) fn pack(
                 Language::Cuda => (OffloadKind::Cuda, "nvptx64-nvidia-cuda"),
             };
             let mut out = Vec::new();
+            let mut images = Vec::new();
             for (a, pieces) in per_arch {
                 let arch_name = if a.is_nvidia() {
                     a.offload_arch()
@@ -142,11 +204,182 @@ pub(crate) fn pack(
                     }
                     let bin = offload_formats::package::write_v1(&image)
                         .map_err(|e| Error::Pack(e.into()))?;
+                    let parsed = offload_formats::package::OffloadBinary::parse(&bin)
+                        .map_err(|e| Error::Pack(e.into()))?;
+                    if let Some(entry) = parsed.entry(0) {
+                        images.push(ImageRef {
+                            arch: a.to_string(),
+                            kind: kind_label(p.kind),
+                            offset: out.len() + offset_in(&bin, entry.image()),
+                            len: entry.image().len(),
+                        });
+                    }
                     out.extend_from_slice(&bin);
                 }
             }
-            Ok((out, false))
+            Ok((out, false, images))
         }
+        Container::CudaFatbin => cuda_fatbin(per_arch, name),
+    }
+}
+
+/// `sm_90` / `compute_90` → 90; the fat binary's arch field holds the number alone.
+fn nv_arch_number(a: &Arch) -> Result<u32, Error> {
+    let s = a.as_str();
+    let digits = s
+        .strip_prefix("sm_")
+        .or_else(|| s.strip_prefix("compute_"))
+        .unwrap_or(s);
+    digits.parse().map_err(|_| {
+        Error::Pack(
+            format!(
+                "architecture {s} has no plain number for an NVIDIA fat binary's arch field \
+                 (sm_NN and compute_NN are supported)"
+            )
+            .into(),
+        )
+    })
+}
+
+/// An NVIDIA fat binary: per architecture, its cubins then its PTX, named after the build
+/// (`<name>`, then `<name>_1`, … for further images of one kind and architecture).
+fn cuda_fatbin(
+    per_arch: &BTreeMap<Arch, Vec<Piece>>,
+    name: &str,
+) -> Result<(Vec<u8>, bool, Vec<ImageRef>), Error> {
+    use offload_formats::nvfatbin::{Fatbin, FatbinWriter};
+    let mut w = FatbinWriter::new();
+    let mut order = Vec::new();
+    for (a, pieces) in per_arch {
+        let arch = nv_arch_number(a)?;
+        let mut seen: BTreeMap<&'static str, usize> = BTreeMap::new();
+        // Machine code first, as nvcc orders a fat binary: the driver takes the first match.
+        let mut sorted: Vec<&Piece> = pieces.iter().collect();
+        sorted.sort_by_key(|p| p.kind != ImageKind::Cubin);
+        for p in sorted {
+            let label = kind_label(p.kind);
+            let n = seen.entry(label).or_default();
+            let id = if *n == 0 {
+                name.to_string()
+            } else {
+                format!("{name}_{n}")
+            };
+            *n += 1;
+            let added = match p.kind {
+                ImageKind::Cubin => w.add_cubin(arch, &p.data, Some(&id)),
+                ImageKind::Ptx => w.add_ptx(arch, &p.data, Some(&id), None),
+                other => {
+                    return Err(Error::Pack(
+                        format!(
+                            "an NVIDIA fat binary holds cubins and PTX, not a {} image ({a})",
+                            kind_label(other)
+                        )
+                        .into(),
+                    ));
+                }
+            };
+            added.map_err(|e| Error::Pack(format!("{a} {label}: {e}").into()))?;
+            order.push((a.to_string(), label));
+        }
+    }
+    let bytes = w.to_bytes();
+    let parsed = Fatbin::parse(&bytes).map_err(|e| Error::Pack(e.into()))?;
+    let images = parsed
+        .entries()
+        .iter()
+        .zip(order)
+        .map(|(e, (arch, kind))| {
+            let image = e.image().unwrap_or(e.payload());
+            ImageRef {
+                arch,
+                kind,
+                offset: offset_in(&bytes, image),
+                len: image.len(),
+            }
+        })
+        .collect();
+    Ok((bytes, false, images))
+}
+
+#[cfg(test)]
+mod fatbin_tests {
+    use super::*;
+
+    fn piece(kind: ImageKind, data: &[u8]) -> Piece {
+        Piece {
+            kind,
+            data: data.to_vec(),
+        }
+    }
+
+    #[test]
+    fn cuda_fatbins_hold_every_cubin_and_ptx() {
+        let mut cubin = b"\x7fELF\x02\x01\x013\x07".to_vec();
+        cubin.resize(64, 0);
+        let ptx = b".version 7.8\n.target sm_90\n";
+        let mut per_arch = BTreeMap::new();
+        per_arch.insert(
+            Arch::new("sm_90").unwrap(),
+            vec![piece(ImageKind::Ptx, ptx), piece(ImageKind::Cubin, &cubin)],
+        );
+        per_arch.insert(
+            Arch::new("90-virtual").unwrap(),
+            vec![piece(ImageKind::Ptx, ptx)],
+        );
+        let (bytes, compressed, images) = pack(
+            &per_arch,
+            Language::Cuda,
+            Container::CudaFatbin,
+            None,
+            true,
+            19,
+            "k",
+        )
+        .unwrap();
+        assert!(!compressed);
+        let f = offload_formats::nvfatbin::Fatbin::parse(&bytes).unwrap();
+        let got: Vec<_> = f
+            .entries()
+            .iter()
+            .map(|e| (e.arch_name(), e.identifier().unwrap().to_vec()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("compute_90".to_string(), b"k".to_vec()),
+                ("sm_90".to_string(), b"k".to_vec()),
+                ("compute_90".to_string(), b"k".to_vec()),
+            ]
+        );
+        let table: Vec<_> = images
+            .iter()
+            .map(|i| (i.arch.as_str(), i.kind, &bytes[i.offset..i.offset + i.len]))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("compute_90", "ptx", &ptx[..]),
+                ("sm_90", "cubin", &cubin[..]),
+                ("sm_90", "ptx", &ptx[..]),
+            ]
+        );
+        // HIP code objects have no place in it.
+        let mut hip = BTreeMap::new();
+        hip.insert(
+            Arch::new("sm_80").unwrap(),
+            vec![piece(ImageKind::Object, b"x")],
+        );
+        let e = pack(
+            &hip,
+            Language::Cuda,
+            Container::CudaFatbin,
+            None,
+            true,
+            19,
+            "k",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not a code-object image"), "{e}");
     }
 }
 
@@ -166,8 +399,16 @@ mod tests {
                 }],
             );
         }
-        let (bytes, compressed) =
-            pack(&per_arch, Language::Hip, Container::Bundle, None, true, 19).unwrap();
+        let (bytes, compressed, images) = pack(
+            &per_arch,
+            Language::Hip,
+            Container::Bundle,
+            None,
+            true,
+            19,
+            "k",
+        )
+        .unwrap();
         assert!(!compressed);
         let b = offload_formats::bundle::BinaryBundle::parse(&bytes)
             .unwrap()
@@ -185,15 +426,29 @@ mod tests {
                 "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
             ]
         );
-        let (c, compressed) = pack(
+        // Every code object is found where IMAGES will slice it.
+        let table: Vec<_> = images
+            .iter()
+            .map(|i| (i.arch.as_str(), i.kind, &bytes[i.offset..i.offset + i.len]))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("gfx1100", "code-object", &b"gfx1100"[..]),
+                ("gfx90a:xnack+", "code-object", &b"gfx90a:xnack+"[..])
+            ]
+        );
+        let (c, compressed, images) = pack(
             &per_arch,
             Language::Hip,
             Container::Bundle,
             Some(CompressOptions::default()),
             true,
             19,
+            "k",
         )
         .unwrap();
+        assert!(images.is_empty());
         assert!(compressed && c.starts_with(b"CCOB\x02\x00"));
     }
 }

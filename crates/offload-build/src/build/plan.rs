@@ -185,9 +185,26 @@ impl Plan {
         if compile {
             if lang == Language::Cuda && container == Container::Bundle {
                 return Err(Error::Config(
-                    "CUDA device code is packed as offload binaries: use Container::OffloadBinary"
+                    "CUDA device code is packed as offload binaries or an NVIDIA fat binary: \
+                     use Container::OffloadBinary or Container::CudaFatbin"
                         .into(),
                 ));
+            }
+            if container == Container::CudaFatbin {
+                if lang != Language::Cuda {
+                    return Err(Error::Config(
+                        "Container::CudaFatbin holds CUDA device code (cubins, PTX): \
+                         compile CUDA sources (Language::Cuda)"
+                            .into(),
+                    ));
+                }
+                if build.embed != Embed::FatbinOnly {
+                    return Err(Error::Config(
+                        "Container::CudaFatbin is loaded at run time (cuModuleLoadData): \
+                         use Embed::FatbinOnly"
+                            .into(),
+                    ));
+                }
             }
             if build.compress.is_some() && container != Container::Bundle {
                 return Err(Error::Config(
@@ -328,6 +345,7 @@ fn outputs(name: &str, out_dir: PathBuf, container: Container) -> Outputs {
     let ext = match container {
         Container::Bundle => "hipfb",
         Container::OffloadBinary => "offloadbin",
+        Container::CudaFatbin => "fatbin",
     };
     Outputs {
         name: name.to_string(),

@@ -181,6 +181,13 @@ pub fn entry_bytes<'d>(
                 .ok_or_else(|| unusable("entry not found after decompression"))?;
             Ok(Cow::Owned(e.image().to_vec()))
         }
+        "nv-fatbin" => Err(unusable(&format!(
+            "entry {} of the NVIDIA fat binary at offset {} is compressed ({}), which is not \
+             decompressed: NVIDIA does not document the scheme",
+            entry.index,
+            container.offset,
+            entry.compression.unwrap_or("unknown")
+        ))),
         other => Err(unusable(&format!("cannot extract from a {other}"))),
     }
 }

@@ -12,7 +12,13 @@
 //! - `__CLANG_OFFLOAD_BUNDLE__<ID>` sections (fat objects): one entry each;
 //! - ELF sections of type `SHT_LLVM_OFFLOADING` whatever their name, and COFF sections named
 //!   `.llvm.offloading*`: offload binaries back to back;
-//! - archive members, recursively.
+//! - archive members, recursively;
+//! - NVIDIA fat binaries ([`crate::nvfatbin`]): a raw fat binary file, sections named
+//!   `.nv_fatbin` (`__nv_fatbin` in Mach-O) or starting with the magic `0xBA55ED50`, and, as
+//!   `cuobjdump` does, any 8-byte aligned fat binary in an object's data sections or in a
+//!   file of no other kind. Each cubin and PTX entry is listed with its architecture
+//!   (`sm_80` for a cubin, `compute_80` for PTX) and image kind (`cubin`, `ptx`); compressed
+//!   entries are listed with their compression and are not decompressed.
 //!
 //! Entries stored uncompressed have a file offset and a URI; entries inside a compressed
 //! container have neither (their container has both) and are extracted by decompressing it.
@@ -44,8 +50,8 @@ pub use extract::{ExtractError, Selected, Selector, entry_bytes, range, select};
 pub struct Report {
     /// The path as given.
     pub path: String,
-    /// What the file is: `bundle`, `compressed-bundle`, `offload-binary`, `elf`, `coff`,
-    /// `macho`, `archive` or `other`.
+    /// What the file is: `bundle`, `compressed-bundle`, `offload-binary`, `nv-fatbin`, `elf`,
+    /// `coff`, `macho`, `archive` or `other`.
     pub format: &'static str,
     /// File size in bytes.
     pub size: u64,
@@ -68,7 +74,8 @@ impl Report {
 pub struct ContainerReport {
     /// Position in [`Report::containers`].
     pub index: usize,
-    /// `bundle`, `compressed-bundle`, `offload-binary` or `fat-object-section`.
+    /// `bundle`, `compressed-bundle`, `offload-binary`, `nv-fatbin` (an NVIDIA fat binary) or
+    /// `fat-object-section`.
     pub kind: &'static str,
     /// The archive member holding it, if any.
     pub member: Option<String>,
@@ -121,8 +128,13 @@ pub struct EntryReport {
     pub triple: String,
     /// Target ID or architecture (`gfx90a:xnack+`), empty for none.
     pub arch: String,
-    /// Image kind of an offload-binary entry (`o`, `bc`, …).
+    /// Image kind of an offload-binary entry (`o`, `bc`, …) or of an NVIDIA fat binary entry
+    /// (`cubin`, `ptx`, `other`).
     pub image_kind: Option<&'static str>,
+    /// How an NVIDIA fat binary entry is compressed (`lz4`, `zstd`): such an entry is listed
+    /// with its stored size and no offset, and is not decompressed.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub compression: Option<&'static str>,
     /// File offset of the payload; `None` inside a compressed container.
     pub offset: Option<u64>,
     /// Payload size.
@@ -183,6 +195,8 @@ pub enum InspectSource {
     Bundle(crate::bundle::BundleReadError),
     /// A malformed offload binary.
     OffloadBinary(crate::package::PackageReadError),
+    /// A malformed NVIDIA fat binary.
+    NvFatbin(crate::nvfatbin::FatbinError),
 }
 
 impl InspectSource {
@@ -194,6 +208,7 @@ impl InspectSource {
             InspectSource::Compressed(e) => e,
             InspectSource::Bundle(e) => e,
             InspectSource::OffloadBinary(e) => e,
+            InspectSource::NvFatbin(e) => e,
         }
     }
 }
@@ -226,6 +241,7 @@ inspect_source_from!(
     Compressed(CompressedError),
     Bundle(crate::bundle::BundleReadError),
     OffloadBinary(crate::package::PackageReadError),
+    NvFatbin(crate::nvfatbin::FatbinError),
 );
 
 /// `file://<path>#offset=<offset>&size=<size>`.
@@ -373,6 +389,10 @@ impl<'data> Scanner<'_, 'data> {
                 self.archive(data, &place, depth)?;
                 return Ok("archive");
             }
+            FileKind::NvFatbin => {
+                self.nv_fatbins(data, &place, true)?;
+                return Ok("nv-fatbin");
+            }
             _ => {}
         }
         match object::FileKind::parse(data) {
@@ -386,7 +406,11 @@ impl<'data> Scanner<'_, 'data> {
                 | object::FileKind::MachO32
                 | object::FileKind::MachO64,
             ) => self.object(data, &place),
-            _ => Ok("other"),
+            _ => {
+                // As cuobjdump: a fat binary anywhere in a file of no other kind.
+                self.nv_fatbins(data, &place, false)?;
+                Ok("other")
+            }
         }
     }
 
@@ -452,6 +476,18 @@ impl<'data> Scanner<'_, 'data> {
                 self.fat_object_section(contents, id, &here);
             } else if name == ".hip_fatbin" || Sequence::starts_with_bundle(contents) {
                 self.bundles(contents, &here)?;
+            } else if name == crate::nvfatbin::SECTION
+                || name == "__nv_fatbin"
+                || crate::nvfatbin::Fatbin::is_fatbin(contents)
+            {
+                self.nv_fatbins(contents, &here, true)?;
+            } else if matches!(
+                section.kind(),
+                SectionKind::ReadOnlyData | SectionKind::Data | SectionKind::ReadOnlyString
+            ) {
+                // A fat binary embedded in data (include_bytes!, a C array), as cuobjdump
+                // finds it: 8-byte aligned in the file, well-formed.
+                self.nv_fatbins(contents, &here, false)?;
             }
         }
         Ok(format)
@@ -473,6 +509,7 @@ impl<'data> Scanner<'_, 'data> {
             triple,
             arch,
             image_kind: None,
+            compression: None,
             offset: Some(offset),
             size,
             uri: Some(uri(self.path, offset, size)),
@@ -528,6 +565,7 @@ impl<'data> Scanner<'_, 'data> {
                 triple,
                 arch,
                 image_kind: None,
+                compression: None,
                 offset,
                 size: e.size,
                 uri: offset.map(|o| uri(self.path, o, e.size)),
@@ -661,6 +699,7 @@ impl<'data> Scanner<'_, 'data> {
                         .image_kind()
                         .kind()
                         .map(|k| k.name(LlvmVersion::NEWEST_RELEASE)),
+                    compression: None,
                     offset: image_offset,
                     size: image.len() as u64,
                     uri: image_offset.map(|o| uri(self.path, o, image.len() as u64)),
@@ -673,6 +712,78 @@ impl<'data> Scanner<'_, 'data> {
                 offset,
                 stored,
                 compression,
+                entries,
+            );
+        }
+        Ok(())
+    }
+}
+
+impl<'data> Scanner<'_, 'data> {
+    /// The NVIDIA fat binaries in `region`; `strict`: a region meant to hold them (a raw fat
+    /// binary, `.nv_fatbin`), where a malformed one is an error; otherwise malformed
+    /// candidates are skipped, as cuobjdump skips them.
+    fn nv_fatbins(
+        &mut self,
+        region: &'data [u8],
+        place: &Place,
+        strict: bool,
+    ) -> Result<(), InspectError> {
+        use crate::nvfatbin::{EntryKind, scan};
+        let region_offset = self.offset_of(region);
+        // Most regions hold no magic at all: look before walking.
+        if !region.windows(4).any(|w| w == crate::nvfatbin::MAGIC_BYTES) {
+            return Ok(());
+        }
+        let (found, errors) = scan(region);
+        if strict {
+            if let Some((at, e)) = errors.into_iter().next() {
+                return Err(self.failed(
+                    place,
+                    format!(
+                        "NVIDIA fat binary at file offset {}",
+                        region_offset + at as u64
+                    ),
+                    e,
+                ));
+            }
+        }
+        for f in found {
+            let offset = region_offset + f.offset as u64;
+            let mut entries = Vec::new();
+            for (position, e) in f.fatbin.entries().iter().enumerate() {
+                let compression = e.compression().map(|c| match c {
+                    crate::nvfatbin::Compression::Lz4 => "lz4",
+                    crate::nvfatbin::Compression::Zstd => "zstd",
+                });
+                let stored = e.stored();
+                let at = offset + e.payload_offset() as u64;
+                let arch = e.arch_name();
+                let image_offset = compression.is_none().then_some(at);
+                entries.push(EntryReport {
+                    index: self.next_entry(),
+                    id: format!("cuda-nvptx64-nvidia-cuda-{arch}"),
+                    offload_kind: "cuda".to_owned(),
+                    triple: "nvptx64-nvidia-cuda".to_owned(),
+                    arch,
+                    image_kind: Some(match e.kind() {
+                        EntryKind::Elf => "cubin",
+                        EntryKind::Ptx => "ptx",
+                        EntryKind::Other(_) => "other",
+                    }),
+                    compression,
+                    offset: image_offset,
+                    size: stored.len() as u64,
+                    uri: image_offset.map(|o| uri(self.path, o, stored.len() as u64)),
+                    position,
+                });
+            }
+            self.push(
+                place,
+                "nv-fatbin",
+                offset,
+                f.fatbin.size() as u64,
+                None,
                 entries,
             );
         }

@@ -1,0 +1,1087 @@
+//! NVIDIA fat binaries: the container the CUDA driver loads (`cuModuleLoadData`,
+//! `cuModuleLoadFatBinary`), which `nvcc`, `fatbinary` and nvFatbin write and `cuobjdump`
+//! lists, and which a CUDA executable carries in its `.nv_fatbin` section.
+//!
+//! A fat binary holds cubins (ELF images for one `sm_XX`) and PTX (text for one
+//! `compute_XX`, JIT-compiled by the driver for newer GPUs). [`Fatbin::parse`] reads one
+//! over borrowed bytes, [`scan`] finds every fat binary in any file as `cuobjdump` does,
+//! and [`FatbinWriter`] writes one from cubins and PTX, with no NVIDIA tool.
+//!
+//! # Layout
+//!
+//! All fields are little-endian. The facts come from the bytes that NVIDIA's own writers
+//! produce (nvFatbin 12.9, `fatbinary` 13.5, `nvcc -fatbin` 13.5) and from what `cuobjdump`
+//! accepts; the integration tests (`integration/nvfatbin.rs`) check them against those tools.
+//!
+//! The outer header, 16 bytes:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `0xBA55ED50` (bytes `50 ED 55 BA`) |
+//! | 4 | 2 | version, 1 |
+//! | 6 | 2 | header size, 16 |
+//! | 8 | 8 | size of the entries that follow the header |
+//!
+//! Each entry: a header of at least 64 bytes, then its payload, the next entry right after:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 2 | kind: 1 PTX, 2 ELF (cubin) |
+//! | 2 | 2 | entry version, `0x0101` |
+//! | 4 | 4 | entry header size (the payload starts there) |
+//! | 8 | 8 | payload size (padded to 8 bytes) |
+//! | 16 | 4 | compressed size (0 when not compressed) |
+//! | 20 | 4 | offset of the options block in the entry (0: none) |
+//! | 24 | 2 | minor version (PTX: the ISA's `.version` minor; ELF: the cubin's ABI version) |
+//! | 26 | 2 | major version (PTX: the ISA's major; ELF: 1) |
+//! | 28 | 4 | architecture, `80` for `sm_80` |
+//! | 32 | 4 | offset of the identifier in the entry (0: none) |
+//! | 36 | 4 | length of the identifier, without its NUL |
+//! | 40 | 8 | flags ([`Flags`]: 64-bit, debug, host OS, compression) |
+//! | 48 | 8 | reserved, 0 |
+//! | 56 | 8 | uncompressed size (0 when not compressed) |
+//!
+//! The identifier (NUL-terminated, padded with zeros to 8 bytes) follows the 64 bytes;
+//! `cuobjdump` names extracted files `<identifier>.sm_XX.cubin` after it. A PTX entry
+//! carries an options block after that: a 4-byte offset (in the entry) and a 4-byte length
+//! of the ptxas options string, then the string, NUL-terminated and padded to 8 bytes
+//! (nvFatbin and `fatbinary` write an empty string when there are none). A PTX payload is
+//! the text with a NUL, padded with zeros to 8 bytes; `cuobjdump -xptx` extracts the text
+//! up to the NUL. A cubin payload is the ELF file.
+//!
+//! # Compressed entries
+//!
+//! Flag `0x2000` marks an LZ4-compressed payload and `0x8000` a zstd-compressed one (the
+//! payload starts with zstd's frame magic); the compressed size and the uncompressed size
+//! are then set. NVIDIA documents neither the flags nor the framing, so this module lists
+//! such entries ([`Entry::compression`]) and hands out the stored bytes
+//! ([`Entry::stored`]), but does not decompress them; [`Entry::image`] is `None` for them.
+//! The writer never compresses.
+//!
+//! # Differences from nvFatbin's bytes
+//!
+//! For the same cubins and PTX (nvFatbin with `-compress=false`), the writer's entries
+//! agree with nvFatbin's field by field (kind, entry version, header size, sizes, versions,
+//! architecture, identifier, options block, flags), and the cubin payloads are the same
+//! bytes. The one difference is the PTX payload: nvFatbin and `fatbinary` minify the text
+//! before storing it (comments emptied to `//`, indentation and runs of blanks removed),
+//! where this writer stores the PTX exactly as given. Both are valid PTX for the same
+//! program (the driver's JIT compiles either, and `cuobjdump -xptx` gives back the input
+//! byte for byte with ours), so the only effect is a larger payload (about 1.3 times for
+//! clang's PTX), and no loss of the input's text.
+//!
+//! ```
+//! use offload_formats::nvfatbin::{EntryKind, Fatbin, FatbinWriter};
+//! let ptx = b".version 7.8\n.target sm_90\n.address_size 64\n";
+//! let mut w = FatbinWriter::new();
+//! w.add_ptx(90, ptx, Some("saxpy"), None)?;
+//! let bytes = w.to_bytes();
+//! let fatbin = Fatbin::parse(&bytes)?;
+//! let entry = &fatbin.entries()[0];
+//! assert_eq!(entry.kind(), EntryKind::Ptx);
+//! assert_eq!(entry.arch(), 90);
+//! assert_eq!(entry.ptx_version(), Some((7, 8)));
+//! assert_eq!(entry.image(), Some(&ptx[..]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+
+/// The magic number of a fat binary's header.
+pub const MAGIC: u32 = 0xBA55_ED50;
+/// The magic number as it is stored (little-endian).
+pub const MAGIC_BYTES: [u8; 4] = MAGIC.to_le_bytes();
+/// The outer header's version.
+pub const VERSION: u16 = 1;
+/// The outer header's size.
+pub const HEADER_SIZE: usize = 16;
+/// The fixed part of an entry's header.
+pub const ENTRY_HEADER_SIZE: usize = 64;
+/// The entry version every NVIDIA writer stores.
+pub const ENTRY_VERSION: u16 = 0x0101;
+/// The name of the ELF section that holds a host program's fat binaries.
+pub const SECTION: &str = ".nv_fatbin";
+
+/// What an entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    /// PTX text (kind 1).
+    Ptx,
+    /// A cubin, an ELF image for one `sm_XX` (kind 2).
+    Elf,
+    /// Any other kind number (NVIDIA's LTO-IR and index entries among them).
+    Other(u16),
+}
+
+impl EntryKind {
+    /// The kind as stored.
+    pub fn raw(self) -> u16 {
+        match self {
+            EntryKind::Ptx => 1,
+            EntryKind::Elf => 2,
+            EntryKind::Other(k) => k,
+        }
+    }
+
+    /// The kind for a stored number.
+    pub fn from_raw(raw: u16) -> EntryKind {
+        match raw {
+            1 => EntryKind::Ptx,
+            2 => EntryKind::Elf,
+            k => EntryKind::Other(k),
+        }
+    }
+
+    /// `"ptx"`, `"cubin"` or `"kind-N"`: the word the listings use.
+    pub fn name(self) -> String {
+        match self {
+            EntryKind::Ptx => "ptx".to_string(),
+            EntryKind::Elf => "cubin".to_string(),
+            EntryKind::Other(k) => format!("kind-{k}"),
+        }
+    }
+}
+
+/// An entry's flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Flags(pub u64);
+
+impl Flags {
+    /// 64-bit device code (`-64`, the default).
+    pub const ADDRESS_64: u64 = 0x1;
+    /// Compiled with debug information (`-g`).
+    pub const DEBUG: u64 = 0x2;
+    /// Host: Linux (`-host=linux`, the default on Linux).
+    pub const HOST_LINUX: u64 = 0x10;
+    /// Host: macOS.
+    pub const HOST_MAC: u64 = 0x20;
+    /// Host: Windows (`-host=windows`).
+    pub const HOST_WINDOWS: u64 = 0x40;
+    /// The payload is LZ4-compressed.
+    pub const COMPRESSED_LZ4: u64 = 0x2000;
+    /// The payload is zstd-compressed.
+    pub const COMPRESSED_ZSTD: u64 = 0x8000;
+
+    /// What NVIDIA's tools write on 64-bit Linux: `0x11`.
+    pub const LINUX_64: Flags = Flags(Self::ADDRESS_64 | Self::HOST_LINUX);
+
+    /// Whether every bit of `bits` is set.
+    pub fn has(self, bits: u64) -> bool {
+        self.0 & bits == bits
+    }
+}
+
+/// How an entry's payload is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// LZ4 (flag `0x2000`).
+    Lz4,
+    /// zstd (flag `0x8000`).
+    Zstd,
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        })
+    }
+}
+
+/// What is wrong with a malformed fat binary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FatbinErrorKind {
+    /// The input does not start with the magic number.
+    BadMagic,
+    /// A header ends before a field it must hold.
+    Truncated {
+        /// The field that is cut off.
+        field: &'static str,
+        /// Bytes the field needs.
+        needed: u64,
+        /// Bytes left in the input at that point.
+        available: u64,
+    },
+    /// The outer header's size is smaller than 16.
+    BadHeaderSize(u16),
+    /// An entry header's size is smaller than 64 or past the fat binary's end.
+    BadEntryHeaderSize(u32),
+    /// An entry's payload extends past the fat binary's end.
+    PastEnd {
+        /// What extends past the end.
+        what: &'static str,
+        /// Its offset, from the fat binary's start.
+        offset: u64,
+        /// Its size.
+        size: u64,
+        /// The fat binary's size.
+        len: u64,
+    },
+    /// A string (identifier, options) has no NUL within the entry header.
+    Unterminated(&'static str),
+    /// The compressed size is larger than the payload.
+    CompressedSize {
+        /// The compressed size.
+        compressed: u32,
+        /// The payload size.
+        payload: u64,
+    },
+}
+
+/// A malformed fat binary: what is wrong, where, and in which entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FatbinError {
+    /// What is wrong.
+    pub kind: FatbinErrorKind,
+    /// Byte offset, from the start of the fat binary, where the problem was found.
+    pub offset: u64,
+    /// Zero-based index of the entry, when the problem belongs to one.
+    pub entry: Option<usize>,
+}
+
+impl fmt::Display for FatbinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("malformed NVIDIA fat binary")?;
+        if let Some(e) = self.entry {
+            write!(f, ", entry {e}")?;
+        }
+        write!(f, " at offset {}: ", self.offset)?;
+        match &self.kind {
+            FatbinErrorKind::BadMagic => write!(f, "no magic 0x{MAGIC:08X}"),
+            FatbinErrorKind::Truncated {
+                field,
+                needed,
+                available,
+            } => write!(
+                f,
+                "{field} truncated: needs {needed} bytes, {available} available"
+            ),
+            FatbinErrorKind::BadHeaderSize(s) => write!(f, "header size {s} is less than 16"),
+            FatbinErrorKind::BadEntryHeaderSize(s) => write!(
+                f,
+                "entry header size {s} is less than 64 or past the end of the fat binary"
+            ),
+            FatbinErrorKind::PastEnd {
+                what,
+                offset,
+                size,
+                len,
+            } => write!(
+                f,
+                "{what} at offset {offset} with size {size} extends past the end ({len} bytes)"
+            ),
+            FatbinErrorKind::Unterminated(what) => {
+                write!(f, "{what} has no NUL within the entry header")
+            }
+            FatbinErrorKind::CompressedSize {
+                compressed,
+                payload,
+            } => write!(
+                f,
+                "compressed size {compressed} is larger than the payload ({payload} bytes)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FatbinError {}
+
+fn err(kind: FatbinErrorKind, offset: usize, entry: Option<usize>) -> FatbinError {
+    FatbinError {
+        kind,
+        offset: offset as u64,
+        entry,
+    }
+}
+
+fn field<const N: usize>(
+    data: &[u8],
+    at: usize,
+    name: &'static str,
+    entry: Option<usize>,
+) -> Result<[u8; N], FatbinError> {
+    data.get(at..)
+        .and_then(|d| d.get(..N))
+        .map(|s| s.try_into().expect("N bytes"))
+        .ok_or_else(|| {
+            err(
+                FatbinErrorKind::Truncated {
+                    field: name,
+                    needed: N as u64,
+                    available: data.len().saturating_sub(at) as u64,
+                },
+                at,
+                entry,
+            )
+        })
+}
+
+fn u16_at(d: &[u8], at: usize, name: &'static str, e: Option<usize>) -> Result<u16, FatbinError> {
+    field::<2>(d, at, name, e).map(u16::from_le_bytes)
+}
+fn u32_at(d: &[u8], at: usize, name: &'static str, e: Option<usize>) -> Result<u32, FatbinError> {
+    field::<4>(d, at, name, e).map(u32::from_le_bytes)
+}
+fn u64_at(d: &[u8], at: usize, name: &'static str, e: Option<usize>) -> Result<u64, FatbinError> {
+    field::<8>(d, at, name, e).map(u64::from_le_bytes)
+}
+
+/// One entry of a fat binary, borrowing its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    offset: usize,
+    kind: EntryKind,
+    version: u16,
+    header_size: u32,
+    payload: &'a [u8],
+    compressed_size: u32,
+    minor: u16,
+    major: u16,
+    arch: u32,
+    identifier: Option<&'a [u8]>,
+    options: Option<&'a [u8]>,
+    flags: Flags,
+    uncompressed_size: u64,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry header's offset from the start of the fat binary.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+    /// The payload's offset from the start of the fat binary.
+    pub fn payload_offset(&self) -> usize {
+        self.offset + self.header_size as usize
+    }
+    /// What the entry holds.
+    pub fn kind(&self) -> EntryKind {
+        self.kind
+    }
+    /// The entry version (`0x0101`).
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+    /// The entry header's size.
+    pub fn header_size(&self) -> u32 {
+        self.header_size
+    }
+    /// The architecture number: `80` for `sm_80` / `compute_80`.
+    pub fn arch(&self) -> u32 {
+        self.arch
+    }
+    /// `sm_80` for a cubin, `compute_80` for PTX (as CUDA names them).
+    pub fn arch_name(&self) -> String {
+        match self.kind {
+            EntryKind::Ptx => format!("compute_{}", self.arch),
+            _ => format!("sm_{}", self.arch),
+        }
+    }
+    /// The (major, minor) version field: the PTX ISA version for PTX, (1, ABI version) for a
+    /// cubin.
+    pub fn version_pair(&self) -> (u16, u16) {
+        (self.major, self.minor)
+    }
+    /// The PTX ISA version of a PTX entry.
+    pub fn ptx_version(&self) -> Option<(u16, u16)> {
+        (self.kind == EntryKind::Ptx).then_some((self.major, self.minor))
+    }
+    /// The identifier (without its NUL), when the entry has one.
+    pub fn identifier(&self) -> Option<&'a [u8]> {
+        self.identifier
+    }
+    /// The ptxas options string of a PTX entry (without its NUL), when it has an options
+    /// block.
+    pub fn options(&self) -> Option<&'a [u8]> {
+        self.options
+    }
+    /// The flags.
+    pub fn flags(&self) -> Flags {
+        self.flags
+    }
+    /// The compressed size field (0 when not compressed).
+    pub fn compressed_size(&self) -> u32 {
+        self.compressed_size
+    }
+    /// The uncompressed size field (0 when not compressed).
+    pub fn uncompressed_size(&self) -> u64 {
+        self.uncompressed_size
+    }
+    /// How the payload is compressed, if it is.
+    pub fn compression(&self) -> Option<Compression> {
+        if self.flags.has(Flags::COMPRESSED_ZSTD) {
+            Some(Compression::Zstd)
+        } else if self.flags.has(Flags::COMPRESSED_LZ4) {
+            Some(Compression::Lz4)
+        } else {
+            None
+        }
+    }
+    /// The whole payload as stored (padding included).
+    pub fn payload(&self) -> &'a [u8] {
+        self.payload
+    }
+    /// The stored bytes without the padding: the compressed bytes of a compressed entry, the
+    /// image otherwise.
+    pub fn stored(&self) -> &'a [u8] {
+        match self.compression() {
+            Some(_) => &self.payload[..self.compressed_size as usize],
+            None => self.image().unwrap_or(self.payload),
+        }
+    }
+    /// The image, as `cuobjdump -xelf` / `-xptx` extract it: the cubin, or the PTX text up
+    /// to its NUL. `None` for a compressed entry.
+    pub fn image(&self) -> Option<&'a [u8]> {
+        if self.compression().is_some() {
+            return None;
+        }
+        Some(match self.kind {
+            EntryKind::Ptx => {
+                let end = self
+                    .payload
+                    .iter()
+                    .position(|&b| b == 0)
+                    .unwrap_or(self.payload.len());
+                &self.payload[..end]
+            }
+            _ => self.payload,
+        })
+    }
+}
+
+/// A parsed fat binary, borrowing its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fatbin<'a> {
+    data: &'a [u8],
+    version: u16,
+    header_size: u16,
+    entries: Vec<Entry<'a>>,
+}
+
+impl<'a> Fatbin<'a> {
+    /// Whether `data` starts with the magic number.
+    pub fn is_fatbin(data: &[u8]) -> bool {
+        data.starts_with(&MAGIC_BYTES)
+    }
+
+    /// Parses the fat binary at the start of `data`; bytes after its end (other fat
+    /// binaries, padding) are ignored ([`Fatbin::size`] tells where it ends). Every size and
+    /// offset is checked against the input.
+    pub fn parse(data: &'a [u8]) -> Result<Fatbin<'a>, FatbinError> {
+        let magic = u32_at(data, 0, "magic", None)?;
+        if magic != MAGIC {
+            return Err(err(FatbinErrorKind::BadMagic, 0, None));
+        }
+        let version = u16_at(data, 4, "version", None)?;
+        let header_size = u16_at(data, 6, "header size", None)?;
+        let fat_size = u64_at(data, 8, "fat size", None)?;
+        if (header_size as usize) < HEADER_SIZE {
+            return Err(err(FatbinErrorKind::BadHeaderSize(header_size), 6, None));
+        }
+        let total = (header_size as u64)
+            .checked_add(fat_size)
+            .filter(|&t| t <= data.len() as u64)
+            .ok_or_else(|| {
+                err(
+                    FatbinErrorKind::PastEnd {
+                        what: "entries",
+                        offset: header_size as u64,
+                        size: fat_size,
+                        len: data.len() as u64,
+                    },
+                    8,
+                    None,
+                )
+            })? as usize;
+        let data = &data[..total];
+        let mut entries = Vec::new();
+        let mut at = header_size as usize;
+        // Each entry takes at least 64 bytes, so the loop is bounded by the input.
+        while at < total {
+            let e = Some(entries.len());
+            let rest = &data[at..];
+            let kind = EntryKind::from_raw(u16_at(data, at, "entry kind", e)?);
+            let version = u16_at(data, at + 2, "entry version", e)?;
+            let header_size = u32_at(data, at + 4, "entry header size", e)?;
+            let size = u64_at(data, at + 8, "payload size", e)?;
+            let compressed_size = u32_at(data, at + 16, "compressed size", e)?;
+            let options_offset = u32_at(data, at + 20, "options offset", e)?;
+            let minor = u16_at(data, at + 24, "minor version", e)?;
+            let major = u16_at(data, at + 26, "major version", e)?;
+            let arch = u32_at(data, at + 28, "arch", e)?;
+            let name_offset = u32_at(data, at + 32, "identifier offset", e)?;
+            let name_len = u32_at(data, at + 36, "identifier length", e)?;
+            let flags = Flags(u64_at(data, at + 40, "flags", e)?);
+            let uncompressed_size = u64_at(data, at + 56, "uncompressed size", e)?;
+            if (header_size as usize) < ENTRY_HEADER_SIZE || header_size as usize > rest.len() {
+                return Err(err(
+                    FatbinErrorKind::BadEntryHeaderSize(header_size),
+                    at + 4,
+                    e,
+                ));
+            }
+            let header = &rest[..header_size as usize];
+            let payload_at = at + header_size as usize;
+            if size > (total - payload_at) as u64 {
+                return Err(err(
+                    FatbinErrorKind::PastEnd {
+                        what: "payload",
+                        offset: payload_at as u64,
+                        size,
+                        len: total as u64,
+                    },
+                    at + 8,
+                    e,
+                ));
+            }
+            let payload = &data[payload_at..payload_at + size as usize];
+            if flags.0 & (Flags::COMPRESSED_LZ4 | Flags::COMPRESSED_ZSTD) != 0
+                && compressed_size as u64 > size
+            {
+                return Err(err(
+                    FatbinErrorKind::CompressedSize {
+                        compressed: compressed_size,
+                        payload: size,
+                    },
+                    at + 16,
+                    e,
+                ));
+            }
+            let identifier = if name_offset == 0 {
+                None
+            } else {
+                let s = header
+                    .get(name_offset as usize..)
+                    .and_then(|s| s.get(..name_len as usize))
+                    .ok_or_else(|| {
+                        err(
+                            FatbinErrorKind::PastEnd {
+                                what: "identifier",
+                                offset: (at + name_offset as usize) as u64,
+                                size: name_len as u64,
+                                len: (at + header.len()) as u64,
+                            },
+                            at + 32,
+                            e,
+                        )
+                    })?;
+                // A NUL inside the claimed length ends the name, as C readers see it.
+                Some(s.split(|&b| b == 0).next().unwrap_or(s))
+            };
+            let options = if options_offset == 0 {
+                None
+            } else {
+                let o = options_offset as usize;
+                let str_offset =
+                    u32_at(header, o, "options string offset", e).map_err(|x| x.at(at))? as usize;
+                let str_len = u32_at(header, o.saturating_add(4), "options string length", e)
+                    .map_err(|x| x.at(at))? as usize;
+                let s = header
+                    .get(str_offset..)
+                    .and_then(|s| s.get(..str_len))
+                    .ok_or_else(|| {
+                        err(
+                            FatbinErrorKind::PastEnd {
+                                what: "options string",
+                                offset: (at + str_offset) as u64,
+                                size: str_len as u64,
+                                len: (at + header.len()) as u64,
+                            },
+                            at + o,
+                            e,
+                        )
+                    })?;
+                Some(s.split(|&b| b == 0).next().unwrap_or(s))
+            };
+            entries.push(Entry {
+                offset: at,
+                kind,
+                version,
+                header_size,
+                payload,
+                compressed_size,
+                minor,
+                major,
+                arch,
+                identifier,
+                options,
+                flags,
+                uncompressed_size,
+            });
+            at = payload_at + size as usize;
+        }
+        Ok(Fatbin {
+            data,
+            version,
+            header_size,
+            entries,
+        })
+    }
+
+    /// The fat binary's bytes (header and entries; nothing after its end).
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    /// Its size: header size plus the size of its entries.
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+    /// The outer header's version (1).
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+    /// The outer header's size (16).
+    pub fn header_size(&self) -> u16 {
+        self.header_size
+    }
+    /// The entries, in stored order.
+    pub fn entries(&self) -> &[Entry<'a>] {
+        &self.entries
+    }
+}
+
+impl FatbinError {
+    /// Makes an offset relative to an entry relative to the fat binary.
+    fn at(mut self, base: usize) -> FatbinError {
+        self.offset += base as u64;
+        self
+    }
+}
+
+/// A fat binary found by [`scan`]: where it starts in the scanned bytes, and what it holds.
+#[derive(Clone, Debug)]
+pub struct Found<'a> {
+    /// Offset of its header in the scanned bytes.
+    pub offset: usize,
+    /// The parsed fat binary.
+    pub fatbin: Fatbin<'a>,
+}
+
+/// Finds the fat binaries in `data` as `cuobjdump` does in a file it does not otherwise
+/// understand: at every 8-byte aligned offset (the alignment of `.nv_fatbin` and of the
+/// fat binaries in it) where the magic number starts a well-formed fat binary; the search
+/// goes on after its end. Candidates that do not parse are skipped and returned as errors
+/// with their offset, so a caller can report them.
+pub fn scan(data: &[u8]) -> (Vec<Found<'_>>, Vec<(usize, FatbinError)>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    let mut at = 0;
+    while at + HEADER_SIZE <= data.len() {
+        if data[at..].starts_with(&MAGIC_BYTES) {
+            match Fatbin::parse(&data[at..]) {
+                Ok(f) => {
+                    let size = f.size().max(HEADER_SIZE);
+                    found.push(Found {
+                        offset: at,
+                        fatbin: f,
+                    });
+                    at += size.next_multiple_of(8);
+                    continue;
+                }
+                Err(e) => errors.push((at, e)),
+            }
+        }
+        at += 8;
+    }
+    (found, errors)
+}
+
+/// What the writer could not take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FatbinWriteError {
+    /// A PTX input has no `.version X.Y` directive (nvFatbin refuses it too).
+    MissingPtxVersion,
+    /// A PTX input has a NUL byte before its end.
+    NulInPtx {
+        /// Offset of the NUL.
+        offset: usize,
+    },
+    /// An identifier or options string holds a NUL byte.
+    NulInString(&'static str),
+    /// A cubin input is not a 64-bit ELF file.
+    NotElf64,
+    /// A size does not fit the format's fields.
+    TooLarge(&'static str),
+}
+
+impl fmt::Display for FatbinWriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FatbinWriteError::MissingPtxVersion => {
+                f.write_str("PTX input has no '.version X.Y' directive")
+            }
+            FatbinWriteError::NulInPtx { offset } => {
+                write!(
+                    f,
+                    "PTX input has a NUL byte at offset {offset} before its end"
+                )
+            }
+            FatbinWriteError::NulInString(what) => write!(f, "the {what} holds a NUL byte"),
+            FatbinWriteError::NotElf64 => {
+                f.write_str("cubin input is not a 64-bit little-endian ELF file")
+            }
+            FatbinWriteError::TooLarge(what) => {
+                write!(f, "the {what} is too large for a fat binary")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FatbinWriteError {}
+
+#[derive(Clone, Debug)]
+struct Pending {
+    kind: EntryKind,
+    arch: u32,
+    major: u16,
+    minor: u16,
+    identifier: Option<String>,
+    options: Option<String>,
+    payload: Vec<u8>,
+}
+
+/// Writes a fat binary from cubins and PTX, entries in the order they are added, laid out
+/// as nvFatbin lays them out (see the [module docs](self)); never compressed.
+#[derive(Clone, Debug)]
+pub struct FatbinWriter {
+    flags: Flags,
+    entries: Vec<Pending>,
+}
+
+impl Default for FatbinWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The (major, minor) of the first `.version X.Y` directive in PTX text.
+pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u16, u16)> {
+    let text = std::str::from_utf8(ptx).ok()?;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if let Some(rest) = line.strip_prefix(".version") {
+            let v = rest.split_whitespace().next()?;
+            let (major, minor) = v.split_once('.')?;
+            return Some((major.parse().ok()?, minor.parse().ok()?));
+        }
+    }
+    None
+}
+
+fn padded_string(s: &str) -> Vec<u8> {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    v.resize(v.len().next_multiple_of(8), 0);
+    v
+}
+
+impl FatbinWriter {
+    /// An empty writer for 64-bit device code on a Linux host (flags `0x11`, what NVIDIA's
+    /// tools write there).
+    pub fn new() -> FatbinWriter {
+        FatbinWriter {
+            flags: Flags::LINUX_64,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Sets the flags of the entries (default [`Flags::LINUX_64`]); compression bits are
+    /// cleared, as the writer does not compress.
+    pub fn flags(&mut self, flags: Flags) -> &mut Self {
+        self.flags = Flags(flags.0 & !(Flags::COMPRESSED_LZ4 | Flags::COMPRESSED_ZSTD));
+        self
+    }
+
+    /// Whether no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn check_string(s: Option<&str>, what: &'static str) -> Result<(), FatbinWriteError> {
+        match s {
+            Some(s) if s.contains('\0') => Err(FatbinWriteError::NulInString(what)),
+            Some(s) if s.len() > u32::MAX as usize / 2 => Err(FatbinWriteError::TooLarge(what)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds a cubin for `sm_<arch>`, with an identifier (the name `cuobjdump` gives it).
+    pub fn add_cubin(
+        &mut self,
+        arch: u32,
+        cubin: &[u8],
+        identifier: Option<&str>,
+    ) -> Result<&mut Self, FatbinWriteError> {
+        Self::check_string(identifier, "identifier")?;
+        // ELFCLASS64, little-endian: the only cubins the 64-bit flag describes.
+        if cubin.len() < 64 || !cubin.starts_with(b"\x7fELF\x02\x01") {
+            return Err(FatbinWriteError::NotElf64);
+        }
+        let mut payload = cubin.to_vec();
+        payload.resize(payload.len().next_multiple_of(8), 0);
+        self.entries.push(Pending {
+            kind: EntryKind::Elf,
+            arch,
+            major: 1,
+            minor: u16::from(cubin[8]),
+            identifier: identifier.map(str::to_string),
+            options: None,
+            payload,
+        });
+        Ok(self)
+    }
+
+    /// Adds PTX text for `compute_<arch>`, with an identifier and the ptxas options the
+    /// driver's JIT should use. The text may end with NUL bytes; its `.version` directive
+    /// gives the entry's version.
+    pub fn add_ptx(
+        &mut self,
+        arch: u32,
+        ptx: &[u8],
+        identifier: Option<&str>,
+        options: Option<&str>,
+    ) -> Result<&mut Self, FatbinWriteError> {
+        Self::check_string(identifier, "identifier")?;
+        Self::check_string(options, "options string")?;
+        let end = ptx.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+        let text = &ptx[..end];
+        if let Some(offset) = text.iter().position(|&b| b == 0) {
+            return Err(FatbinWriteError::NulInPtx { offset });
+        }
+        let (major, minor) = ptx_isa_version(text).ok_or(FatbinWriteError::MissingPtxVersion)?;
+        let mut payload = text.to_vec();
+        payload.push(0);
+        payload.resize(payload.len().next_multiple_of(8), 0);
+        self.entries.push(Pending {
+            kind: EntryKind::Ptx,
+            arch,
+            major,
+            minor,
+            identifier: identifier.map(str::to_string),
+            options: Some(options.unwrap_or("").to_string()),
+            payload,
+        });
+        Ok(self)
+    }
+
+    /// The fat binary's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut body = Vec::new();
+        for p in &self.entries {
+            let mut extra = Vec::new();
+            let (mut name_offset, mut name_len) = (0u32, 0u32);
+            if let Some(id) = &p.identifier {
+                name_offset = ENTRY_HEADER_SIZE as u32;
+                name_len = id.len() as u32;
+                extra.extend(padded_string(id));
+            }
+            let mut options_offset = 0u32;
+            if let Some(o) = &p.options {
+                options_offset = (ENTRY_HEADER_SIZE + extra.len()) as u32;
+                let str_offset = options_offset + 8;
+                extra.extend(str_offset.to_le_bytes());
+                extra.extend((o.len() as u32).to_le_bytes());
+                extra.extend(padded_string(o));
+            }
+            let header_size = (ENTRY_HEADER_SIZE + extra.len()) as u32;
+            body.extend(p.kind.raw().to_le_bytes());
+            body.extend(ENTRY_VERSION.to_le_bytes());
+            body.extend(header_size.to_le_bytes());
+            body.extend((p.payload.len() as u64).to_le_bytes());
+            body.extend(0u32.to_le_bytes());
+            body.extend(options_offset.to_le_bytes());
+            body.extend(p.minor.to_le_bytes());
+            body.extend(p.major.to_le_bytes());
+            body.extend(p.arch.to_le_bytes());
+            body.extend(name_offset.to_le_bytes());
+            body.extend(name_len.to_le_bytes());
+            body.extend(self.flags.0.to_le_bytes());
+            body.extend(0u64.to_le_bytes());
+            body.extend(0u64.to_le_bytes());
+            body.extend(extra);
+            body.extend(&p.payload);
+        }
+        let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
+        out.extend(MAGIC_BYTES);
+        out.extend(VERSION.to_le_bytes());
+        out.extend((HEADER_SIZE as u16).to_le_bytes());
+        out.extend((body.len() as u64).to_le_bytes());
+        out.extend(body);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cubin(arch: u8) -> Vec<u8> {
+        let mut c = b"\x7fELF\x02\x01\x013\x07".to_vec();
+        c.resize(64, 0);
+        c[48] = arch;
+        c.extend(b"body");
+        c
+    }
+
+    const PTX: &[u8] = b"//\n.version 7.8\n.target sm_90\n.address_size 64\n";
+
+    fn sample() -> Vec<u8> {
+        let mut w = FatbinWriter::new();
+        w.add_cubin(80, &cubin(80), Some("k")).unwrap();
+        w.add_ptx(80, PTX, Some("k"), None).unwrap();
+        w.add_cubin(90, &cubin(90), None).unwrap();
+        w.add_ptx(90, PTX, None, Some("-O3")).unwrap();
+        w.to_bytes()
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = sample();
+        assert_eq!(bytes.len() % 8, 0);
+        let f = Fatbin::parse(&bytes).unwrap();
+        assert_eq!(f.size(), bytes.len());
+        let e = f.entries();
+        assert_eq!(e.len(), 4);
+        assert_eq!(e[0].kind(), EntryKind::Elf);
+        assert_eq!(e[0].arch_name(), "sm_80");
+        assert_eq!(e[0].version_pair(), (1, 7));
+        assert_eq!(e[0].identifier(), Some(&b"k"[..]));
+        assert_eq!(e[0].header_size(), 72);
+        assert_eq!(e[0].image().unwrap().len(), 72, "cubin padded to 8");
+        assert_eq!(e[1].ptx_version(), Some((7, 8)));
+        assert_eq!(e[1].arch_name(), "compute_80");
+        assert_eq!(e[1].options(), Some(&b""[..]));
+        assert_eq!(e[1].image(), Some(PTX));
+        assert_eq!(e[1].header_size(), 88);
+        assert_eq!(e[2].identifier(), None);
+        assert_eq!(e[2].header_size(), 64);
+        assert_eq!(e[3].options(), Some(&b"-O3"[..]));
+        assert_eq!(e[3].flags(), Flags::LINUX_64);
+        assert!(e.iter().all(|e| e.compression().is_none()));
+    }
+
+    #[test]
+    fn writer_refuses_bad_inputs() {
+        let mut w = FatbinWriter::new();
+        assert_eq!(
+            w.add_ptx(80, b".target sm_80\n", None, None).unwrap_err(),
+            FatbinWriteError::MissingPtxVersion
+        );
+        assert_eq!(
+            w.add_ptx(80, b".version 7.0\n\0x", None, None).unwrap_err(),
+            FatbinWriteError::NulInPtx { offset: 13 }
+        );
+        assert_eq!(
+            w.add_cubin(80, b"not elf", None).unwrap_err(),
+            FatbinWriteError::NotElf64
+        );
+        assert_eq!(
+            w.add_cubin(80, &cubin(80), Some("a\0b")).unwrap_err(),
+            FatbinWriteError::NulInString("identifier")
+        );
+        assert!(w.add_ptx(80, b".version 7.0\n\0\0", None, None).is_ok());
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let bytes = sample();
+        for n in 0..bytes.len() {
+            assert!(Fatbin::parse(&bytes[..n]).is_err(), "{n}");
+        }
+    }
+
+    #[test]
+    fn lying_sizes_are_errors() {
+        let bytes = sample();
+        let set = |at: usize, v: &[u8]| {
+            let mut b = bytes.clone();
+            b[at..at + v.len()].copy_from_slice(v);
+            Fatbin::parse(&b).unwrap_err()
+        };
+        let e = set(8, &u64::MAX.to_le_bytes());
+        assert!(
+            matches!(
+                e.kind,
+                FatbinErrorKind::PastEnd {
+                    what: "entries",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = set(16 + 8, &u64::MAX.to_le_bytes());
+        assert!(matches!(
+            e.kind,
+            FatbinErrorKind::PastEnd {
+                what: "payload",
+                ..
+            }
+        ));
+        assert_eq!((e.entry, e.offset), (Some(0), 24));
+        let e = set(16 + 4, &8u32.to_le_bytes());
+        assert!(matches!(e.kind, FatbinErrorKind::BadEntryHeaderSize(8)));
+        let e = set(16 + 4, &u32::MAX.to_le_bytes());
+        assert!(matches!(e.kind, FatbinErrorKind::BadEntryHeaderSize(_)));
+        let e = set(16 + 36, &1000u32.to_le_bytes());
+        assert!(matches!(
+            e.kind,
+            FatbinErrorKind::PastEnd {
+                what: "identifier",
+                ..
+            }
+        ));
+        let e = set(6, &4u16.to_le_bytes());
+        assert_eq!(e.kind, FatbinErrorKind::BadHeaderSize(4));
+        let e = set(0, b"\0\0\0\0");
+        assert_eq!(e.kind, FatbinErrorKind::BadMagic);
+        // Options offset pointing past the header.
+        let second = Fatbin::parse(&bytes).unwrap().entries()[1].offset();
+        let e = set(second + 20, &4000u32.to_le_bytes());
+        assert!(e.to_string().contains("entry 1"), "{e}");
+        // A compressed size larger than the payload.
+        let mut b = bytes.clone();
+        b[16 + 40..16 + 48].copy_from_slice(&0x8011u64.to_le_bytes());
+        b[16 + 16..16 + 20].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(matches!(
+            Fatbin::parse(&b).unwrap_err().kind,
+            FatbinErrorKind::CompressedSize { .. }
+        ));
+    }
+
+    #[test]
+    fn compressed_entries_are_listed_not_decompressed() {
+        let mut b = sample();
+        b[16 + 40..16 + 48].copy_from_slice(&0x2011u64.to_le_bytes());
+        b[16 + 16..16 + 20].copy_from_slice(&10u32.to_le_bytes());
+        let f = Fatbin::parse(&b).unwrap();
+        let e = &f.entries()[0];
+        assert_eq!(e.compression(), Some(Compression::Lz4));
+        assert_eq!(e.image(), None);
+        assert_eq!(e.stored().len(), 10);
+    }
+
+    #[test]
+    fn scan_finds_aligned_fatbins_and_reports_bad_ones() {
+        let one = sample();
+        let mut data = vec![0u8; 24];
+        data.extend(&one);
+        data.extend(&one);
+        data.extend(MAGIC_BYTES);
+        data.extend([0; 20]);
+        let (found, errors) = scan(&data);
+        assert_eq!(
+            found.iter().map(|f| f.offset).collect::<Vec<_>>(),
+            [24, 24 + one.len()]
+        );
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].0, 24 + 2 * one.len());
+    }
+
+    #[test]
+    fn ptx_versions() {
+        assert_eq!(ptx_isa_version(b"//\n  .version 8.5 // x\n"), Some((8, 5)));
+        assert_eq!(ptx_isa_version(b".target sm_80"), None);
+    }
+}
