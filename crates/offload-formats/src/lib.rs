@@ -30,6 +30,8 @@
 //! - [`kind`]: what a file is, by its first bytes ([`kind::FileKind`]), for every reader.
 //! - [`llvm`]: [`LlvmVersion`](llvm::LlvmVersion), the one notion of "which LLVM" (entry-ID
 //!   rules, arch tables, offload-kind numbering).
+//! - [`compat`]: whether a GPU runtime would load a code object on a given GPU (HIP's
+//!   processor, generic-processor and xnack/sramecc rules; NVIDIA's compute capabilities).
 //! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
 //!   (objects, executables, shared libraries, archives), and extracting entries.
 //!
@@ -49,6 +51,7 @@
 #![deny(missing_docs)]
 
 pub mod bundle;
+pub mod compat;
 pub mod id;
 pub mod inspect;
 pub mod kind;
