@@ -34,6 +34,9 @@
 //!   or not, each handle for its own fat binary, each bundle once in the executable.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
+//! - `check_cli`: `offload-build check` (HIP's and CUDA's loading rules through the command)
+//!   and `inspect --archs` over shared libraries, a wheel built in the test, a directory tree
+//!   with links out of it, and `--gpu native` on a machine without a GPU.
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
 //!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
 //!   fallback, typed errors, bundles byte-identical to clang's own.
@@ -83,6 +86,7 @@ mod bundler_diff;
 mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
+mod check_cli;
 mod cmake;
 mod deps;
 mod fatobj_diff;

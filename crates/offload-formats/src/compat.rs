@@ -399,7 +399,7 @@ pub fn amd_compatible(
         Rule::GenericProcessor(generic)
     } else {
         return Err(Mismatch::Processor {
-            code: tid.as_str().to_owned(),
+            code: code_name.to_owned(),
         });
     };
     let mut requires = Vec::new();
