@@ -48,6 +48,8 @@
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
 //!   runtime link, and the errors for an arch without device library, another clang and a
 //!   compiler variable that names no compiler.
+//! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
+//!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -101,4 +103,5 @@ mod outputs;
 mod packager_diff;
 mod packager_malformed;
 mod rocm;
+mod shipped_libs;
 mod support;

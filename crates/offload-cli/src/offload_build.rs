@@ -519,13 +519,6 @@ fn check_files(
     Ok(status)
 }
 
-fn requirement_text(requires: &[(&str, bool)]) -> Vec<String> {
-    requires
-        .iter()
-        .map(|(n, on)| format!("{n}{}", if *on { '+' } else { '-' }))
-        .collect()
-}
-
 fn print_verdict(
     path: &str,
     archs: &[String],
@@ -533,22 +526,32 @@ fn print_verdict(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match &v.chosen {
-        Some((id, fit)) => {
-            write!(out, "{path}: {}: loads {id} ({})", v.gpu, fit.rule)?;
-            if !fit.requires.is_empty() {
-                write!(
-                    out,
-                    " if the GPU runs with {}",
-                    requirement_text(&fit.requires).join(" and ")
-                )?;
+        Some((id, rule)) => {
+            write!(out, "{path}: {}: loads {id} ({rule})", v.gpu)?;
+            if !v.conditions.is_empty() {
+                write!(out, " if the GPU runs with {}", v.conditions.join(" or "))?;
+            }
+            if v.containers > 1 {
+                write!(out, ", and from each of the {} containers", v.containers)?;
             }
             writeln!(out)
         }
         None => {
+            write!(out, "{path}: {}: no code object loads", v.gpu)?;
+            if v.containers > 1 {
+                let shown: Vec<String> = v.missing.iter().take(8).map(usize::to_string).collect();
+                write!(
+                    out,
+                    " from {} of {} containers ({}{})",
+                    v.missing.len(),
+                    v.containers,
+                    shown.join(", "),
+                    if v.missing.len() > 8 { ", ..." } else { "" }
+                )?;
+            }
             writeln!(
                 out,
-                "{path}: {}: no code object loads; the file has {}",
-                v.gpu,
+                "; the file has {}",
                 if archs.is_empty() {
                     "no target ID".to_owned()
                 } else {
@@ -565,16 +568,19 @@ fn print_verdict(
 
 fn verdict_json(v: &installs::Verdict) -> serde_json::Value {
     match &v.chosen {
-        Some((id, fit)) => serde_json::json!({
+        Some((id, rule)) => serde_json::json!({
             "gpu": v.gpu,
             "loads": true,
+            "containers": v.containers,
             "entry": id,
-            "rule": fit.rule.to_string(),
-            "requires": requirement_text(&fit.requires),
+            "rule": rule.to_string(),
+            "if_gpu_runs_with_any_of": v.conditions,
         }),
         None => serde_json::json!({
             "gpu": v.gpu,
             "loads": false,
+            "containers": v.containers,
+            "missing_containers": v.missing,
             "rejected": v.rejected.iter().map(|(id, why)| serde_json::json!({
                 "entry": id,
                 "reason": why.to_string(),

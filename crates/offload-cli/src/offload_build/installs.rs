@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use offload_formats::compat::{self, Fit, Gpu, Mismatch};
-use offload_formats::inspect::{EntryReport, Report};
+use offload_formats::compat::{self, Fit, Gpu, Mismatch, Rule};
+use offload_formats::inspect::{ContainerReport, EntryReport, Report};
 use offload_formats::kind::FileKind;
 
 use crate::fileio::{Input, error_text};
@@ -190,59 +190,241 @@ fn is_device(e: &EntryReport) -> bool {
 pub(crate) struct Verdict {
     /// The GPU as given.
     pub gpu: String,
-    /// The entry the runtime would load, and why: fits without conditions first, exact
-    /// processors before generic ones, machine code before PTX.
-    pub chosen: Option<(String, Fit)>,
-    /// Every device entry with the reason it does not fit (empty when one fits).
+    /// How many containers hold device code (each bundle is registered with the runtime on
+    /// its own, so each needs a code object for the GPU; the offload binaries of one section
+    /// count as one).
+    pub containers: usize,
+    /// The entry the runtime would load from the first container (`A or B` when it depends
+    /// on a setting the GPU was named without), and the rule; `None` when a container has
+    /// no code object for the GPU.
+    pub chosen: Option<(String, Rule)>,
+    /// When the GPU was named without its xnack/sramecc settings and only some settings
+    /// find code in every container: those settings (`xnack+`, `sramecc+:xnack-`), any of
+    /// which suffices. Empty: it loads whatever the settings.
+    pub conditions: Vec<String>,
+    /// The containers (their indices in the report) without a code object for the GPU.
+    pub missing: Vec<usize>,
+    /// The first such container's device entries, each with the reason it does not fit.
     pub rejected: Vec<(String, Mismatch)>,
 }
 
-/// Checks a report's device entries against `gpu`. `None`: the file has no device code.
+/// One GPU with every setting known: the first container's best entry, or the containers
+/// without code and the first one's reasons.
+struct Exact {
+    containers: usize,
+    chosen: Option<(String, Rule)>,
+    missing: Vec<usize>,
+    rejected: Vec<(String, Mismatch)>,
+}
+
+/// The GPU with each xnack/sramecc setting it supports but was named without set both
+/// ways, with the settings assumed (`["xnack+"]`).
+fn variants(gpu: &Gpu) -> Vec<(Gpu, Vec<String>)> {
+    let mut out = vec![(gpu.clone(), Vec::new())];
+    let Gpu::Amd { processor, .. } = gpu else {
+        return out;
+    };
+    let Some(p) = offload_formats::id::target_id::amdgpu_processor(processor) else {
+        return out;
+    };
+    for name in ["sramecc", "xnack"] {
+        let supported = if name == "xnack" { p.xnack } else { p.sramecc };
+        let mut next = Vec::new();
+        for (g, assumed) in out {
+            let Gpu::Amd {
+                processor,
+                xnack,
+                sramecc,
+            } = g
+            else {
+                unreachable!("an AMD GPU stays one")
+            };
+            let setting = if name == "xnack" { xnack } else { sramecc };
+            if !supported || setting.is_some() {
+                next.push((
+                    Gpu::Amd {
+                        processor,
+                        xnack,
+                        sramecc,
+                    },
+                    assumed,
+                ));
+                continue;
+            }
+            for on in [true, false] {
+                let mut a = assumed.clone();
+                a.push(format!("{name}{}", if on { '+' } else { '-' }));
+                let (x, s) = if name == "xnack" {
+                    (Some(on), sramecc)
+                } else {
+                    (xnack, Some(on))
+                };
+                next.push((
+                    Gpu::Amd {
+                        processor,
+                        xnack: x,
+                        sramecc: s,
+                    },
+                    a,
+                ));
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Checks a report's device entries against `gpu`, container by container, for every
+/// setting the GPU was named without. `None`: the file has no device code.
 pub(crate) fn check(r: &Report, gpu_name: &str, gpu: &Gpu) -> Option<Verdict> {
-    let mut fits = Vec::new();
-    let mut rejected = Vec::new();
-    let mut any = false;
-    for (c, e) in r.entries() {
-        if !is_device(e) {
-            continue;
-        }
-        any = true;
-        let verdict = if c.kind == "fat-object-section" {
-            Err(Mismatch::NotLoadable(
-                "device code of a relocatable fat object, linked at build time".to_owned(),
-            ))
-        } else {
-            compat::compatible_entry(&e.offload_kind, &e.triple, &e.arch, e.image_kind, gpu)
-        };
-        match verdict {
-            Ok(f) => fits.push((e.id.clone(), f)),
-            Err(m) => rejected.push((e.id.clone(), m)),
+    let variants = variants(gpu);
+    let results: Vec<Exact> = variants
+        .iter()
+        .map(|(g, _)| check_exact(r, g))
+        .collect::<Option<_>>()?;
+    let fitting: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].chosen.is_some())
+        .collect();
+    let first = &results[0];
+    let mut v = Verdict {
+        gpu: gpu_name.to_owned(),
+        containers: first.containers,
+        chosen: None,
+        conditions: Vec::new(),
+        missing: first.missing.clone(),
+        rejected: Vec::new(),
+    };
+    if fitting.is_empty() {
+        v.rejected = results.into_iter().next()?.rejected;
+        return Some(v);
+    }
+    let mut ids: Vec<&str> = Vec::new();
+    for &i in &fitting {
+        let (id, _) = results[i].chosen.as_ref()?;
+        if !ids.contains(&id.as_str()) {
+            ids.push(id);
         }
     }
-    if !any {
-        return None;
+    let rule = results[fitting[0]].chosen.as_ref()?.1;
+    v.chosen = Some((ids.join(" or "), rule));
+    v.missing.clear();
+    if fitting.len() < variants.len() {
+        let sets: Vec<Vec<String>> = fitting.iter().map(|&i| variants[i].1.clone()).collect();
+        v.conditions = simplify(sets).iter().map(|c| c.join(":")).collect();
     }
+    Some(v)
+}
+
+/// Drops from alternative settings (`[[sramecc+, xnack-], [sramecc-, xnack-]]`) every
+/// feature whose value does not matter (→ `[[xnack-]]`).
+fn simplify(mut sets: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let flip = |s: &str| {
+        let (name, sign) = s.split_at(s.len() - 1);
+        format!("{name}{}", if sign == "+" { '-' } else { '+' })
+    };
+    let names: Vec<String> = sets
+        .first()
+        .map(|s| s.iter().map(|f| f[..f.len() - 1].to_owned()).collect())
+        .unwrap_or_default();
+    for name in names {
+        let at = |set: &Vec<String>| set.iter().position(|f| f[..f.len() - 1] == name);
+        let closed = sets.iter().all(|set| {
+            let Some(i) = at(set) else { return true };
+            let mut other = set.clone();
+            other[i] = flip(&set[i]);
+            sets.contains(&other)
+        });
+        if closed {
+            for set in &mut sets {
+                if let Some(i) = at(set) {
+                    set.remove(i);
+                }
+            }
+            sets.dedup();
+            let mut seen = Vec::new();
+            sets.retain(|s| {
+                let new = !seen.contains(s);
+                seen.push(s.clone());
+                new
+            });
+        }
+    }
+    sets
+}
+
+fn check_exact(r: &Report, gpu: &Gpu) -> Option<Exact> {
     // The runtimes' preferences: an exact code object before a generic one (HIP), machine
     // code before PTX (CUDA).
     let rank = |f: &Fit| {
         (
             !f.requires.is_empty(),
-            matches!(
-                f.rule,
-                compat::Rule::GenericProcessor(_) | compat::Rule::Ptx
-            ),
+            matches!(f.rule, Rule::GenericProcessor(_) | Rule::Ptx),
         )
     };
-    fits.sort_by_key(|(_, f)| rank(f));
-    let chosen = fits.into_iter().next();
-    if chosen.is_some() {
-        rejected.clear();
+    let mut v = Exact {
+        containers: 0,
+        chosen: None,
+        missing: Vec::new(),
+        rejected: Vec::new(),
+    };
+    let mut first_chosen = None;
+    // Each bundle is registered with the runtime on its own (one per translation unit in
+    // a linked `.hip_fatbin`); the offload binaries of one section (or file, or archive
+    // member) are the alternatives one link chooses among, so they count as one group.
+    let mut groups: Vec<(usize, Vec<&ContainerReport>)> = Vec::new();
+    let mut last_key = None;
+    for c in &r.containers {
+        let key = (c.kind == "offload-binary").then_some((&c.member, &c.section));
+        match (groups.last_mut(), key.is_some() && key == last_key) {
+            (Some((_, g)), true) => g.push(c),
+            _ => groups.push((c.index, vec![c])),
+        }
+        last_key = key;
     }
-    Some(Verdict {
-        gpu: gpu_name.to_owned(),
-        chosen,
-        rejected,
-    })
+    for (index, group) in groups {
+        let mut fits = Vec::new();
+        let mut rejected = Vec::new();
+        for (c, e) in group
+            .iter()
+            .flat_map(|c| c.entries.iter().map(move |e| (c, e)))
+            .filter(|(_, e)| is_device(e))
+        {
+            let verdict = if c.kind == "fat-object-section" {
+                Err(Mismatch::NotLoadable(
+                    "device code of a relocatable fat object, linked at build time".to_owned(),
+                ))
+            } else {
+                compat::compatible_entry(&e.offload_kind, &e.triple, &e.arch, e.image_kind, gpu)
+            };
+            match verdict {
+                Ok(f) => fits.push((e.id.clone(), f)),
+                Err(m) => rejected.push((e.id.clone(), m)),
+            }
+        }
+        if fits.is_empty() && rejected.is_empty() {
+            continue;
+        }
+        v.containers += 1;
+        fits.sort_by_key(|(_, f)| rank(f));
+        match fits.into_iter().next() {
+            Some((id, fit)) => {
+                first_chosen.get_or_insert((id, fit.rule));
+            }
+            None => {
+                if v.missing.is_empty() {
+                    v.rejected = rejected;
+                }
+                v.missing.push(index);
+            }
+        }
+    }
+    if v.containers == 0 {
+        return None;
+    }
+    if v.missing.is_empty() {
+        v.chosen = first_chosen;
+    }
+    Some(v)
 }
 
 /// Where `--gpu native` looks: the KFD topology under this root (`/sys` unless the
@@ -409,6 +591,24 @@ impl Drop for Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_that_do_not_matter_are_dropped() {
+        let v = |s: &[&[&str]]| -> Vec<Vec<String>> {
+            s.iter()
+                .map(|x| x.iter().map(|f| f.to_string()).collect())
+                .collect()
+        };
+        assert_eq!(
+            simplify(v(&[&["sramecc+", "xnack-"], &["sramecc-", "xnack-"]])),
+            v(&[&["xnack-"]])
+        );
+        assert_eq!(
+            simplify(v(&[&["sramecc+", "xnack-"], &["sramecc-", "xnack+"]])),
+            v(&[&["sramecc+", "xnack-"], &["sramecc-", "xnack+"]])
+        );
+        assert_eq!(simplify(v(&[&["xnack+"]])), v(&[&["xnack+"]]));
+    }
 
     #[test]
     fn gfx_target_versions() {
