@@ -104,6 +104,41 @@ fn install() -> &'static Install {
             false,
         );
         so("libg", &[("gfx11-generic", dir.join("generic.co"))], true);
+        // Two bundles in one library (two translation units): gfx1100 and gfx906 in the
+        // first, gfx906 alone in the second.
+        let obj = |name: &str, prefix: &str, cos: &[&str]| {
+            let mut args: Vec<String> = ["embed", "hip", "--target", "x86_64-unknown-linux-gnu"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            args.extend([
+                "--symbol-prefix".into(),
+                prefix.into(),
+                "-o".into(),
+                name.into(),
+            ]);
+            for arch in cos {
+                args.push("--code-object".into());
+                args.push(format!("{arch}={}", f.code_object(arch).display()));
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, _, err) = tool(&dir, &args);
+            assert_eq!(code, 0, "{err}");
+        };
+        obj("m1.o", "one_", &["gfx1100", "gfx906"]);
+        obj("m2.o", "two_", &["gfx906"]);
+        let st = Command::new(LLD)
+            .current_dir(&dir)
+            .args(["-shared", "m1.o", "m2.o", "-o", "libmix.so"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let st = Command::new("/usr/lib/llvm-22/bin/llvm-ar")
+            .current_dir(&dir)
+            .args(["rc", "libm.a", "m1.o", "m2.o"])
+            .status()
+            .unwrap();
+        assert!(st.success());
 
         // The wheel: written here, deflated, with a Python file beside the libraries.
         let mut zw = zip::ZipWriter::new(std::fs::File::create(dir.join("w.whl")).unwrap());
@@ -117,6 +152,9 @@ fn install() -> &'static Install {
         zw.start_file("pkg/__init__.py", opts).unwrap();
         zw.write_all(b"# nothing\n").unwrap();
         zw.finish().unwrap();
+        // A wheel cut short: its central directory is gone.
+        let whole = std::fs::read(dir.join("w.whl")).unwrap();
+        std::fs::write(dir.join("cut.whl"), &whole[..whole.len() / 2]).unwrap();
 
         let tree = dir.join("tree");
         std::fs::create_dir_all(tree.join("sub")).unwrap();
@@ -331,4 +369,41 @@ fn native_gpu() {
     let (code, out, err) = tool_env(&i.dir, &["check", "--gpu", "native", "libg.so"], &env);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.starts_with("libg.so: gfx1151: loads"), "{out}");
+}
+
+/// Each bundle of a library is registered on its own: a GPU must have code in every one.
+/// Static archives are read member by member.
+#[test]
+fn every_bundle_needs_code_and_archives() {
+    let i = install();
+    let (code, out, err) = tool(&i.dir, &["check", "--gpu", "gfx1100", "libmix.so"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with(
+            "libmix.so: gfx1100: no code object loads from 1 of 2 containers (1); the file has gfx1100 gfx906\n"
+        ),
+        "{out}"
+    );
+    let (code, out, _) = tool(&i.dir, &["check", "--gpu", "gfx906:xnack-", "libmix.so"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(", and from each of the 2 containers"), "{out}");
+    let (code, out, err) = tool(&i.dir, &["inspect", "--archs", "libm.a"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "libm.a: gfx1100 gfx906\n");
+    let (code, _, _) = tool(&i.dir, &["check", "--gpu", "gfx906", "libm.a"]);
+    assert_eq!(code, 0);
+}
+
+/// A damaged wheel is an error naming it (exit 1), the other inputs are still read.
+#[test]
+fn damaged_wheel() {
+    let i = install();
+    let (code, out, err) = tool(&i.dir, &["inspect", "--archs", "cut.whl", "libg.so"]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "libg.so: gfx11-generic\n");
+    assert!(
+        err.starts_with("offload-build: error: 'cut.whl': not a readable zip file: "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
