@@ -34,6 +34,9 @@
 //!   or not, each handle for its own fat binary, each bundle once in the executable.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
+//! - `check_cli`: `offload-build check` (HIP's and CUDA's loading rules through the command)
+//!   and `inspect --archs` over shared libraries, a wheel built in the test, a directory tree
+//!   with links out of it, and `--gpu native` on a machine without a GPU.
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
 //!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
 //!   fallback, typed errors, bundles byte-identical to clang's own.
@@ -49,6 +52,8 @@
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
 //!   sit behind a failing launcher (one line).
+//! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
+//!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -92,6 +97,7 @@ mod bundler_diff;
 mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
+mod check_cli;
 mod cmake;
 mod compile_faults;
 mod deps;
@@ -109,4 +115,5 @@ mod outputs;
 mod packager_diff;
 mod packager_malformed;
 mod rocm;
+mod shipped_libs;
 mod support;
