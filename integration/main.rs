@@ -50,6 +50,9 @@
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
 //!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE, a
 //!   failing third output rolling the first two back.
+//! - `hostile_names`: file names, targets and image strings that are not UTF-8, through LLVM
+//!   22's bundler and llvm-offload-binary and ours (every output, stdout and stderr byte for
+//!   byte), and through `offload-build inspect`/`extract`.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
@@ -88,6 +91,7 @@ mod cmake;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
+mod hostile_names;
 mod hostobj;
 mod hostobj_codegen;
 mod hostobj_crates;

@@ -93,7 +93,12 @@ pub(crate) fn with_stdio(
 ) -> i32 {
     let stderr = io::stderr();
     let mut out = io::BufWriter::new(StickyStdout { error: None });
-    let code = run(args, &mut out, &mut stderr.lock());
+    // Messages name files and targets as the bytes given (see `offload_formats::id::raw`).
+    let code = run(
+        args,
+        &mut out,
+        &mut offload_formats::id::raw::BytesWriter(stderr.lock()),
+    );
     let error = match out.into_inner() {
         Ok(w) => w.error,
         Err(e) => e.into_inner().into_parts().0.error,

@@ -24,6 +24,7 @@
 //! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
 //! usage. A broken pipe on standard output ends the program quietly with status 0.
 
+use offload_formats::id::raw;
 use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
@@ -249,7 +250,9 @@ struct NewDriverArgs {
 pub fn main(args: &[String]) -> i32 {
     let stdout = io::stdout();
     let stderr = io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    // Messages name files as the bytes given (see `offload_formats::id::raw`).
+    let mut err = offload_formats::id::raw::BytesWriter(stderr.lock());
+    run(args, &mut stdout.lock(), &mut err)
 }
 
 /// Runs the tool with `args` (including `argv[0]`), writing to `out` and `err`; returns the
@@ -335,7 +338,8 @@ fn inspect_files(
         match report {
             Ok(r) => {
                 if !json {
-                    print_report(&r, out).map_err(output_error)?;
+                    // File names as the bytes given (JSON keeps text: U+10FFxx there).
+                    print_report(&r, &mut raw::BytesWriter(&mut *out)).map_err(output_error)?;
                 }
                 reports.push(r);
             }
@@ -655,7 +659,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     b.env_remove("CARGO_PKG_NAME");
     b.env_remove("CARGO_MANIFEST_DIR");
     b.env("TARGET", a.target.as_deref().unwrap_or(host_triple()));
-    b.files(&a.sources);
+    b.files(a.sources.iter().map(|s| raw::os(s)));
     for arch in &a.arch {
         b.arch(arch);
     }
@@ -669,7 +673,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         b.file_archs(pat, list);
     }
     for dir in &a.includes {
-        b.include(dir);
+        b.include(raw::os(dir));
     }
     for d in &a.defines {
         match d.split_once('=') {
@@ -704,7 +708,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         });
     }
     if let Some(c) = &a.compiler {
-        b.compiler(c);
+        b.compiler(raw::os(c));
     }
     if let Some(n) = a.jobs {
         if n == 0 {
@@ -718,11 +722,11 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     }
     match (&a.out_dir, &a.output) {
         (Some(d), _) => {
-            b.out_dir(d);
+            b.out_dir(raw::os(d));
         }
         // Intermediates next to the output (a resolve writes none).
         (None, Some(output)) if !a.resolve => {
-            b.out_dir(format!("{output}.offload-build"));
+            b.out_dir(raw::os(&format!("{output}.offload-build")));
         }
         _ => {}
     }
