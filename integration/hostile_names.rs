@@ -159,6 +159,16 @@ fn bundler_names_and_targets_are_bytes() {
             arg(&[b"-output=missing\xfb.", ty].concat()),
         ]);
     }
+    // Compressed, and listed from there.
+    steps.push(vec![
+        arg(b"-type=bc"),
+        arg(b"-compress"),
+        targets(&[HOST, DEVICE]),
+        arg(b"-input=h\xff.bin"),
+        arg(b"-input=d.bin"),
+        arg(b"-output=z\xfe.bc"),
+    ]);
+    steps.push(vec![arg(b"-type=bc"), arg(b"-list"), arg(b"-input=z\xfe.bc")]);
     // Errors that name the bytes: a missing input, an output in a missing directory, an
     // offload kind that is not one.
     steps.push(vec![
@@ -300,4 +310,73 @@ fn offload_build_reads_and_writes_names_as_bytes() {
         show(&out.stderr),
         show(b"offload-build: error: 'nope\xff.bc': No such file or directory\n")
     );
+}
+
+/// A fat object (`-type=o`, an ELF host) whose device target holds a byte that is not UTF-8:
+/// its section is named with the same bytes, so LLVM 22 lists ours as its own and extracts
+/// the same device code from it (fat objects match LLVM's section by section, not byte for
+/// byte: `fatobj_diff`).
+#[test]
+fn fat_object_section_names_are_bytes() {
+    let llvm = require("/usr/lib/llvm-22/bin/clang-offload-bundler");
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_offload-bundler"));
+    let clang = require(crate::support::CLANG19);
+    let dir = RunDir::new("names-fatobj");
+    let d = dir.path();
+    std::fs::write(d.join("f.c"), "int f(void) { return 1; }\n").unwrap();
+    let st = Command::new(&clang)
+        .current_dir(d)
+        .args(["-c", "f.c", "-o"])
+        .arg(arg(b"h\xff.o"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(d.join("d.bin"), b"device code").unwrap();
+    let run = |tool: &Path, args: &[OsString]| {
+        let out = Command::new(tool)
+            .current_dir(d)
+            .env("PATH", "/usr/lib/llvm-22/bin:/usr/bin:/bin")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out.stderr));
+        out.stdout
+    };
+    for (tool, name) in [(&llvm, &b"llvm"[..]), (&ours, b"ours")] {
+        run(
+            tool,
+            &[
+                arg(b"-type=o"),
+                targets(&[HOST, DEVICE]),
+                arg(b"-input=h\xff.o"),
+                arg(b"-input=d.bin"),
+                arg(&[b"-output=fat-", name, b"\xfe.o"].concat()),
+            ],
+        );
+    }
+    let list = |file: &[u8]| {
+        run(
+            &llvm,
+            &[
+                arg(b"-type=o"),
+                arg(b"-list"),
+                arg(&[b"-input=", file].concat()),
+            ],
+        )
+    };
+    let listed = list(b"fat-ours\xfe.o");
+    assert_eq!(show(&listed), show(&list(b"fat-llvm\xfe.o")));
+    assert!(listed.windows(DEVICE.len()).any(|w| w == DEVICE));
+    run(
+        &llvm,
+        &[
+            arg(b"-type=o"),
+            arg(b"-unbundle"),
+            targets(&[DEVICE]),
+            arg(b"-input=fat-ours\xfe.o"),
+            arg(b"-output=dev\xfd.bin"),
+        ],
+    );
+    let got = std::fs::read(d.join(OsString::from_vec(b"dev\xfd.bin".to_vec()))).unwrap();
+    assert_eq!(got, b"device code");
 }
