@@ -168,7 +168,11 @@ fn bundler_names_and_targets_are_bytes() {
         arg(b"-input=d.bin"),
         arg(b"-output=z\xfe.bc"),
     ]);
-    steps.push(vec![arg(b"-type=bc"), arg(b"-list"), arg(b"-input=z\xfe.bc")]);
+    steps.push(vec![
+        arg(b"-type=bc"),
+        arg(b"-list"),
+        arg(b"-input=z\xfe.bc"),
+    ]);
     // Errors that name the bytes: a missing input, an output in a missing directory, an
     // offload kind that is not one.
     steps.push(vec![
@@ -379,4 +383,87 @@ fn fat_object_section_names_are_bytes() {
     );
     let got = std::fs::read(d.join(OsString::from_vec(b"dev\xfd.bin".to_vec()))).unwrap();
     assert_eq!(got, b"device code");
+}
+
+/// `offload-build compile` with a source, a header, an output and a depfile whose names are not
+/// UTF-8: the depfile names the files with their bytes, so GNU make finds every one (nothing
+/// to do on a second run) and rebuilds once the header is touched.
+#[test]
+fn compile_depfile_names_are_bytes() {
+    let clang = require(crate::support::CLANG19);
+    let dir = RunDir::new("names-compile");
+    let d = dir.path();
+    let p = |b: &[u8]| d.join(OsString::from_vec(b.to_vec()));
+    std::fs::write(
+        p(b"h\xfe.h"),
+        "#pragma once\n#define __global__ __attribute__((global))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p(b"k\xff.hip"),
+        [
+            &b"#include \"h\xfe.h\"\n"[..],
+            b"extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_offload-build"))
+        .current_dir(d)
+        .args([arg(b"compile"), arg(b"k\xff.hip"), arg(b"--arch=gfx90a")])
+        .arg("--compiler")
+        .arg(&clang)
+        .args([
+            arg(b"-o"),
+            arg(b"k\xfd.o"),
+            arg(b"--depfile"),
+            arg(b"k\xfc.d"),
+        ])
+        .args(["-j", "1"])
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out.stderr));
+    let dep = std::fs::read(p(b"k\xfc.d")).unwrap();
+    assert!(dep.starts_with(b"k\xfd.o:"), "{}", show(&dep));
+    assert!(
+        dep.windows(9).any(|w| w == b"k\xff.hip \\\n"),
+        "{}",
+        show(&dep)
+    );
+    assert!(dep.ends_with(b"/h\xfe.h\n"), "{}", show(&dep));
+    std::fs::write(
+        d.join("Makefile"),
+        [&b"k\xfd.o:\n\ttouch 'k\xfd.o' && echo built >> make.log\ninclude k\xfc.d\n"[..]].concat(),
+    )
+    .unwrap();
+    let make = || {
+        let o = Command::new("make")
+            .current_dir(d)
+            .env_remove("MAKEFLAGS")
+            .env_remove("MAKELEVEL")
+            .env_remove("MFLAGS")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "make: {}", show(&o.stderr));
+        std::fs::read_to_string(d.join("make.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(20);
+    std::fs::File::options()
+        .write(true)
+        .open(p(b"k\xfd.o"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    assert_eq!(make(), 0, "make rebuilt an up-to-date output");
+    std::fs::File::options()
+        .write(true)
+        .open(p(b"h\xfe.h"))
+        .unwrap()
+        .set_modified(later + std::time::Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(make(), 1, "make missed the header");
 }

@@ -24,6 +24,7 @@
 //! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
 //! usage. A broken pipe on standard output ends the program quietly with status 0.
 
+use crate::fileio::path_text;
 use offload_formats::id::raw;
 use std::io::{self, Write};
 
@@ -772,10 +773,10 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
 
     // The object modes write a library; `--embed fatbin` only the container.
     let bytes = match (&c.library, object_out) {
-        (None, _) => read(&c.fatbin.to_string_lossy())?.data.to_vec(),
-        (Some(lib), false) => read(&lib.to_string_lossy())?.data.to_vec(),
+        (None, _) => read(&path_text(&c.fatbin))?.data.to_vec(),
+        (Some(lib), false) => read(&path_text(lib))?.data.to_vec(),
         (Some(lib), true) => {
-            let input = read(&lib.to_string_lossy())?;
+            let input = read(&path_text(lib))?;
             let ar = offload_formats::bundle::archive::Archive::parse(&input.data[..])
                 .map_err(|e| e.to_string())?;
             let m = ar.members().first().ok_or("the library has no object")?;
@@ -806,7 +807,8 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     };
     write_output(output, &bytes)?;
     if let Some((depfile, text)) = depfile {
-        write_output(depfile, text.as_bytes())?;
+        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
+        write_output(depfile, &raw::bytes(&text))?;
     }
     Ok(())
 }
