@@ -63,6 +63,9 @@
 //!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
 //!   writes the same fields for the same cubins and PTX, and we read what nvFatbin,
 //!   `fatbinary` and `nvcc -fatbin` write.
+//! - `hostile_names`: file names, targets and image strings that are not UTF-8, through LLVM
+//!   22's bundler and llvm-offload-binary and ours (every output, stdout and stderr byte for
+//!   byte), and through `offload-build inspect`/`extract`.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
@@ -103,6 +106,7 @@ mod compile_faults;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
+mod hostile_names;
 mod hostobj;
 mod hostobj_codegen;
 mod hostobj_crates;

@@ -29,6 +29,8 @@
 //! `check`, a file with no code object for a GPU, 2 bad usage (and `check --gpu native` on a
 //! machine without a GPU). A broken pipe on standard output ends the program quietly with status 0.
 
+use crate::fileio::path_text;
+use offload_formats::id::raw;
 use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
@@ -286,7 +288,9 @@ struct NewDriverArgs {
 pub fn main(args: &[String]) -> i32 {
     let stdout = io::stdout();
     let stderr = io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    // Messages name files as the bytes given (see `offload_formats::id::raw`).
+    let mut err = offload_formats::id::raw::BytesWriter(stderr.lock());
+    run(args, &mut stdout.lock(), &mut err)
 }
 
 /// Runs the tool with `args` (including `argv[0]`), writing to `out` and `err`; returns the
@@ -413,9 +417,16 @@ fn inspect_files(
             v["archs"] = serde_json::json!(archs);
             reports.push(v);
         } else if archs_only {
-            writeln!(out, "{}: {}", r.path, archs.join(" ")).map_err(output_error)?;
+            // File names as the bytes given (JSON keeps text: U+10FFxx there).
+            writeln!(
+                raw::BytesWriter(&mut *out),
+                "{}: {}",
+                r.path,
+                archs.join(" ")
+            )
+            .map_err(output_error)?;
         } else {
-            print_report(&r, out).map_err(output_error)?;
+            print_report(&r, &mut raw::BytesWriter(&mut *out)).map_err(output_error)?;
         }
         Ok(())
     })?;
@@ -918,7 +929,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     b.env_remove("CARGO_PKG_NAME");
     b.env_remove("CARGO_MANIFEST_DIR");
     b.env("TARGET", a.target.as_deref().unwrap_or(host_triple()));
-    b.files(&a.sources);
+    b.files(a.sources.iter().map(|s| raw::os(s)));
     for arch in &a.arch {
         b.arch(arch);
     }
@@ -932,7 +943,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         b.file_archs(pat, list);
     }
     for dir in &a.includes {
-        b.include(dir);
+        b.include(raw::os(dir));
     }
     for d in &a.defines {
         match d.split_once('=') {
@@ -968,7 +979,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         });
     }
     if let Some(c) = &a.compiler {
-        b.compiler(c);
+        b.compiler(raw::os(c));
     }
     if let Some(t) = a.timeout {
         let t = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
@@ -988,11 +999,11 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     }
     match (&a.out_dir, &a.output) {
         (Some(d), _) => {
-            b.out_dir(d);
+            b.out_dir(raw::os(d));
         }
         // Intermediates next to the output (a resolve writes none).
         (None, Some(output)) if !a.resolve => {
-            b.out_dir(format!("{output}.offload-build"));
+            b.out_dir(raw::os(&format!("{output}.offload-build")));
         }
         _ => {}
     }
@@ -1052,10 +1063,10 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
 
     // The object modes write a library; `--embed fatbin` only the container.
     let bytes = match (&c.library, object_out) {
-        (None, _) => read(&c.fatbin.to_string_lossy())?.data.to_vec(),
-        (Some(lib), false) => read(&lib.to_string_lossy())?.data.to_vec(),
+        (None, _) => read(&path_text(&c.fatbin))?.data.to_vec(),
+        (Some(lib), false) => read(&path_text(lib))?.data.to_vec(),
         (Some(lib), true) => {
-            let input = read(&lib.to_string_lossy())?;
+            let input = read(&path_text(lib))?;
             let ar = offload_formats::bundle::archive::Archive::parse(&input.data[..])
                 .map_err(|e| e.to_string())?;
             let m = ar.members().first().ok_or("the library has no object")?;
@@ -1086,7 +1097,8 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     };
     write_output(output, &bytes)?;
     if let Some((depfile, text)) = depfile {
-        write_output(depfile, text.as_bytes())?;
+        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
+        write_output(depfile, &raw::bytes(&text))?;
     }
     Ok(())
 }

@@ -178,7 +178,8 @@ pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit>
             .map_err(|e| ctx.file_error(out_path, &e))?;
         outputs.push(o);
     }
-    OutputFile::commit_all(outputs).map_err(|(p, e)| ctx.file_error(&p.display().to_string(), &e))
+    OutputFile::commit_all(outputs)
+        .map_err(|(p, e)| ctx.file_error(&crate::fileio::path_text(&p), &e))
 }
 
 /// Where LLVM would find llvm-objcopy: beside the executable, then in `PATH`.

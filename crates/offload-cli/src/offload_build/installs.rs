@@ -43,8 +43,10 @@ pub(crate) fn walk<E>(
 ) -> Result<(), E> {
     for input in inputs {
         // An input named on the command line is followed if it is a link.
-        match std::fs::metadata(input) {
-            Ok(m) if m.is_dir() => walk_dir(Path::new(input), progress, visit)?,
+        // Names are text that holds their bytes (offload_formats::id::raw).
+        let os = offload_formats::id::raw::os(input);
+        match std::fs::metadata(&os) {
+            Ok(m) if m.is_dir() => walk_dir(Path::new(&os), progress, visit)?,
             Ok(_) => file(input, true, progress, visit)?,
             Err(e) => visit(Visit::Error(format!("'{input}': {}", error_text(&e))))?,
         }
@@ -57,7 +59,7 @@ fn walk_dir<E>(
     progress: &Progress,
     visit: &mut dyn FnMut(Visit<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let shown = dir.display();
+    let shown = crate::fileio::path_text(dir);
     let entries = match std::fs::read_dir(dir) {
         Ok(rd) => rd.collect::<Result<Vec<_>, _>>(),
         Err(e) => Err(e),
@@ -78,7 +80,7 @@ fn walk_dir<E>(
         if t.is_dir() {
             walk_dir(&path, progress, visit)?;
         } else if t.is_file() {
-            file(&path.to_string_lossy(), false, progress, visit)?;
+            file(&crate::fileio::path_text(&path), false, progress, visit)?;
         }
     }
     Ok(())
