@@ -49,6 +49,10 @@
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
 //!   sit behind a failing launcher (one line).
+//! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each
+//!   `sm_NN` needs and one warning without `ptxas`; cubins with the `ptxas` of NVIDIA's
+//!   `nvidia-cuda-nvcc-cu12` wheel (the setup script's virtualenv); `NN-real`, `all-major`, a
+//!   clang crash in one line.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -89,6 +93,7 @@ mod ccob_diff;
 mod ccob_hostile;
 mod cmake;
 mod compile_faults;
+mod cuda_compile;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
