@@ -274,6 +274,15 @@ impl JobOut {
     }
 }
 
+/// A failed step's command as the user can run it again: with the cache's file names instead
+/// of the job's private directory (removed when the job ends).
+fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
+    if let (Error::CompileFailed { command, .. }, Some(dir)) = (&mut e, base.parent()) {
+        *command = command.replace(&private.display().to_string(), &dir.display().to_string());
+    }
+    e
+}
+
 /// The kind of each output of a job: the object (HIP), or PTX then the cubin (CUDA).
 fn kinds(lang: Language, outputs: &[PathBuf]) -> Vec<(ImageKind, &PathBuf)> {
     match lang {
@@ -747,7 +756,9 @@ impl JobCtx<'_> {
             } else {
                 self.exec(&argv, &spec.arch, Some(&spec.source), Some(&depfile))
             };
-            stderr.extend(printed.map_err(|e| self.explain(e))?);
+            stderr.extend(
+                printed.map_err(|e| self.explain(public_paths(e, tmp.path(), &spec.base)))?,
+            );
             for (j, (kind, out)) in kinds(self.lang, &spec.outputs).into_iter().enumerate() {
                 let written = private(out).unwrap_or_else(|| out.clone());
                 if checked[j] || !(written.is_file() || i + 1 == spec.steps.len()) {
