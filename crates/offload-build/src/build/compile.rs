@@ -722,6 +722,8 @@ impl JobCtx<'_> {
             .prefix(".job-")
             .tempdir_in(self.cache_dir)
             .map_err(|e| Error::io("creating a temporary directory in", self.cache_dir, e))?;
+        // Removed by a signal's handler too (`offload-build compile`, see `kill_compilers`).
+        let _known = process::PrivateDir::new(tmp.path());
         let base_name = spec
             .base
             .file_name()
