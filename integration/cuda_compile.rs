@@ -3,8 +3,8 @@
 //! clang 22 alone defaults to 4.2, which none accepts) with one warning about the missing
 //! `ptxas`; with `ptxas` from NVIDIA's `nvidia-cuda-nvcc-cu12` wheel in the virtualenv the
 //! setup script makes (`VIRTUAL_ENV`, or `Build::ptxas`, or `PTXAS`) they are cubins (NVIDIA
-//! ELF) as well, labelled `IMG_Cubin`; CMake's `NN-real` and `all-major`; a clang crash is
-//! one line and a log file.
+//! ELF) as well, labelled `IMG_Cubin`; CMake's `NN-real`, `all-major` and `native`; a clang
+//! crash is one line and a log file.
 
 use std::path::{Path, PathBuf};
 
@@ -215,10 +215,29 @@ fn the_wheels_ptxas_makes_cubins() {
 }
 
 #[test]
-fn all_major_and_a_clang_crash_in_one_line() {
+fn all_major_native_and_a_clang_crash_in_one_line() {
     let p = Project::new();
     let r = p.build(19, "all-major").try_resolve_archs().unwrap();
     assert_eq!(r.archs, ["sm_50", "sm_60", "sm_70", "sm_80", "sm_90"]);
+
+    // `native`: nvidia-smi's compute capabilities (nvptx-arch beside clang finds no driver
+    // here); without any GPU tool, the default set and a warning.
+    let smi = p.path("empty-path/nvidia-smi");
+    std::fs::write(&smi, "#!/bin/sh\nprintf '9.0\\n7.5\\n9.0\\n'\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let r = p.build(19, "native").try_resolve_archs().unwrap();
+    assert_eq!(r.archs, ["sm_75", "sm_90"]);
+    std::fs::remove_file(&smi).unwrap();
+    let r = p.build(19, "native").try_resolve_archs().unwrap();
+    assert_eq!(r.archs, offload_build::build::DEFAULT_CUDA_ARCHS);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("found no GPU")),
+        "{:?}",
+        r.warnings
+    );
 
     // A flag that chooses the PTX ISA is respected: clang 22 with PTX 4.2 for sm_75 crashes,
     // and the error is its one line plus where the stack dump was kept.
