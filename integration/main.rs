@@ -54,6 +54,10 @@
 //!   sit behind a failing launcher (one line).
 //! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
 //!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
+//! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each
+//!   `sm_NN` needs and one warning without `ptxas`; cubins with the `ptxas` of NVIDIA's
+//!   `nvidia-cuda-nvcc-cu12` wheel (the setup script's virtualenv); `NN-real`, `all-major`, a
+//!   clang crash in one line.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -103,6 +107,7 @@ mod ccob_hostile;
 mod check_cli;
 mod cmake;
 mod compile_faults;
+mod cuda_compile;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;

@@ -10,7 +10,7 @@
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
 //!     [--container bundle|offload-binary|cuda-fatbin] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
-//!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS]
+//!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS] [--ptxas PTXAS]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
@@ -171,6 +171,10 @@ struct CompileArgs {
     /// Print no progress line.
     #[arg(short, long)]
     quiet: bool,
+    /// NVIDIA's `ptxas`, for cubins (default: `PTXAS`, the CUDA install's, `PATH`, NVIDIA's
+    /// `nvidia-cuda-nvcc-cu12` wheel in `VIRTUAL_ENV` or `python3`'s `site-packages`).
+    #[arg(long, value_name = "PTXAS")]
+    ptxas: Option<String>,
     /// Kill a compile that runs longer than SECS seconds (with its children) and fail
     /// (default: `OFFLOAD_BUILD_COMPILE_TIMEOUT`, else none).
     #[arg(long, value_name = "SECS")]
@@ -909,6 +913,7 @@ fn build_error(e: offload_build::build::Error) -> Failure {
         e.to_string()
             .replace("(from Build::archs)", "(from --archs)")
             .replace("(set with Build::compiler)", "(set with --compiler)")
+            .replace("(or Build::ptxas)", "(or --ptxas)")
             .replace("(Build::timeout, ", "(--timeout, "),
     )
 }
@@ -980,6 +985,9 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     }
     if let Some(c) = &a.compiler {
         b.compiler(raw::os(c));
+    }
+    if let Some(p) = &a.ptxas {
+        b.ptxas(p);
     }
     if let Some(t) = a.timeout {
         let t = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
