@@ -356,7 +356,10 @@ fn inspect_files(
         match report {
             Ok(r) => {
                 if !json {
-                    print_report(&r, out).map_err(output_error)?;
+                    // One write per file, not per line: a file may hold 100,000 containers.
+                    let mut text = Vec::new();
+                    print_report(&r, &mut text).map_err(output_error)?;
+                    out.write_all(&text).map_err(output_error)?;
                 }
                 reports.push(r);
             }
