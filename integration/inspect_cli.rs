@@ -453,3 +453,73 @@ fn malformed_inputs_are_errors_not_panics() {
     assert_eq!(code, 1, "{err}");
     assert!(!dir.join("x").exists(), "no output on error");
 }
+
+/// Issue 16, finding 11: 20,000 tiny compressed bundles back to back (a `.hip_fatbin` of
+/// many translation units) are each decoded on the calling thread, without threads per
+/// bundle; every container and entry is listed at its offset with its size. (Its time is
+/// measured by `benches/bundler.rs`, not asserted here.)
+#[test]
+fn many_tiny_compressed_bundles() {
+    use offload_build::bundle::binary::write_bundle;
+    use offload_build::bundle::compressed::{CompressOptions, compress};
+    // 20,000 keep the debug-build test quick; the bench runs 100,000.
+    const N: usize = 20_000;
+    const VARIANTS: usize = 7;
+    let host = b"host-x86_64-unknown-linux-gnu-";
+    let ccobs: Vec<(Vec<u8>, Vec<u8>)> = (0..VARIANTS)
+        .map(|v| {
+            let id = format!("hip-amdgcn-amd-amdhsa--gfx90{v}");
+            let code = format!("device code {v}\n").repeat(v + 1).into_bytes();
+            let b =
+                write_bundle(&[(&host[..], b"host\n"), (id.as_bytes(), &code)], 1).expect("bundle");
+            let c = compress(&b, &CompressOptions::default()).expect("compress");
+            (c, code)
+        })
+        .collect();
+    let mut file = Vec::new();
+    let mut want = Vec::with_capacity(N);
+    for i in 0..N {
+        let (c, code) = &ccobs[i % VARIANTS];
+        want.push((file.len(), c.len(), i % VARIANTS, code.len()));
+        file.extend(c);
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("many.bin"), &file).expect("write");
+    let (code, out, err) = tool(dir.path(), &["inspect", "many.bin"]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            format!(
+                "many.bin: compressed-bundle ({} bytes), {N} container(s), {} entries",
+                file.len(),
+                2 * N
+            )
+            .as_str()
+        )
+    );
+    for (i, &(offset, size, v, code_len)) in want.iter().enumerate() {
+        let c = lines.next().expect("container line");
+        let head =
+            format!("  container {i} compressed-bundle offset={offset} size={size} zstd v3 ");
+        assert!(c.starts_with(&head), "{c}\nexpected {head}");
+        let e0 = lines.next().expect("host entry");
+        assert_eq!(
+            e0,
+            format!(
+                "    entry {} host-x86_64-unknown-linux-gnu- offset=- size=5 (compressed)",
+                2 * i
+            )
+        );
+        let e1 = lines.next().expect("device entry");
+        assert_eq!(
+            e1,
+            format!(
+                "    entry {} hip-amdgcn-amd-amdhsa--gfx90{v} offset=- size={code_len} (compressed)",
+                2 * i + 1
+            )
+        );
+    }
+    assert_eq!(lines.next(), None);
+}

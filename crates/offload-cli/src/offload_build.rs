@@ -430,7 +430,12 @@ fn inspect_files(
             )
             .map_err(output_error)?;
         } else {
-            print_report(&r, &mut raw::BytesWriter(&mut *out)).map_err(output_error)?;
+            // One write per file, not per line: a file may hold 100,000 containers.
+            let mut text = Vec::new();
+            print_report(&r, &mut text).map_err(output_error)?;
+            raw::BytesWriter(&mut *out)
+                .write_all(&text)
+                .map_err(output_error)?;
         }
         Ok(())
     })?;

@@ -840,7 +840,10 @@ impl<'data> CompressedBundle<'data> {
             done = Some((buffer.len(), start.elapsed()));
             buffer
         };
-        let shared = Shared::new(&mut buffer);
+        // A small bundle is decompressed and hashed on the calling thread: starting threads
+        // would cost more than they save (100,000 tiny bundles in one file).
+        let small = done.map_or(size, |(len, _)| len as u64) < INLINE_BELOW;
+        let shared = Shared::new(&mut buffer, !small);
         if let Some((len, _)) = done {
             shared.publish(len);
             shared.finish(true);
@@ -854,7 +857,16 @@ impl<'data> CompressedBundle<'data> {
             shared.finish(r.is_ok());
             (r, start.elapsed())
         };
-        let (result, hash, value, elapsed) = {
+        let (result, hash, value, elapsed) = if small {
+            let (result, elapsed) = match done {
+                Some((len, elapsed)) => (Ok(len), elapsed),
+                None => inflate(),
+            };
+            let progress = Progress { shared: &shared };
+            let hash = verify.then(|| hash_progress(&progress));
+            let value = consume(&progress);
+            (result, hash, value, elapsed)
+        } else {
             std::thread::scope(|s| {
                 let progress = Progress { shared: &shared };
                 let hasher = verify.then(|| s.spawn(move || hash_progress(&progress)));
@@ -1126,6 +1138,9 @@ fn zstd_error(code: usize) -> CompressedError {
     }
 }
 
+/// Below this decompressed size, a bundle is decompressed and hashed on the calling thread.
+const INLINE_BELOW: u64 = 1 << 20;
+
 /// Bytes handed to the hasher and to consumers at a time.
 const HASH_CHUNK: usize = 1 << 20;
 /// Compressed bytes fed to zstd per call, so that progress is published regularly.
@@ -1139,6 +1154,8 @@ struct Shared {
     cap: usize,
     state: Mutex<State>,
     changed: Condvar,
+    /// Whether other threads may wait (otherwise nobody is woken: each wake is a system call).
+    threads: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -1153,7 +1170,7 @@ struct State {
 unsafe impl Sync for Shared {}
 
 impl Shared {
-    fn new(buffer: &mut [u8]) -> Shared {
+    fn new(buffer: &mut [u8], threads: bool) -> Shared {
         Shared {
             ptr: buffer.as_mut_ptr(),
             cap: buffer.len(),
@@ -1163,6 +1180,7 @@ impl Shared {
                 ok: false,
             }),
             changed: Condvar::new(),
+            threads,
         }
     }
 
@@ -1172,7 +1190,9 @@ impl Shared {
 
     fn publish(&self, len: usize) {
         self.lock().published = len;
-        self.changed.notify_all();
+        if self.threads {
+            self.changed.notify_all();
+        }
     }
 
     fn finish(&self, ok: bool) {
@@ -1180,7 +1200,9 @@ impl Shared {
         s.done = true;
         s.ok = ok;
         drop(s);
-        self.changed.notify_all();
+        if self.threads {
+            self.changed.notify_all();
+        }
     }
 }
 
@@ -1292,8 +1314,45 @@ fn inflate_zlib(_: &[u8], _: &Shared, _: u64) -> Result<usize, CompressedError> 
 }
 
 #[cfg(feature = "compression")]
+thread_local! {
+    /// The decompression context last used on this thread: creating one costs more than
+    /// decoding a tiny bundle.
+    static DCTX: std::cell::RefCell<Option<zstd_safe::DCtx<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's zstd decompression context (fresh parameters), creating it
+/// the first time; keeping it saves its creation for each of many small bundles.
+#[cfg(feature = "compression")]
+pub(super) fn with_dctx<R>(
+    f: impl FnOnce(&mut zstd_safe::DCtx<'static>) -> Result<R, CompressedError>,
+) -> Result<R, CompressedError> {
+    let cached = DCTX.with(|c| c.borrow_mut().take()).and_then(|mut d| {
+        d.reset(zstd_safe::ResetDirective::SessionAndParameters)
+            .is_ok()
+            .then_some(d)
+    });
+    let mut dctx = match cached {
+        Some(d) => d,
+        None => zstd_safe::DCtx::try_create().ok_or(CompressedError::OutOfMemory { size: 0 })?,
+    };
+    let r = f(&mut dctx);
+    DCTX.with(|c| *c.borrow_mut() = Some(dctx));
+    r
+}
+
+#[cfg(feature = "compression")]
 fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
-    let mut dctx = zstd_safe::DCtx::try_create().ok_or(CompressedError::OutOfMemory { size: 0 })?;
+    with_dctx(|dctx| inflate_zstd_with(dctx, src, out, claimed))
+}
+
+#[cfg(feature = "compression")]
+fn inflate_zstd_with(
+    dctx: &mut zstd_safe::DCtx<'static>,
+    src: &[u8],
+    out: &Shared,
+    claimed: u64,
+) -> Result<usize, CompressedError> {
     // The output buffer is one stable region, so zstd uses it as its window (no copy, no
     // window allocation); the window limit is raised to what one-shot decoding accepts.
     // Neither can fail on a fresh context with these values; were it to, decoding would
@@ -1508,6 +1567,32 @@ mod tests {
             .unwrap();
         assert_eq!(d.data, data);
         assert!(d.warnings.is_empty());
+    }
+
+    /// Small bundles are decoded on the calling thread, large ones beside `consume` and the
+    /// hasher: both give the same bytes, hash and consumer view.
+    #[test]
+    fn inline_and_threaded_decoding_agree() {
+        for len in [100usize, (1 << 20) - 1, 1 << 20, 3 << 20] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            for method in [Method::Zstd, Method::Zlib] {
+                let options = CompressOptions {
+                    method,
+                    ..CompressOptions::default()
+                };
+                let c = compress(&data, &options).unwrap();
+                let b = CompressedBundle::parse(&c).unwrap();
+                let (d, seen) = b
+                    .decompress_with(&Limits::default(), |p| {
+                        p.wait(p.expected_len()).map(<[u8]>::to_vec)
+                    })
+                    .unwrap();
+                assert_eq!(d.data, data, "{len} {method:?}");
+                assert_eq!(seen.as_deref(), Some(&data[..]), "{len} {method:?}");
+                assert_eq!(d.hash, Some(truncated_md5(&data)), "{len} {method:?}");
+                assert!(d.warnings.is_empty());
+            }
+        }
     }
 
     /// Resource budget: a 20-byte frame whose own header claims 8 GiB used to get an 8 GiB

@@ -28,7 +28,7 @@ impl CompressedBundle<'_> {
     /// No hash is checked (the hash covers the whole bundle).
     ///
     /// Errors are the decoder's: corrupt data, or a buffer that cannot be allocated
-    /// ([`CompressedError::Corrupt`] with "out of memory").
+    /// ([`CompressedError::OutOfMemory`]).
     pub fn decompress_prefix(
         &self,
         need: impl FnMut(&[u8]) -> Option<u64>,
@@ -47,7 +47,9 @@ fn grow(out: &mut Vec<u8>, want: u64) -> Result<(), CompressedError> {
         .min(out.len().saturating_add(STEP))
         .max(out.len() + 1);
     out.try_reserve(target - out.len())
-        .map_err(|_| CompressedError::Corrupt("out of memory".into()))
+        .map_err(|_| CompressedError::OutOfMemory {
+            size: target as u64,
+        })
 }
 
 #[cfg(not(feature = "compression"))]
@@ -65,8 +67,15 @@ fn zstd_prefix(
     src: &[u8],
     mut need: impl FnMut(&[u8]) -> Option<u64>,
 ) -> Result<Prefix, CompressedError> {
-    let mut dctx = zstd_safe::DCtx::try_create()
-        .ok_or_else(|| CompressedError::Corrupt("zstd: out of memory".into()))?;
+    super::compressed::with_dctx(|dctx| zstd_prefix_with(dctx, src, &mut need))
+}
+
+#[cfg(feature = "compression")]
+fn zstd_prefix_with(
+    dctx: &mut zstd_safe::DCtx<'static>,
+    src: &[u8],
+    need: &mut impl FnMut(&[u8]) -> Option<u64>,
+) -> Result<Prefix, CompressedError> {
     // As the whole-bundle decoder allows: windows up to what one-shot decoding accepts.
     let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(
         if cfg!(target_pointer_width = "64") {
