@@ -106,10 +106,19 @@ pub fn ours(f: &NvFixtures) -> Vec<u8> {
     let mut w = FatbinWriter::new();
     for arch in ARCHS {
         let id = format!("saxpy_{arch}");
-        w.add_cubin(arch, &std::fs::read(f.cubin(arch)).unwrap(), Some(&id))
-            .unwrap();
-        w.add_ptx(arch, &std::fs::read(f.ptx(arch)).unwrap(), Some(&id), None)
-            .unwrap();
+        w.add_cubin(
+            &format!("sm_{arch}"),
+            &std::fs::read(f.cubin(arch)).unwrap(),
+            Some(&id),
+        )
+        .unwrap();
+        w.add_ptx(
+            &format!("compute_{arch}"),
+            &std::fs::read(f.ptx(arch)).unwrap(),
+            Some(&id),
+            None,
+        )
+        .unwrap();
     }
     w.to_bytes()
 }
@@ -145,18 +154,25 @@ ck(lib.nvFatbinDestroy(ctypes.byref(h)), "nvFatbinDestroy")
 /// nvFatbin's fat binary of the fixtures, entries in [`ours`]'s order, with `options`
 /// (`-64 -compress=false`, …), written to `out`.
 pub fn nvfatbin(f: &NvFixtures, options: &str, out: &Path) -> Vec<u8> {
+    let mut specs = Vec::new();
+    for arch in ARCHS {
+        let id = format!("saxpy_{arch}");
+        specs.push(format!("elf:{arch}:{id}:{}", f.cubin(arch).display()));
+        specs.push(format!("ptx:{arch}:{id}:{}", f.ptx(arch).display()));
+    }
+    nvfatbin_of(f, options, out, &specs)
+}
+
+/// nvFatbin's fat binary of `specs` (`elf|ptx:ARCH:IDENTIFIER:FILE`).
+pub fn nvfatbin_of(f: &NvFixtures, options: &str, out: &Path, specs: &[String]) -> Vec<u8> {
     let script = f.dir.join("nvfatbin.py");
     std::fs::write(&script, NVFATBIN_PY).unwrap();
     let mut cmd = Command::new(nvidia::python());
     cmd.arg(&script)
         .arg(nvidia::libnvfatbin())
         .arg(out)
-        .arg(options);
-    for arch in ARCHS {
-        let id = format!("saxpy_{arch}");
-        cmd.arg(format!("elf:{arch}:{id}:{}", f.cubin(arch).display()));
-        cmd.arg(format!("ptx:{arch}:{id}:{}", f.ptx(arch).display()));
-    }
+        .arg(options)
+        .args(specs);
     check(&mut cmd, "nvFatbin");
     std::fs::read(out).unwrap()
 }
@@ -698,4 +714,69 @@ fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
         .image("sm_80", f.cubin(80));
     let e = b.try_compile("bad").unwrap_err().to_string();
     assert!(e.contains("Embed::FatbinOnly"), "{e}");
+}
+
+#[test]
+fn arch_specific_sm_90a_as_nvfatbin_writes_it() {
+    let f = nv_fixtures();
+    let ptx = f.dir.join("saxpy-sm_90a.ptx");
+    let cubin = f.dir.join("saxpy-sm_90a.cubin");
+    check(
+        Command::new(require(CLANG19))
+            .args([
+                "-x",
+                "cuda",
+                "--cuda-device-only",
+                "-nocudalib",
+                "-nocudainc",
+            ])
+            .args(["--offload-arch=sm_90a", "-O2", "-S", "-o"])
+            .arg(&ptx)
+            .arg(f.dir.join("saxpy.cu")),
+        "clang 19 -> PTX sm_90a",
+    );
+    check(
+        Command::new(nvidia::ptxas())
+            .arg("-arch=sm_90a")
+            .arg(&ptx)
+            .arg("-o")
+            .arg(&cubin),
+        "ptxas sm_90a",
+    );
+    let (ptx_bytes, cubin_bytes) = (std::fs::read(&ptx).unwrap(), std::fs::read(&cubin).unwrap());
+    let mut w = FatbinWriter::new();
+    w.add_cubin("sm_90a", &cubin_bytes, Some("k")).unwrap();
+    w.add_ptx("compute_90a", &ptx_bytes, Some("k"), None)
+        .unwrap();
+    let ours_bytes = w.to_bytes();
+    let specs = [
+        format!("elf:90a:k:{}", cubin.display()),
+        format!("ptx:90a:k:{}", ptx.display()),
+    ];
+    let theirs_bytes = nvfatbin_of(
+        f,
+        "-64 -compress=false",
+        &f.dir.join("nv-90a.fatbin"),
+        &specs,
+    );
+    let (o, t) = (
+        Fatbin::parse(&ours_bytes).unwrap(),
+        Fatbin::parse(&theirs_bytes).unwrap(),
+    );
+    for (o, t) in o.entries().iter().zip(t.entries()) {
+        assert_eq!(
+            (o.arch(), o.flags(), o.arch_name()),
+            (t.arch(), t.flags(), t.arch_name())
+        );
+    }
+    assert_eq!(o.entries()[0].arch_name(), "sm_90a");
+    let path = f.dir.join("ours-90a.fatbin");
+    std::fs::write(&path, &ours_bytes).unwrap();
+    assert_eq!(
+        cuobjdump_list(&path),
+        [
+            "ELF file    1: k.sm_90a.cubin",
+            "PTX file    1: k.sm_90a.ptx"
+        ]
+    );
 }

@@ -37,7 +37,7 @@
 //! | 28 | 4 | architecture, `80` for `sm_80` |
 //! | 32 | 4 | offset of the identifier in the entry (0: none) |
 //! | 36 | 4 | length of the identifier, without its NUL |
-//! | 40 | 8 | flags ([`Flags`]: 64-bit, debug, host OS, compression) |
+//! | 40 | 8 | flags ([`Flags`]: 64-bit, debug, host OS, compression, `sm_90a`-style arch) |
 //! | 48 | 8 | reserved, 0 |
 //! | 56 | 8 | uncompressed size (0 when not compressed) |
 //!
@@ -74,7 +74,7 @@
 //! use offload_formats::nvfatbin::{EntryKind, Fatbin, FatbinWriter};
 //! let ptx = b".version 7.8\n.target sm_90\n.address_size 64\n";
 //! let mut w = FatbinWriter::new();
-//! w.add_ptx(90, ptx, Some("saxpy"), None)?;
+//! w.add_ptx("sm_90", ptx, Some("saxpy"), None)?;
 //! let bytes = w.to_bytes();
 //! let fatbin = Fatbin::parse(&bytes)?;
 //! let entry = &fatbin.entries()[0];
@@ -161,6 +161,9 @@ impl Flags {
     pub const COMPRESSED_LZ4: u64 = 0x2000;
     /// The payload is zstd-compressed.
     pub const COMPRESSED_ZSTD: u64 = 0x8000;
+    /// Architecture-specific code: `sm_90a` is arch 90 with this flag (what nvFatbin
+    /// writes for arch `90a`, and `cuobjdump` lists as `sm_90a`).
+    pub const ARCH_SPECIFIC: u64 = 0x10_0000;
 
     /// What NVIDIA's tools write on 64-bit Linux: `0x11`.
     pub const LINUX_64: Flags = Flags(Self::ADDRESS_64 | Self::HOST_LINUX);
@@ -371,11 +374,17 @@ impl<'a> Entry<'a> {
     pub fn arch(&self) -> u32 {
         self.arch
     }
-    /// `sm_80` for a cubin, `compute_80` for PTX (as CUDA names them).
+    /// `sm_80` for a cubin, `compute_80` for PTX (as CUDA names them); `sm_90a` /
+    /// `compute_90a` with [`Flags::ARCH_SPECIFIC`].
     pub fn arch_name(&self) -> String {
+        let a = if self.flags.has(Flags::ARCH_SPECIFIC) {
+            "a"
+        } else {
+            ""
+        };
         match self.kind {
-            EntryKind::Ptx => format!("compute_{}", self.arch),
-            _ => format!("sm_{}", self.arch),
+            EntryKind::Ptx => format!("compute_{}{a}", self.arch),
+            _ => format!("sm_{}{a}", self.arch),
         }
     }
     /// The (major, minor) version field: the PTX ISA version for PTX, (1, ABI version) for a
@@ -704,6 +713,8 @@ pub enum FatbinWriteError {
     NotElf64,
     /// A size does not fit the format's fields.
     TooLarge(&'static str),
+    /// An architecture that is not `NN`, `NNa`, `sm_NN[a]` or `compute_NN[a]`.
+    BadArch(String),
 }
 
 impl fmt::Display for FatbinWriteError {
@@ -725,6 +736,10 @@ impl fmt::Display for FatbinWriteError {
             FatbinWriteError::TooLarge(what) => {
                 write!(f, "the {what} is too large for a fat binary")
             }
+            FatbinWriteError::BadArch(a) => write!(
+                f,
+                "architecture '{a}' is not NN, NNa, sm_NN[a] or compute_NN[a]"
+            ),
         }
     }
 }
@@ -735,6 +750,7 @@ impl std::error::Error for FatbinWriteError {}
 struct Pending {
     kind: EntryKind,
     arch: u32,
+    arch_specific: bool,
     major: u16,
     minor: u16,
     identifier: Option<String>,
@@ -768,6 +784,24 @@ pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u16, u16)> {
         }
     }
     None
+}
+
+/// The arch field and the [`Flags::ARCH_SPECIFIC`] bit of `90`, `90a`, `sm_90a`,
+/// `compute_90` (nvFatbin takes the first two spellings).
+pub fn parse_arch(arch: &str) -> Result<(u32, bool), FatbinWriteError> {
+    let bad = || FatbinWriteError::BadArch(arch.to_string());
+    let digits = arch
+        .strip_prefix("sm_")
+        .or_else(|| arch.strip_prefix("compute_"))
+        .unwrap_or(arch);
+    let (digits, specific) = match digits.strip_suffix('a') {
+        Some(d) => (d, true),
+        None => (digits, false),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    Ok((digits.parse().map_err(|_| bad())?, specific))
 }
 
 fn padded_string(s: &str) -> Vec<u8> {
@@ -807,14 +841,16 @@ impl FatbinWriter {
         }
     }
 
-    /// Adds a cubin for `sm_<arch>`, with an identifier (the name `cuobjdump` gives it).
+    /// Adds a cubin for `arch` (`sm_80`, `80`, `sm_90a`), with an identifier (the name
+    /// `cuobjdump` gives it).
     pub fn add_cubin(
         &mut self,
-        arch: u32,
+        arch: &str,
         cubin: &[u8],
         identifier: Option<&str>,
     ) -> Result<&mut Self, FatbinWriteError> {
         Self::check_string(identifier, "identifier")?;
+        let (arch, arch_specific) = parse_arch(arch)?;
         // ELFCLASS64, little-endian: the only cubins the 64-bit flag describes.
         if cubin.len() < 64 || !cubin.starts_with(b"\x7fELF\x02\x01") {
             return Err(FatbinWriteError::NotElf64);
@@ -824,6 +860,7 @@ impl FatbinWriter {
         self.entries.push(Pending {
             kind: EntryKind::Elf,
             arch,
+            arch_specific,
             major: 1,
             minor: u16::from(cubin[8]),
             identifier: identifier.map(str::to_string),
@@ -833,18 +870,19 @@ impl FatbinWriter {
         Ok(self)
     }
 
-    /// Adds PTX text for `compute_<arch>`, with an identifier and the ptxas options the
-    /// driver's JIT should use. The text may end with NUL bytes; its `.version` directive
-    /// gives the entry's version.
+    /// Adds PTX text for `arch` (`compute_80`, `sm_80`, `80`, `90a`), with an identifier and
+    /// the ptxas options the driver's JIT should use. The text may end with NUL bytes; its
+    /// `.version` directive gives the entry's version.
     pub fn add_ptx(
         &mut self,
-        arch: u32,
+        arch: &str,
         ptx: &[u8],
         identifier: Option<&str>,
         options: Option<&str>,
     ) -> Result<&mut Self, FatbinWriteError> {
         Self::check_string(identifier, "identifier")?;
         Self::check_string(options, "options string")?;
+        let (arch, arch_specific) = parse_arch(arch)?;
         let end = ptx.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
         let text = &ptx[..end];
         if let Some(offset) = text.iter().position(|&b| b == 0) {
@@ -857,6 +895,7 @@ impl FatbinWriter {
         self.entries.push(Pending {
             kind: EntryKind::Ptx,
             arch,
+            arch_specific,
             major,
             minor,
             identifier: identifier.map(str::to_string),
@@ -897,7 +936,13 @@ impl FatbinWriter {
             body.extend(p.arch.to_le_bytes());
             body.extend(name_offset.to_le_bytes());
             body.extend(name_len.to_le_bytes());
-            body.extend(self.flags.0.to_le_bytes());
+            let flags = self.flags.0
+                | if p.arch_specific {
+                    Flags::ARCH_SPECIFIC
+                } else {
+                    0
+                };
+            body.extend(flags.to_le_bytes());
             body.extend(0u64.to_le_bytes());
             body.extend(0u64.to_le_bytes());
             body.extend(extra);
@@ -929,10 +974,10 @@ mod tests {
 
     fn sample() -> Vec<u8> {
         let mut w = FatbinWriter::new();
-        w.add_cubin(80, &cubin(80), Some("k")).unwrap();
-        w.add_ptx(80, PTX, Some("k"), None).unwrap();
-        w.add_cubin(90, &cubin(90), None).unwrap();
-        w.add_ptx(90, PTX, None, Some("-O3")).unwrap();
+        w.add_cubin("sm_80", &cubin(80), Some("k")).unwrap();
+        w.add_ptx("80", PTX, Some("k"), None).unwrap();
+        w.add_cubin("sm_90", &cubin(90), None).unwrap();
+        w.add_ptx("compute_90", PTX, None, Some("-O3")).unwrap();
         w.to_bytes()
     }
 
@@ -966,22 +1011,23 @@ mod tests {
     fn writer_refuses_bad_inputs() {
         let mut w = FatbinWriter::new();
         assert_eq!(
-            w.add_ptx(80, b".target sm_80\n", None, None).unwrap_err(),
+            w.add_ptx("80", b".target sm_80\n", None, None).unwrap_err(),
             FatbinWriteError::MissingPtxVersion
         );
         assert_eq!(
-            w.add_ptx(80, b".version 7.0\n\0x", None, None).unwrap_err(),
+            w.add_ptx("80", b".version 7.0\n\0x", None, None)
+                .unwrap_err(),
             FatbinWriteError::NulInPtx { offset: 13 }
         );
         assert_eq!(
-            w.add_cubin(80, b"not elf", None).unwrap_err(),
+            w.add_cubin("sm_80", b"not elf", None).unwrap_err(),
             FatbinWriteError::NotElf64
         );
         assert_eq!(
-            w.add_cubin(80, &cubin(80), Some("a\0b")).unwrap_err(),
+            w.add_cubin("sm_80", &cubin(80), Some("a\0b")).unwrap_err(),
             FatbinWriteError::NulInString("identifier")
         );
-        assert!(w.add_ptx(80, b".version 7.0\n\0\0", None, None).is_ok());
+        assert!(w.add_ptx("80", b".version 7.0\n\0\0", None, None).is_ok());
     }
 
     #[test]
@@ -1077,6 +1123,23 @@ mod tests {
         );
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].0, 24 + 2 * one.len());
+    }
+
+    #[test]
+    fn arch_specific_entries() {
+        let mut w = FatbinWriter::new();
+        w.add_cubin("sm_90a", &cubin(90), None).unwrap();
+        w.add_ptx("90a", PTX, None, None).unwrap();
+        assert_eq!(
+            w.add_ptx("sm_9x", PTX, None, None).unwrap_err(),
+            FatbinWriteError::BadArch("sm_9x".into())
+        );
+        let bytes = w.to_bytes();
+        let f = Fatbin::parse(&bytes).unwrap();
+        let names: Vec<_> = f.entries().iter().map(Entry::arch_name).collect();
+        assert_eq!(names, ["sm_90a", "compute_90a"]);
+        assert_eq!(f.entries()[0].arch(), 90);
+        assert_eq!(f.entries()[0].flags(), Flags(0x10_0011));
     }
 
     #[test]
