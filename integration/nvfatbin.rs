@@ -366,6 +366,37 @@ fn we_read_nvfatbin_fatbinary_and_nvcc() {
         assert_eq!(ptx.image(), None);
         assert_eq!(ptx.stored().len(), ptx.compressed_size() as usize);
         assert_eq!(cuobjdump_list(&path), expected_listing(&fb, "x"), "{opts}");
+        // Decompressed, every entry is what cuobjdump extracts (the cubins are compressed
+        // too with -compress-all).
+        let x = f.dir.join(format!("x-{want}"));
+        std::fs::create_dir_all(&x).unwrap();
+        check(
+            Command::new(nvidia::cuobjdump())
+                .current_dir(&x)
+                .args(["-xelf", "all", "-xptx", "all"])
+                .arg(&path),
+            "cuobjdump -x",
+        );
+        for (e, arch) in fb.entries().iter().zip([80, 80, 90, 90]) {
+            let ext = if e.kind() == EntryKind::Elf {
+                "cubin"
+            } else {
+                "ptx"
+            };
+            let theirs = std::fs::read(x.join(format!("saxpy_{arch}.sm_{arch}.{ext}"))).unwrap();
+            let ours = match e.decompress(1 << 30).unwrap() {
+                Some(d) => d,
+                None => e.image().unwrap().to_vec(),
+            };
+            assert!(
+                ours == theirs,
+                "{opts}: {ext} sm_{arch} decompressed differs"
+            );
+        }
+        assert_eq!(
+            fb.entries()[0].compression().is_some(),
+            opts.contains("compress-all")
+        );
     }
 
     // fatbinary, without identifiers: cuobjdump names entries after the file.
@@ -514,7 +545,7 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     }
 
     // nvFatbin's compressed output: PTX entries listed with their compression; extracting
-    // one is an error that says why.
+    // one decompresses it to what cuobjdump -xptx writes.
     let lz4 = f.dir.join("inspect-lz4.fatbin");
     nvfatbin(f, "-64", &lz4);
     let (entries, _) = inspect_json(&lz4);
@@ -522,15 +553,35 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     want[1].2 = Some("lz4".into());
     want[3].2 = Some("lz4".into());
     assert_eq!(entries, want);
+    let x = f.dir.join("x-inspect-lz4");
+    std::fs::create_dir_all(&x).unwrap();
+    check(
+        Command::new(nvidia::cuobjdump())
+            .current_dir(&x)
+            .args(["-xptx", "all"])
+            .arg(&lz4),
+        "cuobjdump -xptx",
+    );
+    for (index, arch) in [(1, 80), (3, 90)] {
+        let theirs = std::fs::read(x.join(format!("saxpy_{arch}.sm_{arch}.ptx"))).unwrap();
+        assert!(extract_index(&lz4, index) == theirs, "lz4 PTX sm_{arch}");
+    }
+    // A compressed entry that does not decompress is an error, and no output is written.
+    let mut bad = std::fs::read(&lz4).unwrap();
+    let fb = Fatbin::parse(&bad).unwrap();
+    let p = fb.entries()[1].payload_offset();
+    bad[p..p + 8].copy_from_slice(&[0xff; 8]);
+    let bad_path = f.dir.join("bad-lz4.fatbin");
+    std::fs::write(&bad_path, &bad).unwrap();
     let out = Command::new(OFFLOAD_BUILD)
         .args(["extract", "--index", "1", "-o"])
         .arg(f.dir.join("never"))
-        .arg(&lz4)
+        .arg(&bad_path)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("compressed (lz4)"), "{err}");
+    assert!(err.contains("lz4-compressed payload"), "{err}");
     assert!(!f.dir.join("never").exists());
 
     // nvcc -fatbin's output (the PTX zstd-compressed).
@@ -563,6 +614,17 @@ fn inspect_and_extract_read_fatbins_anywhere() {
         ]
     );
     assert!(extract_index(&nvcc_out, 0).starts_with(b"\x7fELF"));
+    let x = f.dir.join("x-inspect-nvcc");
+    std::fs::create_dir_all(&x).unwrap();
+    check(
+        Command::new(nvidia::cuobjdump())
+            .current_dir(&x)
+            .args(["-xptx", "all"])
+            .arg(&nvcc_out),
+        "cuobjdump -xptx",
+    );
+    let theirs = std::fs::read(x.join("inspect-nvcc.1.sm_80.ptx")).unwrap();
+    assert!(extract_index(&nvcc_out, 1) == theirs, "zstd PTX");
 
     // In a host object: the .nv_fatbin section, and the copy a scan finds in .rodata;
     // cuobjdump reads the section too.

@@ -51,12 +51,16 @@
 //!
 //! # Compressed entries
 //!
-//! Flag `0x2000` marks an LZ4-compressed payload and `0x8000` a zstd-compressed one (the
-//! payload starts with zstd's frame magic); the compressed size and the uncompressed size
-//! are then set. NVIDIA documents neither the flags nor the framing, so this module lists
-//! such entries ([`Entry::compression`]) and hands out the stored bytes
-//! ([`Entry::stored`]), but does not decompress them; [`Entry::image`] is `None` for them.
-//! The writer never compresses.
+//! Flag `0x2000` marks an LZ4-compressed payload and `0x8000` a zstd-compressed one; the
+//! compressed size and the uncompressed size are then set, and the payload's first
+//! `compressed size` bytes are one LZ4 block (the block format of the LZ4 project's
+//! `lz4_Block_format.md`, no frame) or one zstd frame (RFC 8878) that decompress to exactly
+//! `uncompressed size` bytes: the cubin, or the PTX text with its NUL. NVIDIA documents
+//! neither the flags nor the framing; these facts are read off nvFatbin's and `nvcc`'s output,
+//! and [`Entry::decompress`] is checked against `cuobjdump -xelf`/`-xptx` of it
+//! (`integration/nvfatbin.rs`). [`Entry::image`] is `None` for a compressed entry and
+//! [`Entry::stored`] gives its compressed bytes; [`Entry::decompress`] decodes it within a size
+//! limit (LZ4 here, zstd with the `compression` feature). The writer never compresses.
 //!
 //! # Differences from nvFatbin's bytes
 //!
@@ -99,6 +103,9 @@ pub const HEADER_SIZE: usize = 16;
 pub const ENTRY_HEADER_SIZE: usize = 64;
 /// The entry version every NVIDIA writer stores.
 pub const ENTRY_VERSION: u16 = 0x0101;
+/// The uncompressed size [`Entry::decompress`] is given by the readers of this crate
+/// (inspect's extraction): 16 GiB, the default of the compressed-bundle readers.
+pub const DEFAULT_MAX_UNCOMPRESSED: u64 = 16 << 30;
 /// The name of the ELF section that holds a host program's fat binaries.
 pub const SECTION: &str = ".nv_fatbin";
 
@@ -224,6 +231,20 @@ pub enum FatbinErrorKind {
     },
     /// A string (identifier, options) has no NUL within the entry header.
     Unterminated(&'static str),
+    /// A compressed payload that does not decompress to its uncompressed size.
+    Decompression {
+        /// The compression.
+        method: Compression,
+        /// What went wrong.
+        message: String,
+    },
+    /// The uncompressed size is above the caller's limit.
+    TooLarge {
+        /// The uncompressed size the entry claims.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
     /// The compressed size is larger than the payload.
     CompressedSize {
         /// The compressed size.
@@ -278,6 +299,13 @@ impl fmt::Display for FatbinError {
             FatbinErrorKind::Unterminated(what) => {
                 write!(f, "{what} has no NUL within the entry header")
             }
+            FatbinErrorKind::Decompression { method, message } => {
+                write!(f, "{method}-compressed payload: {message}")
+            }
+            FatbinErrorKind::TooLarge { size, max } => write!(
+                f,
+                "uncompressed size {size} is above the limit of {max} bytes"
+            ),
             FatbinErrorKind::CompressedSize {
                 compressed,
                 payload,
@@ -457,6 +485,136 @@ impl<'a> Entry<'a> {
             _ => self.payload,
         })
     }
+}
+
+impl Entry<'_> {
+    /// The image of a compressed entry, decompressed as `cuobjdump -xelf`/`-xptx` extracts
+    /// it (a cubin; PTX text up to its NUL); `Ok(None)` when the entry is not compressed
+    /// (then [`Entry::image`] has it). The uncompressed size is checked against `max` before
+    /// anything is allocated, and the output must have exactly that size. zstd needs the
+    /// `compression` feature.
+    pub fn decompress(&self, max: u64) -> Result<Option<Vec<u8>>, FatbinError> {
+        let Some(method) = self.compression() else {
+            return Ok(None);
+        };
+        let at = self.payload_offset();
+        let fail =
+            |message: String| err(FatbinErrorKind::Decompression { method, message }, at, None);
+        let size = self.uncompressed_size;
+        if size > max {
+            return Err(err(
+                FatbinErrorKind::TooLarge { size, max },
+                self.offset + 56,
+                None,
+            ));
+        }
+        let input = self.stored();
+        let mut out = match method {
+            Compression::Lz4 => lz4_block(input, size as usize).map_err(fail)?,
+            Compression::Zstd => zstd_frame(input, size).map_err(fail)?,
+        };
+        if out.len() as u64 != size {
+            return Err(fail(format!(
+                "{} bytes decompressed, the header says {size}",
+                out.len()
+            )));
+        }
+        if self.kind == EntryKind::Ptx {
+            let end = out.iter().position(|&b| b == 0).unwrap_or(out.len());
+            out.truncate(end);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Decodes one LZ4 block (no frame) into exactly `size` bytes at most; every length and
+/// offset is checked, so crafted input ends in an error, never a panic or an overrun.
+fn lz4_block(input: &[u8], size: usize) -> Result<Vec<u8>, String> {
+    // An LZ4 sequence of n bytes expands to at most about 255 n bytes: a size beyond that
+    // is a lie, refused before allocating it.
+    if size / 256 > input.len() + 1 {
+        return Err(format!(
+            "{} compressed bytes cannot hold {size} bytes",
+            input.len()
+        ));
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(size);
+    let mut i = 0;
+    let length = |i: &mut usize, mut n: usize| -> Result<usize, String> {
+        if n == 15 {
+            loop {
+                let b = *input.get(*i).ok_or("length runs past the end")?;
+                *i += 1;
+                n = n.checked_add(b as usize).ok_or("length overflows")?;
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    };
+    loop {
+        let token = *input.get(i).ok_or("sequence token past the end")?;
+        i += 1;
+        let literals = length(&mut i, (token >> 4) as usize)?;
+        let lit = input
+            .get(i..)
+            .and_then(|r| r.get(..literals))
+            .ok_or_else(|| format!("{literals} literals at offset {i} run past the end"))?;
+        if out.len() + literals > size {
+            return Err(format!("output longer than {size} bytes"));
+        }
+        out.extend_from_slice(lit);
+        i += literals;
+        if i == input.len() {
+            return Ok(out);
+        }
+        let offset = input
+            .get(i..i + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+            .ok_or("match offset past the end")?;
+        i += 2;
+        if offset == 0 || offset > out.len() {
+            return Err(format!(
+                "match offset {offset} at input offset {} outside the {} bytes decoded",
+                i - 2,
+                out.len()
+            ));
+        }
+        let len = length(&mut i, (token & 15) as usize)?
+            .checked_add(4)
+            .ok_or("length overflows")?;
+        if out.len() + len > size {
+            return Err(format!("output longer than {size} bytes"));
+        }
+        let start = out.len() - offset;
+        for k in 0..len {
+            let b = out[start + k];
+            out.push(b);
+        }
+    }
+}
+
+#[cfg(feature = "compression")]
+fn zstd_frame(input: &[u8], size: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    if crate::kind::FileKind::sniff(input) != crate::kind::FileKind::ZstdFrame {
+        return Err("no zstd frame magic".into());
+    }
+    let mut out = Vec::with_capacity(size.min(input.len() as u64 * 64) as usize);
+    zstd::stream::read::Decoder::new(input)
+        .and_then(|d| d.take(size.saturating_add(1)).read_to_end(&mut out))
+        .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+#[cfg(not(feature = "compression"))]
+fn zstd_frame(_: &[u8], _: u64) -> Result<Vec<u8>, String> {
+    Err(
+        "zstd is not supported by this build (offload-formats without its `compression` \
+         feature)"
+            .into(),
+    )
 }
 
 /// A parsed fat binary, borrowing its bytes.
@@ -1140,6 +1298,56 @@ mod tests {
         assert_eq!(names, ["sm_90a", "compute_90a"]);
         assert_eq!(f.entries()[0].arch(), 90);
         assert_eq!(f.entries()[0].flags(), Flags(0x10_0011));
+    }
+
+    #[test]
+    fn lz4_blocks() {
+        // "abcabcabcabcX": 3 literals, a match of 9 at offset 3, then a last literal.
+        let block = [0x35, b'a', b'b', b'c', 3, 0, 0x10, b'X'];
+        assert_eq!(lz4_block(&block, 13).unwrap(), b"abcabcabcabcX");
+        assert!(lz4_block(&block, 12).is_err(), "longer than announced");
+        assert!(lz4_block(&[0x35, b'a', b'b', b'c', 9, 0, 0x10, b'X'], 13).is_err());
+        assert!(lz4_block(&[0x35, b'a', b'b', b'c', 0, 0], 13).is_err());
+        assert!(lz4_block(&[0xf0], 13).is_err());
+        assert!(
+            lz4_block(&[0x10], 1 << 30).is_err(),
+            "a lying size is not allocated"
+        );
+        // A truncated block is an error or a shorter output (which `decompress` refuses).
+        for n in 0..block.len() {
+            assert!(
+                lz4_block(&block[..n], 13).map_or(true, |o| o.len() < 13),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn compressed_entries_decompress_within_limits() {
+        // An entry whose payload is the LZ4 block of "abcabcabcabcX" plus its NUL.
+        let mut b = sample();
+        let block = [0x35, b'a', b'b', b'c', 3, 0, 0x20, b'X', 0];
+        let second = Fatbin::parse(&b).unwrap().entries()[1].clone();
+        let at = second.offset();
+        let p = second.payload_offset();
+        b[p..p + block.len()].copy_from_slice(&block);
+        b[at + 16..at + 20].copy_from_slice(&(block.len() as u32).to_le_bytes());
+        b[at + 40..at + 48].copy_from_slice(&0x2011u64.to_le_bytes());
+        b[at + 56..at + 64].copy_from_slice(&14u64.to_le_bytes());
+        let f = Fatbin::parse(&b).unwrap();
+        let e = &f.entries()[1];
+        assert_eq!(e.decompress(1 << 20).unwrap().unwrap(), b"abcabcabcabcX");
+        let too = e.decompress(10).unwrap_err();
+        assert!(matches!(
+            too.kind,
+            FatbinErrorKind::TooLarge { size: 14, max: 10 }
+        ));
+        assert_eq!(f.entries()[0].decompress(1 << 20).unwrap(), None);
+        b[at + 56..at + 64].copy_from_slice(&20u64.to_le_bytes());
+        let e = Fatbin::parse(&b).unwrap().entries()[1]
+            .decompress(1 << 20)
+            .unwrap_err();
+        assert!(e.to_string().contains("lz4-compressed payload"), "{e}");
     }
 
     #[test]

@@ -287,6 +287,9 @@ pub fn nv_fatbin(data: &[u8]) {
             assert!(e.payload_offset() + e.payload().len() <= f.size());
             assert!(e.stored().len() <= e.payload().len());
             let _ = (e.arch_name(), e.identifier(), e.options(), e.image());
+            if let Ok(Some(d)) = e.decompress(MAX_DECOMPRESSED) {
+                assert!(d.len() as u64 <= e.uncompressed_size());
+            }
         }
     };
     if let Ok(f) = Fatbin::parse(data) {
