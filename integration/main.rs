@@ -51,8 +51,11 @@
 //!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE.
 //! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
 //!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
-//!   writes the same fields for the same cubins and PTX, and we read what nvFatbin,
-//!   `fatbinary` and `nvcc -fatbin` write.
+//!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
+//!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
+//!   and `extract` find fat binaries in raw files and host objects, `Build` with
+//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
+//!   (`-D warnings`), runs and is inspected.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!

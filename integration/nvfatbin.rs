@@ -842,3 +842,82 @@ fn arch_specific_sm_90a_as_nvfatbin_writes_it() {
         ]
     );
 }
+
+/// `examples/cuda-saxpy` built with Cargo (`RUSTFLAGS=-D warnings`, its own target
+/// directory) and run: it prints its architectures and image kinds, finds its `IMAGES` equal
+/// to the fat binary's entries, and skips the launch without a driver (or launches and checks
+/// `saxpy` with one); `offload-build inspect` and `cuobjdump` find the same entries in the
+/// executable's `.nv_fatbin`.
+#[test]
+fn cuda_saxpy_example_builds_runs_and_is_inspected() {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-saxpy-target");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(crate::support::repo_root())
+        .args(["build", "--offline", "-p", "cuda-saxpy"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env("RUSTFLAGS", "-D warnings")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS");
+    for var in crate::support::BUILD_ENV_VARS {
+        build.env_remove(var);
+    }
+    check(&mut build, "cargo build -p cuda-saxpy");
+    let exe = target.join("debug/cuda-saxpy");
+    let out = check(&mut Command::new(&exe), "cuda-saxpy");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("archs: sm_80 sm_90\n"), "{stdout}");
+    assert!(stdout.contains("checked: the fat binary's"), "{stdout}");
+    assert!(
+        stdout.contains("no launch: ") || stdout.contains("all equal to 3 * x + y"),
+        "{stdout}"
+    );
+    // "  sm_80 ptx 1102 bytes" lines: what inspect must list, as (kind, arch, size).
+    let images: Vec<(String, String, u64)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.strip_prefix("  ")?.split_whitespace().collect();
+            let n = w[0].strip_prefix("sm_")?;
+            let arch = if w[1] == "ptx" {
+                format!("compute_{n}")
+            } else {
+                format!("sm_{n}")
+            };
+            Some((w[1].to_string(), arch, w[2].parse().ok()?))
+        })
+        .collect();
+    assert!(
+        images.iter().any(|i| i.0 == "ptx" && i.1 == "compute_80")
+            && images.iter().any(|i| i.0 == "ptx" && i.1 == "compute_90"),
+        "{stdout}"
+    );
+    let (_, v) = inspect_json(&exe);
+    let containers = v[0]["containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 1, "{v}");
+    assert_eq!(containers[0]["section"], ".nv_fatbin");
+    let listed: Vec<(String, String, u64)> = containers[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["image_kind"].as_str().unwrap().to_string(),
+                e["arch"].as_str().unwrap().to_string(),
+                e["size"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, images);
+    let ptx_lines: Vec<String> = cuobjdump_list(&exe)
+        .into_iter()
+        .filter(|l| l.starts_with("PTX"))
+        .collect();
+    assert_eq!(
+        ptx_lines,
+        [
+            "PTX file    1: kernels.sm_80.ptx",
+            "PTX file    2: kernels.sm_90.ptx"
+        ]
+    );
+}
