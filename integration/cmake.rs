@@ -416,6 +416,88 @@ fn compile_cli_writes_object_and_depfile_and_fails_in_one_line() {
     assert!(!p("libk.a").exists());
 }
 
+/// `compile --depfile` for a source and a header whose names hold a backslash before a space
+/// (clang lists the header with a `/` for its backslash; the build finds the real file): GNU
+/// make (`include`) and Ninja (`depfile =`) both read the depfile, find every file it names
+/// (nothing to do on a second run), and rebuild once the header or the source is touched.
+#[test]
+fn compile_depfile_is_read_by_make_and_ninja() {
+    require("make");
+    require("ninja");
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(
+        p("my h\\ dr.h"),
+        "#pragma once\n#define __global__ __attribute__((global))\n",
+    )
+    .unwrap();
+    let source = "my s\\ rc.hip";
+    std::fs::write(
+        p(source),
+        "#include \"my h\\ dr.h\"\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+    )
+    .unwrap();
+    let o = Command::new(EXE)
+        .current_dir(dir.path())
+        .args(["compile", source, "--arch", "gfx90a", "--compiler", CLANG])
+        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let dep = std::fs::read_to_string(p("k.d")).unwrap();
+    assert!(dep.contains("/my\\ h\\\\\\ dr.h"), "{dep}");
+    assert!(dep.contains(" my\\ s\\\\\\ rc.hip"), "{dep}");
+    std::fs::write(
+        p("Makefile"),
+        "k.o:\n\ttouch k.o && echo built >> make.log\ninclude k.d\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("build.ninja"),
+        "rule touch\n  command = touch k.o && echo built >> ninja.log\n  depfile = k.d\n\
+         build k.o: touch\n",
+    )
+    .unwrap();
+    let run = |tool: &str| {
+        let mut c = Command::new(tool);
+        c.current_dir(dir.path());
+        for var in ["MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CARGO_MAKEFLAGS"] {
+            c.env_remove(var);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{tool}: {}", text(&o));
+        let log = std::fs::read_to_string(p(&format!("{tool}.log"))).unwrap_or_default();
+        log.lines().count()
+    };
+    // Ninja has no log yet: it builds once; then k.o is newer than every file named.
+    assert_eq!(run("ninja"), 1);
+    // Sets a file's modification time `secs` from now (in the past when negative).
+    let touch = |name: &str, secs: i64| {
+        let now = std::time::SystemTime::now();
+        let d = std::time::Duration::from_secs(secs.unsigned_abs());
+        let later = if secs < 0 { now - d } else { now + d };
+        std::fs::File::options()
+            .write(true)
+            .open(p(name))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+    };
+    touch("k.o", 10);
+    assert_eq!(run("make"), 0, "make rebuilt an up-to-date output");
+    assert_eq!(run("ninja"), 1, "ninja rebuilt an up-to-date output");
+    touch("my h\\ dr.h", 20);
+    assert_eq!(run("make"), 1, "make missed the header");
+    assert_eq!(run("ninja"), 2, "ninja missed the header");
+    // The header old again: nothing to do.
+    touch("my h\\ dr.h", -100);
+    assert_eq!((run("make"), run("ninja")), (1, 2));
+    touch(source, 30);
+    assert_eq!(run("make"), 2, "make missed the source");
+    assert_eq!(run("ninja"), 3, "ninja missed the source");
+}
+
 /// Architectures set after the call (the target's `HIP_ARCHITECTURES`, a source's
 /// `OFFLOAD_ARCHITECTURES`) are the ones compiled, and `EMBED FATBIN` writes the container.
 #[test]
@@ -867,4 +949,66 @@ fn concurrent_compiles_share_a_cache() {
         })
         .unwrap_or_default();
     assert!(left.is_empty(), "temporaries left: {left:?}");
+}
+
+/// `TIMEOUT` reaches the command (`--timeout`): a hanging compiler is killed after it, with
+/// its child, and the build fails with the one line naming the source and architecture.
+#[test]
+fn timeout_argument_kills_a_hanging_compile() {
+    let ex = Example::new();
+    let proj = ex.path("hang");
+    write_project(
+        &proj,
+        &format!(
+            "{}offload_add_fatbin(k SOURCES a.hip ARCHITECTURES gfx90a EMBED FATBIN TIMEOUT 1 \
+             COMPILER \"${{CMAKE_CURRENT_SOURCE_DIR}}/hang.sh\")\n\
+             add_custom_target(all_k ALL DEPENDS k_offload_build)\n",
+            include_module()
+        ),
+    );
+    write_trivial_kernels(&proj, &["a"]);
+    let hang = proj.join("hang.sh");
+    std::fs::write(
+        &hang,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *--version*|*--print-supported-cpus*) exec {CLANG} \"$@\";; esac\n\
+             sleep 300 &\necho $! > \"$PIDFILE\"\nwait\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = configure_project(ex.cmake(), &proj, &ex.path("build"))
+        .args(["-G", "Ninja"])
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let pidfile = ex.path("pid");
+    let start = std::time::Instant::now();
+    let o = ex
+        .cmake()
+        .env("PIDFILE", &pidfile)
+        .arg("--build")
+        .arg(ex.path("build"))
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains(&format!(
+            "offload-build: error: compiling {} for gfx90a did not finish within the compile \
+             timeout of 1 s (--timeout, OFFLOAD_BUILD_COMPILE_TIMEOUT)",
+            proj.join("a.hip").display()
+        )),
+        "{t}"
+    );
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the compiler's child {pid} was left running: {stat}"
+    );
 }

@@ -525,3 +525,125 @@ fn hip_link_with_our_fat_objects() {
     assert!(co.starts_with(b"\x7fELF"), "not a code object");
     assert!(co.windows(2).any(|w| w == b"ka") && co.windows(2).any(|w| w == b"kb"));
 }
+
+/// Where `name`'s section header lies in the object `data` and where, in that header, the
+/// contents' file offset is (ELF64: `sh_offset`; COFF: `PointerToRawData`).
+fn section_offset_field(data: &[u8], name: &str) -> (usize, usize) {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(data).expect("object");
+    let index = file.section_by_name(name).expect("section").index().0;
+    let u16_at = |o: usize| usize::from(u16::from_le_bytes([data[o], data[o + 1]]));
+    match file.format() {
+        object::BinaryFormat::Elf => {
+            let shoff = u64::from_le_bytes(data[0x28..0x30].try_into().expect("8")) as usize;
+            (index, shoff + index * u16_at(0x3a) + 24)
+        }
+        object::BinaryFormat::Coff => (index, 20 + u16_at(16) + (index - 1) * 40 + 20),
+        f => panic!("{f:?}"),
+    }
+}
+
+/// A fat object (ELF and COFF hosts) whose gfx906 section's contents lie past the end of the
+/// file, the gfx1100 and host sections intact (issue 16, finding 5). LLVM 22 lists every ID
+/// and extracts the intact sections; extracting the broken one fails ("The end of the file
+/// was unexpectedly encountered", exit 1). Ours does the same, names the section and its
+/// offset, and leaves no output.
+#[test]
+fn fat_object_with_an_unreadable_section() {
+    for (host, host_target) in [
+        ("host-x86_64.o", "host-x86_64-pc-linux-gnu"),
+        ("host-coff.obj", "host-x86_64-pc-windows-msvc"),
+    ] {
+        let dir = stage("fatobj-unreadable", &[host]);
+        ok(
+            Tool::Llvm22,
+            dir.path(),
+            &bundle_args(host, host_target, "fat.o"),
+        );
+        let mut data = std::fs::read(dir.path().join("fat.o")).expect("read");
+        let broken = format!("__CLANG_OFFLOAD_BUNDLE__{}", hip("gfx906"));
+        let (index, field) = section_offset_field(&data, &broken);
+        let past_end = data.len() as u64 + 0x10_0000;
+        if host.ends_with(".obj") {
+            data[field..field + 4].copy_from_slice(&(past_end as u32).to_le_bytes());
+        } else {
+            data[field..field + 8].copy_from_slice(&past_end.to_le_bytes());
+        }
+        std::fs::write(dir.path().join("bad.o"), &data).expect("write");
+        let unbundle = |targets: &[String], extra: &[&str]| -> Vec<String> {
+            let mut a = vec![
+                "-type=o".to_string(),
+                format!("-targets={}", targets.join(",")),
+                "-input=bad.o".into(),
+                "-unbundle".into(),
+            ];
+            a.extend((0..targets.len()).map(|i| format!("-output=u{i}")));
+            a.extend(extra.iter().map(|s| s.to_string()));
+            a
+        };
+        let good = vec![hip("gfx1100")];
+        let with_missing = vec![hip("gfx1100"), hip("gfx908")];
+        let all = vec![hip("gfx1100"), hip("gfx906"), host_target.to_string()];
+        let steps: Vec<(Vec<String>, bool)> = vec![
+            (
+                vec!["-type=o".into(), "-list".into(), "-input=bad.o".into()],
+                true,
+            ),
+            (unbundle(&good, &[]), true),
+            (unbundle(&with_missing, &["-allow-missing-bundles"]), true),
+            (unbundle(&[hip("gfx906")], &[]), false),
+            (unbundle(&all, &["-allow-missing-bundles"]), false),
+            (unbundle(&all, &[]), false),
+        ];
+        for (args, succeeds) in steps {
+            let mut results = Vec::new();
+            for t in [Tool::Llvm22, Tool::Ours] {
+                for i in 0..3 {
+                    let _ = std::fs::remove_file(dir.path().join(format!("u{i}")));
+                }
+                let out = run_tool(t, dir.path(), &args, b"", LIMIT);
+                let u0 = std::fs::read(dir.path().join("u0")).ok();
+                results.push((out, u0));
+            }
+            let (llvm, ours) = (&results[0], &results[1]);
+            let err = String::from_utf8_lossy(&ours.0.stderr).into_owned();
+            let what = format!(
+                "{host} {args:?}: llvm {:?}, ours {:?}: {err}",
+                llvm.0.status, ours.0.status
+            );
+            assert_eq!(llvm.0.status.success(), succeeds, "{what}");
+            assert_eq!(ours.0.status, llvm.0.status, "{what}");
+            assert_eq!(ours.0.stdout, llvm.0.stdout, "{what}");
+            if succeeds {
+                assert!(ours.0.stderr.is_empty(), "{what}");
+                if args.contains(&"-unbundle".to_string()) {
+                    let want = std::fs::read(dir.path().join("a-gfx1100.bc")).expect("payload");
+                    assert_eq!(llvm.1.as_deref(), Some(&want[..]), "{what}");
+                    assert_eq!(ours.1.as_deref(), Some(&want[..]), "{what}");
+                }
+            } else {
+                assert_eq!(err.lines().count(), 1, "{what}");
+                assert!(
+                    err.starts_with("clang-offload-bundler: error: 'bad.o': ")
+                        && err.contains(&format!("section {index} '{broken}'"))
+                        && err.contains(&format!("offset {past_end} ")),
+                    "{what}"
+                );
+                assert!(ours.1.is_none(), "ours left an output: {what}");
+            }
+        }
+        let listed = String::from_utf8_lossy(&results_list(&dir)).into_owned();
+        let want: Vec<String> = ARCHS
+            .iter()
+            .map(|a| hip(a))
+            .chain([format!("{host_target}-")])
+            .collect();
+        assert_eq!(listed.lines().collect::<Vec<_>>(), want, "{host}");
+    }
+}
+
+/// Our `-list` of `bad.o` in `dir`.
+fn results_list(dir: &RunDir) -> Vec<u8> {
+    let args: Vec<String> = vec!["-type=o".into(), "-list".into(), "-input=bad.o".into()];
+    run_tool(Tool::Ours, dir.path(), &args, b"", LIMIT).stdout
+}

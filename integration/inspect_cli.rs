@@ -31,7 +31,14 @@ fn tool(dir: &Path, args: &[&str]) -> (i32, String, String) {
 }
 
 fn json(dir: &Path, file: &Path) -> Value {
-    let (code, out, err) = tool(dir, &["inspect", "--json", file.to_str().unwrap()]);
+    json_with(dir, file, &[])
+}
+
+fn json_with(dir: &Path, file: &Path, options: &[&str]) -> Value {
+    let mut args = vec!["inspect", "--json"];
+    args.extend(options);
+    args.push(file.to_str().unwrap());
+    let (code, out, err) = tool(dir, &args);
     assert_eq!(code, 0, "inspect {}: {err}", file.display());
     let v: Value = serde_json::from_str(&out).expect("valid JSON");
     assert_eq!(v.as_array().map(Vec::len), Some(1));
@@ -242,7 +249,20 @@ fn three_concatenated_compressed_bundles_and_archives() {
     run(&dir, &lld, &args);
     let tus = ["k", "k2", "k"];
     for file in [&merged, &so] {
-        let r = json(&dir, file);
+        // A listing decodes each bundle only as far as its entry table: no MD5 verdict.
+        let listed = json(&dir, file);
+        let r = json_with(&dir, file, &["--verify"]);
+        for (c, l) in r["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(listed["containers"].as_array().unwrap())
+        {
+            assert_eq!(l["compression"]["hash_matches"], Value::Null, "{l}");
+            let mut verified = c.clone();
+            verified["compression"]["hash_matches"] = Value::Null;
+            assert_eq!(&verified, l, "the listing differs from the verified report");
+        }
         let containers = r["containers"].as_array().unwrap();
         assert_eq!(containers.len(), 3, "{}", file.display());
         for (i, c) in containers.iter().enumerate() {
@@ -272,20 +292,25 @@ fn three_concatenated_compressed_bundles_and_archives() {
         let ccob = extract(&dir, &["--uri", c["uri"].as_str().unwrap()]);
         assert_eq!(&ccob[..4], b"CCOB");
         assert_eq!(ccob.len() as u64, c["size"].as_u64().unwrap());
-        // inspect always checks the stored MD5 (v2: bytes 16..24) and says when it is wrong.
+        // inspect --verify checks the stored MD5 (v2: bytes 16..24) and says when it is wrong.
         let mut bad = ccob.clone();
         bad[16] ^= 1;
         let bad_path = dir.join("bad-hash.ccob");
         std::fs::write(&bad_path, &bad).unwrap();
-        let r = json(&dir, &bad_path);
+        let r = json_with(&dir, &bad_path, &["--verify"]);
         assert_eq!(r["containers"][0]["compression"]["hash_matches"], false);
-        let (code, out, err) = tool(&dir, &["inspect", bad_path.to_str().unwrap()]);
+        let (code, out, err) = tool(&dir, &["inspect", "--verify", bad_path.to_str().unwrap()]);
         assert_eq!(code, 0, "{err}");
         assert!(
             out.contains("(stored MD5 does not match the contents)"),
             "{out}"
         );
-        let (_, out, _) = tool(&dir, &["inspect", dir.join("z0.o").to_str().unwrap()]);
+        let (_, out, _) = tool(&dir, &["inspect", bad_path.to_str().unwrap()]);
+        assert!(!out.contains("MD5"), "{out}");
+        let z0 = dir.join("z0.o");
+        let (_, out, _) = tool(&dir, &["inspect", "--verify", z0.to_str().unwrap()]);
+        assert!(out.contains("(MD5 verified)"), "{out}");
+        let (_, out, _) = tool(&dir, &["inspect", z0.to_str().unwrap()]);
         assert!(!out.contains("MD5"), "{out}");
     }
     // A static archive of clang's object, ours and the new-driver object.

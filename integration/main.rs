@@ -34,6 +34,9 @@
 //!   or not, each handle for its own fat binary, each bundle once in the executable.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
+//! - `check_cli`: `offload-build check` (HIP's and CUDA's loading rules through the command)
+//!   and `inspect --archs` over shared libraries, a wheel built in the test, a directory tree
+//!   with links out of it, and `--gpu native` on a machine without a GPU.
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
 //!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
 //!   fallback, typed errors, bundles byte-identical to clang's own.
@@ -45,10 +48,17 @@
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
 //!   runtime link, and the errors for an arch without device library, another clang and a
 //!   compiler variable that names no compiler.
+//! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
+//!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
+//!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
+//!   sit behind a failing launcher (one line).
+//! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
+//!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
-//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE.
+//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE, a
+//!   failing third output rolling the first two back.
 //! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
 //!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
 //!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
@@ -90,7 +100,9 @@ mod bundler_diff;
 mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
+mod check_cli;
 mod cmake;
+mod compile_faults;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
@@ -99,10 +111,12 @@ mod hostobj_codegen;
 mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
+mod memory_limits;
 mod nvfatbin;
 mod objects_fixtures;
 mod outputs;
 mod packager_diff;
 mod packager_malformed;
 mod rocm;
+mod shipped_libs;
 mod support;

@@ -408,3 +408,113 @@ fn a_failing_standard_output_is_reported_as_llvm_reports_it() {
     assert_eq!(seen[0].0, 1, "LLVM 22: {:?}", seen[0]);
     assert_eq!(seen[1], seen[0], "ours vs LLVM 22");
 }
+
+/// Unbundles three entries into `a.bc`, `b.bc` and `c.bc` (old contents on disk), plus a
+/// missing fourth target into the FIFO `pipe`, as root or (with `setpriv`) as an unprivileged
+/// user (outputs are committed in the bundle's listing order: gfx906, gfx900, host). While
+/// the tool waits for the FIFO's reader, every output is staged; `c.bc` is then
+/// made a directory, so that its commit fails after `a.bc` and `b.bc` were moved into place.
+fn unbundle_with_failing_third(setpriv: Option<&Path>, b_hard_linked: bool) {
+    use std::time::{Duration, Instant};
+    let who = if setpriv.is_some() { "nobody" } else { "root" };
+    let dir = RunDir::new(&format!("outputs-rollback-{who}"));
+    let d = dir.path();
+    let entries: [(&[u8], &[u8]); 3] = [
+        (b"hip-amdgcn-amd-amdhsa--gfx906", b"new a"),
+        (b"hip-amdgcn-amd-amdhsa--gfx900", b"new b"),
+        (b"host-x86_64-unknown-linux-gnu", b"new c"),
+    ];
+    let bundle = offload_build::bundle::binary::write_bundle(&entries, 1).unwrap();
+    fs::write(d.join("fat.bc"), bundle).unwrap();
+    for (f, old) in [("a.bc", "old a"), ("b.bc", "old b"), ("c.bc", "old c")] {
+        fs::write(d.join(f), old).unwrap();
+    }
+    if b_hard_linked {
+        fs::hard_link(d.join("b.bc"), d.join("b-link.bc")).unwrap();
+    }
+    let fifo = std::ffi::CString::new(d.join("pipe").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o666) }, 0);
+    let mut cmd = match setpriv {
+        Some(setpriv) => {
+            fs::set_permissions(d, fs::Permissions::from_mode(0o777)).unwrap();
+            for e in fs::read_dir(d).unwrap() {
+                std::os::unix::fs::chown(e.unwrap().path(), Some(65534), Some(65534)).unwrap();
+            }
+            let mut c = Command::new(setpriv);
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(Tool::Ours.path());
+            c
+        }
+        None => Command::new(Tool::Ours.path()),
+    };
+    let child = cmd
+        .current_dir(d)
+        .args([
+            "-type=bc",
+            "-unbundle",
+            "-allow-missing-bundles",
+            "-input=fat.bc",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx900,host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx908",
+            "-output=a.bc",
+            "-output=b.bc",
+            "-output=c.bc",
+            "-output=pipe",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Staged: a temporary for each regular output.
+    let staged = |d: &Path| {
+        fs::read_dir(d)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count()
+    };
+    let started = Instant::now();
+    while staged(d) < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{who}: never staged"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    fs::remove_file(d.join("c.bc")).unwrap();
+    fs::create_dir(d.join("c.bc")).unwrap();
+    fs::write(d.join("c.bc/keep"), b"").unwrap();
+    // Let the tool open the FIFO, then read it to its end.
+    let mut reader = fs::File::open(d.join("pipe")).unwrap();
+    let mut sink = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut sink).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status_code(out.status), 1, "{who}: {err}");
+    assert!(err.contains("'c.bc': Is a directory"), "{who}: {err}");
+    assert_eq!(fs::read(d.join("a.bc")).unwrap(), b"old a", "{who}: a.bc");
+    assert_eq!(fs::read(d.join("b.bc")).unwrap(), b"old b", "{who}: b.bc");
+    if b_hard_linked {
+        assert_eq!(fs::read(d.join("b-link.bc")).unwrap(), b"old b", "{who}");
+        assert_eq!(fs::metadata(d.join("b.bc")).unwrap().nlink(), 2, "{who}");
+    }
+    no_temporaries(d);
+    let left: Vec<String> = fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{who}: hidden files left: {left:?}");
+}
+
+#[test]
+fn a_failing_third_output_leaves_the_first_two_untouched() {
+    unbundle_with_failing_third(None, false);
+    unbundle_with_failing_third(None, true);
+    let setpriv = require("/usr/bin/setpriv");
+    unbundle_with_failing_third(Some(&setpriv), false);
+}

@@ -636,6 +636,9 @@ struct Found<'a> {
     len: u64,
     /// A fat object's host entry: the output is the object without its bundle sections.
     host_object: bool,
+    /// A fat object's section whose contents cannot be read: the error to report when it
+    /// is extracted (listing it is fine, as in LLVM).
+    unreadable: Option<String>,
 }
 
 fn read_entries<'a>(
@@ -655,6 +658,7 @@ fn read_entries<'a>(
                     offset: e.offset,
                     len: e.size(),
                     host_object: false,
+                    unreadable: None,
                 })
                 .collect()),
             Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
@@ -668,6 +672,7 @@ fn read_entries<'a>(
                     offset: e.offset,
                     len: e.data.len() as u64,
                     host_object: false,
+                    unreadable: None,
                 })
                 .collect()),
             Err(e) => Err(ctx.error(format_args!("'{path}': {e}"))),
@@ -875,6 +880,16 @@ fn unbundle_entries(
     }
     let matched: Vec<(usize, &Found<'_>)> =
         m.pairs.iter().map(|&(t, e)| (t, &entries[e])).collect();
+    // LLVM reads the matched sections in section order and fails at the first unreadable.
+    if let Some(message) = m
+        .pairs
+        .iter()
+        .map(|&(_, e)| e)
+        .min_by_key(|&e| (entries[e].unreadable.is_none(), e))
+        .and_then(|e| entries[e].unreadable.as_ref())
+    {
+        return Err(ctx.error(message));
+    }
     let (worklist, found_host) = (m.missing, m.found_host);
     let mut outputs = Vec::new();
     // Every output is staged closed: any number of them fits a small descriptor limit.

@@ -331,15 +331,29 @@ enum OutputKind {
     Stdout(File),
 }
 
+/// Calls `hook` when a terminating signal (SIGINT, SIGTERM, SIGHUP) arrives, before the
+/// temporary files are removed and the signal ends the process (`offload-build compile` kills
+/// its compilers so). Starts watching the signals now.
+pub fn on_terminating_signal(hook: fn()) {
+    temporaries::HOOKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(hook);
+    #[cfg(unix)]
+    temporaries::WATCH.call_once(temporaries::watch);
+}
+
 /// The temporary files of outputs not yet committed, removed when a terminating signal
-/// (SIGINT, SIGTERM, SIGHUP) arrives: a thread of `signal-hook` receives the signal, removes
-/// them, then lets the signal end the process as it would have (its status says so).
+/// (SIGINT, SIGTERM, SIGHUP) arrives: a thread of `signal-hook` receives the signal, calls the
+/// hooks ([`on_terminating_signal`]), removes them, then lets the signal end the process as it
+/// would have (its status says so).
 mod temporaries {
     use std::path::{Path, PathBuf};
     use std::sync::{Mutex, Once};
 
     static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    static WATCH: Once = Once::new();
+    pub(super) static HOOKS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+    pub(super) static WATCH: Once = Once::new();
 
     /// Creates a temporary file with `create` and registers it, with the registry held
     /// meanwhile so that a signal cannot come between the two (and, the first time, starts
@@ -370,7 +384,7 @@ mod temporaries {
     }
 
     #[cfg(unix)]
-    fn watch() {
+    pub(super) fn watch() {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
             return;
@@ -379,6 +393,9 @@ mod temporaries {
             .name("offload-signals".into())
             .spawn(move || {
                 if let Some(signal) = signals.forever().next() {
+                    for hook in HOOKS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                        hook();
+                    }
                     // Held until the process ends: no new temporary is registered, none is
                     // renamed half-way through the removal.
                     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
@@ -593,20 +610,59 @@ impl OutputFile {
     }
 
     /// Moves every output into place, in order, with signals held off meanwhile: an
-    /// interrupted tool leaves all of them renamed or none. Stops at the first that fails,
-    /// with its target path.
+    /// interrupted tool leaves all of them renamed or none. When one fails, the outputs
+    /// already moved into place are rolled back: before anything is replaced, each existing
+    /// target is kept aside (hard-linked to a hidden `.<name>.XXXXXX.old` beside it, or
+    /// copied to an anonymous temporary file when it is written in place or cannot be
+    /// linked), and restored from there; a target that did not exist is removed again.
+    /// Outputs written directly (standard output, devices, FIFOs) cannot be taken back.
+    /// Every staged temporary and every kept copy is removed in the end. Returns the first
+    /// failure with its target path.
     pub fn commit_all(outputs: Vec<OutputFile>) -> Result<(), (PathBuf, io::Error)> {
         let mut outputs = outputs.into_iter();
         let result = {
             let mut live = temporaries::lock();
-            outputs.by_ref().try_for_each(|o| {
-                let path = o.path.clone();
-                o.commit_with(&mut live).map_err(|e| (path, e))
-            })
+            let mut kept: Vec<Kept> = Vec::new();
+            let mut result = Ok(());
+            // Every old target is kept aside before the first is replaced.
+            let all: Vec<OutputFile> = outputs.by_ref().collect();
+            for o in &all {
+                match Kept::keep(o) {
+                    Ok(k) => kept.push(k),
+                    Err(e) => {
+                        result = Err((o.path.clone(), e));
+                        break;
+                    }
+                }
+            }
+            let mut remaining = all.into_iter();
+            let mut committed = 0;
+            if result.is_ok() {
+                for o in remaining.by_ref() {
+                    let path = o.path.clone();
+                    if let Err(e) = o.commit_with(&mut live) {
+                        result = Err((path, e));
+                        break;
+                    }
+                    committed += 1;
+                }
+            }
+            if result.is_err() {
+                // Newest first, so that a target named twice ends with its oldest contents.
+                for k in kept[..committed].iter_mut().rev() {
+                    k.restore();
+                }
+            }
+            for k in kept {
+                k.discard();
+            }
+            // The outputs not committed are dropped after the lock is released.
+            (result, remaining.collect::<Vec<_>>())
         };
-        // The outputs not committed are removed (their drop takes the lock).
+        // Their temporaries are removed (their drop takes the lock).
+        drop(result.1);
         drop(outputs);
-        result
+        result.0
     }
 
     fn commit_with(mut self, live: &mut Vec<PathBuf>) -> io::Result<()> {
@@ -637,8 +693,89 @@ impl OutputFile {
     }
 }
 
+/// The previous contents of one target of [`OutputFile::commit_all`], kept until every
+/// output is in place.
+enum Kept {
+    /// Nothing to restore (an output written directly).
+    Nothing,
+    /// The target did not exist: rolling back removes it.
+    Absent(PathBuf),
+    /// The old file, hard-linked beside the target: rolling back renames it over it.
+    Linked { old: PathBuf, target: PathBuf },
+    /// A copy of the old contents: rolling back writes them into the target in place.
+    Copied { copy: File, target: PathBuf },
+}
+
+impl Kept {
+    fn keep(o: &OutputFile) -> io::Result<Kept> {
+        let (target, in_place) = match &o.kind {
+            OutputKind::Temp(_, t) | OutputKind::Closed(_, t, false) => (t, false),
+            OutputKind::InPlace(_, t) | OutputKind::Closed(_, t, true) => (t, true),
+            _ => return Ok(Kept::Nothing),
+        };
+        match fs::symlink_metadata(target) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Kept::Absent(target.clone()));
+            }
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        if !in_place {
+            let dir = match target.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let mut prefix = std::ffi::OsString::from(".");
+            prefix.push(target.file_name().unwrap_or_default());
+            prefix.push(".");
+            let linked = tempfile::Builder::new()
+                .prefix(&prefix)
+                .suffix(".old")
+                .make_in(dir, |p| fs::hard_link(target, p));
+            if let Ok(t) = linked {
+                return Ok(Kept::Linked {
+                    old: t.into_temp_path().keep().map_err(|e| e.error)?,
+                    target: target.clone(),
+                });
+            }
+        }
+        let mut copy = tempfile::tempfile()?;
+        io::copy(&mut File::open(target)?, &mut copy)?;
+        Ok(Kept::Copied {
+            copy,
+            target: target.clone(),
+        })
+    }
+
+    /// Puts the old target back (best effort: the error reported is the commit's).
+    fn restore(&mut self) {
+        match self {
+            Kept::Nothing => {}
+            Kept::Absent(target) => {
+                let _ = fs::remove_file(target);
+            }
+            Kept::Linked { old, target } => {
+                if fs::rename(&*old, &*target).is_ok() {
+                    *self = Kept::Nothing;
+                }
+            }
+            Kept::Copied { copy, target } => {
+                let _ = io::Seek::seek(copy, io::SeekFrom::Start(0))
+                    .and_then(|_| copy_into(&mut *copy, target));
+            }
+        }
+    }
+
+    /// Removes what was kept.
+    fn discard(self) {
+        if let Kept::Linked { old, .. } = self {
+            let _ = fs::remove_file(old);
+        }
+    }
+}
+
 /// Writes the finished temporary file `from` over the existing `target`, in place.
-fn copy_into(mut from: File, target: &Path) -> io::Result<()> {
+fn copy_into(mut from: impl Read, target: &Path) -> io::Result<()> {
     let mut to = fs::OpenOptions::new()
         .write(true)
         .truncate(true)

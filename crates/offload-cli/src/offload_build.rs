@@ -2,14 +2,15 @@
 //! options are parsed with `clap` rather than LLVM's option conventions).
 //!
 //! ```text
-//! offload-build inspect FILE... [--json]
+//! offload-build inspect PATH... [--json] [--archs] [--verify]
+//! offload-build check --gpu GPU... PATH... [--json]
 //! offload-build extract [FILE] (--index N | --id ID [--nth K] | --uri URI) -o OUT
 //! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
 //! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
 //!     [--container bundle|offload-binary|cuda-fatbin] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
-//!     [--no-warnings] [--warnings-into-errors] [--quiet]
+//!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
@@ -21,14 +22,21 @@
 //! also for compiles whose cached result is used), and fallback warnings as
 //! `offload-build: warning: ...`.
 //!
-//! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
-//! usage. A broken pipe on standard output ends the program quietly with status 0.
+//! `inspect` and `check` take files, directories (walked recursively; symbolic links inside
+//! them are not followed) and zip files such as Python wheels (members read in memory).
+//!
+//! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted) or, for
+//! `check`, a file with no code object for a GPU, 2 bad usage (and `check --gpu native` on a
+//! machine without a GPU). A broken pipe on standard output ends the program quietly with status 0.
 
 use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
 
+mod installs;
+
 use crate::fileio::{Input, OutputFile, error_text};
+use installs::{Progress, Visit};
 use offload_build::embed::{DeviceVariable, HipObject, NewDriverObject};
 use offload_formats::inspect::{self, Report, Selected, Selector};
 use offload_formats::package::LlvmVersion;
@@ -50,10 +58,33 @@ enum Command {
     /// NVIDIA fat binaries (cubins and PTX, as `cuobjdump --list-elf --list-ptx`), objects,
     /// executables, shared libraries and static archives.
     Inspect {
-        /// Files to inspect.
+        /// Files, directories (recursively) and zip files (wheels) to inspect.
         #[arg(required = true)]
         files: Vec<String>,
-        /// Print JSON (an array with one report per file) instead of text.
+        /// Print JSON (an array with one report per file, each with its `archs`) instead of
+        /// text.
+        #[arg(long)]
+        json: bool,
+        /// Print one line per file with device code: the file and its target IDs.
+        #[arg(long)]
+        archs: bool,
+        /// Decompress every compressed bundle whole and check the MD5 its header stores
+        /// (otherwise each is decoded only as far as its entry table).
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Whether every file with device code holds a code object the runtime would load on
+    /// each GPU (HIP's processor, generic-processor and xnack/sramecc rules; CUDA's
+    /// compute-capability rules). Exit status 1 when a file has none for a GPU.
+    Check {
+        /// A GPU: `gfx1151`, `gfx90a:xnack+`, `sm_86`, `8.6`, or `native` (this machine's
+        /// GPUs); repeatable.
+        #[arg(long = "gpu", value_name = "GPU", required = true)]
+        gpus: Vec<String>,
+        /// Files, directories (recursively) and zip files (wheels) to check.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Print JSON (an array with one object per file with device code).
         #[arg(long)]
         json: bool,
     },
@@ -138,6 +169,10 @@ struct CompileArgs {
     /// Print no progress line.
     #[arg(short, long)]
     quiet: bool,
+    /// Kill a compile that runs longer than SECS seconds (with its children) and fail
+    /// (default: `OFFLOAD_BUILD_COMPILE_TIMEOUT`, else none).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -271,7 +306,13 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     let result = match cli.command {
-        Command::Inspect { files, json } => inspect_files(&files, json, out, err),
+        Command::Inspect {
+            files,
+            json,
+            archs,
+            verify,
+        } => inspect_files(&files, json, archs, verify, out, err),
+        Command::Check { gpus, paths, json } => check_files(&gpus, &paths, json, out, err),
         Command::Extract(a) => extract(&a).map(|()| 0),
         Command::Embed(EmbedCommand::Hip(a)) => embed_hip(&a).map(|()| 0),
         Command::Embed(EmbedCommand::NewDriver(a)) => embed_new_driver(&a).map(|()| 0),
@@ -325,35 +366,248 @@ fn read(path: &str) -> Result<Input, Failure> {
 fn inspect_files(
     files: &[String],
     json: bool,
+    archs_only: bool,
+    verify: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Failure> {
+    let progress = Progress::new();
     let mut reports = Vec::new();
     let mut status = 0;
-    for path in files {
-        let report = read(path).and_then(|input| {
-            inspect::inspect(&input.data[..], path).map_err(|e| Failure::Message(e.to_string()))
-        });
-        match report {
-            Ok(r) => {
-                if !json {
-                    print_report(&r, out).map_err(output_error)?;
-                }
-                reports.push(r);
-            }
-            Err(Failure::Message(m)) => {
+    installs::walk(files, &progress, &mut |v| -> Result<(), Failure> {
+        let found = match v {
+            Visit::Error(m) => {
                 let _ = writeln!(err, "offload-build: error: {m}");
                 status = 1;
+                return Ok(());
             }
-            Err(f) => return Err(f),
+            Visit::File(f) => f,
+        };
+        let options = if verify {
+            inspect::Options::verify()
+        } else {
+            inspect::Options::default()
+        };
+        let r = match inspect::inspect_with(found.data, found.path, &options) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(err, "offload-build: error: {e}");
+                status = 1;
+                return Ok(());
+            }
+        };
+        // Files found in a directory or a zip file are shown only with device code.
+        if r.containers.is_empty() && !found.explicit {
+            return Ok(());
         }
-    }
+        let archs = installs::archs(&r);
+        if archs_only && archs.is_empty() {
+            return Ok(());
+        }
+        if json {
+            let mut v = if archs_only {
+                serde_json::json!({ "path": r.path })
+            } else {
+                serde_json::to_value(&r).map_err(|e| output_error(io::Error::other(e)))?
+            };
+            v["archs"] = serde_json::json!(archs);
+            reports.push(v);
+        } else if archs_only {
+            writeln!(out, "{}: {}", r.path, archs.join(" ")).map_err(output_error)?;
+        } else {
+            print_report(&r, out).map_err(output_error)?;
+        }
+        Ok(())
+    })?;
+    drop(progress);
     if json {
         serde_json::to_writer_pretty(&mut *out, &reports)
             .map_err(|e| output_error(io::Error::other(e)))?;
         writeln!(out).map_err(output_error)?;
     }
     Ok(status)
+}
+
+/// `check`: exit 0 when every file with device code has a code object for every GPU, 1 when
+/// one has none (or a file cannot be read), 2 for a GPU that cannot be named or found.
+fn check_files(
+    specs: &[String],
+    paths: &[String],
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Failure> {
+    use offload_formats::compat::Gpu;
+    let mut gpus: Vec<(String, Gpu)> = Vec::new();
+    for spec in specs {
+        let names = if spec == "native" {
+            let found = installs::native_gpus();
+            if found.is_empty() {
+                let _ = writeln!(
+                    err,
+                    "offload-build: error: --gpu native: this machine has no GPU that \
+                     offload-build can see (no AMD GPU in /sys/class/kfd/kfd/topology/nodes, \
+                     none from amdgpu-arch, rocminfo or nvidia-smi); name one with --gpu, e.g. \
+                     --gpu gfx1100 or --gpu sm_86"
+                );
+                return Ok(2);
+            }
+            found
+        } else {
+            vec![spec.clone()]
+        };
+        for name in names {
+            match Gpu::parse(&name) {
+                Ok(g) => {
+                    if !gpus.iter().any(|(n, _)| *n == name) {
+                        gpus.push((name, g));
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "offload-build: error: --gpu: {e}");
+                    return Ok(2);
+                }
+            }
+        }
+    }
+    let progress = Progress::new();
+    let mut status = 0;
+    let mut with_code = 0usize;
+    let mut results = Vec::new();
+    installs::walk(paths, &progress, &mut |v| -> Result<(), Failure> {
+        let found = match v {
+            Visit::Error(m) => {
+                let _ = writeln!(err, "offload-build: error: {m}");
+                status = 1;
+                return Ok(());
+            }
+            Visit::File(f) => f,
+        };
+        let r = match inspect::inspect(found.data, found.path) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(err, "offload-build: error: {e}");
+                status = 1;
+                return Ok(());
+            }
+        };
+        let verdicts: Vec<_> = gpus
+            .iter()
+            .filter_map(|(name, g)| installs::check(&r, name, g))
+            .collect();
+        if verdicts.is_empty() {
+            if found.explicit && !json {
+                writeln!(out, "{}: no device code", r.path).map_err(output_error)?;
+            }
+            return Ok(());
+        }
+        with_code += 1;
+        let archs = installs::archs(&r);
+        let mut gpu_json = Vec::new();
+        for v in &verdicts {
+            if v.chosen.is_none() {
+                status = 1;
+            }
+            if json {
+                gpu_json.push(verdict_json(v));
+            } else {
+                print_verdict(&r.path, &archs, v, out).map_err(output_error)?;
+            }
+        }
+        if json {
+            results.push(serde_json::json!({
+                "path": r.path,
+                "archs": archs,
+                "gpus": gpu_json,
+            }));
+        }
+        Ok(())
+    })?;
+    drop(progress);
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &results)
+            .map_err(|e| output_error(io::Error::other(e)))?;
+        writeln!(out).map_err(output_error)?;
+    }
+    if with_code == 0 && status == 0 {
+        let _ = writeln!(
+            err,
+            "offload-build: error: no device code in {}",
+            paths.join(", ")
+        );
+        status = 1;
+    }
+    Ok(status)
+}
+
+fn print_verdict(
+    path: &str,
+    archs: &[String],
+    v: &installs::Verdict,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match &v.chosen {
+        Some((id, rule)) => {
+            write!(out, "{path}: {}: loads {id} ({rule})", v.gpu)?;
+            if !v.conditions.is_empty() {
+                write!(out, " if the GPU runs with {}", v.conditions.join(" or "))?;
+            }
+            if v.containers > 1 {
+                write!(out, ", and from each of the {} containers", v.containers)?;
+            }
+            writeln!(out)
+        }
+        None => {
+            write!(out, "{path}: {}: no code object loads", v.gpu)?;
+            if v.containers > 1 {
+                let shown: Vec<String> = v.missing.iter().take(8).map(usize::to_string).collect();
+                write!(
+                    out,
+                    " from {} of {} containers ({}{})",
+                    v.missing.len(),
+                    v.containers,
+                    shown.join(", "),
+                    if v.missing.len() > 8 { ", ..." } else { "" }
+                )?;
+            }
+            writeln!(
+                out,
+                "; the file has {}",
+                if archs.is_empty() {
+                    "no target ID".to_owned()
+                } else {
+                    archs.join(" ")
+                }
+            )?;
+            for (id, why) in &v.rejected {
+                writeln!(out, "  {id}: {why}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn verdict_json(v: &installs::Verdict) -> serde_json::Value {
+    match &v.chosen {
+        Some((id, rule)) => serde_json::json!({
+            "gpu": v.gpu,
+            "loads": true,
+            "containers": v.containers,
+            "entry": id,
+            "rule": rule.to_string(),
+            "if_gpu_runs_with_any_of": v.conditions,
+        }),
+        None => serde_json::json!({
+            "gpu": v.gpu,
+            "loads": false,
+            "containers": v.containers,
+            "missing_containers": v.missing,
+            "rejected": v.rejected.iter().map(|(id, why)| serde_json::json!({
+                "entry": id,
+                "reason": why.to_string(),
+            })).collect::<Vec<_>>(),
+        }),
+    }
 }
 
 fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -387,8 +641,10 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 " {} v{} {} -> {} bytes (ratio {:.2})",
                 z.method, z.version, z.compressed_size, z.uncompressed_size, z.ratio
             )?;
-            if z.hash_matches == Some(false) {
-                out.write_all(b" (stored MD5 does not match the contents)")?;
+            match z.hash_matches {
+                Some(false) => out.write_all(b" (stored MD5 does not match the contents)")?,
+                Some(true) => out.write_all(b" (MD5 verified)")?,
+                None => {}
             }
         }
         writeln!(out, " {}", c.uri)?;
@@ -596,18 +852,44 @@ fn name_from_output(output: &str) -> String {
     }
 }
 
-/// A path as a Make depfile writes it (spaces, `#` and `$` escaped).
-fn make_escape(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
+/// A file name as a depfile must spell it for GNU make and Ninja alike (clang's escaping):
+/// a space is `\ ` with the backslashes before it doubled, `#` is `\#`, `$` is `$$`, any
+/// other byte (a backslash too) is itself. Names that the two read differently, or cannot
+/// hold, are refused with an error naming the file: a line break (one rule per line), a
+/// trailing backslash (it would escape the separator), a backslash before `#`.
+fn depfile_name(path: &str, depfile: &str) -> Result<String, Failure> {
+    let refuse = |why: &str| {
+        Failure::Message(format!(
+            "'{}': {why} cannot be written to the depfile '{depfile}' (GNU make and Ninja \
+             would read another name); rename the file",
+            path.escape_debug()
+        ))
+    };
+    if path.contains(['\n', '\r']) {
+        return Err(refuse("a file name with a line break"));
+    }
+    if path.ends_with('\\') {
+        return Err(refuse("a file name ending with a backslash"));
+    }
+    if path.contains("\\#") {
+        return Err(refuse("a file name with a backslash before '#'"));
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut backslashes = 0;
     for c in path.chars() {
         match c {
-            ' ' => out.push_str("\\ "),
+            ' ' => {
+                // 2N+1 backslashes and a space are N backslashes and a space.
+                out.extend(std::iter::repeat_n('\\', backslashes + 1));
+                out.push(' ');
+            }
             '#' => out.push_str("\\#"),
             '$' => out.push_str("$$"),
             _ => out.push(c),
         }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
     }
-    out
+    Ok(out)
 }
 
 /// The library's message, with its builder-call names turned into this command's options.
@@ -615,7 +897,8 @@ fn build_error(e: offload_build::build::Error) -> Failure {
     Failure::Message(
         e.to_string()
             .replace("(from Build::archs)", "(from --archs)")
-            .replace("(set with Build::compiler)", "(set with --compiler)"),
+            .replace("(set with Build::compiler)", "(set with --compiler)")
+            .replace("(Build::timeout, ", "(--timeout, "),
     )
 }
 
@@ -687,6 +970,12 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     if let Some(c) = &a.compiler {
         b.compiler(c);
     }
+    if let Some(t) = a.timeout {
+        let t = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
+            format!("--timeout {t}: expected a number of seconds (0 for no timeout)")
+        })?;
+        b.timeout(t);
+    }
     if let Some(n) = a.jobs {
         if n == 0 {
             return Err("-j: the number of jobs must be at least 1"
@@ -718,6 +1007,20 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
 
 fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
     let b = builder(a)?;
+    // SIGINT/SIGTERM/SIGHUP kill the compilers with their children (each in a process group
+    // of its own) before the signal ends this process.
+    offload_build::build::track_compilers();
+    crate::fileio::on_terminating_signal(offload_build::build::kill_compilers);
+    let build_error = |e| {
+        if offload_build::build::compilers_killed() {
+            // A signal is ending the process: its handler's thread finishes the job (and
+            // the exit status is the signal's), with no error message.
+            loop {
+                std::thread::park();
+            }
+        }
+        build_error(e)
+    };
     let warn = |err: &mut dyn Write, warnings: &[String]| {
         for w in warnings {
             let w = w.strip_prefix("offload-build: ").unwrap_or(w);
@@ -759,24 +1062,57 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
             m.data.to_vec()
         }
     };
-    write_output(output, &bytes)?;
-
-    if let Some(depfile) = &a.depfile {
-        let mut deps: Vec<&str> = Vec::new();
-        for line in &c.cargo_directives {
-            if let Some(p) = line.strip_prefix("rerun-if-changed=") {
-                if !deps.contains(&p) {
-                    deps.push(p);
+    // The depfile first, so that a name it cannot hold leaves no output either.
+    let depfile = match &a.depfile {
+        None => None,
+        Some(depfile) => {
+            let mut deps: Vec<&str> = Vec::new();
+            for line in &c.cargo_directives {
+                if let Some(p) = line.strip_prefix("rerun-if-changed=") {
+                    if !deps.contains(&p) {
+                        deps.push(p);
+                    }
                 }
             }
+            let mut text = depfile_name(output, depfile)?;
+            text.push(':');
+            for d in &deps {
+                text.push_str(" \\\n  ");
+                text.push_str(&depfile_name(d, depfile)?);
+            }
+            text.push('\n');
+            Some((depfile, text))
         }
-        let mut text = format!("{}:", make_escape(output));
-        for d in &deps {
-            text.push_str(" \\\n  ");
-            text.push_str(&make_escape(d));
-        }
-        text.push('\n');
+    };
+    write_output(output, &bytes)?;
+    if let Some((depfile, text)) = depfile {
         write_output(depfile, text.as_bytes())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depfile_names_are_escaped_for_make_and_ninja() {
+        let name = |p: &str| match depfile_name(p, "k.d") {
+            Ok(s) => s,
+            Err(Failure::Message(m)) => format!("error: {m}"),
+            Err(Failure::BrokenPipe) => "broken pipe".into(),
+        };
+        assert_eq!(name("my k.hip"), "my\\ k.hip");
+        assert_eq!(name("a\\ b.h"), "a\\\\\\ b.h");
+        assert_eq!(name("a\\b.h"), "a\\b.h");
+        assert_eq!(name("x#y$z"), "x\\#y$$z");
+        for bad in ["a\nb", "a\\", "a\\#b"] {
+            assert!(name(bad).starts_with("error: '"), "{bad:?}: {}", name(bad));
+        }
+        assert_eq!(
+            name("x\ny"),
+            "error: 'x\\ny': a file name with a line break cannot be written to the depfile \
+             'k.d' (GNU make and Ninja would read another name); rename the file"
+        );
+    }
 }

@@ -11,7 +11,7 @@
 //! | 2 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
 //! | 3 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
 //! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
-//! | 5 | the GPUs of this machine (`native`): `amdgpu-arch` (next to the compiler, then on `PATH`, 10 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` | |
+//! | 5 | the GPUs of this machine (`native`): `amdgpu-arch` (next to the compiler, then on `PATH`, 30 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` | |
 //! | 6 | the default set ([`DEFAULT_HIP_ARCHS`], [`DEFAULT_CUDA_ARCHS`]), with a `cargo:warning` | |
 //!
 //! Lists are separated by `;`, `,` or white space. Besides architectures a list may hold
@@ -22,8 +22,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use offload_formats::id::target_id::{TargetId, TargetIdError, amdgpu_processor};
 
@@ -37,9 +36,6 @@ pub const DEFAULT_HIP_ARCHS: &[&str] = &[
 
 /// Architectures used when nothing else names any (CUDA): Turing to Hopper.
 pub const DEFAULT_CUDA_ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
-
-/// How long a `native` probe (`amdgpu-arch`, `nvptx-arch`, `nvidia-smi`) may run.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One offload architecture: an AMDGPU target ID (`gfx90a`, `gfx90a:xnack+`,
 /// `gfx11-generic`) or an NVIDIA one (`sm_90`, `sm_90a`, `compute_90` for PTX only).
@@ -239,29 +235,10 @@ pub(crate) fn default_set(lang: Language, supported: &[String]) -> Vec<Arch> {
         .collect()
 }
 
-/// Runs `cmd` with a timeout; its stdout when it exits successfully.
+/// Runs `cmd` with the probe timeout (30 s; killed past it); its stdout when it exits
+/// successfully.
 fn run_probe(mut cmd: Command) -> Option<String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < PROBE_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
+    let out = super::process::probe(&mut cmd).ok().flatten()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())

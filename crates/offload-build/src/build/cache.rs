@@ -131,47 +131,76 @@ pub(crate) fn write_if_changed(path: &Path, data: &[u8]) -> Result<bool, Error> 
     Ok(true)
 }
 
-/// The prerequisites of a Make-style depfile (`out.o: a.hip b.h \` …), unescaped.
-pub(crate) fn parse_depfile(text: &str) -> Vec<PathBuf> {
-    let mut deps = Vec::new();
-    let mut cur = String::new();
+/// The prerequisites of a Make-style depfile (`out.o: a.hip b.h \` …), unescaped as GNU make
+/// and Ninja read what clang writes: `2N+1` backslashes before a space are `N` backslashes and
+/// a space within the name (`2N` end it after `N`), `\#` is `#` (other backslashes before it
+/// kept), `$$` is `$`, and any other backslash is itself. Names are bytes (a file name need
+/// not be UTF-8).
+pub(crate) fn parse_depfile(text: &[u8]) -> Vec<PathBuf> {
+    let mut deps: Vec<PathBuf> = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
     let mut seen_colon = false;
-    let mut chars = text.chars().peekable();
-    let flush = |cur: &mut String, seen_colon: bool, deps: &mut Vec<PathBuf>| {
+    let flush = |cur: &mut Vec<u8>, seen_colon: bool, deps: &mut Vec<PathBuf>| {
         if seen_colon && !cur.is_empty() {
-            deps.push(PathBuf::from(std::mem::take(cur)));
+            let p = path_from_bytes(std::mem::take(cur));
+            if !deps.contains(&p) {
+                deps.push(p);
+            }
         }
         cur.clear();
     };
-    while let Some(c) = chars.next() {
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i];
+        i += 1;
         match c {
-            '\\' => match chars.peek() {
-                Some('\n') => {
-                    chars.next();
-                    flush(&mut cur, seen_colon, &mut deps);
+            b'\\' => {
+                let mut n = 1;
+                while text.get(i) == Some(&b'\\') {
+                    n += 1;
+                    i += 1;
                 }
-                Some('\r') => {
-                    chars.next();
-                    if chars.peek() == Some(&'\n') {
-                        chars.next();
+                match text.get(i) {
+                    Some(b' ') => {
+                        cur.extend(std::iter::repeat_n(b'\\', n / 2));
+                        i += 1;
+                        if n % 2 == 1 {
+                            cur.push(b' ');
+                        } else {
+                            flush(&mut cur, seen_colon, &mut deps);
+                        }
                     }
-                    flush(&mut cur, seen_colon, &mut deps);
+                    Some(b'#') => {
+                        cur.extend(std::iter::repeat_n(b'\\', n - 1));
+                        cur.push(b'#');
+                        i += 1;
+                    }
+                    Some(b'\n') | Some(b'\r') => {
+                        // A line continuation (after any literal backslashes).
+                        cur.extend(std::iter::repeat_n(b'\\', n - 1));
+                        if text.get(i) == Some(&b'\r') {
+                            i += 1;
+                        }
+                        if text.get(i) == Some(&b'\n') {
+                            i += 1;
+                        }
+                        flush(&mut cur, seen_colon, &mut deps);
+                    }
+                    _ => cur.extend(std::iter::repeat_n(b'\\', n)),
                 }
-                Some(' ') | Some('#') | Some('\\') => cur.push(chars.next().unwrap_or(' ')),
-                _ => cur.push('\\'),
-            },
-            '$' if chars.peek() == Some(&'$') => {
-                chars.next();
-                cur.push('$');
             }
-            ':' if !seen_colon
-                && matches!(chars.peek(), Some(' ') | Some('\n') | Some('\t') | None) =>
+            b'$' if text.get(i) == Some(&b'$') => {
+                i += 1;
+                cur.push(b'$');
+            }
+            b':' if !seen_colon
+                && matches!(text.get(i), Some(b' ' | b'\n' | b'\r' | b'\t') | None) =>
             {
                 seen_colon = true;
                 cur.clear();
             }
-            ' ' | '\t' => flush(&mut cur, seen_colon, &mut deps),
-            '\n' => {
+            b' ' | b'\t' | b'\r' => flush(&mut cur, seen_colon, &mut deps),
+            b'\n' => {
                 flush(&mut cur, seen_colon, &mut deps);
                 // A new rule (for example `-MP` phony targets) starts on the next line.
                 seen_colon = false;
@@ -180,13 +209,71 @@ pub(crate) fn parse_depfile(text: &str) -> Vec<PathBuf> {
         }
     }
     flush(&mut cur, seen_colon, &mut deps);
-    let mut unique = Vec::new();
-    for d in deps {
-        if !unique.contains(&d) {
-            unique.push(d);
+    deps
+}
+
+#[cfg(unix)]
+fn path_from_bytes(b: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    PathBuf::from(std::ffi::OsString::from_vec(b))
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(b: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&b).into_owned())
+}
+
+/// The file a depfile names when clang changed its backslashes: clang writes file names
+/// through `llvm::sys::path::native`, which on POSIX turns each `\\` into `/`, so that
+/// `inc/a\\b.h` is listed as `inc/a/b.h`. For a `path` that does not exist, every `/` after
+/// the first existing directory is tried as either (a `/` only where the name so far is a
+/// directory); the first existing file is returned, `None` when there is none.
+pub(crate) fn restore_backslashes(path: &Path) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if path.exists() {
+            return None;
         }
+        let bytes = path.as_os_str().as_bytes();
+        let parts: Vec<&[u8]> = bytes.split(|&b| b == b'/').collect();
+        if parts.len() < 2 {
+            return None;
+        }
+        fn search(prefix: Vec<u8>, rest: &[&[u8]], budget: &mut usize) -> Option<PathBuf> {
+            let Some((next, rest)) = rest.split_first() else {
+                let p = path_from_bytes(prefix);
+                return p.is_file().then_some(p);
+            };
+            if *budget == 0 {
+                return None;
+            }
+            *budget -= 1;
+            let is_dir = prefix.is_empty() || path_from_bytes(prefix.clone()).is_dir();
+            if is_dir {
+                let mut slash = prefix.clone();
+                slash.push(b'/');
+                slash.extend_from_slice(next);
+                if let Some(p) = search(slash, rest, budget) {
+                    return Some(p);
+                }
+            }
+            if prefix.is_empty() || prefix.ends_with(b"/") {
+                return None;
+            }
+            let mut backslash = prefix;
+            backslash.push(b'\\');
+            backslash.extend_from_slice(next);
+            search(backslash, rest, budget)
+        }
+        let mut budget = 4096;
+        search(parts[0].to_vec(), &parts[1..], &mut budget)
     }
-    unique
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 #[cfg(test)]
@@ -195,17 +282,25 @@ mod tests {
 
     #[test]
     fn depfiles() {
-        let d = parse_depfile("out/k.o: src/k.hip inc/a.h \\\n  inc/my\\ dir/b.h C:/x/c.h\n");
+        let d = parse_depfile(b"out/k.o: src/k.hip inc/a.h \\\n  inc/my\\ dir/b.h C:/x/c.h\n");
         assert_eq!(
             d,
             ["src/k.hip", "inc/a.h", "inc/my dir/b.h", "C:/x/c.h"]
                 .map(PathBuf::from)
                 .to_vec()
         );
-        let d = parse_depfile("C:/out/k.o: C:/src/k.hip\n");
+        let d = parse_depfile(b"C:/out/k.o: C:/src/k.hip\n");
         assert_eq!(d, [PathBuf::from("C:/src/k.hip")]);
-        let d = parse_depfile("k.o: k.hip a.h\na.h:\n");
+        let d = parse_depfile(b"k.o: k.hip a.h\na.h:\n");
         assert_eq!(d, ["k.hip", "a.h"].map(PathBuf::from).to_vec());
+        // Backslashes as make and Ninja read clang's escaping.
+        let d = parse_depfile(b"k.o: a\\\\\\ b.h c\\d.h e\\\\f\\#g.h h\\\\ $$i.h\n");
+        assert_eq!(
+            d,
+            ["a\\ b.h", "c\\d.h", "e\\\\f#g.h", "h\\", "$i.h"]
+                .map(PathBuf::from)
+                .to_vec()
+        );
     }
 
     #[test]

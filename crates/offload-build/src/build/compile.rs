@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::Xxh3;
 
@@ -24,6 +24,7 @@ use super::error::Error;
 use super::jobs;
 use super::pack::Piece;
 use super::plan::Plan;
+use super::process::{self, RunError};
 use super::tool::Toolchain;
 use super::{Progress, ProgressStep};
 
@@ -67,6 +68,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         includes: settings.includes.clone(),
         defines: &settings.defines,
         flags: settings.flags.clone(),
+        timeout: settings.timeout,
         no_depfile: Default::default(),
     };
     let client = settings.client.as_ref();
@@ -216,6 +218,8 @@ struct JobCtx<'a> {
     includes: Vec<PathBuf>,
     defines: &'a [(String, Option<String>)],
     flags: Vec<String>,
+    /// The compile timeout, for every process a job runs.
+    timeout: Option<Duration>,
     no_depfile: std::sync::atomic::AtomicBool,
 }
 
@@ -241,6 +245,8 @@ struct Spec {
     outputs: Vec<PathBuf>,
     depfile: PathBuf,
     record: PathBuf,
+    /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
+    base: PathBuf,
 }
 
 /// A finished job.
@@ -260,17 +266,77 @@ struct JobOut {
 
 impl JobOut {
     fn outputs_kinds(&self) -> Vec<(ImageKind, &PathBuf)> {
-        match self.lang {
-            Language::Hip => vec![(ImageKind::Object, &self.outputs[0])],
-            Language::Cuda => {
-                let mut v = vec![(ImageKind::Ptx, &self.outputs[0])];
-                if let Some(c) = self.outputs.get(1) {
-                    v.push((ImageKind::Cubin, c));
-                }
-                v
+        kinds(self.lang, &self.outputs)
+    }
+}
+
+/// The kind of each output of a job: the object (HIP), or PTX then the cubin (CUDA).
+fn kinds(lang: Language, outputs: &[PathBuf]) -> Vec<(ImageKind, &PathBuf)> {
+    match lang {
+        Language::Hip => vec![(ImageKind::Object, &outputs[0])],
+        Language::Cuda => {
+            let mut v = vec![(ImageKind::Ptx, &outputs[0])];
+            if let Some(c) = outputs.get(1) {
+                v.push((ImageKind::Cubin, c));
             }
+            v
         }
     }
+}
+
+/// Whether `data` is the device code `kind` says (for an NVIDIA or AMDGPU `arch`): an AMDGPU
+/// ELF code object, a PTX text, or a cubin (an NVIDIA ELF); else what is expected and what
+/// was found. The same check for every container and embedding mode, before packing.
+pub(crate) fn check_device_code(
+    kind: ImageKind,
+    nvidia: bool,
+    data: &[u8],
+) -> Result<(), (String, String)> {
+    const EM_CUDA: u16 = 190;
+    const EM_AMDGPU: u16 = 224;
+    let elf_machine = |data: &[u8]| -> Option<u16> {
+        (data.len() >= 64 && data.starts_with(b"\x7fELF") && data[4] == 2 && data[5] == 1)
+            .then(|| u16::from_le_bytes([data[18], data[19]]))
+    };
+    let head = || {
+        let n = data.len().min(8);
+        if n == 0 {
+            return "an empty file".to_string();
+        }
+        let hex: Vec<String> = data[..n].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{} bytes starting with {}", data.len(), hex.join(" "))
+    };
+    let (expected, ok) = match kind {
+        ImageKind::Ptx => {
+            let text = std::str::from_utf8(data).ok();
+            let ok = text.is_some_and(|t| {
+                !t.contains('\0')
+                    && t.lines().any(|l| l.trim_start().starts_with(".version"))
+                    && t.lines().any(|l| l.trim_start().starts_with(".target"))
+            });
+            ("a PTX text (.version, .target)", ok)
+        }
+        ImageKind::Cubin => (
+            "a cubin (a 64-bit NVIDIA ELF, EM_CUDA)",
+            elf_machine(data) == Some(EM_CUDA),
+        ),
+        _ if nvidia => (
+            "a cubin (a 64-bit NVIDIA ELF, EM_CUDA)",
+            elf_machine(data) == Some(EM_CUDA),
+        ),
+        _ => (
+            "an AMDGPU ELF code object (64-bit ELF, EM_AMDGPU)",
+            elf_machine(data) == Some(EM_AMDGPU),
+        ),
+    };
+    if ok {
+        return Ok(());
+    }
+    let found = match elf_machine(data) {
+        Some(m) => format!("an ELF file for machine {m}"),
+        None => head(),
+    };
+    Err((expected.to_string(), found))
 }
 
 fn quote(arg: &OsStr) -> String {
@@ -349,6 +415,18 @@ impl JobCtx<'_> {
             h.update(b"\0");
         }
         let key = h.digest128();
+        // clang derives the HIP compilation unit ID (the `__hip_cuid_*` symbol) from the whole
+        // command line, output path included: one from the job key instead keeps the device
+        // code the same whatever the output's (private, temporary) name and cache directory.
+        if self.lang == Language::Hip
+            && !self
+                .flags
+                .iter()
+                .any(|f| f.starts_with("-cuid=") || f.starts_with("-fuse-cuid="))
+        {
+            let at = args.iter().position(|a| a == "-O3").unwrap_or(args.len());
+            args.insert(at, s(&format!("-cuid={key:032x}")));
+        }
         let stem = source
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -441,6 +519,7 @@ impl JobCtx<'_> {
             outputs,
             depfile,
             record: base.with_extension("rec"),
+            base,
         }
     }
 
@@ -449,7 +528,8 @@ impl JobCtx<'_> {
         self.tc.major >= 22
     }
 
-    /// Runs one command; returns what it printed on standard error (see [`diag::clean`]).
+    /// Runs one command (under the compile timeout); returns what it printed on standard
+    /// error (see [`diag::clean`]).
     fn exec(
         &self,
         argv: &[OsString],
@@ -465,10 +545,24 @@ impl JobCtx<'_> {
                 None => cmd.env_remove(k),
             };
         }
-        let out = cmd.output().map_err(|error| Error::Spawn {
-            command: command_line(argv),
-            error,
-        })?;
+        let out = match process::run(&mut cmd, self.timeout) {
+            Ok(o) => o,
+            Err(RunError::Spawn(error)) => {
+                return Err(Error::Spawn {
+                    command: command_line(argv),
+                    error,
+                });
+            }
+            Err(RunError::TimedOut) => {
+                return Err(Error::CompileTimedOut {
+                    arch: arch.to_string(),
+                    source: source.map(Path::to_path_buf),
+                    program: quote(&argv[0]),
+                    timeout: self.timeout.unwrap_or_default(),
+                });
+            }
+            Err(RunError::Stopped) => return Err(Error::Stopped),
+        };
         let stderr = diag::clean(&String::from_utf8_lossy(&out.stderr), depfile);
         if out.status.success() {
             return Ok(stderr);
@@ -486,6 +580,60 @@ impl JobCtx<'_> {
             stderr: text,
             hint: None,
         })
+    }
+
+    /// Runs the step that starts with the launcher; a launcher that cannot be run, or that
+    /// fails where the same compile without it succeeds, is one line
+    /// ([`Error::LauncherFailed`]).
+    fn exec_launched(
+        &self,
+        argv: &[OsString],
+        arch: &Arch,
+        source: &Path,
+        depfile: &Path,
+    ) -> Result<Vec<String>, Error> {
+        let n = self.launcher.len();
+        let result = self.exec(argv, arch, Some(source), Some(depfile));
+        if n == 0 {
+            return result;
+        }
+        let launcher = command_line(self.launcher);
+        match result {
+            Err(Error::Spawn { error, .. }) => Err(Error::LauncherFailed {
+                launcher,
+                reason: format!("cannot be run: {error}"),
+            }),
+            Err(e) if matches!(e, Error::CompileFailed { .. }) => {
+                // Without the launcher: when that compile succeeds, the launcher failed.
+                if self
+                    .exec(&argv[n..], arch, Some(source), Some(depfile))
+                    .is_err()
+                {
+                    return Err(e);
+                }
+                let Error::CompileFailed { status, stderr, .. } = &e else {
+                    return Err(e);
+                };
+                let said = stderr
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .map(|l| format!(": {l}"))
+                    .unwrap_or_default();
+                Err(Error::LauncherFailed {
+                    launcher,
+                    reason: format!(
+                        "failed ({}{said}) compiling {} for {arch}, which succeeds without it",
+                        match status {
+                            Some(c) => format!("exit status {c}"),
+                            None => "killed by a signal".to_string(),
+                        },
+                        source.display()
+                    ),
+                })
+            }
+            other => other,
+        }
     }
 
     /// The job's result from its cache record, when the record is fresh and the outputs
@@ -511,25 +659,88 @@ impl JobCtx<'_> {
     fn run(&self, spec: Spec) -> Result<JobOut, Error> {
         let start = Instant::now();
         let _ = std::fs::remove_file(&spec.record);
+        // Every file of the job is written in a directory of its own and renamed into place
+        // once all steps succeeded: compiles that share the cache (two builds of the same
+        // sources at once) never read each other's half-written files.
+        let tmp = tempfile::Builder::new()
+            .prefix(".job-")
+            .tempdir_in(self.cache_dir)
+            .map_err(|e| Error::io("creating a temporary directory in", self.cache_dir, e))?;
+        let base_name = spec
+            .base
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
+        let private = |p: &Path| -> Option<PathBuf> {
+            let name = p.file_name()?;
+            (p.parent() == spec.base.parent()
+                && name
+                    .as_encoded_bytes()
+                    .starts_with(base_name.as_encoded_bytes()))
+            .then(|| tmp.path().join(name))
+        };
+        let rewrite = |argv: &[OsString]| -> Vec<OsString> {
+            argv.iter()
+                .map(|a| {
+                    private(Path::new(a))
+                        .map(PathBuf::into_os_string)
+                        .unwrap_or_else(|| a.clone())
+                })
+                .collect()
+        };
+        let depfile = private(&spec.depfile).unwrap_or_else(|| spec.depfile.clone());
+        // Each output is checked to be the device code it should be as soon as a step wrote
+        // it (before `ptxas` reads the PTX), then moved into place once all succeeded.
+        let mut checked = vec![false; spec.outputs.len()];
+        let mut stderr = Vec::new();
+        for (i, step) in spec.steps.iter().enumerate() {
+            let argv = rewrite(step);
+            let printed = if i == 0 {
+                self.exec_launched(&argv, &spec.arch, &spec.source, &depfile)
+            } else {
+                self.exec(&argv, &spec.arch, Some(&spec.source), Some(&depfile))
+            };
+            stderr.extend(printed.map_err(|e| self.explain(e))?);
+            for (j, (kind, out)) in kinds(self.lang, &spec.outputs).into_iter().enumerate() {
+                let written = private(out).unwrap_or_else(|| out.clone());
+                if checked[j] || !(written.is_file() || i + 1 == spec.steps.len()) {
+                    continue;
+                }
+                checked[j] = true;
+                let data =
+                    std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
+                check_device_code(kind, spec.arch.is_nvidia(), &data).map_err(
+                    |(expected, found)| Error::BadDeviceCode {
+                        arch: spec.arch.to_string(),
+                        source: Some(spec.source.clone()),
+                        path: out.clone(),
+                        expected,
+                        found,
+                    },
+                )?;
+            }
+        }
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
-        let _ = std::fs::remove_file(&spec.depfile);
-        let mut stderr = Vec::new();
-        for step in &spec.steps {
-            stderr.extend(
-                self.exec(step, &spec.arch, Some(&spec.source), Some(&spec.depfile))
-                    .map_err(|e| self.explain(e))?,
+        if !depfile.is_file() {
+            let _ = self.exec(
+                &rewrite(&spec.deps_only),
+                &spec.arch,
+                Some(&spec.source),
+                None,
             );
         }
-        if !spec.depfile.is_file() {
-            let _ = self.exec(&spec.deps_only, &spec.arch, Some(&spec.source), None);
+        for out in &spec.outputs {
+            let written = private(out).unwrap_or_else(|| out.clone());
+            self.hasher.forget(out);
+            std::fs::rename(&written, out).map_err(|e| Error::io("renaming", &written, e))?;
         }
-        let text = match std::fs::read_to_string(&spec.depfile) {
+        let text = match std::fs::read(&depfile) {
             Ok(t) => t,
             Err(_) => {
                 self.no_depfile
                     .store(true, std::sync::atomic::Ordering::Relaxed);
-                String::new()
+                Vec::new()
             }
         };
         let mut deps = vec![spec.source.clone()];
@@ -540,6 +751,8 @@ impl JobCtx<'_> {
                 // The compiler ran in this process's working directory.
                 std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep)
             };
+            // A name with a backslash, which clang listed with a `/` instead.
+            let dep = cache::restore_backslashes(&dep).unwrap_or(dep);
             if !deps.contains(&dep) {
                 deps.push(dep);
             }
@@ -636,6 +849,16 @@ impl JobCtx<'_> {
         argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
         argv.extend([OsString::from("-o"), tmp.as_os_str().to_os_string()]);
         let stderr = self.exec(&argv, &arch, None, None)?;
+        let data = std::fs::read(&tmp).map_err(|e| Error::io("reading", &tmp, e))?;
+        check_device_code(ImageKind::Object, false, &data).map_err(|(expected, found)| {
+            Error::BadDeviceCode {
+                arch: arch.to_string(),
+                source: None,
+                path: co.clone(),
+                expected,
+                found,
+            }
+        })?;
         if stderr.is_empty() {
             let _ = std::fs::remove_file(&printed);
         } else {
@@ -656,6 +879,28 @@ impl JobCtx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_code_is_checked_by_kind() {
+        let elf = |machine: u16| {
+            let mut v = vec![0u8; 64];
+            v[..4].copy_from_slice(b"\x7fELF");
+            v[4] = 2;
+            v[5] = 1;
+            v[18..20].copy_from_slice(&machine.to_le_bytes());
+            v
+        };
+        assert!(check_device_code(ImageKind::Object, false, &elf(224)).is_ok());
+        assert!(check_device_code(ImageKind::Cubin, true, &elf(190)).is_ok());
+        let (expected, found) = check_device_code(ImageKind::Object, false, &elf(62)).unwrap_err();
+        assert!(expected.contains("AMDGPU") && found == "an ELF file for machine 62");
+        assert!(check_device_code(ImageKind::Cubin, true, &elf(224)).is_err());
+        let ptx = b"//\n.version 7.8\n.target sm_80\n.address_size 64\n";
+        assert!(check_device_code(ImageKind::Ptx, true, ptx).is_ok());
+        let (_, found) = check_device_code(ImageKind::Ptx, true, b"").unwrap_err();
+        assert_eq!(found, "an empty file");
+        assert!(check_device_code(ImageKind::Ptx, true, &elf(190)).is_err());
+    }
 
     #[test]
     fn quoting() {

@@ -79,6 +79,45 @@ pub enum Error {
         /// source that includes `hip/hip_runtime.h` while no ROCm install was found).
         hint: Option<String>,
     },
+    /// A compile (or device link, or `ptxas`) ran past the compile timeout
+    /// ([`Build::timeout`](super::Build::timeout), `OFFLOAD_BUILD_COMPILE_TIMEOUT`) and was
+    /// killed, with its children.
+    CompileTimedOut {
+        /// The architecture of the job.
+        arch: String,
+        /// The source file, when the job compiled one.
+        source: Option<PathBuf>,
+        /// The program that ran too long.
+        program: String,
+        /// The timeout.
+        timeout: std::time::Duration,
+    },
+    /// The compiler launcher ([`OFFLOAD_BUILD_LAUNCHER`](super#environment-variables), or a
+    /// caching `RUSTC_WRAPPER`) cannot be run, or failed where the same compile without it
+    /// succeeds.
+    LauncherFailed {
+        /// The launcher's command (program and arguments).
+        launcher: String,
+        /// What went wrong, in one line.
+        reason: String,
+    },
+    /// A compile produced something that is not the device code it should be (an AMDGPU ELF
+    /// code object, a PTX text, a cubin), checked in every mode before packing.
+    BadDeviceCode {
+        /// The architecture of the job.
+        arch: String,
+        /// The source file, when the job compiled one (`None` for a device link).
+        source: Option<PathBuf>,
+        /// The output it was to be (in the cache directory; not written there).
+        path: PathBuf,
+        /// What it should be (`an AMDGPU ELF code object`, …).
+        expected: String,
+        /// What it is instead.
+        found: String,
+    },
+    /// The compilers were killed ([`kill_compilers`](super::kill_compilers)): the program is
+    /// ending on a signal.
+    Stopped,
     /// A command could not be started at all.
     Spawn {
         /// The command line.
@@ -229,6 +268,45 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::CompileTimedOut {
+                arch,
+                source,
+                program,
+                timeout,
+            } => {
+                match source {
+                    Some(s) => write!(f, "compiling {} for {arch}", s.display())?,
+                    None => write!(f, "device link for {arch}")?,
+                }
+                write!(
+                    f,
+                    " did not finish within the compile timeout of {} s (Build::timeout, \
+                     OFFLOAD_BUILD_COMPILE_TIMEOUT): {program} was killed",
+                    timeout.as_secs_f64()
+                )
+            }
+            Error::LauncherFailed { launcher, reason } => {
+                write!(f, "the compiler launcher `{launcher}` {reason}")
+            }
+            Error::BadDeviceCode {
+                arch,
+                source,
+                path,
+                expected,
+                found,
+            } => {
+                match source {
+                    Some(s) => write!(f, "compiling {} for {arch}", s.display())?,
+                    None => write!(f, "device link for {arch}")?,
+                }
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                write!(
+                    f,
+                    " wrote {found} as {name}, not {expected}: the compiler (or its launcher) \
+                     is not what it should be"
+                )
+            }
+            Error::Stopped => f.write_str("stopped: the compilers were killed"),
             Error::Spawn { command, error } => write!(f, "could not run `{command}`: {error}"),
             Error::Io {
                 action,

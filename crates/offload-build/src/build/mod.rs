@@ -53,7 +53,7 @@
 //! | 2 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
 //! | 3 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
 //! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
-//! | 5 | this machine's GPUs: `amdgpu-arch` (next to the compiler, then on `PATH`; 10 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` — with a `cargo:warning` | |
+//! | 5 | this machine's GPUs: `amdgpu-arch` (next to the compiler, then on `PATH`; 30 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` — with a `cargo:warning` | |
 //! | 6 | the default set [`DEFAULT_HIP_ARCHS`] / [`DEFAULT_CUDA_ARCHS`] (those the compiler knows), with a `cargo:warning` | |
 //!
 //! Lists are separated by `;`, `,` or white space. An item may be a target ID (`gfx90a`,
@@ -130,6 +130,7 @@
 //! | `RUSTC_WRAPPER` | unset | used as the launcher when it is `sccache`, `cachepot` or `buildcache` and `OFFLOAD_BUILD_LAUNCHER` is unset |
 //! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many device compiles at once (on top of Cargo's jobserver) |
 //! | `OFFLOAD_BUILD_CACHE_DIR` | `$OUT_DIR/offload-build-cache` | where compiled objects and cache records are kept (may be shared between builds) |
+//! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children (see [`Build::timeout`]) |
 //! | `NUM_JOBS` (set by Cargo) | CPUs | parallelism when no jobserver is inherited |
 //!
 //! Values set with [`Build::env`] take precedence over the process environment.
@@ -160,6 +161,7 @@ mod error;
 mod jobs;
 mod pack;
 mod plan;
+mod process;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -170,6 +172,7 @@ pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use diag::Diagnostic;
 pub use error::Error;
+pub use process::{compilers_killed, kill_compilers, track_compilers};
 
 use offload_formats::bundle::compressed::CompressOptions;
 
@@ -202,6 +205,7 @@ pub const ENV_VARS: &[&str] = &[
     "RUSTC_WRAPPER",
     "OFFLOAD_BUILD_MAX_JOBS",
     "OFFLOAD_BUILD_CACHE_DIR",
+    "OFFLOAD_BUILD_COMPILE_TIMEOUT",
     "NUM_JOBS",
 ];
 
@@ -355,6 +359,7 @@ pub struct Build {
     warnings: bool,
     warnings_into_errors: bool,
     progress: Option<ProgressHook>,
+    timeout: Option<std::time::Duration>,
 }
 
 /// What one finished job was ([`Progress::step`]).
@@ -505,6 +510,7 @@ impl Build {
             warnings: true,
             warnings_into_errors: false,
             progress: None,
+            timeout: None,
         }
     }
 
@@ -716,6 +722,20 @@ impl Build {
     /// `.on_progress(|p| eprintln!("{p}"))`. By default nothing is printed.
     pub fn on_progress(&mut self, hook: impl Fn(&Progress) + Send + Sync + 'static) -> &mut Build {
         self.progress = Some(ProgressHook(std::sync::Arc::new(hook)));
+        self
+    }
+
+    /// Kills a compile that runs longer than `timeout` (each process of a job: the compile,
+    /// `ptxas`, a device link), with every process it started (it runs in a process group of
+    /// its own), and fails the build with [`Error::CompileTimedOut`], one line naming the
+    /// source, the architecture and the timeout. Off by default; overrides
+    /// `OFFLOAD_BUILD_COMPILE_TIMEOUT` (seconds). A zero duration means no timeout.
+    ///
+    /// With a timeout the compilers are in process groups of their own, which a terminal's
+    /// Ctrl-C does not reach: a compile running when Cargo is interrupted runs to its end.
+    /// The version and `native` probes always have a 30 s timeout.
+    pub fn timeout(&mut self, timeout: std::time::Duration) -> &mut Build {
+        self.timeout = Some(timeout);
         self
     }
 

@@ -75,6 +75,9 @@ pub(crate) struct JobSettings {
     pub forward_warnings: bool,
     /// Called as each compile finishes ([`Build::on_progress`]).
     pub progress: Option<super::ProgressHook>,
+    /// How long one compile (each process of a job) may run ([`Build::timeout`],
+    /// `OFFLOAD_BUILD_COMPILE_TIMEOUT`); `None`: no limit.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// A code object built elsewhere ([`Build::image`]).
@@ -258,7 +261,7 @@ impl Plan {
             if compile {
                 plan.compiles =
                     per_source_archs(build, env, lang, &tc, &plan.cwd, &sources, &global, &origin)?;
-                plan.jobs = Some(job_settings(build, env, lang, &plan.cwd));
+                plan.jobs = Some(job_settings(build, env, lang, &plan.cwd)?);
             } else {
                 for a in &global {
                     check_supported(a, &tc, lang, &origin)?;
@@ -426,9 +429,19 @@ fn per_source_archs(
 }
 
 /// Launcher, parallelism and compiler arguments shared by the jobs.
-fn job_settings(build: &Build, env: &Env<'_>, lang: Language, cwd: &Path) -> JobSettings {
+fn job_settings(
+    build: &Build,
+    env: &Env<'_>,
+    lang: Language,
+    cwd: &Path,
+) -> Result<JobSettings, Error> {
     let d = env.directives();
     let launcher = launcher(env);
+    let timeout = match build.timeout {
+        Some(t) => Some(t),
+        None => compile_timeout(env)?,
+    }
+    .filter(|t| !t.is_zero());
     let max_jobs = match env.get("OFFLOAD_BUILD_MAX_JOBS") {
         None => usize::MAX,
         Some(v) => match v.parse::<usize>() {
@@ -469,7 +482,7 @@ fn job_settings(build: &Build, env: &Env<'_>, lang: Language, cwd: &Path) -> Job
         flags.push("-Werror".into());
     }
     flags.extend(build.flags.iter().chain(&extra_flags).cloned());
-    JobSettings {
+    Ok(JobSettings {
         launcher,
         max_jobs,
         client,
@@ -479,7 +492,8 @@ fn job_settings(build: &Build, env: &Env<'_>, lang: Language, cwd: &Path) -> Job
         env_overrides: build.env.clone(),
         forward_warnings: build.warnings,
         progress: build.progress.clone(),
-    }
+        timeout,
+    })
 }
 
 /// The images with their architectures and kinds. A bundle holds one code object per
@@ -660,6 +674,20 @@ fn check_supported(a: &Arch, tc: &Toolchain, lang: Language, origin: &str) -> Re
         }
     }
     Ok(())
+}
+
+/// `OFFLOAD_BUILD_COMPILE_TIMEOUT`: seconds (a decimal number; 0 means none).
+fn compile_timeout(env: &Env<'_>) -> Result<Option<std::time::Duration>, Error> {
+    let Some(v) = env.get("OFFLOAD_BUILD_COMPILE_TIMEOUT") else {
+        return Ok(None);
+    };
+    match v.parse::<f64>() {
+        Ok(s) if (0.0..1e9).contains(&s) => Ok(Some(std::time::Duration::from_secs_f64(s))),
+        _ => Err(Error::Config(format!(
+            "OFFLOAD_BUILD_COMPILE_TIMEOUT=`{v}` is not a number of seconds (such as 600; 0 for \
+             no timeout)"
+        ))),
+    }
 }
 
 /// The launcher: `OFFLOAD_BUILD_LAUNCHER`, else a caching `RUSTC_WRAPPER`.

@@ -30,8 +30,10 @@ use std::process::Command;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::Language;
+use super::cache;
 use super::env::Env;
 use super::error::Error;
+use super::process;
 
 /// The compiler and the installs around it.
 #[derive(Clone, Debug)]
@@ -471,10 +473,9 @@ fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
         Ok(t) if t.lines().count() == 3 => t,
         _ => {
             let ask = |flag: &str| {
-                Command::new(program)
-                    .arg(flag)
-                    .output()
+                process::probe(Command::new(program).arg(flag))
                     .ok()
+                    .flatten()
                     .filter(|o| o.status.success())
                     .map(|o| {
                         String::from_utf8_lossy(&o.stdout)
@@ -489,8 +490,7 @@ fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
                 ask("--hipclangpath").unwrap_or_default(),
                 ask("--cpp_config").unwrap_or_default()
             );
-            let _ = std::fs::create_dir_all(cache_dir);
-            let _ = std::fs::write(&record, &t);
+            let _ = cache::write_atomic(&record, t.as_bytes());
             t
         }
     };
@@ -720,7 +720,7 @@ pub(crate) fn discover(
             (v.to_string(), s.lines().map(str::to_string).collect())
         }
         _ => {
-            let version = run_text(Command::new(&clang).arg("--version"))
+            let version = run_text(Command::new(&clang).arg("--version"), &clang)?
                 .lines()
                 .next()
                 .unwrap_or_default()
@@ -730,17 +730,16 @@ pub(crate) fn discover(
                 Language::Cuda => "--target=nvptx64-nvidia-cuda",
             };
             let supported = parse_supported(
-                &run_text(Command::new(&clang).args([
-                    target,
-                    "-nogpulib",
-                    "--print-supported-cpus",
-                ])),
+                &run_text(
+                    Command::new(&clang).args([target, "-nogpulib", "--print-supported-cpus"]),
+                    &clang,
+                )?,
                 lang,
             );
-            let _ = std::fs::create_dir_all(cache_dir);
-            let _ = std::fs::write(
+            // Atomically: builds sharing the cache read it while another writes it.
+            let _ = cache::write_atomic(
                 &info_path,
-                format!("{version}\n--\n{}", supported.join("\n")),
+                format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
             );
             (version, supported)
         }
@@ -774,15 +773,26 @@ pub(crate) fn discover(
     })
 }
 
-/// stdout and stderr of a command, or empty when it cannot run.
-fn run_text(cmd: &mut Command) -> String {
-    match cmd.output() {
-        Ok(o) => {
+/// stdout and stderr of a probe of the compiler, or empty when it cannot run; an error when
+/// it runs past [`process::PROBE_TIMEOUT`] (a compiler that hangs).
+fn run_text(cmd: &mut Command, clang: &Path) -> Result<String, Error> {
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    match process::probe(cmd) {
+        Ok(Some(o)) => {
             let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
             s.push_str(&String::from_utf8_lossy(&o.stderr));
-            s
+            Ok(s)
         }
-        Err(_) => String::new(),
+        Ok(None) => Ok(String::new()),
+        Err(()) => Err(Error::Config(format!(
+            "`{} {}` did not answer within {} s and was killed: is it a working compiler?",
+            clang.display(),
+            args.join(" "),
+            process::PROBE_TIMEOUT.as_secs()
+        ))),
     }
 }
 

@@ -24,28 +24,40 @@ pub(super) fn object_handler(
     reference: &[u8],
     _path: &str,
 ) -> Result<Handler, Exit> {
-    Ok(if FatObject::parse(reference).is_ok() {
+    Ok(if FatObject::parse_sections(reference).is_ok() {
         Handler::Object
     } else {
         Handler::Binary
     })
 }
 
-/// The bundle sections of a fat object, in section order.
+/// The bundle sections of a fat object, in section order. A section whose contents cannot
+/// be read is listed by its name, as LLVM lists it, and carries its error for when it is
+/// extracted.
 pub(super) fn fat_object_entries<'a>(
     ctx: &mut Ctx<'_>,
     data: &'a [u8],
     path: &str,
 ) -> Result<Vec<Found<'a>>, Exit> {
-    let fat = FatObject::parse(data).map_err(|e| ctx.error(format_args!("'{path}': {e}")))?;
-    Ok(fat
-        .entries()
-        .iter()
-        .map(|e| Found {
-            id: e.id,
-            offset: e.offset,
-            len: e.data.len() as u64,
-            host_object: e.is_host(),
+    let (_, sections) =
+        FatObject::parse_sections(data).map_err(|e| ctx.error(format_args!("'{path}': {e}")))?;
+    Ok(sections
+        .into_iter()
+        .map(|s| match s.contents {
+            Ok(e) => Found {
+                id: e.id,
+                offset: e.offset,
+                len: e.data.len() as u64,
+                host_object: e.is_host(),
+                unreadable: None,
+            },
+            Err(e) => Found {
+                id: s.id,
+                offset: 0,
+                len: 0,
+                host_object: false,
+                unreadable: Some(format!("'{path}': {e}")),
+            },
         })
         .collect())
 }
@@ -133,6 +145,10 @@ pub(super) fn host_output(
 pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let path = &job.inputs[0];
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
+    // LLVM's one message for every input that is not an archive (issue 19, part 4).
+    if !archive::has_archive_magic(&input.data) {
+        return Err(ctx.error(archive::NOT_AN_ARCHIVE));
+    }
     if job.check_archive {
         archive::check_archive(&input.data, path).map_err(|m| ctx.error(m))?;
     }

@@ -47,6 +47,18 @@ use object::archive;
 pub const AR_MAGIC: &[u8; 8] = b"!<arch>\n";
 
 const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
+const BIG_ARCHIVE_MAGIC: &[u8; 8] = b"<bigaf>\n";
+
+/// LLVM's message (`object::Archive::create`, LLVM 19 and 22) for an input that starts with
+/// none of the archive magics, whatever it holds and however long it is: an empty file, one
+/// shorter than the magic, text, an object and bitcode all get it.
+pub const NOT_AN_ARCHIVE: &str = "file too small to be an archive";
+
+/// Whether `data` starts with a magic LLVM's archive reader accepts (`!<arch>\n`,
+/// `!<thin>\n` or AIX's `<bigaf>\n`); when it does not, LLVM reports [`NOT_AN_ARCHIVE`].
+pub fn has_archive_magic(data: &[u8]) -> bool {
+    Archive::is_archive(data) || data.starts_with(BIG_ARCHIVE_MAGIC)
+}
 const HEADER: usize = 60;
 
 /// A malformed or unsupported archive, or a member that cannot be processed.

@@ -194,6 +194,98 @@ impl<'data> BinaryBundle<'data> {
     }
 }
 
+/// One descriptor of a bundle header read by [`read_header`]: the payload is not looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor<'data> {
+    /// The entry ID bytes as stored.
+    pub id: &'data [u8],
+    /// Offset of the payload from the start of the bundle.
+    pub offset: u64,
+    /// Payload size in bytes.
+    pub size: u64,
+}
+
+/// What [`read_header`] made of the start of a bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderRead<'data> {
+    /// The prefix ends inside the header: at least this many bytes are needed.
+    NeedMore(u64),
+    /// The whole header: descriptors in header order, and the header's length.
+    Complete(Vec<Descriptor<'data>>, u64),
+}
+
+/// Reads the header of a binary bundle of `len` bytes from `prefix`, its first bytes, with
+/// the checks of [`BinaryBundle::parse`] (the same errors, with `len` as the input length),
+/// without needing the payloads: what listing a compressed bundle decodes just far enough
+/// for. Returns [`HeaderRead::NeedMore`] while the prefix ends inside the header; `Ok(None)`
+/// when the prefix does not start with the bundle magic.
+pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, BundleReadError> {
+    let have = prefix.len() as u64;
+    if have < HEADER_FIXED {
+        if !MAGIC.starts_with(&prefix[..prefix.len().min(MAGIC.len())]) {
+            return Ok(None);
+        }
+        return Ok(Some(HeaderRead::NeedMore(HEADER_FIXED.min(len.max(1)))));
+    }
+    if !BinaryBundle::is_bundle(prefix) {
+        return Ok(None);
+    }
+    let count = read_u64(prefix, 24, "entry count", None)?;
+    let max = len.saturating_sub(HEADER_FIXED) / DESCRIPTOR_FIXED;
+    if count > max {
+        return Err(BundleReadError::new(
+            BundleReadErrorKind::CountTooLarge { count, max },
+            24,
+            None,
+        ));
+    }
+    let mut entries = Vec::new();
+    let mut pos = HEADER_FIXED;
+    for i in 0..count {
+        let descriptor = pos;
+        if have < pos + DESCRIPTOR_FIXED {
+            return Ok(Some(HeaderRead::NeedMore(pos + DESCRIPTOR_FIXED)));
+        }
+        let offset = read_u64(prefix, pos, "payload offset", Some(i))?;
+        let size = read_u64(prefix, pos + 8, "payload size", Some(i))?;
+        let id_len = read_u64(prefix, pos + 16, "ID length", Some(i))?;
+        pos += DESCRIPTOR_FIXED;
+        let available = len - pos;
+        if id_len > available {
+            return Err(BundleReadError::new(
+                BundleReadErrorKind::Truncated {
+                    field: "ID",
+                    needed: id_len,
+                    available,
+                },
+                pos,
+                Some(i),
+            ));
+        }
+        if have < pos + id_len {
+            return Ok(Some(HeaderRead::NeedMore(pos + id_len)));
+        }
+        let id = &prefix[pos as usize..(pos + id_len) as usize];
+        pos += id_len;
+        if offset == 0 {
+            return Err(BundleReadError::new(
+                BundleReadErrorKind::ZeroOffset,
+                descriptor,
+                Some(i),
+            ));
+        }
+        if offset.checked_add(size).is_none_or(|end| end > len) {
+            return Err(BundleReadError::new(
+                BundleReadErrorKind::PastEnd { offset, size, len },
+                descriptor,
+                Some(i),
+            ));
+        }
+        entries.push(Descriptor { id, offset, size });
+    }
+    Ok(Some(HeaderRead::Complete(entries, pos)))
+}
+
 fn read_u64(
     data: &[u8],
     pos: u64,

@@ -335,6 +335,13 @@ pub enum CompressedError {
         /// The hash of the decompressed data.
         computed: u64,
     },
+    /// The memory for the decompressed data could not be had (the allocator refused, as
+    /// under `ulimit -v`): the buffer of an exactly known size, or a larger one for data that
+    /// grows past what it holds.
+    OutOfMemory {
+        /// The size of the buffer that could not be allocated.
+        size: u64,
+    },
 }
 
 impl fmt::Display for CompressedError {
@@ -389,6 +396,8 @@ impl fmt::Display for CompressedError {
                 f,
                 "hash mismatch: the header stores {stored:#x} but the data hashes to {computed:#x}"
             ),
+            // The words of an input that cannot be read into memory (`/dev/zero`).
+            CompressedError::OutOfMemory { .. } => f.write_str("out of memory"),
         }
     }
 }
@@ -409,6 +418,8 @@ pub enum CompressError {
     Library(String),
     /// Built without the `compression` feature.
     Unsupported,
+    /// The memory for the bundle or its compressed data could not be had.
+    OutOfMemory,
 }
 
 impl fmt::Display for CompressError {
@@ -423,6 +434,7 @@ impl fmt::Display for CompressError {
             }
             CompressError::Library(msg) => f.write_str(msg),
             CompressError::Unsupported => f.write_str(UNSUPPORTED),
+            CompressError::OutOfMemory => f.write_str("out of memory"),
         }
     }
 }
@@ -495,7 +507,7 @@ pub fn compress_pieces(
             if let [one] = pieces {
                 compress_payload(one, options, header_len)
             } else {
-                let mut whole = vec![0u8; len as usize];
+                let mut whole = try_zeroed(len as usize).map_err(|_| CompressError::OutOfMemory)?;
                 advise_huge_pages(&mut whole);
                 let mut at = 0;
                 for piece in pieces {
@@ -560,7 +572,7 @@ fn compress_payload(
                     .map_err(lib)?;
             }
             let bound = zstd_safe::compress_bound(input.len());
-            let mut out = vec![0u8; header_len + bound];
+            let mut out = try_zeroed(header_len + bound).map_err(|_| CompressError::OutOfMemory)?;
             advise_huge_pages(&mut out);
             let n = cctx.compress2(&mut out[header_len..], input).map_err(lib)?;
             out.truncate(header_len + n);
@@ -575,7 +587,7 @@ fn compress_payload(
             // zlib's compressBound.
             let n = input.len();
             let bound = n + (n >> 12) + (n >> 14) + (n >> 25) + 13;
-            let mut out = vec![0u8; header_len + bound];
+            let mut out = try_zeroed(header_len + bound).map_err(|_| CompressError::OutOfMemory)?;
             let mut z = flate2::Compress::new(flate2::Compression::new(level), true);
             let status = z
                 .compress(input, &mut out[header_len..], flate2::FlushCompress::Finish)
@@ -674,6 +686,18 @@ impl<'data> CompressedBundle<'data> {
     /// total size says; version 1 ends with its zstd frame or zlib stream. Whatever follows
     /// (padding, other bundles) is not part of it.
     pub fn parse(data: &'data [u8]) -> Result<Self, CompressedError> {
+        Self::parse_checked(data, true)
+    }
+
+    /// Like [`parse`](Self::parse), but a version 2 or 3 bundle is bounded by its total size
+    /// alone: its zstd frame is not walked to check that it ends exactly there. Nothing past
+    /// the header is read, which is what a listing at header speed wants (decompressing the
+    /// bundle later still stops at the frame's end; data after it goes unnoticed).
+    pub fn parse_bounded(data: &'data [u8]) -> Result<Self, CompressedError> {
+        Self::parse_checked(data, false)
+    }
+
+    fn parse_checked(data: &'data [u8], check_frame: bool) -> Result<Self, CompressedError> {
         let header = Header::parse(data)?;
         let start = header.len();
         let payload = match header.total_size {
@@ -697,7 +721,7 @@ impl<'data> CompressedBundle<'data> {
                 &rest[..frame_len(header.method, rest)?]
             }
         };
-        if header.method == Method::Zstd && header.total_size.is_some() {
+        if check_frame && header.method == Method::Zstd && header.total_size.is_some() {
             let n = frame_len(Method::Zstd, payload)?;
             if n != payload.len() {
                 return Err(CompressedError::TrailingData {
@@ -748,8 +772,15 @@ impl<'data> CompressedBundle<'data> {
 
     /// Decompresses, hashing on a second thread, while `consume` runs on the calling thread
     /// and reads the bytes as they arrive through [`Progress::wait`]. Returns the bundle and
-    /// what `consume` returned. The size is checked against the frame and `limits` before the
-    /// output is allocated.
+    /// what `consume` returned.
+    ///
+    /// Memory: when the zstd frame records its content size (LLVM's always do), that size is
+    /// checked against the header, the compressed bytes and `limits`, then allocated at once
+    /// and filled while `consume` and the hasher read it. Otherwise (a zstd frame without a
+    /// content size, zlib) nothing is allocated for what the header claims: the output grows
+    /// as the data arrives, up to the claimed size (more is [`CompressedError::SizeTooSmall`]),
+    /// and `consume` and the hasher start when it is complete. An allocation the system
+    /// refuses is [`CompressedError::OutOfMemory`], never an abort.
     pub fn decompress_with<R>(
         &self,
         limits: &Limits,
@@ -757,7 +788,7 @@ impl<'data> CompressedBundle<'data> {
     ) -> Result<(Decompressed, R), CompressedError> {
         let claimed = self.header.uncompressed_size;
         let mut warnings = Vec::new();
-        let size = match self.header.method {
+        let (size, exact) = match self.header.method {
             Method::Zstd => {
                 // Neither our header nor the frame's is trusted for the allocation: every
                 // zstd block takes at least 4 bytes and yields at most 128 KiB.
@@ -780,13 +811,16 @@ impl<'data> CompressedBundle<'data> {
                         if actual < claimed {
                             warnings.push(Warning::SizeTooLarge { claimed, actual });
                         }
-                        actual
+                        (actual, true)
                     }
-                    None => claimed.min(bound),
+                    None => (claimed.min(bound), false),
                 }
             }
             // Deflate expands at most 1032:1.
-            Method::Zlib => claimed.min((self.payload.len() as u64).saturating_mul(1032) + 64),
+            Method::Zlib => (
+                claimed.min((self.payload.len() as u64).saturating_mul(1032) + 64),
+                false,
+            ),
         };
         if size > limits.max_size || size > isize::MAX as u64 {
             return Err(CompressedError::TooLarge {
@@ -795,28 +829,49 @@ impl<'data> CompressedBundle<'data> {
             });
         }
         let start = Instant::now();
-        let mut buffer = vec![0u8; size as usize];
-        advise_huge_pages(&mut buffer);
+        // The decompressed length and time, when decompression is already over.
+        let mut done = None;
+        let mut buffer = if exact {
+            let mut buffer = try_zeroed(size as usize)?;
+            advise_huge_pages(&mut buffer);
+            buffer
+        } else {
+            let buffer = inflate_growing(self.header.method, self.payload, size as usize, claimed)?;
+            done = Some((buffer.len(), start.elapsed()));
+            buffer
+        };
         let shared = Shared::new(&mut buffer);
-        let (result, hash, value, elapsed) = std::thread::scope(|s| {
-            let progress = Progress { shared: &shared };
-            let verify = limits.verify_hash || limits.strict_hash;
-            let hasher = verify.then(|| s.spawn(move || hash_progress(&progress)));
-            let worker = s.spawn(|| {
-                let r = match self.header.method {
-                    Method::Zstd => inflate_zstd(self.payload, &shared, claimed),
-                    Method::Zlib => inflate_zlib(self.payload, &shared, claimed),
+        if let Some((len, _)) = done {
+            shared.publish(len);
+            shared.finish(true);
+        }
+        let verify = limits.verify_hash || limits.strict_hash;
+        let inflate = || {
+            let r = match self.header.method {
+                Method::Zstd => inflate_zstd(self.payload, &shared, claimed),
+                Method::Zlib => inflate_zlib(self.payload, &shared, claimed),
+            };
+            shared.finish(r.is_ok());
+            (r, start.elapsed())
+        };
+        let (result, hash, value, elapsed) = {
+            std::thread::scope(|s| {
+                let progress = Progress { shared: &shared };
+                let hasher = verify.then(|| s.spawn(move || hash_progress(&progress)));
+                let worker = done.is_none().then(|| s.spawn(inflate));
+                let value = consume(&progress);
+                let (result, elapsed) = match (worker, done) {
+                    (Some(worker), _) => worker
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                    (None, Some((len, elapsed))) => (Ok(len), elapsed),
+                    (None, None) => unreachable!("decompressed already or by the worker"),
                 };
-                shared.finish(r.is_ok());
-                (r, start.elapsed())
-            });
-            let value = consume(&progress);
-            let (result, elapsed) = worker
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
-            let hash = hasher.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-            (result, hash, value, elapsed)
-        });
+                let hash =
+                    hasher.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+                (result, hash, value, elapsed)
+            })
+        };
         let len = result?;
         buffer.truncate(len);
         // Decompression succeeded, so a hasher that ran has a hash.
@@ -848,6 +903,161 @@ impl<'data> CompressedBundle<'data> {
             },
             value,
         ))
+    }
+}
+
+/// A zeroed buffer of `len` bytes, or [`CompressedError::OutOfMemory`] when the allocator
+/// refuses it (`vec![0; len]` would abort the process). Zeroed memory comes from the system
+/// as fresh pages, so nothing is written before decompression fills it.
+fn try_zeroed(len: usize) -> Result<Vec<u8>, CompressedError> {
+    let oom = CompressedError::OutOfMemory { size: len as u64 };
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| oom.clone())?;
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(oom);
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `len` bytes aligned
+    // to 1 (a `Vec<u8>` of capacity `len`), and all `len` bytes are initialised (zero).
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+/// Makes room for at least one more byte in `out`, which may hold at most `cap` bytes:
+/// doubles it (from 1 MiB), never past `cap`. `Ok(false)` when `out` is full at `cap`.
+#[cfg(feature = "compression")]
+fn grow(out: &mut Vec<u8>, cap: usize) -> Result<bool, CompressedError> {
+    if out.len() < out.capacity() {
+        return Ok(true);
+    }
+    if out.len() >= cap {
+        return Ok(false);
+    }
+    let want = out.capacity().saturating_mul(2).max(1 << 20).min(cap);
+    out.try_reserve_exact(want - out.len())
+        .map_err(|_| CompressedError::OutOfMemory { size: want as u64 })?;
+    Ok(true)
+}
+
+/// Decompresses a zstd frame without a content size, or a zlib stream, into a buffer that
+/// grows as the data arrives, up to `cap` bytes (the claimed size, bounded by what the
+/// compressed bytes can hold); data beyond `claimed` is [`CompressedError::SizeTooSmall`].
+#[cfg(not(feature = "compression"))]
+fn inflate_growing(_: Method, _: &[u8], _: usize, _: u64) -> Result<Vec<u8>, CompressedError> {
+    Err(CompressedError::Unsupported)
+}
+
+#[cfg(feature = "compression")]
+fn inflate_growing(
+    method: Method,
+    src: &[u8],
+    cap: usize,
+    claimed: u64,
+) -> Result<Vec<u8>, CompressedError> {
+    let too_small = || CompressedError::SizeTooSmall {
+        claimed,
+        actual: claimed + 1,
+        exact: false,
+    };
+    let mut out = Vec::new();
+    match method {
+        Method::Zstd => {
+            let mut dctx =
+                zstd_safe::DCtx::try_create().ok_or(CompressedError::OutOfMemory { size: 0 })?;
+            // Windows as large as one-shot decoding accepts; zstd allocates the window
+            // itself here, and a refusal is its "Allocation error".
+            let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(
+                if cfg!(target_pointer_width = "64") {
+                    31
+                } else {
+                    30
+                },
+            ));
+            let mut input = zstd_safe::InBuffer::around(src);
+            loop {
+                if !grow(&mut out, cap)? {
+                    // Full at the claimed size: the frame must end with no more output.
+                    let mut probe = [0u8; 1];
+                    let mut output = zstd_safe::OutBuffer::around(&mut probe[..]);
+                    let fed = input.pos();
+                    let r = dctx
+                        .decompress_stream(&mut output, &mut input)
+                        .map_err(zstd_stream_error)?;
+                    if output.pos() > 0 {
+                        return Err(too_small());
+                    }
+                    if r == 0 {
+                        return Ok(out);
+                    }
+                    if input.pos() == fed {
+                        return Err(CompressedError::TruncatedFrame);
+                    }
+                    continue;
+                }
+                let pos = out.len();
+                let before = (input.pos(), pos);
+                // Writing through `output` sets `out`'s length.
+                let mut output = zstd_safe::OutBuffer::around_pos(&mut out, pos);
+                let r = dctx
+                    .decompress_stream(&mut output, &mut input)
+                    .map_err(zstd_stream_error)?;
+                if r == 0 {
+                    return Ok(out);
+                }
+                if (input.pos(), out.len()) == before {
+                    return Err(CompressedError::TruncatedFrame);
+                }
+            }
+        }
+        Method::Zlib => {
+            let mut z = flate2::Decompress::new(true);
+            loop {
+                if !grow(&mut out, cap)? {
+                    let mut probe = [0u8; 1];
+                    let status = z
+                        .decompress(
+                            &src[z.total_in() as usize..],
+                            &mut probe,
+                            flate2::FlushDecompress::None,
+                        )
+                        .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+                    if z.total_out() as usize > out.len() {
+                        return Err(too_small());
+                    }
+                    if status == flate2::Status::StreamEnd {
+                        return Ok(out);
+                    }
+                    return Err(CompressedError::TruncatedFrame);
+                }
+                let before = (z.total_in(), z.total_out());
+                let status = z
+                    .decompress_vec(
+                        &src[z.total_in() as usize..],
+                        &mut out,
+                        flate2::FlushDecompress::None,
+                    )
+                    .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+                if status == flate2::Status::StreamEnd {
+                    return Ok(out);
+                }
+                if (z.total_in(), z.total_out()) == before {
+                    return Err(CompressedError::TruncatedFrame);
+                }
+            }
+        }
+    }
+}
+
+/// A zstd streaming error: an allocation zstd could not make is out of memory.
+#[cfg(feature = "compression")]
+fn zstd_stream_error(code: usize) -> CompressedError {
+    let name = zstd_safe::get_error_name(code);
+    if name.contains("Allocation error") {
+        CompressedError::OutOfMemory { size: 0 }
+    } else {
+        CompressedError::Corrupt(format!("zstd: {name}"))
     }
 }
 
@@ -960,7 +1170,6 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    #[cfg(feature = "compression")]
     fn publish(&self, len: usize) {
         self.lock().published = len;
         self.changed.notify_all();
@@ -1084,8 +1293,7 @@ fn inflate_zlib(_: &[u8], _: &Shared, _: u64) -> Result<usize, CompressedError> 
 
 #[cfg(feature = "compression")]
 fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
-    let mut dctx = zstd_safe::DCtx::try_create()
-        .ok_or_else(|| CompressedError::Corrupt("zstd: out of memory".into()))?;
+    let mut dctx = zstd_safe::DCtx::try_create().ok_or(CompressedError::OutOfMemory { size: 0 })?;
     // The output buffer is one stable region, so zstd uses it as its window (no copy, no
     // window allocation); the window limit is raised to what one-shot decoding accepts.
     // Neither can fail on a fresh context with these values; were it to, decoding would
@@ -1252,6 +1460,7 @@ mod tests {
         let (d, ()) = b.decompress_with(&limits, |_| ()).unwrap();
         assert_eq!(d.data, data);
         assert!(d.data.capacity() as u64 <= (frame.len() as u64 / 4 + 1) * (128 << 10));
+        assert!(d.data.capacity() <= (2 * data.len()).max(1 << 20));
         assert_eq!(
             d.warnings,
             [Warning::SizeTooLarge {
@@ -1259,6 +1468,46 @@ mod tests {
                 actual: data.len() as u64
             }]
         );
+    }
+
+    /// Issue 16, finding 6: without a content size, the output grows with the data (doubling
+    /// from 1 MiB) instead of taking the claimed 16 GiB, and stops at the claim.
+    #[test]
+    fn unknown_content_size_grows_with_the_data() {
+        let data: Vec<u8> = (0..5u32 << 20).map(|i| (i % 251) as u8).collect();
+        let mut cctx = zstd_safe::CCtx::create();
+        cctx.set_parameter(zstd_safe::CParameter::ContentSizeFlag(false))
+            .unwrap();
+        let mut frame = vec![0u8; zstd_safe::compress_bound(data.len())];
+        let n = cctx.compress2(&mut frame[..], &data).unwrap();
+        frame.truncate(n);
+        let limits = Limits {
+            verify_hash: false,
+            ..Limits::default()
+        };
+        let c = ccob_around(&frame, 16 << 30);
+        let b = CompressedBundle::parse(&c).unwrap();
+        let (d, ()) = b.decompress_with(&limits, |_| ()).unwrap();
+        assert_eq!(d.data, data);
+        assert!(d.data.capacity() <= 2 * data.len(), "{}", d.data.capacity());
+        for claimed in [data.len() as u64 - 1, (3 << 20) + 5] {
+            let c = ccob_around(&frame, claimed);
+            let e = CompressedBundle::parse(&c)
+                .unwrap()
+                .decompress_with(&limits, |_| ())
+                .unwrap_err();
+            assert!(
+                matches!(e, CompressedError::SizeTooSmall { exact: false, .. }),
+                "{e:?}"
+            );
+        }
+        let c = ccob_around(&frame, data.len() as u64);
+        let (d, ()) = CompressedBundle::parse(&c)
+            .unwrap()
+            .decompress_with(&limits, |_| ())
+            .unwrap();
+        assert_eq!(d.data, data);
+        assert!(d.warnings.is_empty());
     }
 
     /// Resource budget: a 20-byte frame whose own header claims 8 GiB used to get an 8 GiB

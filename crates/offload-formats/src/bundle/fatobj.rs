@@ -29,7 +29,10 @@
 //!   fail there too: "option is not supported for MachO").
 //!
 //! Reading ([`FatObject::parse`]) lists the bundle sections in section-table order, as
-//! LLVM's `ObjectFileHandler` does, for every format the `object` crate reads.
+//! LLVM's `ObjectFileHandler` does, for every format the `object` crate reads. A section
+//! whose contents lie outside the file is an error naming it and its offset;
+//! [`FatObject::parse_sections`] still lists it (with its error) beside the intact ones, as
+//! LLVM lists every section by name and fails only when it reads the broken one.
 //!
 //! The host entry: a section whose contents are the single byte `00` stands for the host
 //! object itself. LLVM 19 and 22 extract it by running `llvm-objcopy --regex
@@ -93,6 +96,23 @@ pub enum FatObjectError {
     NotRemovable(String),
     /// The result would not fit the format's size fields.
     TooLarge,
+    /// A bundle section's contents cannot be read: the section header places them (partly)
+    /// outside the file, or the `object` crate refuses them. LLVM lists such a section by
+    /// name but fails with "The end of the file was unexpectedly encountered" when it
+    /// reads it.
+    UnreadableSection {
+        /// The section's index in the `object` crate's numbering (see
+        /// [`FatObjectEntry::section`]).
+        section: usize,
+        /// The bundle ID (the section name after the magic).
+        id: Vec<u8>,
+        /// The contents' offset and size as the section header claims them.
+        range: Option<(u64, u64)>,
+        /// The size of the whole file.
+        file_size: u64,
+        /// Why the `object` crate cannot read them.
+        error: object::read::Error,
+    },
 }
 
 impl fmt::Display for FatObjectError {
@@ -112,6 +132,24 @@ impl fmt::Display for FatObjectError {
                 write!(f, "cannot remove the offload bundle sections: {m}")
             }
             FatObjectError::TooLarge => f.write_str("the fat object would be too large"),
+            FatObjectError::UnreadableSection {
+                section,
+                id,
+                range,
+                file_size,
+                error,
+            } => {
+                let name = String::from_utf8_lossy(id);
+                let magic = std::str::from_utf8(MAGIC).unwrap_or_default();
+                write!(f, "section {section} '{magic}{name}': ")?;
+                match range {
+                    Some((offset, size)) if offset.saturating_add(*size) > *file_size => write!(
+                        f,
+                        "the end of the file was unexpectedly encountered: contents at offset {offset} ({offset:#x}), {size} bytes, but the file has {file_size} bytes"
+                    ),
+                    _ => write!(f, "contents cannot be read: {error}"),
+                }
+            }
         }
     }
 }
@@ -119,7 +157,8 @@ impl fmt::Display for FatObjectError {
 impl std::error::Error for FatObjectError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            FatObjectError::Object { error, .. } => Some(error),
+            FatObjectError::Object { error, .. }
+            | FatObjectError::UnreadableSection { error, .. } => Some(error),
             _ => None,
         }
     }
@@ -155,6 +194,19 @@ impl FatObjectEntry<'_> {
     }
 }
 
+/// One bundle section as the section table names it, whether or not its contents can be
+/// read ([`FatObject::parse_sections`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FatObjectSection<'data> {
+    /// The bundle ID: the section name after the 24-byte magic.
+    pub id: &'data [u8],
+    /// Index of the section (see [`FatObjectEntry::section`]).
+    pub section: usize,
+    /// The contents, or why they cannot be read
+    /// ([`FatObjectError::UnreadableSection`]).
+    pub contents: Result<FatObjectEntry<'data>, FatObjectError>,
+}
+
 /// The bundle sections of an object file, in section-table order.
 #[derive(Clone, Debug)]
 pub struct FatObject<'data> {
@@ -164,8 +216,25 @@ pub struct FatObject<'data> {
 
 impl<'data> FatObject<'data> {
     /// Parses `data` as an object file and collects its bundle sections (an object with
-    /// none is a valid, empty fat object). Errors when `data` is not a readable object.
+    /// none is a valid, empty fat object). Errors when `data` is not a readable object or
+    /// when a bundle section's contents cannot be read
+    /// ([`FatObjectError::UnreadableSection`], the first such section).
     pub fn parse(data: &'data [u8]) -> Result<Self, FatObjectError> {
+        let (format, sections) = Self::parse_sections(data)?;
+        let entries = sections
+            .into_iter()
+            .map(|s| s.contents)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(FatObject { format, entries })
+    }
+
+    /// Like [`FatObject::parse`], but a bundle section whose contents cannot be read (its
+    /// offset past the end of the file, say) does not fail the whole object: it is listed
+    /// with its error, as LLVM lists every bundle section by name and fails only when it
+    /// reads one. Errors only when `data` is not a readable object.
+    pub fn parse_sections(
+        data: &'data [u8],
+    ) -> Result<(ObjectFormat, Vec<FatObjectSection<'data>>), FatObjectError> {
         use object::{Object, ObjectSection};
         let file = object::File::parse(data).map_err(|error| FatObjectError::Object {
             section: None,
@@ -177,7 +246,7 @@ impl<'data> FatObject<'data> {
             object::BinaryFormat::MachO => ObjectFormat::MachO,
             _ => ObjectFormat::Other,
         };
-        let mut entries = Vec::new();
+        let mut sections = Vec::new();
         for section in file.sections() {
             let index = section.index().0;
             let Ok(name) = section.name_bytes() else {
@@ -186,19 +255,29 @@ impl<'data> FatObject<'data> {
             let Some(id) = name.strip_prefix(&MAGIC[..]) else {
                 continue;
             };
-            let contents = section.data().map_err(|error| FatObjectError::Object {
-                section: Some(index),
-                error,
-            })?;
-            let offset = section.file_range().map_or(0, |(o, _)| o);
-            entries.push(FatObjectEntry {
+            let range = section.file_range();
+            let contents = match section.data() {
+                Ok(contents) => Ok(FatObjectEntry {
+                    id,
+                    data: contents,
+                    offset: range.map_or(0, |(o, _)| o),
+                    section: index,
+                }),
+                Err(error) => Err(FatObjectError::UnreadableSection {
+                    section: index,
+                    id: id.to_vec(),
+                    range,
+                    file_size: data.len() as u64,
+                    error,
+                }),
+            };
+            sections.push(FatObjectSection {
                 id,
-                data: contents,
-                offset,
                 section: index,
+                contents,
             });
         }
-        Ok(FatObject { format, entries })
+        Ok((format, sections))
     }
 
     /// The object format.
@@ -992,6 +1071,42 @@ mod tests {
         let f = object::File::parse(&*stripped).unwrap();
         let text = f.section_by_name(".text").unwrap();
         assert_eq!(text.data().unwrap(), b"ABCD");
+    }
+
+    #[test]
+    fn unreadable_sections_are_listed_with_their_error() {
+        let fat = write_fat_object(
+            &tiny_elf(),
+            &[
+                ("hip-amdgcn-amd-amdhsa--gfx906", b"broken"),
+                ("hip-amdgcn-amd-amdhsa--gfx1100", b"intact"),
+            ],
+        )
+        .unwrap();
+        let mut bad = fat.clone();
+        let shoff = u64::from_le_bytes(bad[0x28..0x30].try_into().unwrap()) as usize;
+        // Section 3 (after null, .text, .shstrtab): sh_offset past the end.
+        let field = shoff + 3 * 64 + 24;
+        bad[field..field + 8].copy_from_slice(&0x10_0000u64.to_le_bytes());
+        let e = FatObject::parse(&bad).unwrap_err();
+        assert!(matches!(
+            e,
+            FatObjectError::UnreadableSection { section: 3, .. }
+        ));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "section 3 '__CLANG_OFFLOAD_BUNDLE__hip-amdgcn-amd-amdhsa--gfx906': the end of the file was unexpectedly encountered: contents at offset 1048576 (0x100000), 6 bytes, but the file has {} bytes",
+                bad.len()
+            )
+        );
+        let (format, sections) = FatObject::parse_sections(&bad).unwrap();
+        assert_eq!(format, ObjectFormat::Elf);
+        assert_eq!(sections.len(), 2);
+        assert_eq!(sections[0].id, b"hip-amdgcn-amd-amdhsa--gfx906");
+        assert!(sections[0].contents.is_err());
+        assert_eq!(sections[1].contents.as_ref().unwrap().data, b"intact");
+        assert!(remove_bundle_sections(&bad).is_err());
     }
 
     #[test]

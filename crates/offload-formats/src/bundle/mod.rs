@@ -28,12 +28,15 @@ pub mod compressed;
 pub mod fatobj;
 pub mod hipfb;
 pub mod order;
+mod prefix;
 pub mod sequence;
 pub mod targets;
 pub mod text;
 
 mod error;
 mod md5;
+
+pub use prefix::Prefix;
 
 pub use binary::{BinaryBundle, BinaryBundleWriter, BinaryEntry, BinaryLayout};
 pub use compressed::{CompressOptions, CompressedBundle};

@@ -119,6 +119,7 @@ pub struct Sequence<'data> {
     data: &'data [u8],
     at: usize,
     done: bool,
+    check_frames: bool,
 }
 
 impl<'data> Sequence<'data> {
@@ -128,6 +129,16 @@ impl<'data> Sequence<'data> {
             data,
             at: 0,
             done: false,
+            check_frames: true,
+        }
+    }
+
+    /// Walks `data` reading compressed bundles with [`CompressedBundle::parse_bounded`]: a
+    /// version 2 or 3 bundle's frame is not walked, so nothing past each header is read.
+    pub fn headers_only(data: &'data [u8]) -> Self {
+        Sequence {
+            check_frames: false,
+            ..Sequence::new(data)
         }
     }
 
@@ -162,7 +173,12 @@ impl<'data> Iterator for Sequence<'data> {
                 Err(error) => Err(SequenceError::Binary { offset, error }),
             }
         } else if is_compressed(rest) {
-            match CompressedBundle::parse(rest) {
+            let c = if self.check_frames {
+                CompressedBundle::parse(rest)
+            } else {
+                CompressedBundle::parse_bounded(rest)
+            };
+            match c {
                 Ok(c) => Ok((c.len() as u64, Item::Compressed(c))),
                 Err(error) => Err(SequenceError::Compressed { offset, error }),
             }

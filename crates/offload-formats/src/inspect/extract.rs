@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::{ContainerReport, EntryReport, Report, decompress};
 use crate::bundle::BinaryBundle;
+use crate::bundle::binary::{HeaderRead, read_header};
 use crate::bundle::compressed::{CompressedBundle, CompressedError};
 use crate::package::OffloadBinary;
 use crate::package::scan::split;
@@ -160,6 +161,9 @@ pub fn entry_bytes<'d>(
     match container.kind {
         "compressed-bundle" => {
             let c = CompressedBundle::parse(stored).map_err(ExtractError::Compressed)?;
+            if let Some(bytes) = entry_from_prefix(&c, entry.position) {
+                return Ok(Cow::Owned(bytes));
+            }
             let (_, bundle) = decompress(&c).map_err(ExtractError::Compressed)?;
             let parsed = BinaryBundle::parse(&bundle)
                 .map_err(ExtractError::Bundle)?
@@ -196,6 +200,39 @@ pub fn entry_bytes<'d>(
         }
         other => Err(unusable(&format!("cannot extract from a {other}"))),
     }
+}
+
+/// Entry `position` of a compressed bundle, decoding only up to that entry's end; `None` when
+/// that cannot be done with the answer a whole decode gives (see [`super::header_only`]), and
+/// the caller decodes the whole bundle instead.
+fn entry_from_prefix(c: &CompressedBundle<'_>, position: usize) -> Option<Vec<u8>> {
+    let size = c
+        .content_size()
+        .filter(|&n| n == c.header().uncompressed_size)?;
+    let mut end = None;
+    let prefix = c
+        .decompress_prefix(|d| {
+            if let Some(end) = end {
+                return Some(end);
+            }
+            match read_header(d, size) {
+                Ok(Some(HeaderRead::NeedMore(n))) => Some(n),
+                Ok(Some(HeaderRead::Complete(descriptors, _))) => {
+                    let e = descriptors.get(position)?;
+                    end = Some(e.offset + e.size);
+                    end
+                }
+                _ => None,
+            }
+        })
+        .ok()?;
+    let Ok(Some(HeaderRead::Complete(descriptors, _))) = read_header(&prefix.data, size) else {
+        return None;
+    };
+    let e = descriptors.get(position)?;
+    let start = usize::try_from(e.offset).ok()?;
+    let stop = usize::try_from(e.offset.checked_add(e.size)?).ok()?;
+    prefix.data.get(start..stop).map(<[u8]>::to_vec)
 }
 
 /// `size` bytes of `data` at `offset`, checked.

@@ -35,6 +35,7 @@ use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSection, SectionKind};
 
 use crate::bundle::BinaryBundle;
+use crate::bundle::binary::{Descriptor, HeaderRead, read_header};
 use crate::bundle::compressed::{CompressedBundle, CompressedError};
 use crate::bundle::sequence::{Item, Sequence, SequenceError};
 use crate::id::EntryId;
@@ -107,8 +108,9 @@ pub struct Compression {
     pub uncompressed_size: u64,
     /// `uncompressed_size / compressed_size` (LLVM's "compression rate").
     pub ratio: f64,
-    /// Whether the MD5 stored in a compressed bundle's header matches its contents (always
-    /// checked here; `None` for formats without a stored hash).
+    /// Whether the MD5 stored in a compressed bundle's header matches its contents: checked
+    /// only when [`Options::verify`] asks (`None` otherwise, and for formats without a stored
+    /// hash).
     pub hash_matches: Option<bool>,
 }
 
@@ -265,13 +267,38 @@ pub fn parse_uri(uri: &str) -> Option<(&str, u64, u64)> {
     Some((path, offset?, size?))
 }
 
-/// Inspects `data`, the contents of the file `path`.
+/// What [`inspect_with`] does beyond listing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Decompress every compressed bundle whole and check the MD5 its header stores
+    /// ([`Compression::hash_matches`]). Off by default: a listing then decodes each
+    /// compressed bundle only as far as its header (a few kilobytes), so its cost follows
+    /// the headers, not the payload.
+    pub verify: bool,
+}
+
+impl Options {
+    /// Options that also verify every compressed bundle's MD5.
+    pub fn verify() -> Options {
+        Options { verify: true }
+    }
+}
+
+/// Inspects `data`, the contents of the file `path`, with the default [`Options`] (no MD5
+/// verification; compressed bundles decoded only as far as their headers).
 pub fn inspect(data: &[u8], path: &str) -> Result<Report, InspectError> {
+    inspect_with(data, path, &Options::default())
+}
+
+/// Inspects `data`, the contents of the file `path`.
+pub fn inspect_with(data: &[u8], path: &str, options: &Options) -> Result<Report, InspectError> {
     let mut s = Scanner {
         path,
         file: data,
         containers: Vec::new(),
         entries: 0,
+        options: *options,
     };
     let format = s.scan(data, None, 0)?;
     Ok(Report {
@@ -287,6 +314,7 @@ struct Scanner<'p, 'data> {
     file: &'data [u8],
     containers: Vec<ContainerReport>,
     entries: usize,
+    options: Options,
 }
 
 /// Where a region lies: archive member and section.
@@ -514,21 +542,34 @@ impl<'data> Scanner<'_, 'data> {
     }
 
     fn bundle_entries(&mut self, bundle: &BinaryBundle<'_>, base: Option<u64>) -> Vec<EntryReport> {
+        let descriptors = bundle.entries().iter().map(|e| Descriptor {
+            id: e.id,
+            offset: e.offset,
+            size: e.size(),
+        });
+        self.descriptor_entries(descriptors, base)
+    }
+
+    fn descriptor_entries<'a>(
+        &mut self,
+        descriptors: impl IntoIterator<Item = Descriptor<'a>>,
+        base: Option<u64>,
+    ) -> Vec<EntryReport> {
         let mut out = Vec::new();
-        for (position, e) in bundle.entries().iter().enumerate() {
+        for (position, e) in descriptors.into_iter().enumerate() {
             let (kind, triple, arch) = split_id(e.id);
             let offset = base.map(|b| b + e.offset);
             out.push(EntryReport {
                 index: self.next_entry(),
-                id: e.id_str().into_owned(),
+                id: String::from_utf8_lossy(e.id).into_owned(),
                 offload_kind: kind,
                 triple,
                 arch,
                 image_kind: None,
                 compression: None,
                 offset,
-                size: e.size(),
-                uri: offset.map(|o| uri(self.path, o, e.size())),
+                size: e.size,
+                uri: offset.map(|o| uri(self.path, o, e.size)),
                 position,
             });
         }
@@ -537,7 +578,12 @@ impl<'data> Scanner<'_, 'data> {
 
     fn bundles(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
         let region_offset = self.offset_of(region);
-        for seg in Sequence::new(region) {
+        let sequence = if self.options.verify {
+            Sequence::new(region)
+        } else {
+            Sequence::headers_only(region)
+        };
+        for seg in sequence {
             let seg = seg.map_err(|e| self.failed(place, "", e))?;
             let offset = region_offset + seg.offset;
             match &seg.item {
@@ -546,6 +592,40 @@ impl<'data> Scanner<'_, 'data> {
                     self.push(place, "bundle", offset, seg.len, None, entries);
                 }
                 Item::Compressed(c) => {
+                    if !self.options.verify
+                        && let Some((compression, header)) = header_only(c)
+                    {
+                        let descriptors = read_header(&header, compression.uncompressed_size);
+                        if let Ok(Some(HeaderRead::Complete(descriptors, _))) = descriptors {
+                            let entries = self.descriptor_entries(descriptors, None);
+                            self.push(
+                                place,
+                                "compressed-bundle",
+                                offset,
+                                seg.len,
+                                Some(compression),
+                                entries,
+                            );
+                            continue;
+                        }
+                    }
+                    // The whole decode, with the checks a headers-only walk skipped.
+                    let strict;
+                    let c = if self.options.verify {
+                        c
+                    } else {
+                        strict = CompressedBundle::parse(seg.data).map_err(|error| {
+                            self.failed(
+                                place,
+                                "",
+                                SequenceError::Compressed {
+                                    offset: seg.offset,
+                                    error,
+                                },
+                            )
+                        })?;
+                        &strict
+                    };
                     let (compression, data) = decompress(c).map_err(|e| {
                         self.failed(place, format!("compressed bundle at offset {offset}"), e)
                     })?;
@@ -741,6 +821,37 @@ pub(crate) fn decompress(
     ))
 }
 
+/// The compression details and the decoded header of a compressed bundle, decoding no
+/// further than the header; `None` when that cannot be done with the answer a whole decode
+/// would give (zlib or a zstd frame that does not record its size, a size that disagrees with
+/// the header's, a malformed header, a bundle that is not binary): the caller then decodes the
+/// whole bundle, which reports any problem exactly as before.
+pub(crate) fn header_only(c: &CompressedBundle<'_>) -> Option<(Compression, Vec<u8>)> {
+    let h = c.header();
+    let size = c.content_size().filter(|&n| n == h.uncompressed_size)?;
+    if size > crate::bundle::compressed::Limits::default().max_size {
+        return None;
+    }
+    let prefix = c
+        .decompress_prefix(|d| match read_header(d, size) {
+            Ok(Some(HeaderRead::NeedMore(n))) => Some(n),
+            _ => None,
+        })
+        .ok()?;
+    let compressed = c.len() as u64;
+    Some((
+        Compression {
+            method: h.method.name(),
+            version: h.version.raw(),
+            compressed_size: compressed,
+            uncompressed_size: size,
+            ratio: ratio(size, compressed),
+            hash_matches: None,
+        },
+        prefix.data,
+    ))
+}
+
 /// (offload kind, triple, target ID) of a bundle entry ID.
 fn split_id(id: &[u8]) -> (String, String, String) {
     let id = String::from_utf8_lossy(id);
@@ -771,5 +882,58 @@ mod tests {
             e.source().and_then(|s| s.downcast_ref::<SequenceError>()),
             Some(inner)
         );
+    }
+
+    /// A listing reads each compressed bundle's entry table only: damage past it shows with
+    /// `verify` alone, and extracting the first entry still works.
+    #[cfg(feature = "compression")]
+    #[test]
+    fn listing_decodes_only_the_entry_table() {
+        use crate::bundle::binary::write_bundle;
+        use crate::bundle::compressed::{CompressOptions, compress};
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u8> = (0..1_000_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let plain = write_bundle(
+            &[
+                (
+                    b"hipv4-amdgcn-amd-amdhsa--gfx90a".as_slice(),
+                    b"first".as_slice(),
+                ),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx942", &noise),
+            ],
+            1,
+        )
+        .unwrap();
+        let mut stored = compress(&plain, &CompressOptions::default()).unwrap();
+        let n = stored.len();
+        // Inside a raw block of the incompressible part: the frame stays well-formed, only
+        // the contents (so the MD5) change.
+        stored[n - 300_000] ^= 0xff;
+        let r = inspect(&stored, "x.ccob").unwrap();
+        let ids: Vec<&str> = r.entries().map(|(_, e)| e.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "hipv4-amdgcn-amd-amdhsa--gfx90a",
+                "hipv4-amdgcn-amd-amdhsa--gfx942"
+            ]
+        );
+        let z = r.containers[0].compression.as_ref().unwrap();
+        assert_eq!(
+            (z.uncompressed_size, z.hash_matches),
+            (plain.len() as u64, None)
+        );
+        let (c, e) = r.entries().next().unwrap();
+        assert_eq!(&entry_bytes(&stored, c, e).unwrap()[..], b"first");
+        let verified = inspect_with(&stored, "x.ccob", &Options::verify()).unwrap();
+        let z = verified.containers[0].compression.as_ref().unwrap();
+        assert_eq!(z.hash_matches, Some(false));
     }
 }

@@ -169,16 +169,32 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, Packag
     }
     let payload = &input[h.entries_offset as usize..h.size as usize];
     let body_size = h.inflated_size - h.entries_offset;
-    #[cfg_attr(not(feature = "compression"), allow(unused_mut))]
-    let mut body = Vec::with_capacity(body_size.min(payload.len() as u64 * 4) as usize);
+    // The header, then the body decompressed behind it: the buffer grows with the data
+    // (read_to_end reserves fallibly), starting from at most four times the compressed
+    // bytes; a refused allocation is an "out of memory" error, never an abort.
+    let start = h.entries_offset as usize;
+    let first = start as u64 + body_size.min(payload.len() as u64 * 4);
+    let mut out = Vec::new();
+    out.try_reserve_exact(first as usize).map_err(|_| {
+        PackageReadError::new(
+            PackageReadErrorKind::Inflate(InflateError(Arc::new(std::io::Error::from(
+                std::io::ErrorKind::OutOfMemory,
+            )))),
+            h.entries_offset,
+            None,
+        )
+    })?;
+    out.extend_from_slice(&input[..start]);
+    out[8..16].copy_from_slice(&h.inflated_size.to_le_bytes());
+    out[32..40].copy_from_slice(&0u64.to_le_bytes());
     let limit = body_size.saturating_add(1);
     #[cfg(feature = "compression")]
     let result = if crate::kind::FileKind::sniff(payload) == crate::kind::FileKind::ZstdFrame {
-        zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(&mut body))
+        zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(&mut out))
     } else {
         flate2::read::ZlibDecoder::new(payload)
             .take(limit)
-            .read_to_end(&mut body)
+            .read_to_end(&mut out)
     };
     #[cfg(not(feature = "compression"))]
     let result: std::io::Result<usize> = {
@@ -196,21 +212,17 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, Packag
             None,
         ));
     }
-    if body.len() as u64 != body_size {
+    let found = (out.len() - start) as u64;
+    if found != body_size {
         return Err(PackageReadError::new(
             PackageReadErrorKind::InflatedSize {
                 expected: body_size,
-                found: body.len() as u64,
+                found,
             },
             h.entries_offset,
             None,
         ));
     }
-    let mut out = Vec::with_capacity(h.entries_offset as usize + body.len());
-    out.extend_from_slice(&input[..h.entries_offset as usize]);
-    out[8..16].copy_from_slice(&h.inflated_size.to_le_bytes());
-    out[32..40].copy_from_slice(&0u64.to_le_bytes());
-    out.extend_from_slice(&body);
     Ok(out)
 }
 

@@ -1,0 +1,212 @@
+//! The processes a build starts (compilers, `ptxas`, device links, the version and `native`
+//! probes): each with an optional timeout, each remembered while it runs, so that a program
+//! that handles SIGINT/SIGTERM can end them ([`kill_compilers`]).
+//!
+//! A process runs in a process group of its own when a timeout applies to it or when the
+//! program asked for it ([`track_compilers`]): then killing it kills its children too (a
+//! launcher's compiler, clang's `ld.lld`, a shell script's `sleep`). Otherwise it stays in the
+//! caller's group, so that Ctrl-C in a terminal reaches it as it reaches Cargo and the build
+//! script.
+
+use std::io;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How long a probe (`clang --version`, `--print-supported-cpus`, `hipconfig`, `amdgpu-arch`,
+/// `nvptx-arch`, `nvidia-smi`) may run.
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a finished process left.
+#[derive(Debug)]
+pub(crate) struct Output {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Why a process gave no [`Output`].
+#[derive(Debug)]
+pub(crate) enum RunError {
+    /// It could not be started.
+    Spawn(io::Error),
+    /// It ran past its timeout and was killed (with its process group).
+    TimedOut,
+    /// [`kill_compilers`] was called: it was killed, or not started.
+    Stopped,
+}
+
+struct Registry {
+    /// Running processes: (pid, whether it leads a group of its own).
+    running: Vec<(u32, bool)>,
+}
+
+static RUNNING: Mutex<Registry> = Mutex::new(Registry {
+    running: Vec::new(),
+});
+static STOPPED: AtomicBool = AtomicBool::new(false);
+static OWN_GROUPS: AtomicBool = AtomicBool::new(false);
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs every compiler (and probe) started from now on in a process group of its own, so
+/// that [`kill_compilers`] ends it together with its children.
+///
+/// For programs that handle SIGINT and SIGTERM themselves and call [`kill_compilers`] from
+/// their handler (`offload-build compile` does). A `build.rs` does not need it: without it
+/// the compilers stay in the build script's process group, where a terminal's Ctrl-C reaches
+/// them.
+pub fn track_compilers() {
+    OWN_GROUPS.store(true, Ordering::SeqCst);
+}
+
+/// Kills every compiler (and probe) of every build of this process that is running, with
+/// its process group when it has one ([`track_compilers`], or a compile timeout), and makes
+/// every later start fail: the builds in progress end with [`Error::Stopped`](super::Error::Stopped).
+///
+/// Meant for a signal handler's thread just before the program ends; it cannot be undone.
+pub fn kill_compilers() {
+    let reg = registry();
+    STOPPED.store(true, Ordering::SeqCst);
+    for &(pid, group) in &reg.running {
+        kill(pid, group);
+    }
+}
+
+/// Whether [`kill_compilers`] was called.
+pub fn compilers_killed() -> bool {
+    STOPPED.load(Ordering::SeqCst)
+}
+
+#[cfg(unix)]
+fn kill(pid: u32, group: bool) {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    let _ = if group {
+        kill_process_group(pid, Signal::KILL)
+    } else {
+        kill_process(pid, Signal::KILL)
+    };
+}
+
+#[cfg(not(unix))]
+fn kill(_pid: u32, _group: bool) {}
+
+/// Runs `cmd` to its end (standard input closed, standard output and error collected), or
+/// kills it (and its process group) after `timeout`.
+pub(crate) fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Output, RunError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let group = timeout.is_some() || OWN_GROUPS.load(Ordering::SeqCst);
+    #[cfg(unix)]
+    if group {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    // Started and registered with the registry held: a kill cannot come between the two.
+    let (child, pid) = {
+        let mut reg = registry();
+        if STOPPED.load(Ordering::SeqCst) {
+            return Err(RunError::Stopped);
+        }
+        let child = cmd.spawn().map_err(RunError::Spawn)?;
+        let pid = child.id();
+        reg.running.push((pid, group));
+        (child, pid)
+    };
+    let forget = || {
+        let mut reg = registry();
+        if let Some(i) = reg.running.iter().position(|&(p, _)| p == pid) {
+            reg.running.swap_remove(i);
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::Builder::new()
+        .name("offload-build-child".into())
+        .spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+    if let Err(e) = waiter {
+        // No thread for the wait: end the process rather than leave it unwatched.
+        kill(pid, group);
+        forget();
+        return Err(RunError::Spawn(e));
+    }
+    let result = match timeout {
+        None => rx.recv().map_err(|_| None),
+        Some(t) => rx.recv_timeout(t).map_err(|e| match e {
+            std::sync::mpsc::RecvTimeoutError::Timeout => Some(()),
+            std::sync::mpsc::RecvTimeoutError::Disconnected => None,
+        }),
+    };
+    let out = match result {
+        Ok(r) => r,
+        Err(Some(())) => {
+            kill(pid, group);
+            // Reaped by the waiter once the group is gone (a child that left the group and
+            // holds the pipes is not waited for).
+            let _ = rx.recv_timeout(Duration::from_secs(5));
+            forget();
+            return Err(RunError::TimedOut);
+        }
+        Err(None) => Err(io::Error::other("the process could not be waited for")),
+    };
+    forget();
+    if STOPPED.load(Ordering::SeqCst) {
+        return Err(RunError::Stopped);
+    }
+    let o = out.map_err(RunError::Spawn)?;
+    Ok(Output {
+        status: o.status,
+        stdout: o.stdout,
+        stderr: o.stderr,
+    })
+}
+
+/// stdout and stderr of a probe, or `None` when it cannot run or runs past
+/// [`PROBE_TIMEOUT`] (`Err(())`).
+pub(crate) fn probe(cmd: &mut Command) -> Result<Option<Output>, ()> {
+    match run(cmd, Some(PROBE_TIMEOUT)) {
+        Ok(o) => Ok(Some(o)),
+        Err(RunError::TimedOut) => Err(()),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_kills_the_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let start = std::time::Instant::now();
+        let r = run(
+            Command::new("/bin/sh").args([
+                "-c",
+                &format!("sleep 30 & echo $! > {}; wait", pidfile.display()),
+            ]),
+            Some(Duration::from_millis(300)),
+        );
+        assert!(matches!(r, Err(RunError::TimedOut)), "{r:?}");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        // The grandchild (`sleep`) went with the group.
+        std::thread::sleep(Duration::from_millis(100));
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        assert!(
+            stat.is_err() || stat.unwrap().contains(") Z "),
+            "sleep {pid} survived"
+        );
+        let o = run(Command::new("/bin/sh").args(["-c", "echo hi"]), None).unwrap();
+        assert_eq!(o.stdout, b"hi\n");
+        assert!(o.status.success());
+    }
+}
