@@ -65,8 +65,11 @@
 //!   failing third output rolling the first two back.
 //! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
 //!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
-//!   writes the same fields for the same cubins and PTX, and we read what nvFatbin,
-//!   `fatbinary` and `nvcc -fatbin` write.
+//!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
+//!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
+//!   and `extract` find fat binaries in raw files and host objects, `Build` with
+//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
+//!   (`-D warnings`), runs and is inspected.
 //! - `hostile_names`: file names, targets and image strings that are not UTF-8, through LLVM
 //!   22's bundler and llvm-offload-binary and ours (every output, stdout and stderr byte for
 //!   byte), and through `offload-build inspect`/`extract`.

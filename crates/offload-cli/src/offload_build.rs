@@ -682,7 +682,7 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 (Some(u), _) => writeln!(out, " {u}")?,
                 (None, Some(method)) => writeln!(
                     out,
-                    " (compressed with {method} by NVIDIA's tools; listed, not decompressed)"
+                    " ({method}-compressed by NVIDIA's tools; extract decompresses it)"
                 )?,
                 (None, None) => writeln!(out, " (compressed)")?,
             }
