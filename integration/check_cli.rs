@@ -407,3 +407,64 @@ fn damaged_wheel() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The progress line: on a terminal (here the pseudo-terminal of `script`) for an input that
+/// takes more than a second (a FIFO whose writer waits 1.5 s), never when standard error is
+/// not a terminal.
+#[test]
+fn progress_line_only_on_a_terminal() {
+    let i = install();
+    let run = |on_terminal: bool| -> String {
+        let dir = i.dir.join(format!("progress-{on_terminal}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("slow.so");
+        let st = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(st.success());
+        let lib = std::fs::read(i.dir.join("liba.so")).unwrap();
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut f = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+                f.write_all(&lib).unwrap();
+            })
+        };
+        let out = if on_terminal {
+            Command::new("script")
+                .args(["-qec"])
+                .arg(format!("{OURS} inspect --archs {}", fifo.display()))
+                .arg("/dev/null")
+                .output()
+                .unwrap()
+        } else {
+            Command::new(OURS)
+                .args(["inspect", "--archs"])
+                .arg(&fifo)
+                .output()
+                .unwrap()
+        };
+        writer.join().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let tty = run(true);
+    assert!(
+        tty.contains(&format!(
+            "offload-build: reading {}",
+            i.dir.join("progress-true/slow.so").display()
+        )),
+        "{tty:?}"
+    );
+    assert!(tty.contains("gfx1100 gfx90a:xnack+"), "{tty:?}");
+    let piped = run(false);
+    assert!(!piped.contains("reading"), "{piped:?}");
+    assert!(
+        piped.ends_with("slow.so: gfx1100 gfx90a:xnack+\n"),
+        "{piped:?}"
+    );
+}

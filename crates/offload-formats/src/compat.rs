@@ -30,6 +30,20 @@
 //! 4. Family-specific code (`sm_100f`, `compute_100f`) runs on the same major, equal or
 //!    higher minor.
 //!
+//! ```
+//! use offload_formats::compat::{Gpu, Mismatch, Rule, compatible};
+//! let gpu = Gpu::parse("gfx1151")?;
+//! let fit = compatible("hipv4-amdgcn-amd-amdhsa--gfx11-generic", &gpu).unwrap();
+//! assert_eq!(fit.rule, Rule::GenericProcessor("gfx11-generic"));
+//! assert_eq!(
+//!     compatible("hipv4-amdgcn-amd-amdhsa--gfx1100", &gpu),
+//!     Err(Mismatch::Processor { code: "gfx1100".into() })
+//! );
+//! let ampere = Gpu::parse("8.6")?;
+//! assert!(compatible("cuda-nvptx64-nvidia-cuda-sm_80", &ampere).is_ok());
+//! # Ok::<(), offload_formats::compat::GpuError>(())
+//! ```
+//!
 //! NVIDIA fat binaries (`.nv_fatbin`) are read by a module of their own; each of their
 //! entries (a cubin or a PTX text for one architecture) feeds [`nvidia_compatible`]
 //! as an [`NvidiaCode`] — see the `HOOK(nvfatbin)` note on that function.

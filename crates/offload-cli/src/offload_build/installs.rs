@@ -4,7 +4,7 @@
 //! `--archs` summary, the `check` verdicts, and the GPUs of this machine (`--gpu native`).
 
 use std::collections::BTreeSet;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Read};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -92,12 +92,16 @@ fn file<E>(
     progress: &Progress,
     visit: &mut dyn FnMut(Visit<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
+    // From the start: reading a slow file (a pipe, a network file system) is part of it.
+    progress.start(path);
     let input = match Input::open(path) {
         Ok(i) => i,
-        Err(e) => return visit(Visit::Error(format!("'{path}': {}", error_text(&e)))),
+        Err(e) => {
+            progress.done();
+            return visit(Visit::Error(format!("'{path}': {}", error_text(&e))));
+        }
     };
     let data = &input.data[..];
-    progress.start(path);
     let r = if FileKind::sniff(data) == FileKind::Zip {
         zip_members(path, data, progress, visit)
     } else {
@@ -512,6 +516,19 @@ fn tool_output(tool: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Writes to file descriptor 2 directly: the command holds `io::stderr()`'s lock for its
+/// whole run, so the progress thread must not take it.
+fn write_stderr(mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: writing an initialized buffer of that length to descriptor 2.
+        let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+        if n <= 0 {
+            return;
+        }
+        bytes = &bytes[n as usize..];
+    }
+}
+
 /// A progress line on standard error for an input that takes more than a second, only when
 /// standard error is a terminal (`offload-build: reading PATH (3 s)`, erased when done).
 pub(crate) struct Progress {
@@ -546,10 +563,8 @@ impl Progress {
                 if let Some((path, since)) = &st.current {
                     let secs = since.elapsed().as_secs();
                     if secs >= 1 {
-                        let _ = write!(
-                            io::stderr().lock(),
-                            "\r\x1b[Koffload-build: reading {path} ({secs} s)"
-                        );
+                        let line = format!("\r\x1b[Koffload-build: reading {path} ({secs} s)");
+                        write_stderr(line.as_bytes());
                         st.shown = true;
                     }
                 }
@@ -571,7 +586,7 @@ impl Progress {
             if let Ok(mut st) = s.lock() {
                 st.current = None;
                 if st.shown {
-                    let _ = write!(io::stderr().lock(), "\r\x1b[K");
+                    write_stderr(b"\r\x1b[K");
                     st.shown = false;
                 }
             }
