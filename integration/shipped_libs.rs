@@ -55,14 +55,30 @@ fn llvm_list(bundle: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// SHA-256 of the libraries of Debian 12's librocrand1 5.3.3-4 and librocsparse0
+/// 5.3.0+dfsg-2: the files these tests were checked against.
+fn pinned_sha256(lib: &str) -> &'static str {
+    match lib {
+        ROCRAND => "e7a80b47fbc76e22e1052c2c0d6c87f0a4f311e45c1e8649f36120bf5e10fe27",
+        ROCSPARSE => "5d8aa37681179fb8234b52fe1afc8f7e16757b72bfa2409032f5de87e7e5bc4a",
+        _ => unreachable!("{lib} is not pinned"),
+    }
+}
+
 fn report(lib: &str, size: u64) -> Value {
     assert!(Path::new(lib).is_file(), "{lib} is missing: {HINT}");
-    // The packages' versions are pinned by the file sizes (rocRAND 5.3.3-4, rocSPARSE
-    // 5.3.0+dfsg-2 of Debian 12).
+    // The packages' versions are pinned by the file sizes and hashes (rocRAND 5.3.3-4,
+    // rocSPARSE 5.3.0+dfsg-2 of Debian 12).
     assert_eq!(
         std::fs::metadata(lib).unwrap().len(),
         size,
         "{lib}: another version"
+    );
+    let sum = Command::new("sha256sum").arg(lib).output().expect("sha256sum");
+    assert!(
+        String::from_utf8_lossy(&sum.stdout).starts_with(pinned_sha256(lib)),
+        "{lib}: not the pinned file (SHA-256 {})",
+        String::from_utf8_lossy(&sum.stdout)
     );
     let (code, out, err) = ours(&["inspect", "--json", lib]);
     assert_eq!(code, 0, "{err}");
