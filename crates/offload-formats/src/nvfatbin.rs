@@ -835,19 +835,28 @@ pub fn scan(data: &[u8]) -> (Vec<Found<'_>>, Vec<(usize, FatbinError)>) {
     let mut errors = Vec::new();
     let mut at = 0;
     while at + HEADER_SIZE <= data.len() {
-        if data[at..].starts_with(&MAGIC_BYTES) {
-            match Fatbin::parse(&data[at..]) {
-                Ok(f) => {
-                    let size = f.size().max(HEADER_SIZE);
-                    found.push(Found {
-                        offset: at,
-                        fatbin: f,
-                    });
-                    at += size.next_multiple_of(8);
-                    continue;
-                }
-                Err(e) => errors.push((at, e)),
+        // The next aligned magic: one comparison per 8 bytes, over whole chunks.
+        match data[at..]
+            .chunks_exact(8)
+            .position(|c| c[..4] == MAGIC_BYTES)
+        {
+            Some(i) => at += i * 8,
+            None => break,
+        }
+        if at + HEADER_SIZE > data.len() {
+            break;
+        }
+        match Fatbin::parse(&data[at..]) {
+            Ok(f) => {
+                let size = f.size().max(HEADER_SIZE);
+                found.push(Found {
+                    offset: at,
+                    fatbin: f,
+                });
+                at += size.next_multiple_of(8);
+                continue;
             }
+            Err(e) => errors.push((at, e)),
         }
         at += 8;
     }
