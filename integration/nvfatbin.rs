@@ -921,3 +921,57 @@ fn cuda_saxpy_example_builds_runs_and_is_inspected() {
         ]
     );
 }
+
+/// `offload-build compile --container cuda-fatbin --embed fatbin`: the CLI face of
+/// `Container::CudaFatbin` (what CMake's `CONTAINER CUDA_FATBIN` passes); `--embed object`
+/// is refused, as no host object registers an NVIDIA fat binary.
+#[test]
+fn compile_command_writes_a_cuda_fatbin() {
+    let f = nv_fixtures();
+    let dir = f.dir.join("cli-compile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("k.fatbin");
+    let mut cmd = Command::new(OFFLOAD_BUILD);
+    cmd.current_dir(&dir)
+        .arg("compile")
+        .arg(f.dir.join("saxpy.cu"))
+        .args(["--archs", "sm_80;sm_90", "--container", "cuda-fatbin"])
+        .args(["--embed", "fatbin", "--quiet", "-o"])
+        .arg(&out)
+        .env("CLANG", CLANG19);
+    for var in crate::support::BUILD_ENV_VARS {
+        cmd.env_remove(var);
+    }
+    check(&mut cmd, "offload-build compile --container cuda-fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let ptx: Vec<_> = fb
+        .entries()
+        .iter()
+        .filter(|e| e.kind() == EntryKind::Ptx)
+        .map(|e| (e.arch_name(), e.identifier().map(<[u8]>::to_vec)))
+        .collect();
+    assert_eq!(
+        ptx,
+        [
+            ("compute_80".to_string(), Some(b"k".to_vec())),
+            ("compute_90".to_string(), Some(b"k".to_vec()))
+        ]
+    );
+    let listing = cuobjdump_list(&out);
+    assert_eq!(listing, expected_listing(&fb, "k"));
+
+    let mut cmd = Command::new(OFFLOAD_BUILD);
+    cmd.current_dir(&dir)
+        .arg("compile")
+        .arg(f.dir.join("saxpy.cu"))
+        .args(["--archs", "sm_80", "--container", "cuda-fatbin"])
+        .args(["--embed", "object", "-o"])
+        .arg(dir.join("libk.a"))
+        .env("CLANG", CLANG19);
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("use --embed fatbin"), "{err}");
+    assert!(!dir.join("libk.a").exists());
+}
