@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use offload_formats::nvfatbin::{Compression, EntryKind, Fatbin, FatbinWriter, Flags};
+use offload_formats::nvfatbin::{Compression, Entry, EntryKind, Fatbin, FatbinWriter, Flags};
 
 use crate::support::nvidia;
 use crate::support::{CLANG19, fixtures::process_dir, require};
@@ -974,4 +974,58 @@ fn compile_command_writes_a_cuda_fatbin() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("use --embed fatbin"), "{err}");
     assert!(!dir.join("libk.a").exists());
+}
+
+/// CMake: `offload_add_fatbin(... LANGUAGE CUDA CONTAINER CUDA_FATBIN EMBED FATBIN)` writes
+/// `<target>.fatbin`, an NVIDIA fat binary cuobjdump lists.
+#[test]
+fn cmake_container_cuda_fatbin() {
+    let f = nv_fixtures();
+    let proj = f.dir.join("cmake-proj");
+    let build = f.dir.join("cmake-build");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(f.dir.join("saxpy.cu"), proj.join("saxpy.cu")).unwrap();
+    let module = crate::support::repo_root().join("build-support/cmake/OffloadBuild.cmake");
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+             include(\"{}\")\n\
+             offload_add_fatbin(kern LANGUAGE CUDA SOURCES saxpy.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN COMPILER {CLANG19} QUIET)\n\
+             add_custom_target(all_kern ALL DEPENDS kern_offload_build)\n",
+            module.display()
+        ),
+    )
+    .unwrap();
+    let cmake = |args: &[&str]| {
+        let mut c = Command::new("cmake");
+        for var in crate::support::BUILD_ENV_VARS
+            .iter()
+            .chain(&["MAKEFLAGS", "CARGO_MAKEFLAGS"])
+        {
+            c.env_remove(var);
+        }
+        c.args(args);
+        c
+    };
+    check(
+        cmake(&["-G", "Ninja"])
+            .arg("-S")
+            .arg(&proj)
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={OFFLOAD_BUILD}")),
+        "cmake configure",
+    );
+    check(cmake(&["--build"]).arg(&build), "cmake --build");
+    let out = build.join("kern.fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let archs: Vec<_> = fb.entries().iter().map(Entry::arch_name).collect();
+    assert!(
+        archs.contains(&"compute_80".to_string()) && archs.contains(&"compute_90".to_string()),
+        "{archs:?}"
+    );
+    assert_eq!(cuobjdump_list(&out), expected_listing(&fb, "kern"));
 }
