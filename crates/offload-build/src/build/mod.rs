@@ -809,7 +809,8 @@ impl Build {
     /// The object [`Embed`] mode for the container this build writes:
     /// [`Embed::HipObject`] for a bundle, [`Embed::NewDriverObject`] for offload binaries, with
     /// the language and container decided as [`Build::try_compile`] decides them (the set ones,
-    /// else from the sources' extensions). `offload-build compile --embed object` uses it.
+    /// else from the sources' extensions); [`Embed::FatbinOnly`] for an NVIDIA fat binary,
+    /// which no host object registers. `offload-build compile --embed object` uses it.
     pub fn object_embed(&self) -> Embed {
         let directives = Directives::new(false);
         let env = Env::new(&self.env, &directives);
