@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use offload_formats::nvfatbin::{Compression, EntryKind, Fatbin, FatbinWriter, Flags};
+use offload_formats::nvfatbin::{Compression, Entry, EntryKind, Fatbin, FatbinWriter, Flags};
 
 use crate::support::nvidia;
 use crate::support::{CLANG19, fixtures::process_dir, require};
@@ -920,4 +920,112 @@ fn cuda_saxpy_example_builds_runs_and_is_inspected() {
             "PTX file    2: kernels.sm_90.ptx"
         ]
     );
+}
+
+/// `offload-build compile --container cuda-fatbin --embed fatbin`: the CLI face of
+/// `Container::CudaFatbin` (what CMake's `CONTAINER CUDA_FATBIN` passes); `--embed object`
+/// is refused, as no host object registers an NVIDIA fat binary.
+#[test]
+fn compile_command_writes_a_cuda_fatbin() {
+    let f = nv_fixtures();
+    let dir = f.dir.join("cli-compile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("k.fatbin");
+    let mut cmd = Command::new(OFFLOAD_BUILD);
+    cmd.current_dir(&dir)
+        .arg("compile")
+        .arg(f.dir.join("saxpy.cu"))
+        .args(["--archs", "sm_80;sm_90", "--container", "cuda-fatbin"])
+        .args(["--embed", "fatbin", "--quiet", "-o"])
+        .arg(&out)
+        .env("CLANG", CLANG19);
+    for var in crate::support::BUILD_ENV_VARS {
+        cmd.env_remove(var);
+    }
+    check(&mut cmd, "offload-build compile --container cuda-fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let ptx: Vec<_> = fb
+        .entries()
+        .iter()
+        .filter(|e| e.kind() == EntryKind::Ptx)
+        .map(|e| (e.arch_name(), e.identifier().map(<[u8]>::to_vec)))
+        .collect();
+    assert_eq!(
+        ptx,
+        [
+            ("compute_80".to_string(), Some(b"k".to_vec())),
+            ("compute_90".to_string(), Some(b"k".to_vec()))
+        ]
+    );
+    let listing = cuobjdump_list(&out);
+    assert_eq!(listing, expected_listing(&fb, "k"));
+
+    let mut cmd = Command::new(OFFLOAD_BUILD);
+    cmd.current_dir(&dir)
+        .arg("compile")
+        .arg(f.dir.join("saxpy.cu"))
+        .args(["--archs", "sm_80", "--container", "cuda-fatbin"])
+        .args(["--embed", "object", "-o"])
+        .arg(dir.join("libk.a"))
+        .env("CLANG", CLANG19);
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("use --embed fatbin"), "{err}");
+    assert!(!dir.join("libk.a").exists());
+}
+
+/// CMake: `offload_add_fatbin(... LANGUAGE CUDA CONTAINER CUDA_FATBIN EMBED FATBIN)` writes
+/// `<target>.fatbin`, an NVIDIA fat binary cuobjdump lists.
+#[test]
+fn cmake_container_cuda_fatbin() {
+    let f = nv_fixtures();
+    let proj = f.dir.join("cmake-proj");
+    let build = f.dir.join("cmake-build");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(f.dir.join("saxpy.cu"), proj.join("saxpy.cu")).unwrap();
+    let module = crate::support::repo_root().join("build-support/cmake/OffloadBuild.cmake");
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+             include(\"{}\")\n\
+             offload_add_fatbin(kern LANGUAGE CUDA SOURCES saxpy.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN COMPILER {CLANG19} QUIET)\n\
+             add_custom_target(all_kern ALL DEPENDS kern_offload_build)\n",
+            module.display()
+        ),
+    )
+    .unwrap();
+    let cmake = |args: &[&str]| {
+        let mut c = Command::new("cmake");
+        for var in crate::support::BUILD_ENV_VARS
+            .iter()
+            .chain(&["MAKEFLAGS", "CARGO_MAKEFLAGS"])
+        {
+            c.env_remove(var);
+        }
+        c.args(args);
+        c
+    };
+    check(
+        cmake(&["-G", "Ninja"])
+            .arg("-S")
+            .arg(&proj)
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={OFFLOAD_BUILD}")),
+        "cmake configure",
+    );
+    check(cmake(&["--build"]).arg(&build), "cmake --build");
+    let out = build.join("kern.fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let archs: Vec<_> = fb.entries().iter().map(Entry::arch_name).collect();
+    assert!(
+        archs.contains(&"compute_80".to_string()) && archs.contains(&"compute_90".to_string()),
+        "{archs:?}"
+    );
+    assert_eq!(cuobjdump_list(&out), expected_listing(&fb, "kern"));
 }

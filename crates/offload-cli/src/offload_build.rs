@@ -1023,7 +1023,18 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     // `object`: the host object that holds the container the plan chooses.
     let embed = match a.embed {
         EmbedArg::Fatbin => Embed::FatbinOnly,
-        EmbedArg::Object => b.object_embed(),
+        EmbedArg::Object => match b.object_embed() {
+            // No host object registers an NVIDIA fat binary: it is loaded at run time.
+            Embed::FatbinOnly => {
+                return Err(
+                    "an NVIDIA fat binary (--container cuda-fatbin) is loaded at run \
+                            time: use --embed fatbin"
+                        .to_owned()
+                        .into(),
+                );
+            }
+            e => e,
+        },
     };
     b.embed(embed);
     Ok(b)

@@ -47,7 +47,9 @@
 //! of the ptxas options string, then the string, NUL-terminated and padded to 8 bytes
 //! (nvFatbin and `fatbinary` write an empty string when there are none). A PTX payload is
 //! the text with a NUL, padded with zeros to 8 bytes; `cuobjdump -xptx` extracts the text
-//! up to the NUL. A cubin payload is the ELF file.
+//! up to the NUL. A cubin payload is the ELF file (ptxas writes cubins whose size is a
+//! multiple of 8; this writer pads any other with zeros). An architecture-specific target
+//! (`sm_90a`) is arch 90 with flag `0x100000`.
 //!
 //! # Compressed entries
 //!
@@ -64,15 +66,16 @@
 //!
 //! # Differences from nvFatbin's bytes
 //!
-//! For the same cubins and PTX (nvFatbin with `-compress=false`), the writer's entries
-//! agree with nvFatbin's field by field (kind, entry version, header size, sizes, versions,
-//! architecture, identifier, options block, flags), and the cubin payloads are the same
-//! bytes. The one difference is the PTX payload: nvFatbin and `fatbinary` minify the text
-//! before storing it (comments emptied to `//`, indentation and runs of blanks removed),
-//! where this writer stores the PTX exactly as given. Both are valid PTX for the same
-//! program (the driver's JIT compiles either, and `cuobjdump -xptx` gives back the input
-//! byte for byte with ours), so the only effect is a larger payload (about 1.3 times for
-//! clang's PTX), and no loss of the input's text.
+//! For the same cubins and PTX (nvFatbin with `-compress=false`), the writer's entry headers
+//! are nvFatbin's byte for byte (kind, entry version, header size, compressed and
+//! uncompressed sizes, versions, architecture, identifier, options block, flags) but for
+//! the payload size of PTX entries, and the cubin payloads are the same bytes. The one
+//! difference is the PTX payload: nvFatbin and `fatbinary` minify the text before storing it
+//! (comment text removed, leaving `//`; indentation and runs of blanks removed), where this
+//! writer stores the PTX exactly as given. It is harmless: the minified text and ours are the
+//! same sequence of PTX tokens (the integration test compares them), which is all the
+//! driver's PTX compiler reads; ours is larger (about 1.3 times for clang's PTX), and
+//! `cuobjdump -xptx` gives back the input byte for byte.
 //!
 //! ```
 //! use offload_formats::nvfatbin::{EntryKind, Fatbin, FatbinWriter};
@@ -835,19 +838,28 @@ pub fn scan(data: &[u8]) -> (Vec<Found<'_>>, Vec<(usize, FatbinError)>) {
     let mut errors = Vec::new();
     let mut at = 0;
     while at + HEADER_SIZE <= data.len() {
-        if data[at..].starts_with(&MAGIC_BYTES) {
-            match Fatbin::parse(&data[at..]) {
-                Ok(f) => {
-                    let size = f.size().max(HEADER_SIZE);
-                    found.push(Found {
-                        offset: at,
-                        fatbin: f,
-                    });
-                    at += size.next_multiple_of(8);
-                    continue;
-                }
-                Err(e) => errors.push((at, e)),
+        // The next aligned magic: one comparison per 8 bytes, over whole chunks.
+        match data[at..]
+            .chunks_exact(8)
+            .position(|c| c[..4] == MAGIC_BYTES)
+        {
+            Some(i) => at += i * 8,
+            None => break,
+        }
+        if at + HEADER_SIZE > data.len() {
+            break;
+        }
+        match Fatbin::parse(&data[at..]) {
+            Ok(f) => {
+                let size = f.size().max(HEADER_SIZE);
+                found.push(Found {
+                    offset: at,
+                    fatbin: f,
+                });
+                at += size.next_multiple_of(8);
+                continue;
             }
+            Err(e) => errors.push((at, e)),
         }
         at += 8;
     }

@@ -15,7 +15,7 @@
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100")
 //!     .compile("kernels");
 //! // src/main.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
-//! //   fatbin(), ARCHS, KERNELS (top level, where the file is included),
+//! //   fatbin(), ARCHS, KERNELS, IMAGES, image(arch) (top level, where the file is included),
 //! //   kernels::<KERNEL> (one constant per kernel)
 //! ```
 //!
@@ -795,10 +795,14 @@ impl Build {
     /// Compiles, packs and embeds.
     ///
     /// Writes into the output directory:
-    /// - `<name>.hipfb` (bundle) or `<name>.offloadbin` (offload binaries);
+    /// - `<name>.hipfb` (bundle), `<name>.offloadbin` (offload binaries) or `<name>.fatbin`
+    ///   (an NVIDIA fat binary);
     /// - `<name>.rs`, to `include!`, with `pub fn fatbin() -> &'static [u8]` (the container,
     ///   4096-byte aligned; in [`Embed::HipObject`] mode the object's own `.hip_fatbin`), `pub const ARCHS: &[&str]`, `pub const KERNELS: &[&str]`,
-    ///   `CONTAINER`, `COMPRESSED` and a `kernels` module with one constant per kernel (with
+    ///   `CONTAINER`, `COMPRESSED`, `pub static IMAGES: &[(&str, &str, &[u8])]` (architecture,
+    ///   kind `cubin`/`ptx`/`code-object`/…, the image's bytes as a slice of `fatbin()`; empty
+    ///   for a compressed bundle) with `pub fn image(arch: &str) -> Option<&'static [u8]>`
+    ///   (machine code first), and a `kernels` module with one constant per kernel (with
     ///   the host handle for `hipLaunchKernel` in [`Embed::HipObject`] mode);
     /// - for the object [`Embed`] modes, `lib<name>-<hash>.a` (a name unique to this build),
     ///   with the `cargo:rustc-link-*` directives to link it.
@@ -840,7 +844,8 @@ impl Build {
     /// The object [`Embed`] mode for the container this build writes:
     /// [`Embed::HipObject`] for a bundle, [`Embed::NewDriverObject`] for offload binaries, with
     /// the language and container decided as [`Build::try_compile`] decides them (the set ones,
-    /// else from the sources' extensions). `offload-build compile --embed object` uses it.
+    /// else from the sources' extensions); [`Embed::FatbinOnly`] for an NVIDIA fat binary,
+    /// which no host object registers. `offload-build compile --embed object` uses it.
     pub fn object_embed(&self) -> Embed {
         let directives = Directives::new(false);
         let env = Env::new(&self.env, &directives);

@@ -732,10 +732,6 @@ impl<'data> Scanner<'_, 'data> {
     ) -> Result<(), InspectError> {
         use crate::nvfatbin::{EntryKind, scan};
         let region_offset = self.offset_of(region);
-        // Most regions hold no magic at all: look before walking.
-        if !region.windows(4).any(|w| w == crate::nvfatbin::MAGIC_BYTES) {
-            return Ok(());
-        }
         let (found, errors) = scan(region);
         if strict {
             if let Some((at, e)) = errors.into_iter().next() {
