@@ -42,7 +42,12 @@ pub(crate) fn walk<E>(
     visit: &mut dyn FnMut(Visit<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     for input in inputs {
-        // An input named on the command line is followed if it is a link.
+        // `-` is standard input; an input named on the command line is followed if it is
+        // a link.
+        if input == "-" {
+            file(input, true, progress, visit)?;
+            continue;
+        }
         match std::fs::metadata(input) {
             Ok(m) if m.is_dir() => walk_dir(Path::new(input), progress, visit)?,
             Ok(_) => file(input, true, progress, visit)?,
