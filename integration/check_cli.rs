@@ -212,6 +212,15 @@ fn archs_of_files_directories_and_wheels() {
     assert_eq!(v[1]["archs"], serde_json::json!(["gfx11-generic"]));
     // Nothing was unpacked beside the wheel.
     assert!(!i.dir.join("pkg").exists());
+    // `-` is standard input, as before.
+    let out = Command::new(OURS)
+        .current_dir(&i.dir)
+        .args(["inspect", "--archs", "-"])
+        .stdin(std::fs::File::open(i.dir.join("libg.so")).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "-: gfx11-generic\n");
 }
 
 #[test]

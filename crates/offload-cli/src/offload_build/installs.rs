@@ -42,8 +42,12 @@ pub(crate) fn walk<E>(
     visit: &mut dyn FnMut(Visit<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     for input in inputs {
-        // An input named on the command line is followed if it is a link.
-        // Names are text that holds their bytes (offload_formats::id::raw).
+        // `-` is standard input; an input named on the command line is followed if it is
+        // a link. Names are text that holds their bytes (offload_formats::id::raw).
+        if input == "-" {
+            file(input, true, progress, visit)?;
+            continue;
+        }
         let os = offload_formats::id::raw::os(input);
         match std::fs::metadata(&os) {
             Ok(m) if m.is_dir() => walk_dir(Path::new(&os), progress, visit)?,
