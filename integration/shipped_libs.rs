@@ -74,7 +74,10 @@ fn report(lib: &str, size: u64) -> Value {
         size,
         "{lib}: another version"
     );
-    let sum = Command::new("sha256sum").arg(lib).output().expect("sha256sum");
+    let sum = Command::new("sha256sum")
+        .arg(lib)
+        .output()
+        .expect("sha256sum");
     assert!(
         String::from_utf8_lossy(&sum.stdout).starts_with(pinned_sha256(lib)),
         "{lib}: not the pinned file (SHA-256 {})",
