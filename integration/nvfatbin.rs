@@ -993,8 +993,11 @@ fn cmake_container_cuda_fatbin() {
              include(\"{}\")\n\
              offload_add_fatbin(kern LANGUAGE CUDA SOURCES saxpy.cu ARCHITECTURES sm_80 sm_90\n  \
              CONTAINER CUDA_FATBIN EMBED FATBIN COMPILER {CLANG19} QUIET)\n\
-             add_custom_target(all_kern ALL DEPENDS kern_offload_build)\n",
-            module.display()
+             offload_add_fatbin(kern_cubin LANGUAGE CUDA SOURCES saxpy.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN COMPILER {CLANG19} PTXAS \"{}\" QUIET)\n\
+             add_custom_target(all_kern ALL DEPENDS kern_offload_build kern_cubin_offload_build)\n",
+            module.display(),
+            crate::support::nvidia::ptxas().display()
         ),
     )
     .unwrap();
@@ -1028,4 +1031,11 @@ fn cmake_container_cuda_fatbin() {
         "{archs:?}"
     );
     assert_eq!(cuobjdump_list(&out), expected_listing(&fb, "kern"));
+    // PTXAS names the wheel's ptxas: a cubin for each arch beside its PTX.
+    let out = build.join("kern_cubin.fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let mut archs: Vec<_> = fb.entries().iter().map(Entry::arch_name).collect();
+    archs.sort();
+    assert_eq!(archs, ["compute_80", "compute_90", "sm_80", "sm_90"]);
 }
