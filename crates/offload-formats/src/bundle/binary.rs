@@ -70,65 +70,36 @@ impl<'data> BinaryBundle<'data> {
     /// a payload past the end of `data`. Nothing is allocated beyond what `data` can
     /// actually describe.
     pub fn parse(data: &'data [u8]) -> Result<Option<Self>, BundleReadError> {
-        if !Self::is_bundle(data) {
-            return Ok(None);
-        }
         let len = data.len() as u64;
-        let count = read_u64(data, 24, "entry count", None)?;
-        let max = (len - HEADER_FIXED) / DESCRIPTOR_FIXED;
-        if count > max {
-            return Err(BundleReadError::new(
-                BundleReadErrorKind::CountTooLarge { count, max },
-                24,
-                None,
-            ));
-        }
-        let mut entries = Vec::with_capacity(count as usize);
-        let mut pos = HEADER_FIXED;
-        for i in 0..count {
-            let descriptor = pos;
-            let offset = read_u64(data, pos, "payload offset", Some(i))?;
-            let size = read_u64(data, pos + 8, "payload size", Some(i))?;
-            let id_len = read_u64(data, pos + 16, "ID length", Some(i))?;
-            pos += DESCRIPTOR_FIXED;
-            let available = len - pos;
-            if id_len > available {
+        let (descriptors, header_len) = match read_header(data, len)? {
+            None => return Ok(None),
+            Some(HeaderRead::Complete(descriptors, header_len)) => (descriptors, header_len),
+            // The whole bundle is given, so its header cannot be cut short (`read_header`
+            // reports a cut field as an error then); kept as an error all the same.
+            Some(HeaderRead::NeedMore(needed)) => {
                 return Err(BundleReadError::new(
                     BundleReadErrorKind::Truncated {
-                        field: "ID",
-                        needed: id_len,
-                        available,
+                        field: "header",
+                        needed,
+                        available: len,
                     },
-                    pos,
-                    Some(i),
+                    0,
+                    None,
                 ));
             }
-            let id = &data[pos as usize..(pos + id_len) as usize];
-            pos += id_len;
-            if offset == 0 {
-                return Err(BundleReadError::new(
-                    BundleReadErrorKind::ZeroOffset,
-                    descriptor,
-                    Some(i),
-                ));
-            }
-            let end = offset.checked_add(size).filter(|&end| end <= len);
-            let Some(end) = end else {
-                return Err(BundleReadError::new(
-                    BundleReadErrorKind::PastEnd { offset, size, len },
-                    descriptor,
-                    Some(i),
-                ));
-            };
-            entries.push(BinaryEntry {
-                id,
-                offset,
-                data: &data[offset as usize..end as usize],
-            });
-        }
+        };
+        // `read_header` checked every payload against `len`.
+        let entries = descriptors
+            .into_iter()
+            .map(|d| BinaryEntry {
+                id: d.id,
+                offset: d.offset,
+                data: &data[d.offset as usize..(d.offset + d.size) as usize],
+            })
+            .collect();
         Ok(Some(BinaryBundle {
             entries,
-            header_len: pos,
+            header_len,
         }))
     }
 
@@ -221,11 +192,14 @@ pub enum HeaderRead<'data> {
 /// when the prefix does not start with the bundle magic.
 pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, BundleReadError> {
     let have = prefix.len() as u64;
-    if have < HEADER_FIXED {
+    // Whether the prefix ends before `need` while the bundle goes on; once the prefix is the
+    // whole bundle, a field cut short is the error `parse` reports.
+    let cut = |need: u64| have < need && have < len;
+    if cut(HEADER_FIXED) {
         if !MAGIC.starts_with(&prefix[..prefix.len().min(MAGIC.len())]) {
             return Ok(None);
         }
-        return Ok(Some(HeaderRead::NeedMore(HEADER_FIXED.min(len.max(1)))));
+        return Ok(Some(HeaderRead::NeedMore(HEADER_FIXED.min(len))));
     }
     if !BinaryBundle::is_bundle(prefix) {
         return Ok(None);
@@ -243,14 +217,14 @@ pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, Bu
     let mut pos = HEADER_FIXED;
     for i in 0..count {
         let descriptor = pos;
-        if have < pos + DESCRIPTOR_FIXED {
+        if cut(pos + DESCRIPTOR_FIXED) {
             return Ok(Some(HeaderRead::NeedMore(pos + DESCRIPTOR_FIXED)));
         }
         let offset = read_u64(prefix, pos, "payload offset", Some(i))?;
         let size = read_u64(prefix, pos + 8, "payload size", Some(i))?;
         let id_len = read_u64(prefix, pos + 16, "ID length", Some(i))?;
         pos += DESCRIPTOR_FIXED;
-        let available = len - pos;
+        let available = len.saturating_sub(pos);
         if id_len > available {
             return Err(BundleReadError::new(
                 BundleReadErrorKind::Truncated {
@@ -262,7 +236,7 @@ pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, Bu
                 Some(i),
             ));
         }
-        if have < pos + id_len {
+        if cut(pos + id_len) {
             return Ok(Some(HeaderRead::NeedMore(pos + id_len)));
         }
         let id = &prefix[pos as usize..(pos + id_len) as usize];

@@ -980,13 +980,7 @@ fn inflate_growing(
                 zstd_safe::DCtx::try_create().ok_or(CompressedError::OutOfMemory { size: 0 })?;
             // Windows as large as one-shot decoding accepts; zstd allocates the window
             // itself here, and a refusal is its "Allocation error".
-            let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(
-                if cfg!(target_pointer_width = "64") {
-                    31
-                } else {
-                    30
-                },
-            ));
+            allow_large_windows(&mut dctx);
             let mut input = zstd_safe::InBuffer::around(src);
             loop {
                 if !grow(&mut out, cap)? {
@@ -1064,7 +1058,7 @@ fn inflate_growing(
 
 /// A zstd streaming error: an allocation zstd could not make is out of memory.
 #[cfg(feature = "compression")]
-fn zstd_stream_error(code: usize) -> CompressedError {
+pub(super) fn zstd_stream_error(code: usize) -> CompressedError {
     let name = zstd_safe::get_error_name(code);
     if name.contains("Allocation error") {
         CompressedError::OutOfMemory { size: 0 }
@@ -1341,6 +1335,19 @@ pub(super) fn with_dctx<R>(
     r
 }
 
+/// Lets `dctx` take windows as large as one-shot decoding accepts (zstd's streaming default
+/// is 128 MiB). Cannot fail on a context with these values; were it to, large windows would
+/// only be refused, so the result is not needed.
+#[cfg(feature = "compression")]
+pub(super) fn allow_large_windows(dctx: &mut zstd_safe::DCtx<'_>) {
+    let log = if cfg!(target_pointer_width = "64") {
+        31
+    } else {
+        30
+    };
+    let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(log));
+}
+
 #[cfg(feature = "compression")]
 fn inflate_zstd(src: &[u8], out: &Shared, claimed: u64) -> Result<usize, CompressedError> {
     with_dctx(|dctx| inflate_zstd_with(dctx, src, out, claimed))
@@ -1358,13 +1365,7 @@ fn inflate_zstd_with(
     // Neither can fail on a fresh context with these values; were it to, decoding would
     // only be slower or refuse large windows, so the results are not needed.
     let _ = dctx.set_parameter(zstd_safe::DParameter::StableOutBuffer(true));
-    let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(
-        if cfg!(target_pointer_width = "64") {
-            31
-        } else {
-            30
-        },
-    ));
+    allow_large_windows(dctx);
     let mut tail = Tail {
         shared: out,
         filled: 0,

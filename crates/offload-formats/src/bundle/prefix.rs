@@ -40,18 +40,6 @@ impl CompressedBundle<'_> {
     }
 }
 
-#[cfg(feature = "compression")]
-fn grow(out: &mut Vec<u8>, want: u64) -> Result<(), CompressedError> {
-    let target = usize::try_from(want)
-        .unwrap_or(usize::MAX)
-        .min(out.len().saturating_add(STEP))
-        .max(out.len() + 1);
-    out.try_reserve(target - out.len())
-        .map_err(|_| CompressedError::OutOfMemory {
-            size: target as u64,
-        })
-}
-
 #[cfg(not(feature = "compression"))]
 fn zstd_prefix(_: &[u8], _: impl FnMut(&[u8]) -> Option<u64>) -> Result<Prefix, CompressedError> {
     Err(CompressedError::Unsupported)
@@ -62,109 +50,95 @@ fn zlib_prefix(_: &[u8], _: impl FnMut(&[u8]) -> Option<u64>) -> Result<Prefix, 
     Err(CompressedError::Unsupported)
 }
 
+/// Asks `need` how far to go and lets `step` decode into the room made for it; `step` says
+/// whether the data ended.
 #[cfg(feature = "compression")]
-fn zstd_prefix(
-    src: &[u8],
+fn decode_until(
     mut need: impl FnMut(&[u8]) -> Option<u64>,
+    mut step: impl FnMut(&mut Vec<u8>) -> Result<bool, CompressedError>,
 ) -> Result<Prefix, CompressedError> {
-    super::compressed::with_dctx(|dctx| zstd_prefix_with(dctx, src, &mut need))
-}
-
-#[cfg(feature = "compression")]
-fn zstd_prefix_with(
-    dctx: &mut zstd_safe::DCtx<'static>,
-    src: &[u8],
-    need: &mut impl FnMut(&[u8]) -> Option<u64>,
-) -> Result<Prefix, CompressedError> {
-    // As the whole-bundle decoder allows: windows up to what one-shot decoding accepts.
-    let _ = dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(
-        if cfg!(target_pointer_width = "64") {
-            31
-        } else {
-            30
-        },
-    ));
     let mut out = Vec::new();
-    let mut fed = 0usize;
     loop {
-        let Some(want) = need(&out) else {
-            return Ok(Prefix {
-                data: out,
-                complete: false,
-            });
+        let want = match need(&out) {
+            Some(want) if want > out.len() as u64 => want,
+            _ => {
+                return Ok(Prefix {
+                    data: out,
+                    complete: false,
+                });
+            }
         };
-        if want <= out.len() as u64 {
-            return Ok(Prefix {
-                data: out,
-                complete: false,
-            });
-        }
-        grow(&mut out, want)?;
-        let before = (fed, out.len());
-        let pos = out.len();
-        let mut output = zstd_safe::OutBuffer::around_pos(&mut out, pos);
-        let mut input = zstd_safe::InBuffer {
-            src: &src[..(fed + FEED).min(src.len())],
-            pos: fed,
-        };
-        let r = dctx
-            .decompress_stream(&mut output, &mut input)
-            .map_err(|code| {
-                CompressedError::Corrupt(format!("zstd: {}", zstd_safe::get_error_name(code)))
+        let target = usize::try_from(want)
+            .unwrap_or(usize::MAX)
+            .min(out.len().saturating_add(STEP));
+        out.try_reserve(target - out.len())
+            .map_err(|_| CompressedError::OutOfMemory {
+                size: target as u64,
             })?;
-        fed = input.pos;
-        if r == 0 {
+        if step(&mut out)? {
             return Ok(Prefix {
                 data: out,
                 complete: true,
             });
         }
-        if (fed, out.len()) == before && fed == src.len() {
-            // Everything given, nothing more comes out: the frame is cut short.
-            return Err(CompressedError::TruncatedFrame);
-        }
     }
+}
+
+#[cfg(feature = "compression")]
+fn zstd_prefix(
+    src: &[u8],
+    need: impl FnMut(&[u8]) -> Option<u64>,
+) -> Result<Prefix, CompressedError> {
+    super::compressed::with_dctx(|dctx| {
+        super::compressed::allow_large_windows(dctx);
+        let mut fed = 0usize;
+        decode_until(need, |out| {
+            let before = (fed, out.len());
+            let pos = out.len();
+            let mut output = zstd_safe::OutBuffer::around_pos(out, pos);
+            let mut input = zstd_safe::InBuffer {
+                src: &src[..(fed + FEED).min(src.len())],
+                pos: fed,
+            };
+            let r = dctx
+                .decompress_stream(&mut output, &mut input)
+                .map_err(super::compressed::zstd_stream_error)?;
+            fed = input.pos;
+            if r == 0 {
+                return Ok(true);
+            }
+            if (fed, out.len()) == before && fed == src.len() {
+                // Everything given, nothing more comes out: the frame is cut short.
+                return Err(CompressedError::TruncatedFrame);
+            }
+            Ok(false)
+        })
+    })
 }
 
 #[cfg(feature = "compression")]
 fn zlib_prefix(
     src: &[u8],
-    mut need: impl FnMut(&[u8]) -> Option<u64>,
+    need: impl FnMut(&[u8]) -> Option<u64>,
 ) -> Result<Prefix, CompressedError> {
     let mut z = flate2::Decompress::new(true);
-    let mut out = Vec::new();
-    loop {
-        let Some(want) = need(&out) else {
-            return Ok(Prefix {
-                data: out,
-                complete: false,
-            });
-        };
-        if want <= out.len() as u64 {
-            return Ok(Prefix {
-                data: out,
-                complete: false,
-            });
-        }
-        grow(&mut out, want)?;
+    decode_until(need, |out| {
         let before = (z.total_in(), z.total_out());
         let status = z
             .decompress_vec(
                 &src[z.total_in() as usize..],
-                &mut out,
+                out,
                 flate2::FlushDecompress::None,
             )
             .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
         if status == flate2::Status::StreamEnd {
-            return Ok(Prefix {
-                data: out,
-                complete: true,
-            });
+            return Ok(true);
         }
         if (z.total_in(), z.total_out()) == before {
             return Err(CompressedError::TruncatedFrame);
         }
-    }
+        Ok(false)
+    })
 }
 
 #[cfg(all(test, feature = "compression"))]
