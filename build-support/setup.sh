@@ -44,6 +44,11 @@ PACKAGES=(
     hipcc libamdhip64-dev rocm-device-libs clang-15
     # The virtualenv of NVIDIA's wheels (python3 -m venv needs ensurepip).
     python3 python3-venv
+    # Libraries others ship (integration/shipped_libs.rs): Debian's rocRAND 5.3.3 (one
+    # bundle, the 3-field host ID of older clang) and rocSPARSE 5.3.0 (1.3 GB, 111 bundles),
+    # for inspect/--archs/check against clang-offload-bundler 22's -list. Debian's archive
+    # signatures pin their contents.
+    librocrand1 librocsparse0
 )
 
 # Recommended packages kept out: qemu-user-binfmt would register the emulators with the
@@ -53,6 +58,8 @@ EXCLUDED=(qemu-user-binfmt)
 # Files those packages must provide; checked after any install (those in a bin/ directory
 # must be executable).
 REQUIRED_FILES=(
+    /usr/lib/x86_64-linux-gnu/librocrand.so.1.1
+    /usr/lib/x86_64-linux-gnu/librocsparse.so.0.1
     /usr/bin/cmake
     /usr/bin/ninja
     /usr/lib/llvm-19/bin/clang

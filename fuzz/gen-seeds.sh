@@ -11,7 +11,10 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cargo build -q --bin offload-bundler
 OURS=$ROOT/target/debug/offload-bundler
-rm -rf "$S"
+# fuzz/seeds/nv_fatbin holds NVIDIA fat binaries made by NVIDIA's tools (nvFatbin, fatbinary,
+# nvcc -fatbin from the wheels of build-support/setup.sh, as in integration/nvfatbin.rs), kept
+# as they are: everything else is regenerated.
+find "$S" -mindepth 1 -maxdepth 1 ! -name nv_fatbin -exec rm -rf {} +
 for t in entry_id target_id binary_bundle text_bundle ccob offload_binary archive fat_object scan \
     bundler_cli packager_cli roundtrip_binary roundtrip_text roundtrip_ccob roundtrip_offload; do
     mkdir -p "$S/$t"
@@ -120,6 +123,7 @@ cli "$S/packager_cli/archive" new.o f0.o --image=kind=hip,file=f2.a --archive
 # inspect reads whatever the container scanners and fat-object readers read.
 mkdir -p "$S/inspect"
 cp "$S"/scan/* "$S"/fat_object/* "$S/inspect/"
+cp "$S"/nv_fatbin/lz4-nvfatbin.fatbin "$S"/nv_fatbin/fatbinary.fatbin "$S/inspect/"
 
 # Round trips: structured bytes (see the targets); small random ones are as good as any.
 for t in roundtrip_binary roundtrip_text roundtrip_ccob roundtrip_offload; do

@@ -6,9 +6,15 @@
 //! `bundle::archive`).
 
 use crate::objects_fixtures::objects;
-use crate::support::{Case, Check};
+use crate::support::fixtures::prng_bytes;
+use crate::support::{Case, Check, fixtures};
 
-groups!(archive_unbundle, archive_errors, archive_check);
+groups!(
+    archive_unbundle,
+    archive_errors,
+    archive_check,
+    archive_not_an_archive
+);
 
 use crate::support::args::{ERR, hip};
 
@@ -142,4 +148,37 @@ fn archive_check() -> Vec<Case> {
             "-check-input-archive",
         ]),
     ]
+}
+
+/// Inputs that are not archives (issue 19): LLVM 19 and 22 say `file too small to be an
+/// archive` for every one, however long, with and without `-check-input-archive`.
+fn archive_not_an_archive() -> Vec<Case> {
+    let not_archive =
+        || Check::Stderr(format!("{ERR}file too small to be an archive\n").into_bytes());
+    let mut bitcode = b"BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00\x62\x0c\x30\x24".to_vec();
+    bitcode.extend(prng_bytes(19, 500));
+    let inputs: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("shorter-than-magic", b"!<arch>".to_vec()),
+        ("three-bytes", b"abc".to_vec()),
+        ("text", b"int main(void) { return 0; }\n".repeat(40)),
+        (
+            "elf-object",
+            std::fs::read(fixtures().code_object("gfx1100")).expect("code object"),
+        ),
+        ("bitcode", bitcode),
+        ("random-100k", prng_bytes(7, 100_000)),
+    ];
+    let mut cases = Vec::new();
+    for (name, bytes) in inputs {
+        for (suffix, extra) in [("", &[][..]), ("-checked", &["-check-input-archive"][..])] {
+            cases.push(
+                Case::new(format!("{name}{suffix}"))
+                    .file("in.a", bytes.clone())
+                    .step(unbundle("in.a", &[hip("gfx906"), hip("gfx1100")], extra))
+                    .expect_llvm(not_archive()),
+            );
+        }
+    }
+    cases
 }

@@ -1500,3 +1500,65 @@ fn help_version() -> Vec<Case> {
         case("help-list", "--help-list", "--targets="),
     ]
 }
+
+/// A bundle that older clang (ROCm 4.x/5.0 era: Debian's librocrand.so.1.1, CuPy for ROCm 4.3
+/// and 5.0) wrote with the 3-field host ID `host-x86_64-unknown-linux`, unbundled with that
+/// same ID (issue 19). LLVM 22 rejects the target syntax; LLVM 19 standardizes the request to
+/// `host-x86_64-unknown-linux--` and then cannot find the stored entry. Ours, which accepts
+/// 3-field targets as 19 does, finds the entry stored under exactly the name given: a
+/// deliberate difference listed in the README. Every tool lists the bundle the same way.
+#[test]
+fn three_field_host_id_stored_by_older_clang() {
+    use crate::support::run::{RunDir, run_tool};
+    let limit = Duration::from_secs(20);
+    let bundle = spec_bundle(
+        &[
+            ("hip-amdgcn-amd-amdhsa-gfx906", b"DEVICE"),
+            ("host-x86_64-unknown-linux", b"HOST!"),
+        ],
+        4096,
+    );
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let unbundle = args(&[
+        "-type=o",
+        "-targets=host-x86_64-unknown-linux",
+        "-input=old.bundle",
+        "-output=u0",
+        "-unbundle",
+    ]);
+    let list = args(&["-type=o", "-list", "-input=old.bundle"]);
+    let mut listed = Vec::new();
+    for tool in [Tool::Llvm19, Tool::Llvm22, Tool::Ours] {
+        let dir = RunDir::new("three-field-host-id");
+        std::fs::write(dir.path().join("old.bundle"), &bundle).unwrap();
+        let l = run_tool(tool, dir.path(), &list, b"", limit);
+        assert_eq!(l.status, Status::Exit(0), "{tool:?} -list");
+        listed.push(l.stdout);
+        let out = run_tool(tool, dir.path(), &unbundle, b"", limit);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let u0 = std::fs::read(dir.path().join("u0")).ok();
+        match tool {
+            Tool::Llvm19 => {
+                assert_eq!(out.status, Status::Exit(1));
+                assert!(
+                    err.ends_with("error: Can't find bundles for host-x86_64-unknown-linux--\n"),
+                    "{err}"
+                );
+            }
+            Tool::Llvm22 => {
+                assert_eq!(out.status, Status::Exit(1));
+                assert!(err.ends_with(&format!("error: {FORMAT_ERR}\n")), "{err}");
+            }
+            Tool::Ours => {
+                assert_eq!(out.status, Status::Exit(0), "{err}");
+                assert_eq!(u0.as_deref(), Some(&b"HOST!"[..]));
+            }
+        }
+    }
+    assert_eq!(listed[0], listed[1]);
+    assert_eq!(listed[0], listed[2]);
+    assert_eq!(
+        String::from_utf8_lossy(&listed[2]),
+        "host-x86_64-unknown-linux\nhip-amdgcn-amd-amdhsa-gfx906\n"
+    );
+}

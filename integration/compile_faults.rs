@@ -217,6 +217,14 @@ fn sigterm_and_sigint_kill_the_compilers_children() {
             "SIG{name}: the compiler's child {pid} was left running"
         );
         assert!(!d.join("k.hipfb").exists());
+        // The jobs' private directories went too.
+        let left: Vec<String> =
+            std::fs::read_dir(d.join("k.hipfb.offload-build/offload-build-cache"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".job-"))
+                .collect();
+        assert!(left.is_empty(), "SIG{name}: left {left:?}");
     }
 }
 

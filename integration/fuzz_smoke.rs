@@ -246,6 +246,7 @@ smoke_tests!(
     roundtrip_text,
     roundtrip_ccob,
     roundtrip_offload,
+    nv_fatbin,
 );
 
 /// Issue 9, third acceptance item: `copies` truncated or bit-flipped copies of `files` through

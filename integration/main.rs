@@ -34,6 +34,9 @@
 //!   or not, each handle for its own fat binary, each bundle once in the executable.
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
+//! - `check_cli`: `offload-build check` (HIP's and CUDA's loading rules through the command)
+//!   and `inspect --archs` over shared libraries, a wheel built in the test, a directory tree
+//!   with links out of it, and `--gpu native` on a machine without a GPU.
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
 //!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
 //!   fallback, typed errors, bundles byte-identical to clang's own.
@@ -49,6 +52,12 @@
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
 //!   sit behind a failing launcher (one line).
+//! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
+//!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
+//! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each
+//!   `sm_NN` needs and one warning without `ptxas`; cubins with the `ptxas` of NVIDIA's
+//!   `nvidia-cuda-nvcc-cu12` wheel (the setup script's virtualenv); `NN-real`, `all-major`, a
+//!   clang crash in one line.
 //! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
 //!   from `cargo tree` over the lock file.
 //! - `outputs`: the output policy against LLVM 22: symbolic links written through,
@@ -56,8 +65,14 @@
 //!   failing third output rolling the first two back.
 //! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
 //!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
-//!   writes the same fields for the same cubins and PTX, and we read what nvFatbin,
-//!   `fatbinary` and `nvcc -fatbin` write.
+//!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
+//!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
+//!   and `extract` find fat binaries in raw files and host objects, `Build` with
+//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
+//!   (`-D warnings`), runs and is inspected.
+//! - `hostile_names`: file names, targets and image strings that are not UTF-8, through LLVM
+//!   22's bundler and llvm-offload-binary and ours (every output, stdout and stderr byte for
+//!   byte), and through `offload-build inspect`/`extract`.
 //! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
 //!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
 //!
@@ -92,11 +107,14 @@ mod bundler_diff;
 mod bundler_malformed;
 mod ccob_diff;
 mod ccob_hostile;
+mod check_cli;
 mod cmake;
 mod compile_faults;
+mod cuda_compile;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
+mod hostile_names;
 mod hostobj;
 mod hostobj_codegen;
 mod hostobj_crates;
@@ -109,4 +127,5 @@ mod outputs;
 mod packager_diff;
 mod packager_malformed;
 mod rocm;
+mod shipped_libs;
 mod support;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use offload_formats::nvfatbin::{Compression, EntryKind, Fatbin, FatbinWriter, Flags};
+use offload_formats::nvfatbin::{Compression, Entry, EntryKind, Fatbin, FatbinWriter, Flags};
 
 use crate::support::nvidia;
 use crate::support::{CLANG19, fixtures::process_dir, require};
@@ -106,10 +106,19 @@ pub fn ours(f: &NvFixtures) -> Vec<u8> {
     let mut w = FatbinWriter::new();
     for arch in ARCHS {
         let id = format!("saxpy_{arch}");
-        w.add_cubin(arch, &std::fs::read(f.cubin(arch)).unwrap(), Some(&id))
-            .unwrap();
-        w.add_ptx(arch, &std::fs::read(f.ptx(arch)).unwrap(), Some(&id), None)
-            .unwrap();
+        w.add_cubin(
+            &format!("sm_{arch}"),
+            &std::fs::read(f.cubin(arch)).unwrap(),
+            Some(&id),
+        )
+        .unwrap();
+        w.add_ptx(
+            &format!("compute_{arch}"),
+            &std::fs::read(f.ptx(arch)).unwrap(),
+            Some(&id),
+            None,
+        )
+        .unwrap();
     }
     w.to_bytes()
 }
@@ -145,18 +154,25 @@ ck(lib.nvFatbinDestroy(ctypes.byref(h)), "nvFatbinDestroy")
 /// nvFatbin's fat binary of the fixtures, entries in [`ours`]'s order, with `options`
 /// (`-64 -compress=false`, …), written to `out`.
 pub fn nvfatbin(f: &NvFixtures, options: &str, out: &Path) -> Vec<u8> {
+    let mut specs = Vec::new();
+    for arch in ARCHS {
+        let id = format!("saxpy_{arch}");
+        specs.push(format!("elf:{arch}:{id}:{}", f.cubin(arch).display()));
+        specs.push(format!("ptx:{arch}:{id}:{}", f.ptx(arch).display()));
+    }
+    nvfatbin_of(f, options, out, &specs)
+}
+
+/// nvFatbin's fat binary of `specs` (`elf|ptx:ARCH:IDENTIFIER:FILE`).
+pub fn nvfatbin_of(f: &NvFixtures, options: &str, out: &Path, specs: &[String]) -> Vec<u8> {
     let script = f.dir.join("nvfatbin.py");
     std::fs::write(&script, NVFATBIN_PY).unwrap();
     let mut cmd = Command::new(nvidia::python());
     cmd.arg(&script)
         .arg(nvidia::libnvfatbin())
         .arg(out)
-        .arg(options);
-    for arch in ARCHS {
-        let id = format!("saxpy_{arch}");
-        cmd.arg(format!("elf:{arch}:{id}:{}", f.cubin(arch).display()));
-        cmd.arg(format!("ptx:{arch}:{id}:{}", f.ptx(arch).display()));
-    }
+        .arg(options)
+        .args(specs);
     check(&mut cmd, "nvFatbin");
     std::fs::read(out).unwrap()
 }
@@ -350,6 +366,37 @@ fn we_read_nvfatbin_fatbinary_and_nvcc() {
         assert_eq!(ptx.image(), None);
         assert_eq!(ptx.stored().len(), ptx.compressed_size() as usize);
         assert_eq!(cuobjdump_list(&path), expected_listing(&fb, "x"), "{opts}");
+        // Decompressed, every entry is what cuobjdump extracts (the cubins are compressed
+        // too with -compress-all).
+        let x = f.dir.join(format!("x-{want}"));
+        std::fs::create_dir_all(&x).unwrap();
+        check(
+            Command::new(nvidia::cuobjdump())
+                .current_dir(&x)
+                .args(["-xelf", "all", "-xptx", "all"])
+                .arg(&path),
+            "cuobjdump -x",
+        );
+        for (e, arch) in fb.entries().iter().zip([80, 80, 90, 90]) {
+            let ext = if e.kind() == EntryKind::Elf {
+                "cubin"
+            } else {
+                "ptx"
+            };
+            let theirs = std::fs::read(x.join(format!("saxpy_{arch}.sm_{arch}.{ext}"))).unwrap();
+            let ours = match e.decompress(1 << 30).unwrap() {
+                Some(d) => d,
+                None => e.image().unwrap().to_vec(),
+            };
+            assert!(
+                ours == theirs,
+                "{opts}: {ext} sm_{arch} decompressed differs"
+            );
+        }
+        assert_eq!(
+            fb.entries()[0].compression().is_some(),
+            opts.contains("compress-all")
+        );
     }
 
     // fatbinary, without identifiers: cuobjdump names entries after the file.
@@ -498,7 +545,7 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     }
 
     // nvFatbin's compressed output: PTX entries listed with their compression; extracting
-    // one is an error that says why.
+    // one decompresses it to what cuobjdump -xptx writes.
     let lz4 = f.dir.join("inspect-lz4.fatbin");
     nvfatbin(f, "-64", &lz4);
     let (entries, _) = inspect_json(&lz4);
@@ -506,15 +553,35 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     want[1].2 = Some("lz4".into());
     want[3].2 = Some("lz4".into());
     assert_eq!(entries, want);
+    let x = f.dir.join("x-inspect-lz4");
+    std::fs::create_dir_all(&x).unwrap();
+    check(
+        Command::new(nvidia::cuobjdump())
+            .current_dir(&x)
+            .args(["-xptx", "all"])
+            .arg(&lz4),
+        "cuobjdump -xptx",
+    );
+    for (index, arch) in [(1, 80), (3, 90)] {
+        let theirs = std::fs::read(x.join(format!("saxpy_{arch}.sm_{arch}.ptx"))).unwrap();
+        assert!(extract_index(&lz4, index) == theirs, "lz4 PTX sm_{arch}");
+    }
+    // A compressed entry that does not decompress is an error, and no output is written.
+    let mut bad = std::fs::read(&lz4).unwrap();
+    let fb = Fatbin::parse(&bad).unwrap();
+    let p = fb.entries()[1].payload_offset();
+    bad[p..p + 8].copy_from_slice(&[0xff; 8]);
+    let bad_path = f.dir.join("bad-lz4.fatbin");
+    std::fs::write(&bad_path, &bad).unwrap();
     let out = Command::new(OFFLOAD_BUILD)
         .args(["extract", "--index", "1", "-o"])
         .arg(f.dir.join("never"))
-        .arg(&lz4)
+        .arg(&bad_path)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("compressed (lz4)"), "{err}");
+    assert!(err.contains("lz4-compressed payload"), "{err}");
     assert!(!f.dir.join("never").exists());
 
     // nvcc -fatbin's output (the PTX zstd-compressed).
@@ -547,6 +614,17 @@ fn inspect_and_extract_read_fatbins_anywhere() {
         ]
     );
     assert!(extract_index(&nvcc_out, 0).starts_with(b"\x7fELF"));
+    let x = f.dir.join("x-inspect-nvcc");
+    std::fs::create_dir_all(&x).unwrap();
+    check(
+        Command::new(nvidia::cuobjdump())
+            .current_dir(&x)
+            .args(["-xptx", "all"])
+            .arg(&nvcc_out),
+        "cuobjdump -xptx",
+    );
+    let theirs = std::fs::read(x.join("inspect-nvcc.1.sm_80.ptx")).unwrap();
+    assert!(extract_index(&nvcc_out, 1) == theirs, "zstd PTX");
 
     // In a host object: the .nv_fatbin section, and the copy a scan finds in .rodata;
     // cuobjdump reads the section too.
@@ -698,4 +776,266 @@ fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
         .image("sm_80", f.cubin(80));
     let e = b.try_compile("bad").unwrap_err().to_string();
     assert!(e.contains("Embed::FatbinOnly"), "{e}");
+}
+
+#[test]
+fn arch_specific_sm_90a_as_nvfatbin_writes_it() {
+    let f = nv_fixtures();
+    let ptx = f.dir.join("saxpy-sm_90a.ptx");
+    let cubin = f.dir.join("saxpy-sm_90a.cubin");
+    check(
+        Command::new(require(CLANG19))
+            .args([
+                "-x",
+                "cuda",
+                "--cuda-device-only",
+                "-nocudalib",
+                "-nocudainc",
+            ])
+            .args(["--offload-arch=sm_90a", "-O2", "-S", "-o"])
+            .arg(&ptx)
+            .arg(f.dir.join("saxpy.cu")),
+        "clang 19 -> PTX sm_90a",
+    );
+    check(
+        Command::new(nvidia::ptxas())
+            .arg("-arch=sm_90a")
+            .arg(&ptx)
+            .arg("-o")
+            .arg(&cubin),
+        "ptxas sm_90a",
+    );
+    let (ptx_bytes, cubin_bytes) = (std::fs::read(&ptx).unwrap(), std::fs::read(&cubin).unwrap());
+    let mut w = FatbinWriter::new();
+    w.add_cubin("sm_90a", &cubin_bytes, Some("k")).unwrap();
+    w.add_ptx("compute_90a", &ptx_bytes, Some("k"), None)
+        .unwrap();
+    let ours_bytes = w.to_bytes();
+    let specs = [
+        format!("elf:90a:k:{}", cubin.display()),
+        format!("ptx:90a:k:{}", ptx.display()),
+    ];
+    let theirs_bytes = nvfatbin_of(
+        f,
+        "-64 -compress=false",
+        &f.dir.join("nv-90a.fatbin"),
+        &specs,
+    );
+    let (o, t) = (
+        Fatbin::parse(&ours_bytes).unwrap(),
+        Fatbin::parse(&theirs_bytes).unwrap(),
+    );
+    for (o, t) in o.entries().iter().zip(t.entries()) {
+        assert_eq!(
+            (o.arch(), o.flags(), o.arch_name()),
+            (t.arch(), t.flags(), t.arch_name())
+        );
+    }
+    assert_eq!(o.entries()[0].arch_name(), "sm_90a");
+    let path = f.dir.join("ours-90a.fatbin");
+    std::fs::write(&path, &ours_bytes).unwrap();
+    assert_eq!(
+        cuobjdump_list(&path),
+        [
+            "ELF file    1: k.sm_90a.cubin",
+            "PTX file    1: k.sm_90a.ptx"
+        ]
+    );
+}
+
+/// `examples/cuda-saxpy` built with Cargo (`RUSTFLAGS=-D warnings`, its own target
+/// directory) and run: it prints its architectures and image kinds, finds its `IMAGES` equal
+/// to the fat binary's entries, and skips the launch without a driver (or launches and checks
+/// `saxpy` with one); `offload-build inspect` and `cuobjdump` find the same entries in the
+/// executable's `.nv_fatbin`.
+#[test]
+fn cuda_saxpy_example_builds_runs_and_is_inspected() {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-saxpy-target");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(crate::support::repo_root())
+        .args(["build", "--offline", "-p", "cuda-saxpy"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env("RUSTFLAGS", "-D warnings")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS");
+    for var in crate::support::BUILD_ENV_VARS {
+        build.env_remove(var);
+    }
+    check(&mut build, "cargo build -p cuda-saxpy");
+    let exe = target.join("debug/cuda-saxpy");
+    let out = check(&mut Command::new(&exe), "cuda-saxpy");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("archs: sm_80 sm_90\n"), "{stdout}");
+    assert!(stdout.contains("checked: the fat binary's"), "{stdout}");
+    assert!(
+        stdout.contains("no launch: ") || stdout.contains("all equal to 3 * x + y"),
+        "{stdout}"
+    );
+    // "  sm_80 ptx 1102 bytes" lines: what inspect must list, as (kind, arch, size).
+    let images: Vec<(String, String, u64)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.strip_prefix("  ")?.split_whitespace().collect();
+            let n = w[0].strip_prefix("sm_")?;
+            let arch = if w[1] == "ptx" {
+                format!("compute_{n}")
+            } else {
+                format!("sm_{n}")
+            };
+            Some((w[1].to_string(), arch, w[2].parse().ok()?))
+        })
+        .collect();
+    assert!(
+        images.iter().any(|i| i.0 == "ptx" && i.1 == "compute_80")
+            && images.iter().any(|i| i.0 == "ptx" && i.1 == "compute_90"),
+        "{stdout}"
+    );
+    let (_, v) = inspect_json(&exe);
+    let containers = v[0]["containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 1, "{v}");
+    assert_eq!(containers[0]["section"], ".nv_fatbin");
+    let listed: Vec<(String, String, u64)> = containers[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["image_kind"].as_str().unwrap().to_string(),
+                e["arch"].as_str().unwrap().to_string(),
+                e["size"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, images);
+    let ptx_lines: Vec<String> = cuobjdump_list(&exe)
+        .into_iter()
+        .filter(|l| l.starts_with("PTX"))
+        .collect();
+    assert_eq!(
+        ptx_lines,
+        [
+            "PTX file    1: kernels.sm_80.ptx",
+            "PTX file    2: kernels.sm_90.ptx"
+        ]
+    );
+}
+
+/// `offload-build compile --container cuda-fatbin --embed fatbin`: the CLI face of
+/// `Container::CudaFatbin` (what CMake's `CONTAINER CUDA_FATBIN` passes); `--embed object`
+/// is refused, as no host object registers an NVIDIA fat binary.
+#[test]
+fn compile_command_writes_a_cuda_fatbin() {
+    let f = nv_fixtures();
+    let dir = f.dir.join("cli-compile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("k.fatbin");
+    let mut cmd = Command::new(OFFLOAD_BUILD);
+    cmd.current_dir(&dir)
+        .arg("compile")
+        .arg(f.dir.join("saxpy.cu"))
+        .args(["--archs", "sm_80;sm_90", "--container", "cuda-fatbin"])
+        .args(["--embed", "fatbin", "--quiet", "-o"])
+        .arg(&out)
+        .env("CLANG", CLANG19);
+    for var in crate::support::BUILD_ENV_VARS {
+        cmd.env_remove(var);
+    }
+    check(&mut cmd, "offload-build compile --container cuda-fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let ptx: Vec<_> = fb
+        .entries()
+        .iter()
+        .filter(|e| e.kind() == EntryKind::Ptx)
+        .map(|e| (e.arch_name(), e.identifier().map(<[u8]>::to_vec)))
+        .collect();
+    assert_eq!(
+        ptx,
+        [
+            ("compute_80".to_string(), Some(b"k".to_vec())),
+            ("compute_90".to_string(), Some(b"k".to_vec()))
+        ]
+    );
+    let listing = cuobjdump_list(&out);
+    assert_eq!(listing, expected_listing(&fb, "k"));
+
+    let mut cmd = Command::new(OFFLOAD_BUILD);
+    cmd.current_dir(&dir)
+        .arg("compile")
+        .arg(f.dir.join("saxpy.cu"))
+        .args(["--archs", "sm_80", "--container", "cuda-fatbin"])
+        .args(["--embed", "object", "-o"])
+        .arg(dir.join("libk.a"))
+        .env("CLANG", CLANG19);
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("use --embed fatbin"), "{err}");
+    assert!(!dir.join("libk.a").exists());
+}
+
+/// CMake: `offload_add_fatbin(... LANGUAGE CUDA CONTAINER CUDA_FATBIN EMBED FATBIN)` writes
+/// `<target>.fatbin`, an NVIDIA fat binary cuobjdump lists.
+#[test]
+fn cmake_container_cuda_fatbin() {
+    let f = nv_fixtures();
+    let proj = f.dir.join("cmake-proj");
+    let build = f.dir.join("cmake-build");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(f.dir.join("saxpy.cu"), proj.join("saxpy.cu")).unwrap();
+    let module = crate::support::repo_root().join("build-support/cmake/OffloadBuild.cmake");
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES NONE)\n\
+             include(\"{}\")\n\
+             offload_add_fatbin(kern LANGUAGE CUDA SOURCES saxpy.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN COMPILER {CLANG19} QUIET)\n\
+             offload_add_fatbin(kern_cubin LANGUAGE CUDA SOURCES saxpy.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN COMPILER {CLANG19} PTXAS \"{}\" QUIET)\n\
+             add_custom_target(all_kern ALL DEPENDS kern_offload_build kern_cubin_offload_build)\n",
+            module.display(),
+            crate::support::nvidia::ptxas().display()
+        ),
+    )
+    .unwrap();
+    let cmake = |args: &[&str]| {
+        let mut c = Command::new("cmake");
+        for var in crate::support::BUILD_ENV_VARS
+            .iter()
+            .chain(&["MAKEFLAGS", "CARGO_MAKEFLAGS"])
+        {
+            c.env_remove(var);
+        }
+        c.args(args);
+        c
+    };
+    check(
+        cmake(&["-G", "Ninja"])
+            .arg("-S")
+            .arg(&proj)
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={OFFLOAD_BUILD}")),
+        "cmake configure",
+    );
+    check(cmake(&["--build"]).arg(&build), "cmake --build");
+    let out = build.join("kern.fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let archs: Vec<_> = fb.entries().iter().map(Entry::arch_name).collect();
+    assert!(
+        archs.contains(&"compute_80".to_string()) && archs.contains(&"compute_90".to_string()),
+        "{archs:?}"
+    );
+    assert_eq!(cuobjdump_list(&out), expected_listing(&fb, "kern"));
+    // PTXAS names the wheel's ptxas: a cubin for each arch beside its PTX.
+    let out = build.join("kern_cubin.fatbin");
+    let bytes = std::fs::read(&out).unwrap();
+    let fb = Fatbin::parse(&bytes).unwrap();
+    let mut archs: Vec<_> = fb.entries().iter().map(Entry::arch_name).collect();
+    archs.sort();
+    assert_eq!(archs, ["compute_80", "compute_90", "sm_80", "sm_90"]);
 }

@@ -13,6 +13,7 @@
 #                    [COMPILE_DEFINITIONS <def>...] [COMPILE_OPTIONS <opt>...]
 #                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY|CUDA_FATBIN] [EMBED OBJECT|FATBIN]
 #                    [COMPILER <clang>] [JOB_POOL <pool>] [JOBS <n>] [TIMEOUT <seconds>]
+#                    [PTXAS <ptxas>]
 #                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL])
 #   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
 #   custom command (Ninja and Makefiles; a depfile names every header, so a header edit
@@ -40,6 +41,9 @@
 #   TIMEOUT: kill a device compile that runs longer than this many seconds (with its
 #   children) and fail, naming the source and architecture (default: the
 #   OFFLOAD_BUILD_COMPILE_TIMEOUT environment variable when the command runs, else none).
+#   PTXAS: NVIDIA's ptxas for CUDA cubins (default: the PTXAS environment variable, the CUDA
+#   install's, PATH, NVIDIA's nvidia-cuda-nvcc-cu12 wheel in VIRTUAL_ENV or python3's
+#   site-packages; without one, sm_NN archs are packed as PTX only, with one warning).
 #   The command prints the compiler's warnings once per distinct warning, with the
 #   architectures that printed it ("[gfx90a, gfx1100] k.hip:3:5: warning: ..."), and one
 #   progress line per finished device compile ("[3/14] gfx90a k.hip 2.1 s"). NO_WARNINGS
@@ -220,7 +224,7 @@ endfunction()
 function(offload_add_fatbin target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     "COMPRESS;NO_WARNINGS;WARNINGS_INTO_ERRORS;QUIET;USES_TERMINAL"
-    "LANGUAGE;CONTAINER;EMBED;COMPILER;JOB_POOL;JOBS;TIMEOUT"
+    "LANGUAGE;CONTAINER;EMBED;COMPILER;JOB_POOL;JOBS;TIMEOUT;PTXAS"
     "SOURCES;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_DEFINITIONS;COMPILE_OPTIONS")
   foreach(_kw SOURCES ARCHITECTURES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS)
     _offload_flatten(arg_${_kw} "${arg_${_kw}}")
@@ -278,6 +282,7 @@ function(offload_add_fatbin target)
     OFFLOAD_JOB_POOL "${arg_JOB_POOL}"
     OFFLOAD_JOBS "${arg_JOBS}"
     OFFLOAD_TIMEOUT "${arg_TIMEOUT}"
+    OFFLOAD_PTXAS "${arg_PTXAS}"
     OFFLOAD_NO_WARNINGS "${arg_NO_WARNINGS}"
     OFFLOAD_WARNINGS_INTO_ERRORS "${arg_WARNINGS_INTO_ERRORS}"
     OFFLOAD_QUIET "${arg_QUIET}"
@@ -305,7 +310,7 @@ endfunction()
 
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
-      CONTAINER EMBED COMPILER JOB_POOL JOBS TIMEOUT OUTPUT NO_WARNINGS WARNINGS_INTO_ERRORS QUIET
+      CONTAINER EMBED COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS WARNINGS_INTO_ERRORS QUIET
       USES_TERMINAL)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
@@ -390,6 +395,9 @@ function(_offload_add_fatbin_command target)
   endif()
   if(_TIMEOUT)
     list(APPEND _args --timeout "${_TIMEOUT}")
+  endif()
+  if(_PTXAS)
+    list(APPEND _args --ptxas "${_PTXAS}")
   endif()
   if(_NO_WARNINGS)
     list(APPEND _args --no-warnings)

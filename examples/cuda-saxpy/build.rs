@@ -9,9 +9,6 @@ fn main() {
     let compiled = Build::new()
         .file("kernels/saxpy.cu")
         .archs("sm_80;sm_90")
-        // PTX ISA 7.8 covers sm_80 and sm_90 and is taken by clang 19 and 22 alike (clang 22
-        // alone would pick an ISA too old for them).
-        .flag("--cuda-feature=+ptx78")
         .container(Container::CudaFatbin)
         .compile("kernels");
     println!(

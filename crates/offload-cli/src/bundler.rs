@@ -32,6 +32,7 @@ use offload_formats::bundle::compressed::{
 };
 use offload_formats::bundle::targets::{Mode, Targets};
 use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
+use offload_formats::id::raw;
 use offload_formats::kind::is_llvm_object_file;
 
 const OPTS: &[Opt] = &[
@@ -753,7 +754,8 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
             for (id, &len) in job.targets.ids().iter().zip(&lens) {
-                w.add(id.as_str(), len).map_err(|e| ctx.error(e))?;
+                w.add(raw::bytes(id.as_str()), len)
+                    .map_err(|e| ctx.error(e))?;
             }
             let layout = w.layout().map_err(|e| ctx.error(e))?;
             output.preallocate(layout.len());
@@ -769,9 +771,9 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
         Handler::Text(comment) => (|| {
             let f = output.file();
             for (i, id) in job.targets.ids().iter().enumerate() {
-                text::write_start(f, comment, id.as_str().as_bytes())?;
+                text::write_start(f, comment, &raw::bytes(id.as_str()))?;
                 copy(i, f)?;
-                text::write_end(f, comment, id.as_str().as_bytes())?;
+                text::write_end(f, comment, &raw::bytes(id.as_str()))?;
             }
             Ok(())
         })(),
@@ -796,7 +798,8 @@ fn bundle_compressed(
             let mut w = BinaryBundleWriter::new();
             w.align(job.align).map_err(|e| ctx.error(e))?;
             for (id, input) in job.targets.ids().iter().zip(inputs) {
-                w.add(id.as_str(), input.len()).map_err(|e| ctx.error(e))?;
+                w.add(raw::bytes(id.as_str()), input.len())
+                    .map_err(|e| ctx.error(e))?;
             }
             layout = w.layout().map_err(|e| ctx.error(e))?;
             layout.pieces(&payloads).map_err(|e| ctx.error(e))?
@@ -808,7 +811,7 @@ fn bundle_compressed(
                 .iter()
                 .map(|id| {
                     let (mut start, mut end) = (Vec::new(), Vec::new());
-                    let id = id.as_str().as_bytes();
+                    let id = &raw::bytes(id.as_str());
                     let _ = text::write_start(&mut start, comment, id);
                     let _ = text::write_end(&mut end, comment, id);
                     (start, end)
@@ -869,7 +872,8 @@ fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let outputs = with_bundle(ctx, path, job.verbose, limits, |ctx, data, input| {
         unbundle_entries(ctx, job, data, input)
     })?;
-    OutputFile::commit_all(outputs).map_err(|(p, e)| ctx.file_error(&p.display().to_string(), &e))
+    OutputFile::commit_all(outputs)
+        .map_err(|(p, e)| ctx.file_error(&crate::fileio::path_text(&p), &e))
 }
 
 /// Extracts the entries of the bundle `data` (copied from `input`, the same bytes) into
@@ -938,7 +942,7 @@ fn unbundle_entries(
             return Err(ctx.error("Can't find bundle for the host target"));
         }
         if let Err((t, e)) = copy_in_parallel(input, &mut copies) {
-            let p = copies[t].0.path().display().to_string();
+            let p = crate::fileio::path_text(copies[t].0.path());
             return Err(ctx.file_error(&p, &e));
         }
         outputs.extend(copies.into_iter().map(|(o, _, _)| o));

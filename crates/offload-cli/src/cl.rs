@@ -194,8 +194,12 @@ pub fn expand_response_files(args: Vec<String>) -> Vec<String> {
 fn expand_into(args: Vec<String>, out: &mut Vec<String>, depth: usize) {
     for arg in args {
         match arg.strip_prefix('@') {
-            Some(path) if depth < 20 => match std::fs::read_to_string(path) {
-                Ok(text) => expand_into(tokenize_gnu(&text), out, depth + 1),
+            Some(path) if depth < 20 => match std::fs::read(offload_formats::id::raw::os(path)) {
+                Ok(bytes) => expand_into(
+                    tokenize_gnu(&offload_formats::id::raw::text(&bytes)),
+                    out,
+                    depth + 1,
+                ),
                 Err(_) => out.push(arg),
             },
             _ => out.push(arg),

@@ -37,6 +37,17 @@ fn strip_os_suffix(s: String) -> String {
     }
 }
 
+/// The file a path argument names: arguments are text holding the bytes given (see
+/// [`offload_formats::id::raw`]), so a name that is not UTF-8 is the same name here.
+pub fn os_path(path: &str) -> PathBuf {
+    PathBuf::from(offload_formats::id::raw::os(path))
+}
+
+/// A path as the tools' text holds it (its bytes, for messages; the inverse of [`os_path`]).
+pub fn path_text(path: &Path) -> String {
+    offload_formats::id::raw::text_of_os(path.as_os_str()).into_owned()
+}
+
 /// The bytes of an input file: mapped when it is a regular file, read otherwise.
 #[derive(Debug)]
 pub enum InputData {
@@ -102,7 +113,7 @@ impl Input {
             io::stdin().lock().read_to_end(&mut v)?;
             return Ok(Input::owned(v));
         }
-        let file = File::open(path)?;
+        let file = File::open(os_path(path))?;
         let meta = file.metadata()?;
         if meta.is_dir() {
             return Err(io::Error::from_raw_os_error(21)); // EISDIR, as LLVM reports it
@@ -449,11 +460,9 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let prefix = format!(".{name}.");
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(target.file_name().unwrap_or_default());
+    prefix.push(".");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
     #[cfg(unix)]
@@ -507,8 +516,9 @@ impl OutputFile {
         let kind = if path == "-" {
             OutputKind::Stdout(stdout_file()?)
         } else {
-            match resolve_links(Path::new(path))? {
-                None => direct(Path::new(path))?,
+            let os = os_path(path);
+            match resolve_links(&os)? {
+                None => direct(&os)?,
                 Some(target) => match fs::metadata(&target) {
                     Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(21)),
                     Ok(m) if !m.is_file() => direct(&target)?,
@@ -529,7 +539,7 @@ impl OutputFile {
         };
         Ok(OutputFile {
             kind,
-            path: PathBuf::from(path),
+            path: os_path(path),
         })
     }
 

@@ -1,6 +1,10 @@
 //! offload-cli: the command-line tools of offload-build. Each tool is a `run` function over
 //! argument strings and output streams, so the binaries in `src/bin/` stay a few lines long
-//! and the tools can be tested in-process. The tools are thin layers over the
+//! and the tools can be tested in-process. The binaries read their arguments with
+//! `std::env::args_os` and pass each as the text that holds its bytes
+//! ([`offload_formats::id::raw::text_of_os`]), so a file name or target that is not UTF-8 reaches
+//! the OS, the files written and the messages (through [`offload_formats::id::raw::BytesWriter`])
+//! as the same bytes, as LLVM's tools treat it. The tools are thin layers over the
 //! `offload-formats` and `offload-build` libraries; what is theirs alone is argument
 //! parsing (LLVM's `cl` conventions in [`cl`], clap for `offload-build`) and output
 //! policy ([`fileio`]: mapped inputs, atomically replaced outputs).
@@ -93,7 +97,12 @@ pub(crate) fn with_stdio(
 ) -> i32 {
     let stderr = io::stderr();
     let mut out = io::BufWriter::new(StickyStdout { error: None });
-    let code = run(args, &mut out, &mut stderr.lock());
+    // Messages name files and targets as the bytes given (see `offload_formats::id::raw`).
+    let code = run(
+        args,
+        &mut out,
+        &mut offload_formats::id::raw::BytesWriter(stderr.lock()),
+    );
     let error = match out.into_inner() {
         Ok(w) => w.error,
         Err(e) => e.into_inner().into_parts().0.error,

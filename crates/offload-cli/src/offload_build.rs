@@ -2,14 +2,15 @@
 //! options are parsed with `clap` rather than LLVM's option conventions).
 //!
 //! ```text
-//! offload-build inspect FILE... [--json] [--verify]
+//! offload-build inspect PATH... [--json] [--archs] [--verify]
+//! offload-build check --gpu GPU... PATH... [--json]
 //! offload-build extract [FILE] (--index N | --id ID [--nth K] | --uri URI) -o OUT
 //! offload-build embed hip --target TRIPLE (--bundle FILE | --code-object TARGET_ID=FILE...) -o OUT
 //! offload-build embed new-driver --target TRIPLE [--llvm N] --offload-binary FILE... -o OUT
 //! offload-build compile SOURCE... [--archs "a;b"] [-I DIR] [-D NAME[=V]] [--flag F]
 //!     [--container bundle|offload-binary|cuda-fatbin] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
-//!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS]
+//!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS] [--ptxas PTXAS]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
@@ -21,14 +22,23 @@
 //! also for compiles whose cached result is used), and fallback warnings as
 //! `offload-build: warning: ...`.
 //!
-//! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted), 2 bad
-//! usage. A broken pipe on standard output ends the program quietly with status 0.
+//! `inspect` and `check` take files, directories (walked recursively; symbolic links inside
+//! them are not followed) and zip files such as Python wheels (members read in memory).
+//!
+//! Exit status: 0 success, 1 an error (every file of `inspect` is still attempted) or, for
+//! `check`, a file with no code object for a GPU, 2 bad usage (and `check --gpu native` on a
+//! machine without a GPU). A broken pipe on standard output ends the program quietly with status 0.
 
+use crate::fileio::path_text;
+use offload_formats::id::raw;
 use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
 
+mod installs;
+
 use crate::fileio::{Input, OutputFile, error_text};
+use installs::{Progress, Visit};
 use offload_build::embed::{DeviceVariable, HipObject, NewDriverObject};
 use offload_formats::inspect::{self, Report, Selected, Selector};
 use offload_formats::package::LlvmVersion;
@@ -50,16 +60,35 @@ enum Command {
     /// NVIDIA fat binaries (cubins and PTX, as `cuobjdump --list-elf --list-ptx`), objects,
     /// executables, shared libraries and static archives.
     Inspect {
-        /// Files to inspect.
+        /// Files, directories (recursively) and zip files (wheels) to inspect.
         #[arg(required = true)]
         files: Vec<String>,
-        /// Print JSON (an array with one report per file) instead of text.
+        /// Print JSON (an array with one report per file, each with its `archs`) instead of
+        /// text.
         #[arg(long)]
         json: bool,
+        /// Print one line per file with device code: the file and its target IDs.
+        #[arg(long)]
+        archs: bool,
         /// Decompress every compressed bundle whole and check the MD5 its header stores
         /// (otherwise each is decoded only as far as its entry table).
         #[arg(long)]
         verify: bool,
+    },
+    /// Whether every file with device code holds a code object the runtime would load on
+    /// each GPU (HIP's processor, generic-processor and xnack/sramecc rules; CUDA's
+    /// compute-capability rules). Exit status 1 when a file has none for a GPU.
+    Check {
+        /// A GPU: `gfx1151`, `gfx90a:xnack+`, `sm_86`, `8.6`, or `native` (this machine's
+        /// GPUs); repeatable.
+        #[arg(long = "gpu", value_name = "GPU", required = true)]
+        gpus: Vec<String>,
+        /// Files, directories (recursively) and zip files (wheels) to check.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Print JSON (an array with one object per file with device code).
+        #[arg(long)]
+        json: bool,
     },
     /// Write one entry to a file.
     Extract(ExtractArgs),
@@ -142,6 +171,10 @@ struct CompileArgs {
     /// Print no progress line.
     #[arg(short, long)]
     quiet: bool,
+    /// NVIDIA's `ptxas`, for cubins (default: `PTXAS`, the CUDA install's, `PATH`, NVIDIA's
+    /// `nvidia-cuda-nvcc-cu12` wheel in `VIRTUAL_ENV` or `python3`'s `site-packages`).
+    #[arg(long, value_name = "PTXAS")]
+    ptxas: Option<String>,
     /// Kill a compile that runs longer than SECS seconds (with its children) and fail
     /// (default: `OFFLOAD_BUILD_COMPILE_TIMEOUT`, else none).
     #[arg(long, value_name = "SECS")]
@@ -259,7 +292,9 @@ struct NewDriverArgs {
 pub fn main(args: &[String]) -> i32 {
     let stdout = io::stdout();
     let stderr = io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    // Messages name files as the bytes given (see `offload_formats::id::raw`).
+    let mut err = offload_formats::id::raw::BytesWriter(stderr.lock());
+    run(args, &mut stdout.lock(), &mut err)
 }
 
 /// Runs the tool with `args` (including `argv[0]`), writing to `out` and `err`; returns the
@@ -282,8 +317,10 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Command::Inspect {
             files,
             json,
+            archs,
             verify,
-        } => inspect_files(&files, json, verify, out, err),
+        } => inspect_files(&files, json, archs, verify, out, err),
+        Command::Check { gpus, paths, json } => check_files(&gpus, &paths, json, out, err),
         Command::Extract(a) => extract(&a).map(|()| 0),
         Command::Embed(EmbedCommand::Hip(a)) => embed_hip(&a).map(|()| 0),
         Command::Embed(EmbedCommand::NewDriver(a)) => embed_new_driver(&a).map(|()| 0),
@@ -337,45 +374,260 @@ fn read(path: &str) -> Result<Input, Failure> {
 fn inspect_files(
     files: &[String],
     json: bool,
+    archs_only: bool,
     verify: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Failure> {
+    let progress = Progress::new();
     let mut reports = Vec::new();
     let mut status = 0;
-    for path in files {
-        let report = read(path).and_then(|input| {
-            let options = if verify {
-                inspect::Options::verify()
-            } else {
-                inspect::Options::default()
-            };
-            inspect::inspect_with(&input.data[..], path, &options)
-                .map_err(|e| Failure::Message(e.to_string()))
-        });
-        match report {
-            Ok(r) => {
-                if !json {
-                    // One write per file, not per line: a file may hold 100,000 containers.
-                    let mut text = Vec::new();
-                    print_report(&r, &mut text).map_err(output_error)?;
-                    out.write_all(&text).map_err(output_error)?;
-                }
-                reports.push(r);
-            }
-            Err(Failure::Message(m)) => {
+    installs::walk(files, &progress, &mut |v| -> Result<(), Failure> {
+        let found = match v {
+            Visit::Error(m) => {
                 let _ = writeln!(err, "offload-build: error: {m}");
                 status = 1;
+                return Ok(());
             }
-            Err(f) => return Err(f),
+            Visit::File(f) => f,
+        };
+        let options = if verify {
+            inspect::Options::verify()
+        } else {
+            inspect::Options::default()
+        };
+        let r = match inspect::inspect_with(found.data, found.path, &options) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(err, "offload-build: error: {e}");
+                status = 1;
+                return Ok(());
+            }
+        };
+        // Files found in a directory or a zip file are shown only with device code.
+        if r.containers.is_empty() && !found.explicit {
+            return Ok(());
         }
-    }
+        let archs = installs::archs(&r);
+        if archs_only && archs.is_empty() {
+            return Ok(());
+        }
+        if json {
+            let mut v = if archs_only {
+                serde_json::json!({ "path": r.path })
+            } else {
+                serde_json::to_value(&r).map_err(|e| output_error(io::Error::other(e)))?
+            };
+            v["archs"] = serde_json::json!(archs);
+            reports.push(v);
+        } else if archs_only {
+            // File names as the bytes given (JSON keeps text: U+10FFxx there).
+            writeln!(
+                raw::BytesWriter(&mut *out),
+                "{}: {}",
+                r.path,
+                archs.join(" ")
+            )
+            .map_err(output_error)?;
+        } else {
+            // One write per file, not per line: a file may hold 100,000 containers.
+            let mut text = Vec::new();
+            print_report(&r, &mut text).map_err(output_error)?;
+            raw::BytesWriter(&mut *out)
+                .write_all(&text)
+                .map_err(output_error)?;
+        }
+        Ok(())
+    })?;
+    drop(progress);
     if json {
         serde_json::to_writer_pretty(&mut *out, &reports)
             .map_err(|e| output_error(io::Error::other(e)))?;
         writeln!(out).map_err(output_error)?;
     }
     Ok(status)
+}
+
+/// `check`: exit 0 when every file with device code has a code object for every GPU, 1 when
+/// one has none (or a file cannot be read), 2 for a GPU that cannot be named or found.
+fn check_files(
+    specs: &[String],
+    paths: &[String],
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Failure> {
+    use offload_formats::compat::Gpu;
+    let mut gpus: Vec<(String, Gpu)> = Vec::new();
+    for spec in specs {
+        let names = if spec == "native" {
+            let found = installs::native_gpus();
+            if found.is_empty() {
+                let _ = writeln!(
+                    err,
+                    "offload-build: error: --gpu native: this machine has no GPU that \
+                     offload-build can see (no AMD GPU in /sys/class/kfd/kfd/topology/nodes, \
+                     none from amdgpu-arch, rocminfo or nvidia-smi); name one with --gpu, e.g. \
+                     --gpu gfx1100 or --gpu sm_86"
+                );
+                return Ok(2);
+            }
+            found
+        } else {
+            vec![spec.clone()]
+        };
+        for name in names {
+            match Gpu::parse(&name) {
+                Ok(g) => {
+                    if !gpus.iter().any(|(n, _)| *n == name) {
+                        gpus.push((name, g));
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "offload-build: error: --gpu: {e}");
+                    return Ok(2);
+                }
+            }
+        }
+    }
+    let progress = Progress::new();
+    let mut status = 0;
+    let mut with_code = 0usize;
+    let mut results = Vec::new();
+    installs::walk(paths, &progress, &mut |v| -> Result<(), Failure> {
+        let found = match v {
+            Visit::Error(m) => {
+                let _ = writeln!(err, "offload-build: error: {m}");
+                status = 1;
+                return Ok(());
+            }
+            Visit::File(f) => f,
+        };
+        let r = match inspect::inspect(found.data, found.path) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(err, "offload-build: error: {e}");
+                status = 1;
+                return Ok(());
+            }
+        };
+        let verdicts: Vec<_> = gpus
+            .iter()
+            .filter_map(|(name, g)| installs::check(&r, name, g))
+            .collect();
+        if verdicts.is_empty() {
+            if found.explicit && !json {
+                writeln!(out, "{}: no device code", r.path).map_err(output_error)?;
+            }
+            return Ok(());
+        }
+        with_code += 1;
+        let archs = installs::archs(&r);
+        let mut gpu_json = Vec::new();
+        for v in &verdicts {
+            if v.chosen.is_none() {
+                status = 1;
+            }
+            if json {
+                gpu_json.push(verdict_json(v));
+            } else {
+                print_verdict(&r.path, &archs, v, out).map_err(output_error)?;
+            }
+        }
+        if json {
+            results.push(serde_json::json!({
+                "path": r.path,
+                "archs": archs,
+                "gpus": gpu_json,
+            }));
+        }
+        Ok(())
+    })?;
+    drop(progress);
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &results)
+            .map_err(|e| output_error(io::Error::other(e)))?;
+        writeln!(out).map_err(output_error)?;
+    }
+    if with_code == 0 && status == 0 {
+        let _ = writeln!(
+            err,
+            "offload-build: error: no device code in {}",
+            paths.join(", ")
+        );
+        status = 1;
+    }
+    Ok(status)
+}
+
+fn print_verdict(
+    path: &str,
+    archs: &[String],
+    v: &installs::Verdict,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match &v.chosen {
+        Some((id, rule)) => {
+            write!(out, "{path}: {}: loads {id} ({rule})", v.gpu)?;
+            if !v.conditions.is_empty() {
+                write!(out, " if the GPU runs with {}", v.conditions.join(" or "))?;
+            }
+            if v.containers > 1 {
+                write!(out, ", and from each of the {} containers", v.containers)?;
+            }
+            writeln!(out)
+        }
+        None => {
+            write!(out, "{path}: {}: no code object loads", v.gpu)?;
+            if v.containers > 1 {
+                let shown: Vec<String> = v.missing.iter().take(8).map(usize::to_string).collect();
+                write!(
+                    out,
+                    " from {} of {} containers ({}{})",
+                    v.missing.len(),
+                    v.containers,
+                    shown.join(", "),
+                    if v.missing.len() > 8 { ", ..." } else { "" }
+                )?;
+            }
+            writeln!(
+                out,
+                "; the file has {}",
+                if archs.is_empty() {
+                    "no target ID".to_owned()
+                } else {
+                    archs.join(" ")
+                }
+            )?;
+            for (id, why) in &v.rejected {
+                writeln!(out, "  {id}: {why}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn verdict_json(v: &installs::Verdict) -> serde_json::Value {
+    match &v.chosen {
+        Some((id, rule)) => serde_json::json!({
+            "gpu": v.gpu,
+            "loads": true,
+            "containers": v.containers,
+            "entry": id,
+            "rule": rule.to_string(),
+            "if_gpu_runs_with_any_of": v.conditions,
+        }),
+        None => serde_json::json!({
+            "gpu": v.gpu,
+            "loads": false,
+            "containers": v.containers,
+            "missing_containers": v.missing,
+            "rejected": v.rejected.iter().map(|(id, why)| serde_json::json!({
+                "entry": id,
+                "reason": why.to_string(),
+            })).collect::<Vec<_>>(),
+        }),
+    }
 }
 
 fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -430,7 +682,7 @@ fn print_report(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 (Some(u), _) => writeln!(out, " {u}")?,
                 (None, Some(method)) => writeln!(
                     out,
-                    " (compressed with {method} by NVIDIA's tools; listed, not decompressed)"
+                    " ({method}-compressed by NVIDIA's tools; extract decompresses it)"
                 )?,
                 (None, None) => writeln!(out, " (compressed)")?,
             }
@@ -666,6 +918,7 @@ fn build_error(e: offload_build::build::Error) -> Failure {
         e.to_string()
             .replace("(from Build::archs)", "(from --archs)")
             .replace("(set with Build::compiler)", "(set with --compiler)")
+            .replace("(or Build::ptxas)", "(or --ptxas)")
             .replace("(Build::timeout, ", "(--timeout, "),
     )
 }
@@ -686,7 +939,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     b.env_remove("CARGO_PKG_NAME");
     b.env_remove("CARGO_MANIFEST_DIR");
     b.env("TARGET", a.target.as_deref().unwrap_or(host_triple()));
-    b.files(&a.sources);
+    b.files(a.sources.iter().map(|s| raw::os(s)));
     for arch in &a.arch {
         b.arch(arch);
     }
@@ -700,7 +953,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         b.file_archs(pat, list);
     }
     for dir in &a.includes {
-        b.include(dir);
+        b.include(raw::os(dir));
     }
     for d in &a.defines {
         match d.split_once('=') {
@@ -736,7 +989,10 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
         });
     }
     if let Some(c) = &a.compiler {
-        b.compiler(c);
+        b.compiler(raw::os(c));
+    }
+    if let Some(p) = &a.ptxas {
+        b.ptxas(p);
     }
     if let Some(t) = a.timeout {
         let t = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
@@ -756,18 +1012,29 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     }
     match (&a.out_dir, &a.output) {
         (Some(d), _) => {
-            b.out_dir(d);
+            b.out_dir(raw::os(d));
         }
         // Intermediates next to the output (a resolve writes none).
         (None, Some(output)) if !a.resolve => {
-            b.out_dir(format!("{output}.offload-build"));
+            b.out_dir(raw::os(&format!("{output}.offload-build")));
         }
         _ => {}
     }
     // `object`: the host object that holds the container the plan chooses.
     let embed = match a.embed {
         EmbedArg::Fatbin => Embed::FatbinOnly,
-        EmbedArg::Object => b.object_embed(),
+        EmbedArg::Object => match b.object_embed() {
+            // No host object registers an NVIDIA fat binary: it is loaded at run time.
+            Embed::FatbinOnly => {
+                return Err(
+                    "an NVIDIA fat binary (--container cuda-fatbin) is loaded at run \
+                            time: use --embed fatbin"
+                        .to_owned()
+                        .into(),
+                );
+            }
+            e => e,
+        },
     };
     b.embed(embed);
     Ok(b)
@@ -820,10 +1087,10 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
 
     // The object modes write a library; `--embed fatbin` only the container.
     let bytes = match (&c.library, object_out) {
-        (None, _) => read(&c.fatbin.to_string_lossy())?.data.to_vec(),
-        (Some(lib), false) => read(&lib.to_string_lossy())?.data.to_vec(),
+        (None, _) => read(&path_text(&c.fatbin))?.data.to_vec(),
+        (Some(lib), false) => read(&path_text(lib))?.data.to_vec(),
         (Some(lib), true) => {
-            let input = read(&lib.to_string_lossy())?;
+            let input = read(&path_text(lib))?;
             let ar = offload_formats::bundle::archive::Archive::parse(&input.data[..])
                 .map_err(|e| e.to_string())?;
             let m = ar.members().first().ok_or("the library has no object")?;
@@ -854,7 +1121,8 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     };
     write_output(output, &bytes)?;
     if let Some((depfile, text)) = depfile {
-        write_output(depfile, text.as_bytes())?;
+        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
+        write_output(depfile, &raw::bytes(&text))?;
     }
     Ok(())
 }

@@ -30,6 +30,7 @@
 //!
 //! Exit status: 0 on success (including extraction that matched nothing), 1 on any error.
 
+use offload_formats::id::raw;
 use std::io::Write;
 
 use super::cl::{self, Kind, Opt};
@@ -299,7 +300,7 @@ fn extract(
                         let want = OffloadKind::from_name(v, llvm).value(llvm).unwrap_or(0);
                         e.offload_kind().raw() == want
                     }
-                    key => e.get(key).unwrap_or_default() == v.as_bytes(),
+                    key => e.get(key).unwrap_or_default() == &*raw::bytes(v),
                 })
             })
             .collect();
@@ -328,8 +329,8 @@ fn extract(
                 let name = format!(
                     "{}-{}-{}.{i}.{ext}",
                     stem(input_path),
-                    String::from_utf8_lossy(e.triple()),
-                    String::from_utf8_lossy(e.arch()),
+                    raw::text(e.triple()),
+                    raw::text(e.arch()),
                 );
                 write_file(ctx, &name, e.image())?;
             }

@@ -48,6 +48,11 @@ pub enum FileKind {
     ZstdFrame,
     /// An NVIDIA fat binary (`50 ED 55 BA`, [`crate::nvfatbin`]).
     NvFatbin,
+    /// A PE/COFF image (`MZ` with a `PE\0\0` signature where `e_lfanew` points), as
+    /// `identify_magic`'s `pecoff_executable`: Windows executables and DLLs.
+    PeExecutable,
+    /// A zip file (`PK\x03\x04`, or `PK\x05\x06` for an empty one): Python wheels, jars.
+    Zip,
     /// None of these.
     Unknown,
 }
@@ -129,6 +134,15 @@ impl FileKind {
                 return FileKind::Coff;
             }
         }
+        if data.starts_with(b"MZ") && data.len() >= 0x40 {
+            let at = u32::from_le_bytes([data[0x3c], data[0x3d], data[0x3e], data[0x3f]]) as usize;
+            if data.get(at..at.saturating_add(4)) == Some(b"PE\0\0") {
+                return FileKind::PeExecutable;
+            }
+        }
+        if data.starts_with(b"PK\x03\x04") || data.starts_with(b"PK\x05\x06") {
+            return FileKind::Zip;
+        }
         FileKind::Unknown
     }
 
@@ -202,6 +216,16 @@ mod tests {
         assert_eq!(FileKind::sniff(b"\x64\x86"), FileKind::Coff);
         assert_eq!(FileKind::sniff(b"\x28\xb5\x2f\xfd"), FileKind::ZstdFrame);
         assert_eq!(FileKind::sniff(b""), FileKind::Unknown);
+        assert_eq!(FileKind::sniff(b"PK\x03\x04\x14\0"), FileKind::Zip);
+        assert_eq!(FileKind::sniff(b"PK\x05\x06"), FileKind::Zip);
+        let mut pe = vec![0; 0x84];
+        pe[..2].copy_from_slice(b"MZ");
+        pe[0x3c] = 0x80;
+        assert_eq!(FileKind::sniff(&pe), FileKind::Unknown);
+        pe[0x80..].copy_from_slice(b"PE\0\0");
+        assert_eq!(FileKind::sniff(&pe), FileKind::PeExecutable);
+        pe[0x3c] = 0xff;
+        assert_eq!(FileKind::sniff(&pe), FileKind::Unknown);
         assert_eq!(FileKind::sniff(b"HOSTDATA"), FileKind::Unknown);
     }
 

@@ -32,6 +32,8 @@
 //!   rules, arch tables, offload-kind numbering).
 //! - [`nvfatbin`]: NVIDIA fat binaries (`0xBA55ED50`, what `cuModuleLoadData` and
 //!   `cuobjdump` take): reader, writer and scanner.
+//! - [`compat`]: whether a GPU runtime would load a code object on a given GPU (HIP's
+//!   processor, generic-processor and xnack/sramecc rules; NVIDIA's compute capabilities).
 //! - [`inspect`]: finding every bundle, compressed bundle and offload binary in any file
 //!   (objects, executables, shared libraries, archives), and extracting entries.
 //!
@@ -51,6 +53,7 @@
 #![deny(missing_docs)]
 
 pub mod bundle;
+pub mod compat;
 pub mod id;
 pub mod inspect;
 pub mod kind;

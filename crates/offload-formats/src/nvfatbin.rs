@@ -37,7 +37,7 @@
 //! | 28 | 4 | architecture, `80` for `sm_80` |
 //! | 32 | 4 | offset of the identifier in the entry (0: none) |
 //! | 36 | 4 | length of the identifier, without its NUL |
-//! | 40 | 8 | flags ([`Flags`]: 64-bit, debug, host OS, compression) |
+//! | 40 | 8 | flags ([`Flags`]: 64-bit, debug, host OS, compression, `sm_90a`-style arch) |
 //! | 48 | 8 | reserved, 0 |
 //! | 56 | 8 | uncompressed size (0 when not compressed) |
 //!
@@ -47,34 +47,41 @@
 //! of the ptxas options string, then the string, NUL-terminated and padded to 8 bytes
 //! (nvFatbin and `fatbinary` write an empty string when there are none). A PTX payload is
 //! the text with a NUL, padded with zeros to 8 bytes; `cuobjdump -xptx` extracts the text
-//! up to the NUL. A cubin payload is the ELF file.
+//! up to the NUL. A cubin payload is the ELF file (ptxas writes cubins whose size is a
+//! multiple of 8; this writer pads any other with zeros). An architecture-specific target
+//! (`sm_90a`) is arch 90 with flag `0x100000`.
 //!
 //! # Compressed entries
 //!
-//! Flag `0x2000` marks an LZ4-compressed payload and `0x8000` a zstd-compressed one (the
-//! payload starts with zstd's frame magic); the compressed size and the uncompressed size
-//! are then set. NVIDIA documents neither the flags nor the framing, so this module lists
-//! such entries ([`Entry::compression`]) and hands out the stored bytes
-//! ([`Entry::stored`]), but does not decompress them; [`Entry::image`] is `None` for them.
-//! The writer never compresses.
+//! Flag `0x2000` marks an LZ4-compressed payload and `0x8000` a zstd-compressed one; the
+//! compressed size and the uncompressed size are then set, and the payload's first
+//! `compressed size` bytes are one LZ4 block (the block format of the LZ4 project's
+//! `lz4_Block_format.md`, no frame) or one zstd frame (RFC 8878) that decompress to exactly
+//! `uncompressed size` bytes: the cubin, or the PTX text with its NUL. NVIDIA documents
+//! neither the flags nor the framing; these facts are read off nvFatbin's and `nvcc`'s output,
+//! and [`Entry::decompress`] is checked against `cuobjdump -xelf`/`-xptx` of it
+//! (`integration/nvfatbin.rs`). [`Entry::image`] is `None` for a compressed entry and
+//! [`Entry::stored`] gives its compressed bytes; [`Entry::decompress`] decodes it within a size
+//! limit (LZ4 here, zstd with the `compression` feature). The writer never compresses.
 //!
 //! # Differences from nvFatbin's bytes
 //!
-//! For the same cubins and PTX (nvFatbin with `-compress=false`), the writer's entries
-//! agree with nvFatbin's field by field (kind, entry version, header size, sizes, versions,
-//! architecture, identifier, options block, flags), and the cubin payloads are the same
-//! bytes. The one difference is the PTX payload: nvFatbin and `fatbinary` minify the text
-//! before storing it (comments emptied to `//`, indentation and runs of blanks removed),
-//! where this writer stores the PTX exactly as given. Both are valid PTX for the same
-//! program (the driver's JIT compiles either, and `cuobjdump -xptx` gives back the input
-//! byte for byte with ours), so the only effect is a larger payload (about 1.3 times for
-//! clang's PTX), and no loss of the input's text.
+//! For the same cubins and PTX (nvFatbin with `-compress=false`), the writer's entry headers
+//! are nvFatbin's byte for byte (kind, entry version, header size, compressed and
+//! uncompressed sizes, versions, architecture, identifier, options block, flags) but for
+//! the payload size of PTX entries, and the cubin payloads are the same bytes. The one
+//! difference is the PTX payload: nvFatbin and `fatbinary` minify the text before storing it
+//! (comment text removed, leaving `//`; indentation and runs of blanks removed), where this
+//! writer stores the PTX exactly as given. It is harmless: the minified text and ours are the
+//! same sequence of PTX tokens (the integration test compares them), which is all the
+//! driver's PTX compiler reads; ours is larger (about 1.3 times for clang's PTX), and
+//! `cuobjdump -xptx` gives back the input byte for byte.
 //!
 //! ```
 //! use offload_formats::nvfatbin::{EntryKind, Fatbin, FatbinWriter};
 //! let ptx = b".version 7.8\n.target sm_90\n.address_size 64\n";
 //! let mut w = FatbinWriter::new();
-//! w.add_ptx(90, ptx, Some("saxpy"), None)?;
+//! w.add_ptx("sm_90", ptx, Some("saxpy"), None)?;
 //! let bytes = w.to_bytes();
 //! let fatbin = Fatbin::parse(&bytes)?;
 //! let entry = &fatbin.entries()[0];
@@ -99,6 +106,9 @@ pub const HEADER_SIZE: usize = 16;
 pub const ENTRY_HEADER_SIZE: usize = 64;
 /// The entry version every NVIDIA writer stores.
 pub const ENTRY_VERSION: u16 = 0x0101;
+/// The uncompressed size [`Entry::decompress`] is given by the readers of this crate
+/// (inspect's extraction): 16 GiB, the default of the compressed-bundle readers.
+pub const DEFAULT_MAX_UNCOMPRESSED: u64 = 16 << 30;
 /// The name of the ELF section that holds a host program's fat binaries.
 pub const SECTION: &str = ".nv_fatbin";
 
@@ -161,6 +171,9 @@ impl Flags {
     pub const COMPRESSED_LZ4: u64 = 0x2000;
     /// The payload is zstd-compressed.
     pub const COMPRESSED_ZSTD: u64 = 0x8000;
+    /// Architecture-specific code: `sm_90a` is arch 90 with this flag (what nvFatbin
+    /// writes for arch `90a`, and `cuobjdump` lists as `sm_90a`).
+    pub const ARCH_SPECIFIC: u64 = 0x10_0000;
 
     /// What NVIDIA's tools write on 64-bit Linux: `0x11`.
     pub const LINUX_64: Flags = Flags(Self::ADDRESS_64 | Self::HOST_LINUX);
@@ -221,6 +234,20 @@ pub enum FatbinErrorKind {
     },
     /// A string (identifier, options) has no NUL within the entry header.
     Unterminated(&'static str),
+    /// A compressed payload that does not decompress to its uncompressed size.
+    Decompression {
+        /// The compression.
+        method: Compression,
+        /// What went wrong.
+        message: String,
+    },
+    /// The uncompressed size is above the caller's limit.
+    TooLarge {
+        /// The uncompressed size the entry claims.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
     /// The compressed size is larger than the payload.
     CompressedSize {
         /// The compressed size.
@@ -275,6 +302,13 @@ impl fmt::Display for FatbinError {
             FatbinErrorKind::Unterminated(what) => {
                 write!(f, "{what} has no NUL within the entry header")
             }
+            FatbinErrorKind::Decompression { method, message } => {
+                write!(f, "{method}-compressed payload: {message}")
+            }
+            FatbinErrorKind::TooLarge { size, max } => write!(
+                f,
+                "uncompressed size {size} is above the limit of {max} bytes"
+            ),
             FatbinErrorKind::CompressedSize {
                 compressed,
                 payload,
@@ -371,11 +405,17 @@ impl<'a> Entry<'a> {
     pub fn arch(&self) -> u32 {
         self.arch
     }
-    /// `sm_80` for a cubin, `compute_80` for PTX (as CUDA names them).
+    /// `sm_80` for a cubin, `compute_80` for PTX (as CUDA names them); `sm_90a` /
+    /// `compute_90a` with [`Flags::ARCH_SPECIFIC`].
     pub fn arch_name(&self) -> String {
+        let a = if self.flags.has(Flags::ARCH_SPECIFIC) {
+            "a"
+        } else {
+            ""
+        };
         match self.kind {
-            EntryKind::Ptx => format!("compute_{}", self.arch),
-            _ => format!("sm_{}", self.arch),
+            EntryKind::Ptx => format!("compute_{}{a}", self.arch),
+            _ => format!("sm_{}{a}", self.arch),
         }
     }
     /// The (major, minor) version field: the PTX ISA version for PTX, (1, ABI version) for a
@@ -448,6 +488,136 @@ impl<'a> Entry<'a> {
             _ => self.payload,
         })
     }
+}
+
+impl Entry<'_> {
+    /// The image of a compressed entry, decompressed as `cuobjdump -xelf`/`-xptx` extracts
+    /// it (a cubin; PTX text up to its NUL); `Ok(None)` when the entry is not compressed
+    /// (then [`Entry::image`] has it). The uncompressed size is checked against `max` before
+    /// anything is allocated, and the output must have exactly that size. zstd needs the
+    /// `compression` feature.
+    pub fn decompress(&self, max: u64) -> Result<Option<Vec<u8>>, FatbinError> {
+        let Some(method) = self.compression() else {
+            return Ok(None);
+        };
+        let at = self.payload_offset();
+        let fail =
+            |message: String| err(FatbinErrorKind::Decompression { method, message }, at, None);
+        let size = self.uncompressed_size;
+        if size > max {
+            return Err(err(
+                FatbinErrorKind::TooLarge { size, max },
+                self.offset + 56,
+                None,
+            ));
+        }
+        let input = self.stored();
+        let mut out = match method {
+            Compression::Lz4 => lz4_block(input, size as usize).map_err(fail)?,
+            Compression::Zstd => zstd_frame(input, size).map_err(fail)?,
+        };
+        if out.len() as u64 != size {
+            return Err(fail(format!(
+                "{} bytes decompressed, the header says {size}",
+                out.len()
+            )));
+        }
+        if self.kind == EntryKind::Ptx {
+            let end = out.iter().position(|&b| b == 0).unwrap_or(out.len());
+            out.truncate(end);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Decodes one LZ4 block (no frame) into exactly `size` bytes at most; every length and
+/// offset is checked, so crafted input ends in an error, never a panic or an overrun.
+fn lz4_block(input: &[u8], size: usize) -> Result<Vec<u8>, String> {
+    // An LZ4 sequence of n bytes expands to at most about 255 n bytes: a size beyond that
+    // is a lie, refused before allocating it.
+    if size / 256 > input.len() + 1 {
+        return Err(format!(
+            "{} compressed bytes cannot hold {size} bytes",
+            input.len()
+        ));
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(size);
+    let mut i = 0;
+    let length = |i: &mut usize, mut n: usize| -> Result<usize, String> {
+        if n == 15 {
+            loop {
+                let b = *input.get(*i).ok_or("length runs past the end")?;
+                *i += 1;
+                n = n.checked_add(b as usize).ok_or("length overflows")?;
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    };
+    loop {
+        let token = *input.get(i).ok_or("sequence token past the end")?;
+        i += 1;
+        let literals = length(&mut i, (token >> 4) as usize)?;
+        let lit = input
+            .get(i..)
+            .and_then(|r| r.get(..literals))
+            .ok_or_else(|| format!("{literals} literals at offset {i} run past the end"))?;
+        if out.len() + literals > size {
+            return Err(format!("output longer than {size} bytes"));
+        }
+        out.extend_from_slice(lit);
+        i += literals;
+        if i == input.len() {
+            return Ok(out);
+        }
+        let offset = input
+            .get(i..i + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+            .ok_or("match offset past the end")?;
+        i += 2;
+        if offset == 0 || offset > out.len() {
+            return Err(format!(
+                "match offset {offset} at input offset {} outside the {} bytes decoded",
+                i - 2,
+                out.len()
+            ));
+        }
+        let len = length(&mut i, (token & 15) as usize)?
+            .checked_add(4)
+            .ok_or("length overflows")?;
+        if out.len() + len > size {
+            return Err(format!("output longer than {size} bytes"));
+        }
+        let start = out.len() - offset;
+        for k in 0..len {
+            let b = out[start + k];
+            out.push(b);
+        }
+    }
+}
+
+#[cfg(feature = "compression")]
+fn zstd_frame(input: &[u8], size: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    if crate::kind::FileKind::sniff(input) != crate::kind::FileKind::ZstdFrame {
+        return Err("no zstd frame magic".into());
+    }
+    let mut out = Vec::with_capacity(size.min(input.len() as u64 * 64) as usize);
+    zstd::stream::read::Decoder::new(input)
+        .and_then(|d| d.take(size.saturating_add(1)).read_to_end(&mut out))
+        .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+#[cfg(not(feature = "compression"))]
+fn zstd_frame(_: &[u8], _: u64) -> Result<Vec<u8>, String> {
+    Err(
+        "zstd is not supported by this build (offload-formats without its `compression` \
+         feature)"
+            .into(),
+    )
 }
 
 /// A parsed fat binary, borrowing its bytes.
@@ -668,19 +838,28 @@ pub fn scan(data: &[u8]) -> (Vec<Found<'_>>, Vec<(usize, FatbinError)>) {
     let mut errors = Vec::new();
     let mut at = 0;
     while at + HEADER_SIZE <= data.len() {
-        if data[at..].starts_with(&MAGIC_BYTES) {
-            match Fatbin::parse(&data[at..]) {
-                Ok(f) => {
-                    let size = f.size().max(HEADER_SIZE);
-                    found.push(Found {
-                        offset: at,
-                        fatbin: f,
-                    });
-                    at += size.next_multiple_of(8);
-                    continue;
-                }
-                Err(e) => errors.push((at, e)),
+        // The next aligned magic: one comparison per 8 bytes, over whole chunks.
+        match data[at..]
+            .chunks_exact(8)
+            .position(|c| c[..4] == MAGIC_BYTES)
+        {
+            Some(i) => at += i * 8,
+            None => break,
+        }
+        if at + HEADER_SIZE > data.len() {
+            break;
+        }
+        match Fatbin::parse(&data[at..]) {
+            Ok(f) => {
+                let size = f.size().max(HEADER_SIZE);
+                found.push(Found {
+                    offset: at,
+                    fatbin: f,
+                });
+                at += size.next_multiple_of(8);
+                continue;
             }
+            Err(e) => errors.push((at, e)),
         }
         at += 8;
     }
@@ -704,6 +883,8 @@ pub enum FatbinWriteError {
     NotElf64,
     /// A size does not fit the format's fields.
     TooLarge(&'static str),
+    /// An architecture that is not `NN`, `NNa`, `sm_NN[a]` or `compute_NN[a]`.
+    BadArch(String),
 }
 
 impl fmt::Display for FatbinWriteError {
@@ -725,6 +906,10 @@ impl fmt::Display for FatbinWriteError {
             FatbinWriteError::TooLarge(what) => {
                 write!(f, "the {what} is too large for a fat binary")
             }
+            FatbinWriteError::BadArch(a) => write!(
+                f,
+                "architecture '{a}' is not NN, NNa, sm_NN[a] or compute_NN[a]"
+            ),
         }
     }
 }
@@ -735,6 +920,7 @@ impl std::error::Error for FatbinWriteError {}
 struct Pending {
     kind: EntryKind,
     arch: u32,
+    arch_specific: bool,
     major: u16,
     minor: u16,
     identifier: Option<String>,
@@ -768,6 +954,24 @@ pub fn ptx_isa_version(ptx: &[u8]) -> Option<(u16, u16)> {
         }
     }
     None
+}
+
+/// The arch field and the [`Flags::ARCH_SPECIFIC`] bit of `90`, `90a`, `sm_90a`,
+/// `compute_90` (nvFatbin takes the first two spellings).
+pub fn parse_arch(arch: &str) -> Result<(u32, bool), FatbinWriteError> {
+    let bad = || FatbinWriteError::BadArch(arch.to_string());
+    let digits = arch
+        .strip_prefix("sm_")
+        .or_else(|| arch.strip_prefix("compute_"))
+        .unwrap_or(arch);
+    let (digits, specific) = match digits.strip_suffix('a') {
+        Some(d) => (d, true),
+        None => (digits, false),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    Ok((digits.parse().map_err(|_| bad())?, specific))
 }
 
 fn padded_string(s: &str) -> Vec<u8> {
@@ -807,14 +1011,16 @@ impl FatbinWriter {
         }
     }
 
-    /// Adds a cubin for `sm_<arch>`, with an identifier (the name `cuobjdump` gives it).
+    /// Adds a cubin for `arch` (`sm_80`, `80`, `sm_90a`), with an identifier (the name
+    /// `cuobjdump` gives it).
     pub fn add_cubin(
         &mut self,
-        arch: u32,
+        arch: &str,
         cubin: &[u8],
         identifier: Option<&str>,
     ) -> Result<&mut Self, FatbinWriteError> {
         Self::check_string(identifier, "identifier")?;
+        let (arch, arch_specific) = parse_arch(arch)?;
         // ELFCLASS64, little-endian: the only cubins the 64-bit flag describes.
         if cubin.len() < 64 || !cubin.starts_with(b"\x7fELF\x02\x01") {
             return Err(FatbinWriteError::NotElf64);
@@ -824,6 +1030,7 @@ impl FatbinWriter {
         self.entries.push(Pending {
             kind: EntryKind::Elf,
             arch,
+            arch_specific,
             major: 1,
             minor: u16::from(cubin[8]),
             identifier: identifier.map(str::to_string),
@@ -833,18 +1040,19 @@ impl FatbinWriter {
         Ok(self)
     }
 
-    /// Adds PTX text for `compute_<arch>`, with an identifier and the ptxas options the
-    /// driver's JIT should use. The text may end with NUL bytes; its `.version` directive
-    /// gives the entry's version.
+    /// Adds PTX text for `arch` (`compute_80`, `sm_80`, `80`, `90a`), with an identifier and
+    /// the ptxas options the driver's JIT should use. The text may end with NUL bytes; its
+    /// `.version` directive gives the entry's version.
     pub fn add_ptx(
         &mut self,
-        arch: u32,
+        arch: &str,
         ptx: &[u8],
         identifier: Option<&str>,
         options: Option<&str>,
     ) -> Result<&mut Self, FatbinWriteError> {
         Self::check_string(identifier, "identifier")?;
         Self::check_string(options, "options string")?;
+        let (arch, arch_specific) = parse_arch(arch)?;
         let end = ptx.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
         let text = &ptx[..end];
         if let Some(offset) = text.iter().position(|&b| b == 0) {
@@ -857,6 +1065,7 @@ impl FatbinWriter {
         self.entries.push(Pending {
             kind: EntryKind::Ptx,
             arch,
+            arch_specific,
             major,
             minor,
             identifier: identifier.map(str::to_string),
@@ -897,7 +1106,13 @@ impl FatbinWriter {
             body.extend(p.arch.to_le_bytes());
             body.extend(name_offset.to_le_bytes());
             body.extend(name_len.to_le_bytes());
-            body.extend(self.flags.0.to_le_bytes());
+            let flags = self.flags.0
+                | if p.arch_specific {
+                    Flags::ARCH_SPECIFIC
+                } else {
+                    0
+                };
+            body.extend(flags.to_le_bytes());
             body.extend(0u64.to_le_bytes());
             body.extend(0u64.to_le_bytes());
             body.extend(extra);
@@ -929,10 +1144,10 @@ mod tests {
 
     fn sample() -> Vec<u8> {
         let mut w = FatbinWriter::new();
-        w.add_cubin(80, &cubin(80), Some("k")).unwrap();
-        w.add_ptx(80, PTX, Some("k"), None).unwrap();
-        w.add_cubin(90, &cubin(90), None).unwrap();
-        w.add_ptx(90, PTX, None, Some("-O3")).unwrap();
+        w.add_cubin("sm_80", &cubin(80), Some("k")).unwrap();
+        w.add_ptx("80", PTX, Some("k"), None).unwrap();
+        w.add_cubin("sm_90", &cubin(90), None).unwrap();
+        w.add_ptx("compute_90", PTX, None, Some("-O3")).unwrap();
         w.to_bytes()
     }
 
@@ -966,22 +1181,23 @@ mod tests {
     fn writer_refuses_bad_inputs() {
         let mut w = FatbinWriter::new();
         assert_eq!(
-            w.add_ptx(80, b".target sm_80\n", None, None).unwrap_err(),
+            w.add_ptx("80", b".target sm_80\n", None, None).unwrap_err(),
             FatbinWriteError::MissingPtxVersion
         );
         assert_eq!(
-            w.add_ptx(80, b".version 7.0\n\0x", None, None).unwrap_err(),
+            w.add_ptx("80", b".version 7.0\n\0x", None, None)
+                .unwrap_err(),
             FatbinWriteError::NulInPtx { offset: 13 }
         );
         assert_eq!(
-            w.add_cubin(80, b"not elf", None).unwrap_err(),
+            w.add_cubin("sm_80", b"not elf", None).unwrap_err(),
             FatbinWriteError::NotElf64
         );
         assert_eq!(
-            w.add_cubin(80, &cubin(80), Some("a\0b")).unwrap_err(),
+            w.add_cubin("sm_80", &cubin(80), Some("a\0b")).unwrap_err(),
             FatbinWriteError::NulInString("identifier")
         );
-        assert!(w.add_ptx(80, b".version 7.0\n\0\0", None, None).is_ok());
+        assert!(w.add_ptx("80", b".version 7.0\n\0\0", None, None).is_ok());
     }
 
     #[test]
@@ -1077,6 +1293,73 @@ mod tests {
         );
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].0, 24 + 2 * one.len());
+    }
+
+    #[test]
+    fn arch_specific_entries() {
+        let mut w = FatbinWriter::new();
+        w.add_cubin("sm_90a", &cubin(90), None).unwrap();
+        w.add_ptx("90a", PTX, None, None).unwrap();
+        assert_eq!(
+            w.add_ptx("sm_9x", PTX, None, None).unwrap_err(),
+            FatbinWriteError::BadArch("sm_9x".into())
+        );
+        let bytes = w.to_bytes();
+        let f = Fatbin::parse(&bytes).unwrap();
+        let names: Vec<_> = f.entries().iter().map(Entry::arch_name).collect();
+        assert_eq!(names, ["sm_90a", "compute_90a"]);
+        assert_eq!(f.entries()[0].arch(), 90);
+        assert_eq!(f.entries()[0].flags(), Flags(0x10_0011));
+    }
+
+    #[test]
+    fn lz4_blocks() {
+        // "abcabcabcabcX": 3 literals, a match of 9 at offset 3, then a last literal.
+        let block = [0x35, b'a', b'b', b'c', 3, 0, 0x10, b'X'];
+        assert_eq!(lz4_block(&block, 13).unwrap(), b"abcabcabcabcX");
+        assert!(lz4_block(&block, 12).is_err(), "longer than announced");
+        assert!(lz4_block(&[0x35, b'a', b'b', b'c', 9, 0, 0x10, b'X'], 13).is_err());
+        assert!(lz4_block(&[0x35, b'a', b'b', b'c', 0, 0], 13).is_err());
+        assert!(lz4_block(&[0xf0], 13).is_err());
+        assert!(
+            lz4_block(&[0x10], 1 << 30).is_err(),
+            "a lying size is not allocated"
+        );
+        // A truncated block is an error or a shorter output (which `decompress` refuses).
+        for n in 0..block.len() {
+            assert!(
+                lz4_block(&block[..n], 13).map_or(true, |o| o.len() < 13),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn compressed_entries_decompress_within_limits() {
+        // An entry whose payload is the LZ4 block of "abcabcabcabcX" plus its NUL.
+        let mut b = sample();
+        let block = [0x35, b'a', b'b', b'c', 3, 0, 0x20, b'X', 0];
+        let second = Fatbin::parse(&b).unwrap().entries()[1].clone();
+        let at = second.offset();
+        let p = second.payload_offset();
+        b[p..p + block.len()].copy_from_slice(&block);
+        b[at + 16..at + 20].copy_from_slice(&(block.len() as u32).to_le_bytes());
+        b[at + 40..at + 48].copy_from_slice(&0x2011u64.to_le_bytes());
+        b[at + 56..at + 64].copy_from_slice(&14u64.to_le_bytes());
+        let f = Fatbin::parse(&b).unwrap();
+        let e = &f.entries()[1];
+        assert_eq!(e.decompress(1 << 20).unwrap().unwrap(), b"abcabcabcabcX");
+        let too = e.decompress(10).unwrap_err();
+        assert!(matches!(
+            too.kind,
+            FatbinErrorKind::TooLarge { size: 14, max: 10 }
+        ));
+        assert_eq!(f.entries()[0].decompress(1 << 20).unwrap(), None);
+        b[at + 56..at + 64].copy_from_slice(&20u64.to_le_bytes());
+        let e = Fatbin::parse(&b).unwrap().entries()[1]
+            .decompress(1 << 20)
+            .unwrap_err();
+        assert!(e.to_string().contains("lz4-compressed payload"), "{e}");
     }
 
     #[test]

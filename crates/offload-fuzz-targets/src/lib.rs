@@ -52,6 +52,7 @@ pub const TARGETS: &[Target] = &[
     ("roundtrip_text", roundtrip_text),
     ("roundtrip_ccob", roundtrip_ccob),
     ("roundtrip_offload", roundtrip_offload),
+    ("nv_fatbin", nv_fatbin),
 ];
 
 /// The target called `name`.
@@ -274,6 +275,55 @@ fn check_offload(binary: &OffloadBinary<'_>) {
         let _ = (e.image_kind(), e.offload_kind(), e.flags(), e.image().len());
         let _ = (e.triple(), e.arch(), e.get("kind"));
         assert_eq!(e.strings().count(), e.strings().len());
+    }
+}
+
+/// NVIDIA fat binaries: the reader, the scanner, and a write-then-read of what was read.
+pub fn nv_fatbin(data: &[u8]) {
+    use offload_formats::nvfatbin::{EntryKind, Fatbin, FatbinWriter, scan};
+    let check = |f: &Fatbin<'_>| {
+        assert!(f.size() <= data.len());
+        for e in f.entries() {
+            assert!(e.payload_offset() + e.payload().len() <= f.size());
+            assert!(e.stored().len() <= e.payload().len());
+            let _ = (e.arch_name(), e.identifier(), e.options(), e.image());
+            if let Ok(Some(d)) = e.decompress(MAX_DECOMPRESSED) {
+                assert!(d.len() as u64 <= e.uncompressed_size());
+            }
+        }
+    };
+    if let Ok(f) = Fatbin::parse(data) {
+        check(&f);
+        // What the writer takes of it reads back the same.
+        let mut w = FatbinWriter::new();
+        let mut kept = Vec::new();
+        for e in f.entries() {
+            let (Some(image), arch) = (e.image(), e.arch().to_string()) else {
+                continue;
+            };
+            let id = e.identifier().and_then(|i| std::str::from_utf8(i).ok());
+            let added = match e.kind() {
+                EntryKind::Elf => w.add_cubin(&arch, image, id).is_ok(),
+                EntryKind::Ptx => w.add_ptx(&arch, image, id, None).is_ok(),
+                EntryKind::Other(_) => false,
+            };
+            if added {
+                kept.push((e.kind(), e.arch()));
+            }
+        }
+        let bytes = w.to_bytes();
+        let back = Fatbin::parse(&bytes).expect("the writer's output parses");
+        let got: Vec<_> = back
+            .entries()
+            .iter()
+            .map(|e| (e.kind(), e.arch()))
+            .collect();
+        assert_eq!(got, kept);
+    }
+    let (found, _) = scan(data);
+    for f in &found {
+        assert!(f.offset + f.fatbin.size() <= data.len());
+        check(&f.fatbin);
     }
 }
 

@@ -18,7 +18,7 @@
 //! `native` (this machine's GPUs; with no GPU the default set is used, with a warning: a build
 //! never fails for lack of a GPU) and `default` (the default set). CUDA lists also accept the
 //! CMake spellings `90` (= `sm_90`), `90-real` (cubin only) and `90-virtual` (PTX only, as
-//! `compute_90`).
+//! `compute_90`), and `all-major` (every `sm_N0` from `sm_50` the compiler supports).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -42,9 +42,41 @@ pub const DEFAULT_CUDA_ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "s
 ///
 /// AMDGPU target IDs are kept in clang's canonical form (features sorted by name), so
 /// `gfx90a:xnack+:sramecc-` and `gfx90a:sramecc-:xnack+` are the same architecture.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// NVIDIA architectures follow CMake's `CMAKE_CUDA_ARCHITECTURES`: `sm_90` (or `90`) gives a
+/// cubin and the PTX when `ptxas` is found, the PTX alone otherwise; `90-real` only the cubin
+/// ([`Arch::is_real`]; an error without `ptxas`); `90-virtual` (= `compute_90`) only the PTX.
+/// `90-real` and `sm_90` are the same architecture otherwise (equal, same name).
+#[derive(Clone)]
 pub struct Arch {
     id: String,
+    real: bool,
+}
+
+impl PartialEq for Arch {
+    fn eq(&self, other: &Arch) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Arch {}
+
+impl std::hash::Hash for Arch {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state)
+    }
+}
+
+impl PartialOrd for Arch {
+    fn partial_cmp(&self, other: &Arch) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Arch {
+    fn cmp(&self, other: &Arch) -> std::cmp::Ordering {
+        self.id.cmp(&other.id)
+    }
 }
 
 /// Why a string is not an offload architecture ([`Arch::new`]).
@@ -119,12 +151,14 @@ impl Arch {
             }
             return Ok(Arch {
                 id: tid.canonical(),
+                real: false,
             });
         }
         let nv = |prefix: &str, rest: &str| -> Option<Arch> {
             let digits = rest.strip_suffix('a').unwrap_or(rest);
             (digits.len() >= 2 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| Arch {
                 id: format!("{prefix}{rest}"),
+                real: false,
             })
         };
         let found = if let Some(rest) = s.strip_prefix("sm_") {
@@ -134,7 +168,7 @@ impl Arch {
         } else if let Some(n) = s.strip_suffix("-virtual") {
             nv("compute_", n)
         } else if let Some(n) = s.strip_suffix("-real") {
-            nv("sm_", n)
+            nv("sm_", n).map(|a| Arch { real: true, ..a })
         } else {
             nv("sm_", s)
         };
@@ -159,6 +193,44 @@ impl Arch {
     /// Whether only PTX is wanted (`compute_NN`, CMake's `NN-virtual`).
     pub fn is_virtual(&self) -> bool {
         self.id.starts_with("compute_")
+    }
+
+    /// Whether only a cubin is wanted (CMake's `NN-real`): `ptxas` is required.
+    pub fn is_real(&self) -> bool {
+        self.real
+    }
+
+    /// The PTX ISA version (`63` for 6.3) that LLVM's NVPTX back end needs at least for this
+    /// NVIDIA architecture, as clang 22 reports it (`Minimum required PTX version is 6.3`);
+    /// `None` for the oldest processors (the default ISA serves them) and unknown ones.
+    pub(crate) fn min_ptx(&self) -> Option<u32> {
+        let sm = self.offload_arch();
+        let n = sm.strip_prefix("sm_")?;
+        let (digits, accel) = match n.strip_suffix('a') {
+            Some(d) => (d, true),
+            None => (n, false),
+        };
+        let v: u32 = digits.parse().ok()?;
+        Some(match (v, accel) {
+            (..60, _) => return None,
+            (60..=62, _) => 50,
+            (70, _) => 60,
+            (72, _) => 61,
+            (75, _) => 63,
+            (80, _) => 70,
+            (86, _) => 71,
+            (87, _) => 74,
+            (88, _) => 90,
+            (89, _) => 78,
+            (90, false) => 78,
+            (90, true) => 80,
+            (100 | 101, _) => 86,
+            (103, _) => 88,
+            (110, _) => 90,
+            (120, _) => 87,
+            (121, _) => 88,
+            _ => return None,
+        })
     }
 
     /// The `sm_NN` name to compile for (`compute_90` compiles as `sm_90`).
@@ -209,6 +281,8 @@ pub(crate) enum Item {
     Arch(Arch),
     Native,
     Default,
+    /// CMake's `all-major` (CUDA).
+    AllMajor,
 }
 
 /// Splits a CMake-style list (`;`, `,` or white space) and parses each item.
@@ -218,6 +292,7 @@ pub(crate) fn parse_list(s: &str) -> Result<Vec<Item>, (String, ArchError)> {
         .map(|p| match p {
             "native" => Ok(Item::Native),
             "default" => Ok(Item::Default),
+            "all-major" => Ok(Item::AllMajor),
             _ => Arch::new(p).map(Item::Arch).map_err(|e| (p.to_string(), e)),
         })
         .collect()
@@ -231,8 +306,33 @@ pub(crate) fn default_set(lang: Language, supported: &[String]) -> Vec<Arch> {
     };
     set.iter()
         .filter(|a| supported.is_empty() || supported.iter().any(|s| s == *a))
-        .map(|a| Arch { id: a.to_string() })
+        .map(|a| Arch {
+            id: a.to_string(),
+            real: false,
+        })
         .collect()
+}
+
+/// CMake's `all-major` for CUDA: every `sm_N0` from `sm_50` that the compiler supports (the
+/// oldest `ptxas` of CUDA 12 builds `sm_50`).
+pub(crate) fn all_major(supported: &[String]) -> Vec<Arch> {
+    let mut v: Vec<(u32, Arch)> = supported
+        .iter()
+        .filter_map(|s| {
+            let n: u32 = s.strip_prefix("sm_")?.parse().ok()?;
+            (n >= 50 && n % 10 == 0).then(|| {
+                (
+                    n,
+                    Arch {
+                        id: s.clone(),
+                        real: false,
+                    },
+                )
+            })
+        })
+        .collect();
+    v.sort_by_key(|(n, _)| *n);
+    v.into_iter().map(|(_, a)| a).collect()
 }
 
 /// Runs `cmd` with the probe timeout (30 s; killed past it); its stdout when it exits
@@ -336,6 +436,7 @@ mod tests {
             .map(|i| match i {
                 Item::Arch(a) => a.to_string(),
                 Item::Native => "<native>".into(),
+                Item::AllMajor => "<all-major>".into(),
                 Item::Default => "<default>".into(),
             })
             .collect();
@@ -369,6 +470,23 @@ mod tests {
         assert_eq!(Arch::new("90").unwrap().as_str(), "sm_90");
         assert_eq!(Arch::new("90a").unwrap().as_str(), "sm_90a");
         assert_eq!(Arch::new("80-real").unwrap().as_str(), "sm_80");
+        assert!(Arch::new("80-real").unwrap().is_real());
+        assert!(!Arch::new("sm_80").unwrap().is_real());
+        assert_eq!(Arch::new("80-real").unwrap(), Arch::new("sm_80").unwrap());
+        assert_eq!(Arch::new("sm_75").unwrap().min_ptx(), Some(63));
+        assert_eq!(Arch::new("90-virtual").unwrap().min_ptx(), Some(78));
+        assert_eq!(Arch::new("sm_90a").unwrap().min_ptx(), Some(80));
+        assert_eq!(Arch::new("sm_52").unwrap().min_ptx(), None);
+        let supported: Vec<String> = ["sm_35", "sm_50", "sm_52", "sm_90", "sm_90a", "sm_100"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            all_major(&supported)
+                .iter()
+                .map(Arch::as_str)
+                .collect::<Vec<_>>(),
+            ["sm_50", "sm_90", "sm_100"]
+        );
         let v = Arch::new("80-virtual").unwrap();
         assert_eq!(v.as_str(), "compute_80");
         assert!(v.is_virtual() && v.is_nvidia());

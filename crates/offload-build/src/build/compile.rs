@@ -159,6 +159,10 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
                 .push(o.outputs[0].clone());
         } else {
             for (kind, path) in &o.outputs_kinds() {
+                // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
+                if *kind == ImageKind::Ptx && o.arch.is_real() {
+                    continue;
+                }
                 built
                     .per_arch
                     .entry(o.arch.clone())
@@ -268,6 +272,15 @@ impl JobOut {
     fn outputs_kinds(&self) -> Vec<(ImageKind, &PathBuf)> {
         kinds(self.lang, &self.outputs)
     }
+}
+
+/// A failed step's command as the user can run it again: with the cache's file names instead
+/// of the job's private directory (removed when the job ends).
+fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
+    if let (Error::CompileFailed { command, .. }, Some(dir)) = (&mut e, base.parent()) {
+        *command = command.replace(&private.display().to_string(), &dir.display().to_string());
+    }
+    e
 }
 
 /// The kind of each output of a job: the object (HIP), or PTX then the cubin (CUDA).
@@ -381,7 +394,18 @@ impl JobCtx<'_> {
                 args.push(s("--cuda-device-only"));
                 match &self.tc.cuda {
                     Some(c) => args.push(s(&format!("--cuda-path={}", c.display()))),
-                    None => args.extend(["-nocudainc", "-nocudalib"].map(s)),
+                    None => {
+                        args.extend(["-nocudainc", "-nocudalib"].map(s));
+                        // Without a CUDA install clang 22 defaults to PTX ISA 4.2, which no
+                        // current processor accepts: the oldest ISA this one needs, unless a
+                        // flag chooses one (`--cuda-feature=+ptx78`).
+                        if let Some(v) = arch.min_ptx() {
+                            if !self.flags.iter().any(|f| f.contains("+ptx")) {
+                                args.extend(["-Xclang", "-target-feature", "-Xclang"].map(s));
+                                args.push(s(&format!("+ptx{v}")));
+                            }
+                        }
+                    }
                 }
                 args.push(s("-S"));
             }
@@ -567,7 +591,10 @@ impl JobCtx<'_> {
         if out.status.success() {
             return Ok(stderr);
         }
-        let mut text = stderr.join("\n");
+        let mut text = match self.crash_summary(&out.stderr, arch) {
+            Some(summary) => summary,
+            None => stderr.join("\n"),
+        };
         if !text.is_empty() {
             text.push('\n');
         }
@@ -580,6 +607,35 @@ impl JobCtx<'_> {
             stderr: text,
             hint: None,
         })
+    }
+
+    /// A compiler crash (a stack dump) in two lines: clang's error, and the file in the cache
+    /// directory that keeps everything it printed. `None` when it did not crash.
+    fn crash_summary(&self, stderr: &[u8], arch: &Arch) -> Option<String> {
+        let text = String::from_utf8_lossy(stderr);
+        let at = text
+            .find("PLEASE submit a bug report")
+            .or_else(|| text.find("Stack dump:"))?;
+        let summary = text[..at]
+            .lines()
+            .map(str::trim)
+            .find(|l| l.contains("error"))
+            .or_else(|| text[..at].lines().map(str::trim).find(|l| !l.is_empty()))
+            .unwrap_or("the compiler crashed")
+            .to_string();
+        let log = self.cache_dir.join(format!(
+            "crash-{}-{:016x}.log",
+            arch.file_tag(),
+            xxhash_rust::xxh3::xxh3_64(stderr)
+        ));
+        let place = match cache::write_atomic(&log, stderr) {
+            Ok(()) => format!(
+                "its full output (with the stack dump) is in {}",
+                log.display()
+            ),
+            Err(_) => "its full output could not be kept".to_string(),
+        };
+        Some(format!("{summary}\n(the compiler crashed; {place})"))
     }
 
     /// Runs the step that starts with the launcher; a launcher that cannot be run, or that
@@ -666,6 +722,8 @@ impl JobCtx<'_> {
             .prefix(".job-")
             .tempdir_in(self.cache_dir)
             .map_err(|e| Error::io("creating a temporary directory in", self.cache_dir, e))?;
+        // Removed by a signal's handler too (`offload-build compile`, see `kill_compilers`).
+        let _known = process::PrivateDir::new(tmp.path());
         let base_name = spec
             .base
             .file_name()
@@ -700,7 +758,9 @@ impl JobCtx<'_> {
             } else {
                 self.exec(&argv, &spec.arch, Some(&spec.source), Some(&depfile))
             };
-            stderr.extend(printed.map_err(|e| self.explain(e))?);
+            stderr.extend(
+                printed.map_err(|e| self.explain(public_paths(e, tmp.path(), &spec.base)))?,
+            );
             for (j, (kind, out)) in kinds(self.lang, &spec.outputs).into_iter().enumerate() {
                 let written = private(out).unwrap_or_else(|| out.clone());
                 if checked[j] || !(written.is_file() || i + 1 == spec.steps.len()) {

@@ -61,7 +61,10 @@ impl Directives {
     /// directive per line, so such a name cannot be expressed, and printed as it is its second
     /// line would be a directive of its own (`x\ncargo:rustc-env=…`).
     pub(crate) fn push_path(&self, key: &str, path: &std::path::Path) -> Result<(), Error> {
-        let text = path.display().to_string();
+        // A name that is not UTF-8 is kept as text that holds its bytes (Cargo, which reads
+        // text, sees a file that does not exist and reruns the build script, as with a lossy
+        // name; `offload-build compile --depfile` writes the real bytes).
+        let text = offload_formats::id::raw::text_of_os(path.as_os_str());
         if text.contains(['\n', '\r']) {
             return Err(Error::Config(format!(
                 "{}: a file name with a line break cannot be passed to Cargo \

@@ -182,6 +182,13 @@ impl fmt::Display for Error {
                 for p in searched {
                     writeln!(f, "    {}", p.display())?;
                 }
+                if tool.starts_with("ptxas") {
+                    return write!(
+                        f,
+                        "set PTXAS (or Build::ptxas) to NVIDIA's ptxas, or install it: \
+                         `pip install nvidia-cuda-nvcc-cu12` in the virtualenv of VIRTUAL_ENV"
+                    );
+                }
                 write!(
                     f,
                     "set CLANG (or HIPCXX, HIP_CLANG_PATH, ROCM_PATH) to a clang with AMDGPU/NVPTX support, \

@@ -15,7 +15,7 @@
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100")
 //!     .compile("kernels");
 //! // src/main.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
-//! //   fatbin(), ARCHS, KERNELS (top level, where the file is included),
+//! //   fatbin(), ARCHS, KERNELS, IMAGES, image(arch) (top level, where the file is included),
 //! //   kernels::<KERNEL> (one constant per kernel)
 //! ```
 //!
@@ -99,6 +99,27 @@
 //! compiler's LLVM version decides the version-dependent output (offload kind numbering in
 //! offload binaries, the compressed-bundle format version).
 //!
+//! ## CUDA
+//!
+//! CUDA sources (`.cu`) compile with any supported clang (19, 22) and no CUDA install: each
+//! `sm_NN` is compiled to PTX with the oldest PTX ISA that LLVM accepts for it
+//! (`-Xclang -target-feature -Xclang +ptx63` for `sm_75`, `+ptx78` for `sm_90`, …) and
+//! `-nocudainc -nocudalib`, unless a flag already chooses one (`--cuda-feature=+ptxNN`). A
+//! CUDA install found (`CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`, `/usr/local/cuda`, `nvcc` on
+//! `PATH`) is passed with `--cuda-path` and clang picks the ISA from its version. `ptxas` makes
+//! cubins from the PTX: [`Build::ptxas`], `PTXAS`, the install's `bin/ptxas`, `ptxas` on
+//! `PATH`, then NVIDIA's Python wheel `nvidia-cuda-nvcc-cu12`
+//! (`site-packages/nvidia/cuda_nvcc/bin/ptxas`, or CUDA 13's `nvidia/cu13/bin`) in the
+//! virtualenv of `VIRTUAL_ENV`, else in the `site-packages` of `python3` on `PATH`.
+//!
+//! Images per architecture, in CMake's vocabulary: `sm_90` / `90` gives the cubin and the
+//! PTX when `ptxas` is found, the PTX alone otherwise (with one warning for the whole
+//! build); `90-real` the cubin alone (an error without `ptxas`); `90-virtual` / `compute_90`
+//! the PTX alone; `all-major` every `sm_N0` from `sm_50` the compiler supports; `native` this
+//! machine's GPUs (`nvptx-arch`, `nvidia-smi`; without a GPU, the default set). Each image is
+//! labelled with its kind in the offload binary (`IMG_Cubin`, `IMG_PTX`). A clang that
+//! crashes is reported in one line, with the file that holds its full output.
+//!
 //! ## The HIP runtime
 //!
 //! An [`Embed::HipObject`] build links a constructor that calls `__hipRegisterFatBinary`,
@@ -123,7 +144,9 @@
 //! | `CUDAARCHS`, `CUDA_COMPUTE_CAP` | unset | CUDA architectures (CMake / candle conventions) |
 //! | `HIPCXX`, `HIP_CLANG_PATH`, `CLANG` | unset | the compiler (see discovery) |
 //! | `ROCM_PATH`, `HIP_PATH` | unset | ROCm install: its clang, `--rocm-path`, `--rocm-device-lib-path` (see [ROCm](self#rocm)) |
-//! | `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` | `/usr/local/cuda` | CUDA install: `--cuda-path` and `ptxas` |
+//! | `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` | `/usr/local/cuda`, else `nvcc`'s on `PATH` | CUDA install: `--cuda-path` and `ptxas` |
+//! | `PTXAS` | unset | the `ptxas` that makes cubins (see [CUDA](self#cuda)) |
+//! | `VIRTUAL_ENV` | unset | a virtualenv whose `site-packages` may hold NVIDIA's `ptxas` wheel |
 //! | `PATH` | | where `clang-NN`, `clang`, `hipconfig`, `ptxas`, `amdgpu-arch` are looked for |
 //! | `HIPFLAGS`, `CUDAFLAGS` | unset | extra compiler flags (white-space separated), after the builder's |
 //! | `OFFLOAD_BUILD_LAUNCHER` | unset | a compiler launcher put in front of every source compile (`sccache`, `ccache`; may hold arguments) |
@@ -198,6 +221,8 @@ pub const ENV_VARS: &[&str] = &[
     "CUDA_PATH",
     "CUDA_HOME",
     "CUDA_ROOT",
+    "PTXAS",
+    "VIRTUAL_ENV",
     "PATH",
     "HIPFLAGS",
     "CUDAFLAGS",
@@ -360,6 +385,7 @@ pub struct Build {
     warnings_into_errors: bool,
     progress: Option<ProgressHook>,
     timeout: Option<std::time::Duration>,
+    ptxas: Option<PathBuf>,
 }
 
 /// What one finished job was ([`Progress::step`]).
@@ -511,6 +537,7 @@ impl Build {
             warnings_into_errors: false,
             progress: None,
             timeout: None,
+            ptxas: None,
         }
     }
 
@@ -654,6 +681,14 @@ impl Build {
         self
     }
 
+    /// Uses this `ptxas` (CUDA) to turn PTX into cubins, instead of looking for one (`PTXAS`,
+    /// the CUDA install, `PATH`, NVIDIA's `nvidia-cuda-nvcc-cu12` wheel in `VIRTUAL_ENV` or
+    /// the `site-packages` of `python3`; see [CUDA](self#cuda)).
+    pub fn ptxas(&mut self, path: impl AsRef<Path>) -> &mut Build {
+        self.ptxas = Some(path.as_ref().to_path_buf());
+        self
+    }
+
     /// Whether an [`Embed::HipObject`] build links the HIP runtime (default `true`): when a
     /// ROCm install is in use and has `libamdhip64.so`, the build prints
     /// `cargo:rustc-link-search=native=<its directory>` and `cargo:rustc-link-lib=dylib=amdhip64`,
@@ -760,10 +795,14 @@ impl Build {
     /// Compiles, packs and embeds.
     ///
     /// Writes into the output directory:
-    /// - `<name>.hipfb` (bundle) or `<name>.offloadbin` (offload binaries);
+    /// - `<name>.hipfb` (bundle), `<name>.offloadbin` (offload binaries) or `<name>.fatbin`
+    ///   (an NVIDIA fat binary);
     /// - `<name>.rs`, to `include!`, with `pub fn fatbin() -> &'static [u8]` (the container,
     ///   4096-byte aligned; in [`Embed::HipObject`] mode the object's own `.hip_fatbin`), `pub const ARCHS: &[&str]`, `pub const KERNELS: &[&str]`,
-    ///   `CONTAINER`, `COMPRESSED` and a `kernels` module with one constant per kernel (with
+    ///   `CONTAINER`, `COMPRESSED`, `pub static IMAGES: &[(&str, &str, &[u8])]` (architecture,
+    ///   kind `cubin`/`ptx`/`code-object`/…, the image's bytes as a slice of `fatbin()`; empty
+    ///   for a compressed bundle) with `pub fn image(arch: &str) -> Option<&'static [u8]>`
+    ///   (machine code first), and a `kernels` module with one constant per kernel (with
     ///   the host handle for `hipLaunchKernel` in [`Embed::HipObject`] mode);
     /// - for the object [`Embed`] modes, `lib<name>-<hash>.a` (a name unique to this build),
     ///   with the `cargo:rustc-link-*` directives to link it.
@@ -805,7 +844,8 @@ impl Build {
     /// The object [`Embed`] mode for the container this build writes:
     /// [`Embed::HipObject`] for a bundle, [`Embed::NewDriverObject`] for offload binaries, with
     /// the language and container decided as [`Build::try_compile`] decides them (the set ones,
-    /// else from the sources' extensions). `offload-build compile --embed object` uses it.
+    /// else from the sources' extensions); [`Embed::FatbinOnly`] for an NVIDIA fat binary,
+    /// which no host object registers. `offload-build compile --embed object` uses it.
     pub fn object_embed(&self) -> Embed {
         let directives = Directives::new(false);
         let env = Env::new(&self.env, &directives);

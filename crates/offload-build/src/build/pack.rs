@@ -223,24 +223,6 @@ pub(crate) fn pack(
     }
 }
 
-/// `sm_90` / `compute_90` → 90; the fat binary's arch field holds the number alone.
-fn nv_arch_number(a: &Arch) -> Result<u32, Error> {
-    let s = a.as_str();
-    let digits = s
-        .strip_prefix("sm_")
-        .or_else(|| s.strip_prefix("compute_"))
-        .unwrap_or(s);
-    digits.parse().map_err(|_| {
-        Error::Pack(
-            format!(
-                "architecture {s} has no plain number for an NVIDIA fat binary's arch field \
-                 (sm_NN and compute_NN are supported)"
-            )
-            .into(),
-        )
-    })
-}
-
 /// An NVIDIA fat binary: per architecture, its cubins then its PTX, named after the build
 /// (`<name>`, then `<name>_1`, … for further images of one kind and architecture).
 fn cuda_fatbin(
@@ -251,7 +233,6 @@ fn cuda_fatbin(
     let mut w = FatbinWriter::new();
     let mut order = Vec::new();
     for (a, pieces) in per_arch {
-        let arch = nv_arch_number(a)?;
         let mut seen: BTreeMap<&'static str, usize> = BTreeMap::new();
         // Machine code first, as nvcc orders a fat binary: the driver takes the first match.
         let mut sorted: Vec<&Piece> = pieces.iter().collect();
@@ -266,8 +247,8 @@ fn cuda_fatbin(
             };
             *n += 1;
             let added = match p.kind {
-                ImageKind::Cubin => w.add_cubin(arch, &p.data, Some(&id)),
-                ImageKind::Ptx => w.add_ptx(arch, &p.data, Some(&id), None),
+                ImageKind::Cubin => w.add_cubin(a.as_str(), &p.data, Some(&id)),
+                ImageKind::Ptx => w.add_ptx(a.as_str(), &p.data, Some(&id), None),
                 other => {
                     return Err(Error::Pack(
                         format!(

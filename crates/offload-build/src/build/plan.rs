@@ -251,6 +251,7 @@ impl Plan {
                 env,
                 lang,
                 build.compiler.as_deref(),
+                build.ptxas.as_deref(),
                 &plan.cache_dir,
                 &plan.cwd,
             )?;
@@ -262,6 +263,9 @@ impl Plan {
                 plan.compiles =
                     per_source_archs(build, env, lang, &tc, &plan.cwd, &sources, &global, &origin)?;
                 plan.jobs = Some(job_settings(build, env, lang, &plan.cwd)?);
+                if lang == Language::Cuda {
+                    check_ptxas(&plan.compiles, &tc, env.directives())?;
+                }
             } else {
                 for a in &global {
                     check_supported(a, &tc, lang, &origin)?;
@@ -553,6 +557,16 @@ fn expand(
         match item {
             arch::Item::Arch(a) => out.push(a),
             arch::Item::Default => out.extend(arch::default_set(lang, &tc.buildable())),
+            arch::Item::AllMajor if lang == Language::Cuda => {
+                out.extend(arch::all_major(&tc.supported))
+            }
+            arch::Item::AllMajor => {
+                return Err(Error::InvalidArch {
+                    arch: "all-major".into(),
+                    origin: origin.to_string(),
+                    reason: arch::ArchError::Unrecognized,
+                });
+            }
             arch::Item::Native => {
                 let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
                 if found.is_empty() {
@@ -672,6 +686,50 @@ fn check_supported(a: &Arch, tc: &Toolchain, lang: Language, origin: &str) -> Re
                 served: r.served(),
             });
         }
+    }
+    Ok(())
+}
+
+/// CUDA images per architecture need `ptxas` for cubins: an `NN-real` architecture (a cubin
+/// only) without it is an error; `sm_NN` without it is packed as PTX only, with one warning
+/// for the whole build.
+fn check_ptxas(
+    compiles: &[(PathBuf, Vec<Arch>)],
+    tc: &Toolchain,
+    d: &Directives,
+) -> Result<(), Error> {
+    if tc.ptxas.is_some() {
+        return Ok(());
+    }
+    let mut real = BTreeSet::new();
+    let mut cubin = BTreeSet::new();
+    for (_, archs) in compiles {
+        for a in archs {
+            if a.is_real() {
+                real.insert(a.clone());
+            } else if !a.is_virtual() {
+                cubin.insert(a.clone());
+            }
+        }
+    }
+    let names = |s: &BTreeSet<Arch>| s.iter().map(Arch::as_str).collect::<Vec<_>>().join(", ");
+    if !real.is_empty() {
+        return Err(Error::ToolNotFound {
+            tool: format!(
+                "ptxas, which the cubin-only (NN-real) architectures {} need",
+                names(&real)
+            ),
+            searched: tc.ptxas_searched.clone(),
+        });
+    }
+    if !cubin.is_empty() {
+        d.warn(&format!(
+            "offload-build: no ptxas found, so {} are packed as PTX only (the driver compiles \
+             it when loading); for cubins install NVIDIA's wheel (`pip install \
+             nvidia-cuda-nvcc-cu12` in a virtualenv, found through VIRTUAL_ENV or python3) or \
+             set PTXAS",
+            names(&cubin)
+        ));
     }
     Ok(())
 }

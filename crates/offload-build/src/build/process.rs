@@ -40,11 +40,33 @@ pub(crate) enum RunError {
 struct Registry {
     /// Running processes: (pid, whether it leads a group of its own).
     running: Vec<(u32, bool)>,
+    /// The private directories of the jobs in progress ([`PrivateDir`]).
+    dirs: Vec<std::path::PathBuf>,
 }
 
 static RUNNING: Mutex<Registry> = Mutex::new(Registry {
     running: Vec::new(),
+    dirs: Vec::new(),
 });
+
+/// A job's private directory, known to [`kill_compilers`] (which removes it) until dropped.
+pub(crate) struct PrivateDir(std::path::PathBuf);
+
+impl PrivateDir {
+    pub(crate) fn new(path: &std::path::Path) -> PrivateDir {
+        registry().dirs.push(path.to_path_buf());
+        PrivateDir(path.to_path_buf())
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let mut reg = registry();
+        if let Some(i) = reg.dirs.iter().rposition(|d| *d == self.0) {
+            reg.dirs.swap_remove(i);
+        }
+    }
+}
 static STOPPED: AtomicBool = AtomicBool::new(false);
 static OWN_GROUPS: AtomicBool = AtomicBool::new(false);
 
@@ -64,8 +86,9 @@ pub fn track_compilers() {
 }
 
 /// Kills every compiler (and probe) of every build of this process that is running, with
-/// its process group when it has one ([`track_compilers`], or a compile timeout), and makes
-/// every later start fail: the builds in progress end with [`Error::Stopped`](super::Error::Stopped).
+/// its process group when it has one ([`track_compilers`], or a compile timeout), removes the
+/// temporary directories of the compiles in progress, and makes every later start fail: the
+/// builds in progress end with [`Error::Stopped`](super::Error::Stopped).
 ///
 /// Meant for a signal handler's thread just before the program ends; it cannot be undone.
 pub fn kill_compilers() {
@@ -73,6 +96,9 @@ pub fn kill_compilers() {
     STOPPED.store(true, Ordering::SeqCst);
     for &(pid, group) in &reg.running {
         kill(pid, group);
+    }
+    for d in &reg.dirs {
+        let _ = std::fs::remove_dir_all(d);
     }
 }
 

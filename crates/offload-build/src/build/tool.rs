@@ -56,8 +56,10 @@ pub(crate) struct Toolchain {
     pub rocm_looked: Vec<String>,
     /// The CUDA install passed with `--cuda-path`, if any.
     pub cuda: Option<PathBuf>,
-    /// `ptxas`, when found.
+    /// `ptxas`, when found ([`find_ptxas`]).
     pub ptxas: Option<PathBuf>,
+    /// Where `ptxas` was looked for, in order (for messages).
+    pub ptxas_searched: Vec<PathBuf>,
     /// Processors the compiler supports for the language's device target.
     pub supported: Vec<String>,
     /// Hash of everything that identifies the compiler.
@@ -627,7 +629,11 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-fn find_cuda(env: &Env<'_>) -> Option<PathBuf> {
+/// A CUDA install, passed with `--cuda-path`: `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`,
+/// `/usr/local/cuda`, then the install of `nvcc` on `PATH` (`<root>/bin/nvcc`). An install
+/// has `include/cuda.h` and `nvvm/libdevice` (NVIDIA's Python wheels are none: they bring
+/// `ptxas` alone, see [`find_ptxas`]).
+fn find_cuda(env: &Env<'_>, path: Option<&OsString>, cwd: &Path) -> Option<PathBuf> {
     let ok = |r: &Path| r.join("include/cuda.h").is_file() && r.join("nvvm/libdevice").is_dir();
     for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
         if let Some(v) = env.get_os(var) {
@@ -638,7 +644,110 @@ fn find_cuda(env: &Env<'_>) -> Option<PathBuf> {
         }
     }
     let usr = Path::new("/usr/local/cuda");
-    ok(usr).then(|| usr.to_path_buf())
+    if ok(usr) {
+        return Some(usr.to_path_buf());
+    }
+    let nvcc = which::which_in(exe("nvcc"), path, cwd).ok()?;
+    let root = nvcc.canonicalize().ok()?.parent()?.parent()?.to_path_buf();
+    ok(&root).then_some(root)
+}
+
+/// The directories of NVIDIA's Python wheels that hold `ptxas` under a `site-packages`:
+/// `nvidia/cuda_nvcc/bin` (`nvidia-cuda-nvcc-cu12`), then `nvidia/cu13/bin` (CUDA 13's).
+const WHEEL_PTXAS: &[&str] = &["nvidia/cuda_nvcc/bin", "nvidia/cu13/bin"];
+
+/// Finds `ptxas`, recording every place looked at: [`Build::ptxas`](super::Build::ptxas);
+/// `PTXAS` (a path or a name on `PATH`; naming none is an error, not a fallback); the CUDA install's
+/// `bin/ptxas`; `ptxas` on `PATH`; NVIDIA's wheels ([`WHEEL_PTXAS`]) in the virtualenv of
+/// `VIRTUAL_ENV` (`lib/python3*/site-packages`), then in the `site-packages` of the `python3`
+/// on `PATH` (asked with a 30 s timeout).
+pub(crate) fn find_ptxas(
+    env: &Env<'_>,
+    explicit: Option<&Path>,
+    cuda: Option<&Path>,
+    path: Option<&OsString>,
+    cwd: &Path,
+) -> Result<(Option<PathBuf>, Vec<PathBuf>), Error> {
+    let mut searched = Vec::new();
+    if let Some(p) = explicit {
+        searched.push(p.to_path_buf());
+        if p.is_file() {
+            return Ok((Some(p.to_path_buf()), searched));
+        }
+        return Err(Error::ToolNotFound {
+            tool: "ptxas (set with Build::ptxas)".into(),
+            searched,
+        });
+    }
+    if let Some(v) = env.get("PTXAS") {
+        let mut tried = Vec::new();
+        return match path_or_name(&v, path, cwd, &mut tried) {
+            Some(p) => Ok((Some(p), tried)),
+            None => Err(Error::ToolNotFound {
+                tool: format!("ptxas (PTXAS=`{v}` names none; it is not looked for elsewhere)"),
+                searched: tried,
+            }),
+        };
+    }
+    if let Some(c) = cuda {
+        let p = c.join("bin").join(exe("ptxas"));
+        searched.push(p.clone());
+        if p.is_file() {
+            return Ok((Some(p), searched));
+        }
+    }
+    if let Some(p) = path_or_name(&exe("ptxas"), path, cwd, &mut searched) {
+        return Ok((Some(p), searched));
+    }
+    let in_site = |site: &Path, searched: &mut Vec<PathBuf>| -> Option<PathBuf> {
+        WHEEL_PTXAS.iter().find_map(|d| {
+            let p = site.join(d).join(exe("ptxas"));
+            searched.push(p.clone());
+            p.is_file().then_some(p)
+        })
+    };
+    if let Some(venv) = env.get_os("VIRTUAL_ENV") {
+        let lib = Path::new(&venv).join("lib");
+        let mut sites: Vec<PathBuf> = std::fs::read_dir(&lib)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+                    .map(|e| e.path().join("site-packages"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        sites.sort();
+        sites.reverse();
+        if sites.is_empty() {
+            sites.push(lib.join("python3/site-packages"));
+        }
+        // Windows virtualenvs: Lib/site-packages.
+        sites.push(Path::new(&venv).join("Lib").join("site-packages"));
+        for site in sites {
+            if let Some(p) = in_site(&site, &mut searched) {
+                return Ok((Some(p), searched));
+            }
+        }
+    }
+    if let Ok(python) = which::which_in(exe("python3"), path, cwd) {
+        let mut cmd = Command::new(&python);
+        cmd.args([
+            "-c",
+            "import site, sys\n\
+             for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)",
+        ]);
+        if let Ok(Some(o)) = process::probe(&mut cmd) {
+            for line in String::from_utf8_lossy(&o.stdout).lines() {
+                let site = Path::new(line.trim());
+                if site.is_absolute() {
+                    if let Some(p) = in_site(site, &mut searched) {
+                        return Ok((Some(p), searched));
+                    }
+                }
+            }
+        }
+    }
+    Ok((None, searched))
 }
 
 fn parse_major(version: &str) -> u32 {
@@ -673,6 +782,7 @@ pub(crate) fn discover(
     env: &Env<'_>,
     lang: Language,
     explicit: Option<&Path>,
+    explicit_ptxas: Option<&Path>,
     cache_dir: &Path,
     cwd: &Path,
 ) -> Result<Toolchain, Error> {
@@ -689,16 +799,13 @@ pub(crate) fn discover(
             "Build::compiler" | "HIPCXX" | "HIP_CLANG_PATH"
         ),
     });
-    let (cuda, ptxas) = match lang {
-        Language::Hip => (None, None),
+    let (cuda, ptxas, ptxas_searched) = match lang {
+        Language::Hip => (None, None, Vec::new()),
         Language::Cuda => {
-            let cuda = find_cuda(env);
-            let ptxas = cuda
-                .as_ref()
-                .map(|c| c.join("bin").join(exe("ptxas")))
-                .filter(|p| p.is_file())
-                .or_else(|| which::which_in(exe("ptxas"), path.as_ref(), cwd).ok());
-            (cuda, ptxas)
+            let cuda = find_cuda(env, path.as_ref(), cwd);
+            let (ptxas, searched) =
+                find_ptxas(env, explicit_ptxas, cuda.as_deref(), path.as_ref(), cwd)?;
+            (cuda, ptxas, searched)
         }
     };
     let meta = std::fs::metadata(&clang).map_err(|e| Error::io("reading", &clang, e))?;
@@ -767,6 +874,7 @@ pub(crate) fn discover(
         rocm_looked,
         cuda,
         ptxas,
+        ptxas_searched,
         supported,
         identity: h.digest128(),
         tool_dirs,
@@ -821,6 +929,7 @@ mod tests {
             rocm_looked: looked,
             cuda: None,
             ptxas: None,
+            ptxas_searched: Vec::new(),
             supported: Vec::new(),
             identity: 0,
             tool_dirs: Vec::new(),

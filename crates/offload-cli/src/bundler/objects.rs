@@ -145,6 +145,10 @@ pub(super) fn host_output(
 pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let path = &job.inputs[0];
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
+    // LLVM's one message for every input that is not an archive (issue 19, part 4).
+    if !archive::has_archive_magic(&input.data) {
+        return Err(ctx.error(archive::NOT_AN_ARCHIVE));
+    }
     if job.check_archive {
         archive::check_archive(&input.data, path).map_err(|m| ctx.error(m))?;
     }
@@ -174,7 +178,8 @@ pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit>
             .map_err(|e| ctx.file_error(out_path, &e))?;
         outputs.push(o);
     }
-    OutputFile::commit_all(outputs).map_err(|(p, e)| ctx.file_error(&p.display().to_string(), &e))
+    OutputFile::commit_all(outputs)
+        .map_err(|(p, e)| ctx.file_error(&crate::fileio::path_text(&p), &e))
 }
 
 /// Where LLVM would find llvm-objcopy: beside the executable, then in `PATH`.

@@ -47,6 +47,18 @@ use object::archive;
 pub const AR_MAGIC: &[u8; 8] = b"!<arch>\n";
 
 const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
+const BIG_ARCHIVE_MAGIC: &[u8; 8] = b"<bigaf>\n";
+
+/// LLVM's message (`object::Archive::create`, LLVM 19 and 22) for an input that starts with
+/// none of the archive magics, whatever it holds and however long it is: an empty file, one
+/// shorter than the magic, text, an object and bitcode all get it.
+pub const NOT_AN_ARCHIVE: &str = "file too small to be an archive";
+
+/// Whether `data` starts with a magic LLVM's archive reader accepts (`!<arch>\n`,
+/// `!<thin>\n` or AIX's `<bigaf>\n`); when it does not, LLVM reports [`NOT_AN_ARCHIVE`].
+pub fn has_archive_magic(data: &[u8]) -> bool {
+    Archive::is_archive(data) || data.starts_with(BIG_ARCHIVE_MAGIC)
+}
 const HEADER: usize = 60;
 
 /// A malformed or unsupported archive, or a member that cannot be processed.
@@ -624,10 +636,9 @@ pub fn check_archive(data: &[u8], archive_path: &str) -> Result<(), CheckArchive
             member: m.name_str().into_owned(),
             error,
         })?;
-        let ids: Vec<&str> = ids
-            .iter()
-            .map(|id| std::str::from_utf8(id).unwrap_or(""))
-            .collect();
+        let ids: Vec<std::borrow::Cow<'_, str>> =
+            ids.iter().map(|id| crate::id::raw::text(id)).collect();
+        let ids: Vec<&str> = ids.iter().map(|id| &**id).collect();
         if let Some((a, b)) = target_id::find_conflict(&ids) {
             return Err(CheckArchiveError::Conflict {
                 path: archive_path.to_owned(),
@@ -653,7 +664,7 @@ fn stem_and_extension(name: &[u8]) -> (&[u8], &[u8]) {
 /// The name LLVM gives an extracted code object in a device archive.
 pub fn device_member_name(member: &[u8], entry_id: &[u8]) -> Vec<u8> {
     let (stem, ext) = stem_and_extension(member);
-    let target_id = EntryId::parse(&String::from_utf8_lossy(entry_id))
+    let target_id = EntryId::parse(&crate::id::raw::text(entry_id))
         .target_id()
         .to_owned();
     let ext: &[u8] = if target_id.contains("gfx") {
@@ -706,7 +717,7 @@ pub fn unbundle_archive(
             member_entries(&contents).map_err(|e| member_error(MemberError::Bundle(e)))?;
         let mut host: Option<Vec<u8>> = None;
         for entry in entries {
-            let id = EntryId::parse(&String::from_utf8_lossy(entry.id));
+            let id = EntryId::parse(&crate::id::raw::text(entry.id));
             let name = device_member_name(m.name, entry.id);
             for (t, target) in targets.iter().enumerate() {
                 if id.is_compatible(target, options.hip_openmp) {

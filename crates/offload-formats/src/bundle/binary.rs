@@ -38,9 +38,9 @@ pub struct BinaryEntry<'data> {
 }
 
 impl BinaryEntry<'_> {
-    /// The ID as text (invalid UTF-8 replaced).
+    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::raw`] holds them).
     pub fn id_str(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(self.id)
+        crate::id::raw::text(self.id)
     }
 
     /// Payload size in bytes.
@@ -359,7 +359,7 @@ impl BinaryBundleWriter {
         let id = id.into();
         if !self.ids.insert(id.clone()) {
             return Err(BundleWriteError::DuplicateId(
-                String::from_utf8_lossy(&id).into_owned(),
+                crate::id::raw::text(&id).into_owned(),
             ));
         }
         self.entries.push((id, size));

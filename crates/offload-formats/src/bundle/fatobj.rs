@@ -183,9 +183,9 @@ pub struct FatObjectEntry<'data> {
 }
 
 impl FatObjectEntry<'_> {
-    /// The ID as text (lossy for non-UTF-8 names).
+    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::raw`] holds them).
     pub fn id_str(&self) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(self.id)
+        crate::id::raw::text(self.id)
     }
 
     /// Whether this is the host entry (contents exactly one `00` byte).
@@ -653,7 +653,7 @@ mod elf {
         let mut name_offsets = Vec::with_capacity(entries.len());
         for (id, _) in entries {
             name_offsets.push(out.len() as u64 - strtab_at);
-            out.extend_from_slice(section_name(id).as_bytes());
+            out.extend_from_slice(&crate::id::raw::bytes(&section_name(id)));
             out.push(0);
         }
         let strtab_len = out.len() as u64 - strtab_at;
@@ -902,7 +902,7 @@ mod coff {
         let mut name_offsets = Vec::with_capacity(entries.len());
         for (id, _) in entries {
             name_offsets.push(out.len() - strings_at);
-            out.extend_from_slice(section_name(id).as_bytes());
+            out.extend_from_slice(&crate::id::raw::bytes(&section_name(id)));
             out.push(0);
         }
         let strings_len =

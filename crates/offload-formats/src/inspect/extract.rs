@@ -51,6 +51,8 @@ pub enum ExtractError {
     Bundle(crate::bundle::BundleReadError),
     /// A malformed offload binary.
     OffloadBinary(crate::package::PackageReadError),
+    /// A malformed NVIDIA fat binary, or a compressed entry that does not decompress.
+    NvFatbin(crate::nvfatbin::FatbinError),
     /// The container does not hold the entry, or cannot be extracted from (the message says
     /// why).
     Container(String),
@@ -66,6 +68,7 @@ impl fmt::Display for ExtractError {
             ExtractError::Compressed(e) => fmt::Display::fmt(e, f),
             ExtractError::Bundle(e) => fmt::Display::fmt(e, f),
             ExtractError::OffloadBinary(e) => fmt::Display::fmt(e, f),
+            ExtractError::NvFatbin(e) => fmt::Display::fmt(e, f),
         }
     }
 }
@@ -76,6 +79,7 @@ impl std::error::Error for ExtractError {
             ExtractError::Compressed(e) => Some(e),
             ExtractError::Bundle(e) => Some(e),
             ExtractError::OffloadBinary(e) => Some(e),
+            ExtractError::NvFatbin(e) => Some(e),
             _ => None,
         }
     }
@@ -181,13 +185,19 @@ pub fn entry_bytes<'d>(
                 .ok_or_else(|| unusable("entry not found after decompression"))?;
             Ok(Cow::Owned(e.image().to_vec()))
         }
-        "nv-fatbin" => Err(unusable(&format!(
-            "entry {} of the NVIDIA fat binary at offset {} is compressed ({}), which is not \
-             decompressed: NVIDIA does not document the scheme",
-            entry.index,
-            container.offset,
-            entry.compression.unwrap_or("unknown")
-        ))),
+        "nv-fatbin" => {
+            use crate::nvfatbin::{DEFAULT_MAX_UNCOMPRESSED, Fatbin};
+            let parsed = Fatbin::parse(stored).map_err(ExtractError::NvFatbin)?;
+            let e = parsed
+                .entries()
+                .get(entry.position)
+                .ok_or_else(|| unusable("entry not found in the NVIDIA fat binary"))?;
+            let data = e
+                .decompress(DEFAULT_MAX_UNCOMPRESSED)
+                .map_err(ExtractError::NvFatbin)?
+                .ok_or_else(|| unusable("the NVIDIA fat binary entry is not compressed"))?;
+            Ok(Cow::Owned(data))
+        }
         other => Err(unusable(&format!("cannot extract from a {other}"))),
     }
 }

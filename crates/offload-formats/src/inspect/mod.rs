@@ -17,8 +17,9 @@
 //!   `.nv_fatbin` (`__nv_fatbin` in Mach-O) or starting with the magic `0xBA55ED50`, and, as
 //!   `cuobjdump` does, any 8-byte aligned fat binary in an object's data sections or in a
 //!   file of no other kind. Each cubin and PTX entry is listed with its architecture
-//!   (`sm_80` for a cubin, `compute_80` for PTX) and image kind (`cubin`, `ptx`); compressed
-//!   entries are listed with their compression and are not decompressed.
+//!   (`sm_80` for a cubin, `compute_80` for PTX) and image kind (`cubin`, `ptx`); entries
+//!   compressed by NVIDIA's tools (LZ4, zstd) are listed with their compression and stored
+//!   size, and extracted by decompressing them.
 //!
 //! Entries stored uncompressed have a file offset and a URI; entries inside a compressed
 //! container have neither (their container has both) and are extracted by decompressing it.
@@ -132,7 +133,7 @@ pub struct EntryReport {
     /// (`cubin`, `ptx`, `other`).
     pub image_kind: Option<&'static str>,
     /// How an NVIDIA fat binary entry is compressed (`lz4`, `zstd`): such an entry is listed
-    /// with its stored size and no offset, and is not decompressed.
+    /// with its stored (compressed) size and no offset; extracting it decompresses it.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub compression: Option<&'static str>,
     /// File offset of the payload; `None` inside a compressed container.
@@ -731,10 +732,6 @@ impl<'data> Scanner<'_, 'data> {
     ) -> Result<(), InspectError> {
         use crate::nvfatbin::{EntryKind, scan};
         let region_offset = self.offset_of(region);
-        // Most regions hold no magic at all: look before walking.
-        if !region.windows(4).any(|w| w == crate::nvfatbin::MAGIC_BYTES) {
-            return Ok(());
-        }
         let (found, errors) = scan(region);
         if strict {
             if let Some((at, e)) = errors.into_iter().next() {

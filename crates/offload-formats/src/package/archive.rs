@@ -71,7 +71,7 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, PackageArchiv
     let members: Vec<NewMember<'_>> = members
         .iter()
         .map(|(name, data)| NewMember {
-            name: name.as_bytes().to_vec(),
+            name: crate::id::raw::bytes(name).into_owned(),
             data: Cow::Borrowed(data),
         })
         .collect();

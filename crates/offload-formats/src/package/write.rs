@@ -36,7 +36,8 @@ pub struct Image<'a> {
     pub offload_kind: u16,
     /// OffloadEntry flags (0).
     pub flags: u32,
-    /// `(key, value)` pairs, written in this order.
+    /// `(key, value)` pairs, written in this order (as the bytes they hold, see
+    /// [`crate::id::raw`]: a value given as bytes that are not UTF-8 is written as given).
     pub strings: Vec<(&'a str, &'a str)>,
     /// The image bytes.
     pub data: &'a [u8],
@@ -104,11 +105,12 @@ fn layout(
     string_entry: u64,
 ) -> Result<Layout, PackageWriteError> {
     check_strings(images)?;
-    let strtab = StringTable::build(images.iter().flat_map(|i| {
-        i.strings
-            .iter()
-            .flat_map(|(k, v)| [k.as_bytes(), v.as_bytes()])
-    }));
+    let raw: Vec<std::borrow::Cow<'_, [u8]>> = images
+        .iter()
+        .flat_map(|i| i.strings.iter().flat_map(|(k, v)| [*k, *v]))
+        .map(crate::id::raw::bytes)
+        .collect();
+    let strtab = StringTable::build(raw.iter().map(|s| &**s));
     let n_strings: u64 = images.iter().map(|i| i.strings.len() as u64).sum();
     let strtab_offset = header + ENTRY_SIZE * images.len() as u64 + string_entry * n_strings;
     let data_offset = align8(strtab_offset + strtab.len())?;
@@ -201,7 +203,7 @@ pub fn write_v2_to(images: &[Image<'_>], out: &mut dyn Write) -> Result<(), Writ
     for (k, v) in images.iter().flat_map(|i| &i.strings) {
         head.extend_from_slice(&(l.strtab_offset + offset(&l.strtab, k)).to_le_bytes());
         head.extend_from_slice(&(l.strtab_offset + offset(&l.strtab, v)).to_le_bytes());
-        head.extend_from_slice(&(v.len() as u64).to_le_bytes());
+        head.extend_from_slice(&(crate::id::raw::bytes(v).len() as u64).to_le_bytes());
     }
     head.extend_from_slice(l.strtab.bytes());
     head.resize(l.data_offset as usize, 0);
@@ -238,7 +240,7 @@ pub fn write(images: &[Image<'_>], version: FormatVersion) -> Result<Vec<u8>, Pa
 
 fn offset(strtab: &StringTable, s: &str) -> u64 {
     strtab
-        .offset(s.as_bytes())
+        .offset(&crate::id::raw::bytes(s))
         .expect("string added to the table")
 }
 
