@@ -15,8 +15,16 @@
 //!   interleaved A/B with alternating order, and prints a Markdown table of the median
 //!   wall time and the peak RSS of the child (`wait4` `ru_maxrss`).
 //!
+//! * then (or alone with `BENCH_ONLY=targets`) a second table, against LLVM 22's
+//!   `clang-offload-bundler`: bundling 100,000 targets (`-type=bc`, one tiny input file per
+//!   target, the arguments in a response file) and listing the result, outputs checked
+//!   byte-identical. Unbundling into 100,000 outputs is left out: on this machine's ext4 it
+//!   takes minutes for either tool, all of it in the file system (creating, renaming and
+//!   evicting 100,000 inodes).
+//!
 //! Environment:
 //! * `BENCH_RUNS`: measured runs per (tool, operation), default 7.
+//! * `BENCH_ONLY`: `plain`, `compress` or `targets`: only those rows.
 //! * `BENCH_OURS`: path of the tool to measure as "ours" instead of this crate's
 //!   `offload-bundler` (e.g. another LLVM's bundler, to check the harness itself).
 //!
@@ -35,6 +43,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const LLVM19_BIN: &str = "/usr/lib/llvm-19/bin";
 const OURS_BUILT: &str = env!("CARGO_BIN_EXE_offload-bundler");
+const LLVM22_BUNDLER: &str = "/usr/lib/llvm-22/bin/clang-offload-bundler";
+/// Targets of the many-targets table.
+const MANY_TARGETS: usize = 100_000;
 
 /// The GPU archs, one code object each.
 const ARCHS: [&str; 8] = [
@@ -231,9 +242,12 @@ fn run() -> Result<()> {
         .and_then(Path::parent)
         .ok_or("cannot find the target directory")?
         .to_path_buf();
-    let inputs_dir = target_dir.join("bench-inputs").join(INPUTS_VERSION);
-    let inputs = ensure_inputs(&inputs_dir)?;
-    let total_input: u64 = inputs.iter().map(|p| file_len(p)).sum::<Result<u64>>()?;
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if !["", "plain", "compress", "targets"].contains(&only.as_str()) {
+        return Err(format!(
+            "BENCH_ONLY={only:?}: expected plain, compress or targets"
+        ));
+    }
 
     // Outputs go next to the inputs (same filesystem); removed when done.
     let work = WorkDir::create(
@@ -248,7 +262,15 @@ fn run() -> Result<()> {
         kib_to_mib(rss_floor.max_rss_kib)
     );
 
-    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only == "targets" {
+        let table = many_targets(&ours, &target_dir, &work, runs, rss_floor)?;
+        println!("\n{table}");
+        return Ok(());
+    }
+    let inputs_dir = target_dir.join("bench-inputs").join(INPUTS_VERSION);
+    let inputs = ensure_inputs(&inputs_dir)?;
+    let total_input: u64 = inputs.iter().map(|p| file_len(p)).sum::<Result<u64>>()?;
+
     let mut ops = vec![];
     let plain = |kind, file_type, bundle_input| Operation {
         kind,
@@ -355,7 +377,183 @@ fn run() -> Result<()> {
         kib_to_mib(rss_floor.max_rss_kib)
     );
     println!("\n{out}");
+    if only.is_empty() {
+        let table = many_targets(&ours, &target_dir, &work, runs, rss_floor)?;
+        println!("\n{table}");
+    }
     Ok(())
+}
+
+/// The many-targets table: `ours` against LLVM 22 bundling 100,000 tiny targets and listing
+/// the bundle, `runs` interleaved runs each after a warm-up whose outputs are compared.
+fn many_targets(
+    ours: &Tool,
+    target_dir: &Path,
+    work: &WorkDir,
+    runs: usize,
+    rss_floor: Sample,
+) -> Result<String> {
+    let reference = Tool {
+        label: "clang-offload-bundler 22".to_string(),
+        path: PathBuf::from(LLVM22_BUNDLER),
+        ours: false,
+    };
+    if !reference.path.is_file() {
+        return Err(format!(
+            "{} not found at {} (run `sudo build-support/setup.sh`?)",
+            reference.label,
+            reference.path.display()
+        ));
+    }
+    let dir = work.path().join("many-targets");
+    fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    eprintln!("\nmany targets: writing {MANY_TARGETS} inputs");
+    // The host and 99,999 OpenMP targets that differ in their OS version, as the
+    // descriptor-limit test of integration/outputs.rs names them.
+    let mut targets = vec![HOST_TARGET.to_string()];
+    targets.extend((1..MANY_TARGETS).map(|i| format!("openmp-x86_64-unknown-linux{i}.0-gnu")));
+    let mut rsp = String::from("-type=bc\n-output=out/fat.bc\n");
+    let mut input_bytes = 0u64;
+    for i in 0..MANY_TARGETS {
+        let name = format!("in{i}.bin");
+        let payload = format!("payload {i}");
+        input_bytes += payload.len() as u64;
+        fs::write(dir.join(&name), payload).map_err(|e| format!("{name}: {e}"))?;
+        let _ = writeln!(rsp, "-input={name}");
+    }
+    let _ = writeln!(rsp, "-targets={}", targets.join(","));
+    fs::write(dir.join("bundle.rsp"), rsp).map_err(|e| format!("bundle.rsp: {e}"))?;
+    let bundle_args = [OsString::from("@bundle.rsp")];
+    let list_args: Vec<OsString> = ["-type=bc", "-list", "-input=fat.bc"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+
+    let out = dir.join("out");
+    let run = |tool: &Tool, args: &[OsString]| -> Result<Sample> {
+        remove_dir(&out)?;
+        fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+        // SAFETY: sync(2) has no preconditions.
+        unsafe { libc::sync() };
+        measure(&tool.path, args, &[], work.path(), &dir)
+            .map_err(|e| format!("{}: {e}", tool.label))
+    };
+    let tools = [&reference, ours];
+    let mut rows = Vec::new();
+
+    // Bundling: the warm-up's bundles must be byte-identical; LLVM's is kept for listing.
+    eprintln!("many targets: bundle warm-up");
+    run(&reference, &bundle_args)?;
+    fs::rename(out.join("fat.bc"), dir.join("fat.bc")).map_err(|e| e.to_string())?;
+    run(ours, &bundle_args)?;
+    same_bytes(&out.join("fat.bc"), &dir.join("fat.bc"))
+        .map_err(|e| format!("many targets: ours and LLVM 22's bundles differ: {e}"))?;
+    let bundle_len = file_len(&dir.join("fat.bc"))?;
+    let mut samples: [Vec<Sample>; 2] = [vec![], vec![]];
+    for round in 0..runs {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let s = run(tools[i], &bundle_args)?;
+            eprintln!(
+                "many targets: bundle: {} run {}/{runs}: {:.1} ms, {:.1} MiB",
+                tools[i].label,
+                round + 1,
+                ms(s.wall),
+                kib_to_mib(s.max_rss_kib)
+            );
+            samples[i].push(s);
+        }
+    }
+    let [r, o] = samples;
+    rows.push((
+        format!("bundle `-type=bc`, {MANY_TARGETS} targets (`@` response file)"),
+        format!(
+            "{MANY_TARGETS} files of 9–13 bytes ({:.1} MiB)",
+            bytes_to_mib(input_bytes)
+        ),
+        r,
+        o,
+    ));
+
+    // Listing: the same lines from both.
+    let listing = |tool: &Tool| -> Result<Vec<u8>> {
+        run(tool, &list_args)?;
+        fs::read(work.path().join("child.stdout")).map_err(|e| e.to_string())
+    };
+    let want = listing(&reference)?;
+    if want
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count()
+        != MANY_TARGETS
+    {
+        return Err("many targets: LLVM 22 does not list every target".into());
+    }
+    if listing(ours)? != want {
+        return Err("many targets: ours lists other lines than LLVM 22".into());
+    }
+    let mut samples: [Vec<Sample>; 2] = [vec![], vec![]];
+    for round in 0..runs {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            samples[i].push(run(tools[i], &list_args)?);
+        }
+    }
+    let [r, o] = samples;
+    rows.push((
+        "`-list -type=bc`".to_string(),
+        format!(
+            "that bundle ({:.1} MiB, {MANY_TARGETS} entries)",
+            bytes_to_mib(bundle_len)
+        ),
+        r,
+        o,
+    ));
+
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "| operation | input | {} (median ms, peak RSS MiB) | {} (median ms, peak RSS MiB) | speed-up |",
+        reference.label, ours.label
+    );
+    let _ = writeln!(text, "| --- | --- | --- | --- | --- |");
+    for (name, input, r, o) in &rows {
+        let (rm, om) = (median(r), median(o));
+        let _ = writeln!(
+            text,
+            "| {name} | {input} | {:.1} ms, {:.1} MiB | {:.1} ms, {:.1} MiB | {:.2}× |",
+            ms(rm),
+            kib_to_mib(peak(r)),
+            ms(om),
+            kib_to_mib(peak(o)),
+            rm.as_secs_f64() / om.as_secs_f64()
+        );
+    }
+    let _ = writeln!(text);
+    let _ = writeln!(text, "{}", machine_line(target_dir, runs));
+    let spread: Vec<String> = rows
+        .iter()
+        .map(|(name, _, r, o)| {
+            format!(
+                "{name}: {} {}, {} {}",
+                reference.label,
+                min_max(r),
+                ours.label,
+                min_max(o)
+            )
+        })
+        .collect();
+    let _ = writeln!(text, "Spread (min–max ms): {}.", spread.join("; "));
+    let _ = writeln!(
+        text,
+        "Tools: {} ({}); {} ({}). Outputs checked identical in the warm-up. Peak RSS floor {:.1} MiB.",
+        reference.path.display(),
+        tool_version(&reference.path),
+        ours.path.display(),
+        tool_version(&ours.path),
+        kib_to_mib(rss_floor.max_rss_kib)
+    );
+    Ok(text)
 }
 
 /// Warm-up plus `runs` interleaved measured runs of each tool; every output is checked.

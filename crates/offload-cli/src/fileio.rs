@@ -161,6 +161,16 @@ impl Input {
         }
     }
 
+    /// The input read whole into memory and its file closed, when it is an unmapped regular
+    /// file of at most `max` bytes (one open per small input instead of two); `self`
+    /// otherwise.
+    pub fn into_memory_if_small(self, max: u64) -> io::Result<Input> {
+        if matches!(self.data, InputData::Unmapped) && self.len <= max {
+            return Ok(Input::owned(self.head(self.len as usize)?));
+        }
+        Ok(self)
+    }
+
     /// Length of the input in bytes.
     pub fn len(&self) -> u64 {
         self.len
