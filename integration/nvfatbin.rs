@@ -491,15 +491,23 @@ fn extract_index(file: &Path, index: usize) -> Vec<u8> {
 /// An ELF relocatable object holding `fatbin` in `.nv_fatbin`, and again at offset 8 of
 /// `.rodata` (where only a scan finds it).
 fn host_object(fatbin: &[u8]) -> Vec<u8> {
+    host_object_with(fatbin, true)
+}
+
+/// A host object with a copy of `fatbin` in `.rodata` (after 8 other bytes), and another in
+/// `.nv_fatbin` when `section`.
+fn host_object_with(fatbin: &[u8], section: bool) -> Vec<u8> {
     use object::write::Object;
     use object::{Architecture, BinaryFormat, Endianness, SectionKind};
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
-    let s = obj.add_section(
-        Vec::new(),
-        b".nv_fatbin".to_vec(),
-        SectionKind::ReadOnlyData,
-    );
-    obj.append_section_data(s, fatbin, 8);
+    if section {
+        let s = obj.add_section(
+            Vec::new(),
+            b".nv_fatbin".to_vec(),
+            SectionKind::ReadOnlyData,
+        );
+        obj.append_section_data(s, fatbin, 8);
+    }
     let r = obj.add_section(Vec::new(), b".rodata".to_vec(), SectionKind::ReadOnlyData);
     let mut data = b"rodata!\0".to_vec();
     data.extend(fatbin);
@@ -626,22 +634,36 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     let theirs = std::fs::read(x.join("inspect-nvcc.1.sm_80.ptx")).unwrap();
     assert!(extract_index(&nvcc_out, 1) == theirs, "zstd PTX");
 
-    // In a host object: the .nv_fatbin section, and the copy a scan finds in .rodata;
+    // In a host object: the .nv_fatbin section (the copy in .rodata is not looked for once
+    // a section holds device code: data pages are read only where nothing else was found);
     // cuobjdump reads the section too.
+    let sections_of = |v: &serde_json::Value| -> Vec<String> {
+        v[0]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["section"].as_str().unwrap().to_string())
+            .collect()
+    };
     let obj_path = f.dir.join("host.o");
     std::fs::write(&obj_path, host_object(&ours(f))).unwrap();
     let (entries, v) = inspect_json(&obj_path);
-    let twice: Vec<_> = expect_plain.iter().chain(&expect_plain).cloned().collect();
-    assert_eq!(entries, twice);
-    let sections: Vec<_> = v[0]["containers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["section"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(sections, [".nv_fatbin", ".rodata"]);
-    for (i, want) in all_inputs.iter().chain(&all_inputs).enumerate() {
+    assert_eq!(entries, expect_plain);
+    assert_eq!(sections_of(&v), [".nv_fatbin"]);
+    for (i, want) in all_inputs.iter().enumerate() {
         assert!(&extract_index(&obj_path, i) == want, "host.o entry {i}");
+    }
+    // Only in .rodata: found by the scan, 8-byte aligned.
+    let data_path = f.dir.join("host-data.o");
+    std::fs::write(&data_path, host_object_with(&ours(f), false)).unwrap();
+    let (entries, v) = inspect_json(&data_path);
+    assert_eq!(entries, expect_plain);
+    assert_eq!(sections_of(&v), [".rodata"]);
+    for (i, want) in all_inputs.iter().enumerate() {
+        assert!(
+            &extract_index(&data_path, i) == want,
+            "host-data.o entry {i}"
+        );
     }
     let listing = cuobjdump_list(&obj_path);
     assert!(

@@ -15,8 +15,8 @@
 //! - archive members, recursively;
 //! - NVIDIA fat binaries ([`crate::nvfatbin`]): a raw fat binary file, sections named
 //!   `.nv_fatbin` (`__nv_fatbin` in Mach-O) or starting with the magic `0xBA55ED50`, and, as
-//!   `cuobjdump` does, any 8-byte aligned fat binary in an object's data sections or in a
-//!   file of no other kind. Each cubin and PTX entry is listed with its architecture
+//!   `cuobjdump` does, any 8-byte aligned fat binary in the data sections of an object where
+//!   no container was found by its sections, or in a file of no other kind. Each cubin and PTX entry is listed with its architecture
 //!   (`sm_80` for a cubin, `compute_80` for PTX) and image kind (`cubin`, `ptx`); entries
 //!   compressed by NVIDIA's tools (LZ4, zstd) are listed with their compression and stored
 //!   size, and extracted by decompressing them.
@@ -449,6 +449,8 @@ impl<'data> Scanner<'_, 'data> {
             _ => "other",
         };
         let elf = format == "elf";
+        let found_before = self.containers.len();
+        let mut data_sections = Vec::new();
         for section in file.sections() {
             let name = section
                 .name()
@@ -486,8 +488,15 @@ impl<'data> Scanner<'_, 'data> {
                 section.kind(),
                 SectionKind::ReadOnlyData | SectionKind::Data | SectionKind::ReadOnlyString
             ) {
-                // A fat binary embedded in data (include_bytes!, a C array), as cuobjdump
-                // finds it: 8-byte aligned in the file, well-formed.
+                data_sections.push((contents, here));
+            }
+        }
+        // A fat binary embedded in data (include_bytes!, a C array), as cuobjdump finds it:
+        // 8-byte aligned in the file, well-formed. Looked for only in an object where no
+        // container was found by its section: reading every data page of a large library
+        // that has its device code in `.hip_fatbin` would cost what the data costs.
+        if self.containers.len() == found_before {
+            for (contents, here) in data_sections {
                 self.nv_fatbins(contents, &here, false)?;
             }
         }
