@@ -8,6 +8,7 @@
 //! `/dev/stdout`) are written directly, and shared files (hard links, another owner's)
 //! in place at commit: see [`OutputFile`] for the whole policy.
 
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -369,10 +370,12 @@ pub fn on_terminating_signal(hook: fn()) {
 /// hooks ([`on_terminating_signal`]), removes them, then lets the signal end the process as it
 /// would have (its status says so).
 mod temporaries {
+    use std::collections::BTreeSet;
     use std::path::{Path, PathBuf};
     use std::sync::{Mutex, Once};
 
-    static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    /// A set, so that forgetting each of 100,000 outputs is not a search of all the others.
+    static LIVE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
     pub(super) static HOOKS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
     pub(super) static WATCH: Once = Once::new();
 
@@ -387,21 +390,19 @@ mod temporaries {
         WATCH.call_once(watch);
         let mut live = lock();
         let t = create()?;
-        live.push(path(&t).to_path_buf());
+        live.insert(path(&t).to_path_buf());
         Ok(t)
     }
 
     /// The registry, held: while it is, a signal waits (so outputs committed together are
     /// all renamed, or none).
-    pub(super) fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    pub(super) fn lock() -> std::sync::MutexGuard<'static, BTreeSet<PathBuf>> {
         LIVE.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Forgets a temporary file that was renamed into place or removed.
-    pub(super) fn forget(live: &mut Vec<PathBuf>, path: &Path) {
-        if let Some(i) = live.iter().rposition(|p| p == path) {
-            live.swap_remove(i);
-        }
+    pub(super) fn forget(live: &mut BTreeSet<PathBuf>, path: &Path) {
+        live.remove(path);
     }
 
     #[cfg(unix)]
@@ -685,7 +686,7 @@ impl OutputFile {
         result.0
     }
 
-    fn commit_with(mut self, live: &mut Vec<PathBuf>) -> io::Result<()> {
+    fn commit_with(mut self, live: &mut BTreeSet<PathBuf>) -> io::Result<()> {
         let temporary = self.temporary().map(Path::to_path_buf);
         let result = match std::mem::replace(&mut self.kind, OutputKind::Moving) {
             OutputKind::Temp(t, target) => {
