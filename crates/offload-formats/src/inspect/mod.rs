@@ -299,8 +299,10 @@ pub fn inspect_with(data: &[u8], path: &str, options: &Options) -> Result<Report
         containers: Vec::new(),
         entries: 0,
         options: *options,
+        pending: Vec::new(),
     };
     let format = s.scan(data, None, 0)?;
+    s.verify_pending()?;
     Ok(Report {
         path: path.to_owned(),
         format,
@@ -315,6 +317,16 @@ struct Scanner<'p, 'data> {
     containers: Vec<ContainerReport>,
     entries: usize,
     options: Options,
+    /// Compressed bundles listed from their headers that `verify` decodes whole.
+    pending: Vec<Pending<'data>>,
+}
+
+/// A compressed bundle to decode whole and hash, for [`Options::verify`].
+struct Pending<'data> {
+    container: usize,
+    bundle: CompressedBundle<'data>,
+    place: Place,
+    offset: u64,
 }
 
 /// Where a region lies: archive member and section.
@@ -503,6 +515,28 @@ impl<'data> Scanner<'_, 'data> {
         Ok(format)
     }
 
+    /// Decodes and hashes the bundles listed from their headers, several at once (one per
+    /// CPU, at most [`VERIFY_IN_FLIGHT`] bytes of decoded bundles held at a time, a larger
+    /// one alone), and records what the whole decode says; the first failure, in file order,
+    /// is the error a decode in file order would have given.
+    fn verify_pending(&mut self) -> Result<(), InspectError> {
+        let pending = std::mem::take(&mut self.pending);
+        let results = decode_all(&pending);
+        for (p, r) in pending.iter().zip(results) {
+            match r {
+                Ok(compression) => self.containers[p.container].compression = Some(compression),
+                Err(e) => {
+                    return Err(self.failed(
+                        &p.place,
+                        format!("compressed bundle at offset {}", p.offset),
+                        e,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn next_entry(&mut self) -> usize {
         self.entries += 1;
         self.entries - 1
@@ -601,9 +635,7 @@ impl<'data> Scanner<'_, 'data> {
                     self.push(place, "bundle", offset, seg.len, None, entries);
                 }
                 Item::Compressed(c) => {
-                    if !self.options.verify
-                        && let Some((compression, header)) = header_only(c)
-                    {
+                    if let Some((compression, header)) = header_only(c) {
                         let descriptors = read_header(&header, compression.uncompressed_size);
                         if let Ok(Some(HeaderRead::Complete(descriptors, _))) = descriptors {
                             let entries = self.descriptor_entries(descriptors, None);
@@ -615,6 +647,15 @@ impl<'data> Scanner<'_, 'data> {
                                 Some(compression),
                                 entries,
                             );
+                            if self.options.verify {
+                                // Decoded whole and hashed later, beside the others.
+                                self.pending.push(Pending {
+                                    container: self.containers.len() - 1,
+                                    bundle: *c,
+                                    place: place.clone(),
+                                    offset,
+                                });
+                            }
                             continue;
                         }
                     }
@@ -826,6 +867,59 @@ pub(crate) fn decompress(
     ))
 }
 
+/// Decoded bytes that `inspect --verify` holds at once (a larger bundle is decoded alone).
+const VERIFY_IN_FLIGHT: u64 = 1 << 30;
+
+/// [`decompress`] of every bundle, on up to one thread per CPU, within [`VERIFY_IN_FLIGHT`].
+fn decode_all(
+    pending: &[Pending<'_>],
+) -> Vec<Result<Compression, crate::bundle::compressed::CompressedError>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
+    let decode = |p: &Pending<'_>| decompress(&p.bundle).map(|(compression, _)| compression);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(pending.len());
+    if workers <= 1 {
+        return pending.iter().map(decode).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<_>>> = pending.iter().map(|_| Mutex::new(None)).collect();
+    let in_flight = Mutex::new(0u64);
+    let freed = Condvar::new();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(p) = pending.get(i) else { break };
+                    let size = p.bundle.header().uncompressed_size;
+                    let mut held = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                    while *held > 0 && held.saturating_add(size) > VERIFY_IN_FLIGHT {
+                        held = freed.wait(held).unwrap_or_else(|e| e.into_inner());
+                    }
+                    *held += size;
+                    drop(held);
+                    let r = decode(p);
+                    *in_flight.lock().unwrap_or_else(|e| e.into_inner()) -= size;
+                    freed.notify_all();
+                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or(Err(crate::bundle::compressed::CompressedError::Corrupt(
+                    "not decoded".into(),
+                )))
+        })
+        .collect()
+}
+
 /// The compression details and the decoded header of a compressed bundle, decoding no
 /// further than the header; `None` when that cannot be done with the answer a whole decode
 /// would give (zlib or a zstd frame that does not record its size, a size that disagrees with
@@ -886,6 +980,53 @@ mod tests {
         assert_eq!(
             e.source().and_then(|s| s.downcast_ref::<SequenceError>()),
             Some(inner)
+        );
+    }
+
+    /// `verify` decodes the bundles of one file side by side and reports each one's hash,
+    /// and the first bundle that fails to decode, in file order, is the error.
+    #[cfg(feature = "compression")]
+    #[test]
+    fn verify_decodes_every_bundle_and_reports_the_first_failure() {
+        use crate::bundle::binary::write_bundle;
+        use crate::bundle::compressed::{CompressOptions, compress};
+        let ccob = |tag: &[u8]| {
+            let payload: Vec<u8> = tag.iter().cycle().take(300_000).copied().collect();
+            let plain = write_bundle(&[(b"hipv4-amdgcn-amd-amdhsa--gfx90a", &payload)], 1).unwrap();
+            compress(&plain, &CompressOptions::default()).unwrap()
+        };
+        let parts: Vec<Vec<u8>> = [b"a".as_slice(), b"bc", b"def", b"ghij"]
+            .iter()
+            .map(|t| ccob(t))
+            .collect();
+        let mut file = Vec::new();
+        let mut starts = Vec::new();
+        for p in &parts {
+            starts.push(file.len());
+            file.extend(p);
+        }
+        // v3 hash at bytes 24..32: wrong for the second bundle only.
+        file[starts[1] + 24] ^= 1;
+        let r = inspect_with(&file, "x.ccob", &Options::verify()).unwrap();
+        let hashes: Vec<_> = r
+            .containers
+            .iter()
+            .map(|c| c.compression.as_ref().unwrap().hash_matches)
+            .collect();
+        assert_eq!(hashes, [Some(true), Some(false), Some(true), Some(true)]);
+        // The last block of the third and fourth bundles' frames cut to garbage: the third
+        // is the error.
+        for &k in &[2usize, 3] {
+            let end = starts.get(k + 1).copied().unwrap_or(file.len());
+            for b in &mut file[end - 6..end - 3] {
+                *b = 0xff;
+            }
+        }
+        let e = inspect_with(&file, "x.ccob", &Options::verify()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(&format!("compressed bundle at offset {}: ", starts[2])),
+            "{e}"
         );
     }
 
