@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::{ContainerReport, EntryReport, Report, decompress};
 use crate::bundle::BinaryBundle;
-use crate::bundle::binary::{HeaderRead, read_header};
+use crate::bundle::binary::{Descriptor, HeaderRead, read_header};
 use crate::bundle::compressed::{CompressedBundle, CompressedError};
 use crate::package::OffloadBinary;
 use crate::package::scan::split;
@@ -203,36 +203,19 @@ pub fn entry_bytes<'d>(
 }
 
 /// Entry `position` of a compressed bundle, decoding only up to that entry's end; `None` when
-/// that cannot be done with the answer a whole decode gives (see [`super::header_only`]), and
+/// that cannot be done with the answer a whole decode gives (see [`super::trusted_size`]), and
 /// the caller decodes the whole bundle instead.
 fn entry_from_prefix(c: &CompressedBundle<'_>, position: usize) -> Option<Vec<u8>> {
-    let size = c
-        .content_size()
-        .filter(|&n| n == c.header().uncompressed_size)?;
-    let mut end = None;
-    let prefix = c
-        .decompress_prefix(|d| {
-            if let Some(end) = end {
-                return Some(end);
-            }
-            match read_header(d, size) {
-                Ok(Some(HeaderRead::NeedMore(n))) => Some(n),
-                Ok(Some(HeaderRead::Complete(descriptors, _))) => {
-                    let e = descriptors.get(position)?;
-                    end = Some(e.offset + e.size);
-                    end
-                }
-                _ => None,
-            }
-        })
-        .ok()?;
-    let Ok(Some(HeaderRead::Complete(descriptors, _))) = read_header(&prefix.data, size) else {
+    let size = super::trusted_size(c)?;
+    let entry_end = |d: &[Descriptor<'_>]| d.get(position).map(|e| e.offset + e.size);
+    let data = super::decode_table(c, size, entry_end)?;
+    let Ok(Some(HeaderRead::Complete(descriptors, _))) = read_header(&data, size) else {
         return None;
     };
     let e = descriptors.get(position)?;
     let start = usize::try_from(e.offset).ok()?;
     let stop = usize::try_from(e.offset.checked_add(e.size)?).ok()?;
-    prefix.data.get(start..stop).map(<[u8]>::to_vec)
+    data.get(start..stop).map(<[u8]>::to_vec)
 }
 
 /// `size` bytes of `data` at `offset`, checked.

@@ -920,23 +920,51 @@ fn decode_all(
         .collect()
 }
 
-/// The compression details and the decoded header of a compressed bundle, decoding no
-/// further than the header; `None` when that cannot be done with the answer a whole decode
-/// would give (zlib or a zstd frame that does not record its size, a size that disagrees with
-/// the header's, a malformed header, a bundle that is not binary): the caller then decodes the
-/// whole bundle, which reports any problem exactly as before.
-pub(crate) fn header_only(c: &CompressedBundle<'_>) -> Option<(Compression, Vec<u8>)> {
-    let h = c.header();
-    let size = c.content_size().filter(|&n| n == h.uncompressed_size)?;
-    if size > crate::bundle::compressed::Limits::default().max_size {
-        return None;
-    }
+/// The decoded size of a compressed bundle whose entry table may be read without decoding it
+/// whole: the size its zstd frame records, when that equals the header's claim and is within
+/// the default limit. `None` otherwise (zlib, a frame that does not record its size, a size
+/// that disagrees): the caller decodes the whole bundle, which reports any problem exactly as
+/// before.
+pub(crate) fn trusted_size(c: &CompressedBundle<'_>) -> Option<u64> {
+    c.content_size()
+        .filter(|&n| n == c.header().uncompressed_size)
+        .filter(|&n| n <= crate::bundle::compressed::Limits::default().max_size)
+}
+
+/// The first bytes of a compressed bundle of `size` decoded bytes: decoded until its entry
+/// table is complete, then up to what `end` asks of the table (`None`: no further). `None`
+/// when decoding fails or the table is malformed (the caller then decodes the whole bundle).
+pub(crate) fn decode_table(
+    c: &CompressedBundle<'_>,
+    size: u64,
+    end: impl Fn(&[Descriptor<'_>]) -> Option<u64>,
+) -> Option<Vec<u8>> {
+    // The table is read once complete; what it asks for is kept for the steps after.
+    let mut wanted = None;
     let prefix = c
-        .decompress_prefix(|d| match read_header(d, size) {
-            Ok(Some(HeaderRead::NeedMore(n))) => Some(n),
-            _ => None,
+        .decompress_prefix(|d| {
+            if wanted.is_some() {
+                return wanted;
+            }
+            match read_header(d, size) {
+                Ok(Some(HeaderRead::NeedMore(n))) => Some(n),
+                Ok(Some(HeaderRead::Complete(descriptors, _))) => {
+                    wanted = end(&descriptors);
+                    wanted
+                }
+                _ => None,
+            }
         })
         .ok()?;
+    Some(prefix.data)
+}
+
+/// The compression details and the decoded entry table of a compressed bundle, decoding no
+/// further than the table; `None` when [`trusted_size`] or [`decode_table`] says so.
+pub(crate) fn header_only(c: &CompressedBundle<'_>) -> Option<(Compression, Vec<u8>)> {
+    let size = trusted_size(c)?;
+    let header = decode_table(c, size, |_| None)?;
+    let h = c.header();
     let compressed = c.len() as u64;
     Some((
         Compression {
@@ -947,7 +975,7 @@ pub(crate) fn header_only(c: &CompressedBundle<'_>) -> Option<(Compression, Vec<
             ratio: ratio(size, compressed),
             hash_matches: None,
         },
-        prefix.data,
+        header,
     ))
 }
 
