@@ -968,89 +968,183 @@ fn inflate_growing(
     cap: usize,
     claimed: u64,
 ) -> Result<Vec<u8>, CompressedError> {
-    let too_small = || CompressedError::SizeTooSmall {
-        claimed,
-        actual: claimed + 1,
-        exact: false,
-    };
-    let mut out = Vec::new();
+    with_stream(method, src, |stream| {
+        let mut out = Vec::new();
+        loop {
+            if grow(&mut out, cap)? {
+                if stream.step(&mut out)? {
+                    return Ok(out);
+                }
+                continue;
+            }
+            // Full at the claimed size: the data must end with no more output.
+            match stream.probe()? {
+                Probe::Output => {
+                    return Err(CompressedError::SizeTooSmall {
+                        claimed,
+                        actual: claimed + 1,
+                        exact: false,
+                    });
+                }
+                Probe::Ended => return Ok(out),
+                Probe::Truncated => return Err(CompressedError::TruncatedFrame),
+                Probe::Again => {}
+            }
+        }
+    })
+}
+
+/// One zstd frame or zlib stream decoded a step at a time into the spare capacity of a
+/// `Vec`: what the growing whole-bundle decoder and the prefix decoder
+/// ([`CompressedBundle::decompress_prefix`]) share.
+#[cfg(feature = "compression")]
+pub(super) enum Stream<'a> {
+    Zstd {
+        dctx: &'a mut zstd_safe::DCtx<'static>,
+        input: zstd_safe::InBuffer<'a>,
+    },
+    Zlib {
+        z: flate2::Decompress,
+        src: &'a [u8],
+    },
+}
+
+/// What decoding into a one-byte probe found, once the output may grow no further.
+#[cfg(feature = "compression")]
+pub(super) enum Probe {
+    /// More output: the data holds more than the room allowed.
+    Output,
+    /// The data ended, with no more output.
+    Ended,
+    /// The data stops short of its end.
+    Truncated,
+    /// Input was taken but nothing decided yet: probe again.
+    Again,
+}
+
+/// Runs `f` over a decoder of `src` (with this thread's zstd context for zstd).
+#[cfg(feature = "compression")]
+pub(super) fn with_stream<R>(
+    method: Method,
+    src: &[u8],
+    f: impl FnOnce(&mut Stream<'_>) -> Result<R, CompressedError>,
+) -> Result<R, CompressedError> {
     match method {
-        Method::Zstd => {
-            let mut dctx =
-                zstd_safe::DCtx::try_create().ok_or(CompressedError::OutOfMemory { size: 0 })?;
+        Method::Zstd => with_dctx(|dctx| {
             // Windows as large as one-shot decoding accepts; zstd allocates the window
             // itself here, and a refusal is its "Allocation error".
-            allow_large_windows(&mut dctx);
-            let mut input = zstd_safe::InBuffer::around(src);
-            loop {
-                if !grow(&mut out, cap)? {
-                    // Full at the claimed size: the frame must end with no more output.
-                    let mut probe = [0u8; 1];
-                    let mut output = zstd_safe::OutBuffer::around(&mut probe[..]);
-                    let fed = input.pos();
-                    let r = dctx
-                        .decompress_stream(&mut output, &mut input)
-                        .map_err(zstd_stream_error)?;
-                    if output.pos() > 0 {
-                        return Err(too_small());
-                    }
-                    if r == 0 {
-                        return Ok(out);
-                    }
-                    if input.pos() == fed {
-                        return Err(CompressedError::TruncatedFrame);
-                    }
-                    continue;
-                }
+            allow_large_windows(dctx);
+            f(&mut Stream::Zstd {
+                dctx,
+                input: zstd_safe::InBuffer::around(src),
+            })
+        }),
+        Method::Zlib => f(&mut Stream::Zlib {
+            z: flate2::Decompress::new(true),
+            src,
+        }),
+    }
+}
+
+/// Without the `compression` feature no stream is ever made.
+#[cfg(not(feature = "compression"))]
+pub(super) struct Stream<'a>(std::convert::Infallible, std::marker::PhantomData<&'a ()>);
+
+#[cfg(not(feature = "compression"))]
+impl Stream<'_> {
+    pub(super) fn step(&mut self, _: &mut Vec<u8>) -> Result<bool, CompressedError> {
+        match self.0 {}
+    }
+}
+
+#[cfg(not(feature = "compression"))]
+pub(super) fn with_stream<R>(
+    _: Method,
+    _: &[u8],
+    _: impl FnOnce(&mut Stream<'_>) -> Result<R, CompressedError>,
+) -> Result<R, CompressedError> {
+    Err(CompressedError::Unsupported)
+}
+
+#[cfg(feature = "compression")]
+impl Stream<'_> {
+    /// Decodes into the spare capacity of `out` (there must be some); `Ok(true)` when the data
+    /// ended. All the input is given, so a step that makes no progress means the data stops
+    /// short: [`CompressedError::TruncatedFrame`].
+    pub(super) fn step(&mut self, out: &mut Vec<u8>) -> Result<bool, CompressedError> {
+        match self {
+            Stream::Zstd { dctx, input } => {
                 let pos = out.len();
                 let before = (input.pos(), pos);
                 // Writing through `output` sets `out`'s length.
-                let mut output = zstd_safe::OutBuffer::around_pos(&mut out, pos);
+                let mut output = zstd_safe::OutBuffer::around_pos(out, pos);
                 let r = dctx
-                    .decompress_stream(&mut output, &mut input)
+                    .decompress_stream(&mut output, input)
                     .map_err(zstd_stream_error)?;
                 if r == 0 {
-                    return Ok(out);
+                    return Ok(true);
                 }
                 if (input.pos(), out.len()) == before {
                     return Err(CompressedError::TruncatedFrame);
                 }
+                Ok(false)
             }
-        }
-        Method::Zlib => {
-            let mut z = flate2::Decompress::new(true);
-            loop {
-                if !grow(&mut out, cap)? {
-                    let mut probe = [0u8; 1];
-                    let status = z
-                        .decompress(
-                            &src[z.total_in() as usize..],
-                            &mut probe,
-                            flate2::FlushDecompress::None,
-                        )
-                        .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
-                    if z.total_out() as usize > out.len() {
-                        return Err(too_small());
-                    }
-                    if status == flate2::Status::StreamEnd {
-                        return Ok(out);
-                    }
-                    return Err(CompressedError::TruncatedFrame);
-                }
+            Stream::Zlib { z, src } => {
                 let before = (z.total_in(), z.total_out());
                 let status = z
                     .decompress_vec(
                         &src[z.total_in() as usize..],
-                        &mut out,
+                        out,
                         flate2::FlushDecompress::None,
                     )
                     .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
                 if status == flate2::Status::StreamEnd {
-                    return Ok(out);
+                    return Ok(true);
                 }
                 if (z.total_in(), z.total_out()) == before {
                     return Err(CompressedError::TruncatedFrame);
                 }
+                Ok(false)
+            }
+        }
+    }
+
+    /// Decodes into a one-byte probe: whether the data holds more than what was decoded.
+    fn probe(&mut self) -> Result<Probe, CompressedError> {
+        let mut probe = [0u8; 1];
+        match self {
+            Stream::Zstd { dctx, input } => {
+                let mut output = zstd_safe::OutBuffer::around(&mut probe[..]);
+                let fed = input.pos();
+                let r = dctx
+                    .decompress_stream(&mut output, input)
+                    .map_err(zstd_stream_error)?;
+                Ok(if output.pos() > 0 {
+                    Probe::Output
+                } else if r == 0 {
+                    Probe::Ended
+                } else if input.pos() == fed {
+                    Probe::Truncated
+                } else {
+                    Probe::Again
+                })
+            }
+            Stream::Zlib { z, src } => {
+                let out = z.total_out();
+                let status = z
+                    .decompress(
+                        &src[z.total_in() as usize..],
+                        &mut probe,
+                        flate2::FlushDecompress::None,
+                    )
+                    .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+                Ok(if z.total_out() > out {
+                    Probe::Output
+                } else if status == flate2::Status::StreamEnd {
+                    Probe::Ended
+                } else {
+                    Probe::Truncated
+                })
             }
         }
     }
@@ -1058,7 +1152,7 @@ fn inflate_growing(
 
 /// A zstd streaming error: an allocation zstd could not make is out of memory.
 #[cfg(feature = "compression")]
-pub(super) fn zstd_stream_error(code: usize) -> CompressedError {
+fn zstd_stream_error(code: usize) -> CompressedError {
     let name = zstd_safe::get_error_name(code);
     if name.contains("Allocation error") {
         CompressedError::OutOfMemory { size: 0 }

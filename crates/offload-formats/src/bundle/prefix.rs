@@ -2,14 +2,10 @@
 //! one of them, needs. The output grows as the caller asks for more, so a listing costs the
 //! few kilobytes of the bundle header, not the whole decompressed bundle.
 
-use super::compressed::{CompressedBundle, CompressedError, Method};
+use super::compressed::{CompressedBundle, CompressedError, Stream, with_stream};
 
 /// Output produced per decoding step: one zstd block is at most 128 KiB.
-#[cfg(feature = "compression")]
 const STEP: usize = 128 << 10;
-/// Compressed bytes given to the decoder per step.
-#[cfg(feature = "compression")]
-const FEED: usize = 64 << 10;
 
 /// The first bytes of a decompressed bundle, from [`CompressedBundle::decompress_prefix`].
 #[derive(Debug)]
@@ -24,8 +20,8 @@ impl CompressedBundle<'_> {
     /// Decodes the start of the bundle, as far as `need` asks: `need` sees the bytes decoded
     /// so far and returns how many it needs in all (`None` when it has enough). Decoding stops
     /// as soon as the request is met, or when the data ends; the output is never larger than
-    /// the request plus one step (128 KiB), and never than the header's claimed size bound.
-    /// No hash is checked (the hash covers the whole bundle).
+    /// the request plus one step (128 KiB). No hash is checked (the hash covers the whole
+    /// bundle).
     ///
     /// Errors are the decoder's: corrupt data, or a buffer that cannot be allocated
     /// ([`CompressedError::OutOfMemory`]).
@@ -33,29 +29,16 @@ impl CompressedBundle<'_> {
         &self,
         need: impl FnMut(&[u8]) -> Option<u64>,
     ) -> Result<Prefix, CompressedError> {
-        match self.header().method {
-            Method::Zstd => zstd_prefix(self.payload(), need),
-            Method::Zlib => zlib_prefix(self.payload(), need),
-        }
+        with_stream(self.header().method, self.payload(), |stream| {
+            decode_until(need, stream)
+        })
     }
 }
 
-#[cfg(not(feature = "compression"))]
-fn zstd_prefix(_: &[u8], _: impl FnMut(&[u8]) -> Option<u64>) -> Result<Prefix, CompressedError> {
-    Err(CompressedError::Unsupported)
-}
-
-#[cfg(not(feature = "compression"))]
-fn zlib_prefix(_: &[u8], _: impl FnMut(&[u8]) -> Option<u64>) -> Result<Prefix, CompressedError> {
-    Err(CompressedError::Unsupported)
-}
-
-/// Asks `need` how far to go and lets `step` decode into the room made for it; `step` says
-/// whether the data ended.
-#[cfg(feature = "compression")]
+/// Asks `need` how far to go and lets `stream` decode into the room made for it.
 fn decode_until(
     mut need: impl FnMut(&[u8]) -> Option<u64>,
-    mut step: impl FnMut(&mut Vec<u8>) -> Result<bool, CompressedError>,
+    stream: &mut Stream<'_>,
 ) -> Result<Prefix, CompressedError> {
     let mut out = Vec::new();
     loop {
@@ -75,7 +58,7 @@ fn decode_until(
             .map_err(|_| CompressedError::OutOfMemory {
                 size: target as u64,
             })?;
-        if step(&mut out)? {
+        if stream.step(&mut out)? {
             return Ok(Prefix {
                 data: out,
                 complete: true,
@@ -84,67 +67,10 @@ fn decode_until(
     }
 }
 
-#[cfg(feature = "compression")]
-fn zstd_prefix(
-    src: &[u8],
-    need: impl FnMut(&[u8]) -> Option<u64>,
-) -> Result<Prefix, CompressedError> {
-    super::compressed::with_dctx(|dctx| {
-        super::compressed::allow_large_windows(dctx);
-        let mut fed = 0usize;
-        decode_until(need, |out| {
-            let before = (fed, out.len());
-            let pos = out.len();
-            let mut output = zstd_safe::OutBuffer::around_pos(out, pos);
-            let mut input = zstd_safe::InBuffer {
-                src: &src[..(fed + FEED).min(src.len())],
-                pos: fed,
-            };
-            let r = dctx
-                .decompress_stream(&mut output, &mut input)
-                .map_err(super::compressed::zstd_stream_error)?;
-            fed = input.pos;
-            if r == 0 {
-                return Ok(true);
-            }
-            if (fed, out.len()) == before && fed == src.len() {
-                // Everything given, nothing more comes out: the frame is cut short.
-                return Err(CompressedError::TruncatedFrame);
-            }
-            Ok(false)
-        })
-    })
-}
-
-#[cfg(feature = "compression")]
-fn zlib_prefix(
-    src: &[u8],
-    need: impl FnMut(&[u8]) -> Option<u64>,
-) -> Result<Prefix, CompressedError> {
-    let mut z = flate2::Decompress::new(true);
-    decode_until(need, |out| {
-        let before = (z.total_in(), z.total_out());
-        let status = z
-            .decompress_vec(
-                &src[z.total_in() as usize..],
-                out,
-                flate2::FlushDecompress::None,
-            )
-            .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
-        if status == flate2::Status::StreamEnd {
-            return Ok(true);
-        }
-        if (z.total_in(), z.total_out()) == before {
-            return Err(CompressedError::TruncatedFrame);
-        }
-        Ok(false)
-    })
-}
-
 #[cfg(all(test, feature = "compression"))]
 mod tests {
     use super::super::binary::{HeaderRead, read_header, write_bundle};
-    use super::super::compressed::{CompressOptions, compress};
+    use super::super::compressed::{CompressOptions, Method, compress};
     use super::*;
 
     fn bundle() -> Vec<u8> {
@@ -218,7 +144,7 @@ mod tests {
         let stored = compress(&plain, &CompressOptions::default()).unwrap();
         let c = CompressedBundle::parse(&stored).unwrap();
         let cut = &c.payload()[..c.payload().len() / 2];
-        let r = zstd_prefix(cut, |_| Some(u64::MAX));
+        let r = with_stream(Method::Zstd, cut, |s| decode_until(|_| Some(u64::MAX), s));
         assert!(matches!(r, Err(CompressedError::TruncatedFrame)), "{r:?}");
     }
 }
