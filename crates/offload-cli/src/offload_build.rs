@@ -379,6 +379,11 @@ fn inspect_files(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Failure> {
+    let options = if verify {
+        inspect::Options::verify()
+    } else {
+        inspect::Options::default()
+    };
     let progress = Progress::new();
     let mut reports = Vec::new();
     let mut status = 0;
@@ -390,11 +395,6 @@ fn inspect_files(
                 return Ok(());
             }
             Visit::File(f) => f,
-        };
-        let options = if verify {
-            inspect::Options::verify()
-        } else {
-            inspect::Options::default()
         };
         let r = match inspect::inspect_with(found.data, found.path, &options) {
             Ok(r) => r,
