@@ -100,6 +100,7 @@ macro_rules! groups {
     )*};
 }
 
+mod architecture;
 mod archive_diff;
 mod archive_malformed;
 mod build_api;
