@@ -132,6 +132,19 @@ impl DeviceSymbols {
         }
     }
 
+    /// Adds the kernels and variables the caller named (a variable replaces a discovered one
+    /// of the same name) and checks the result ([`DeviceSymbols::validate`]).
+    pub(crate) fn with_given(mut self, given: &DeviceSymbols) -> Result<Self, EmbedError> {
+        for k in &given.kernels {
+            self.add_kernel(k);
+        }
+        for v in &given.variables {
+            self.set_variable(v.clone());
+        }
+        self.validate()?;
+        Ok(self)
+    }
+
     /// Checks that every name can be a host symbol and no name is used twice.
     pub(crate) fn validate(&self) -> Result<(), EmbedError> {
         let mut seen = HashSet::new();

@@ -1,4 +1,5 @@
-//! The error of the object emitters.
+//! The errors of the object emitters: [`EmbedError`], with [`DeviceCodeError`] for device
+//! code that cannot be used and [`DeviceCodeSource`], the reader's or writer's own error.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -105,11 +106,36 @@ impl From<&str> for DeviceCodeError {
     }
 }
 
-/// The error of the reader or writer that refused device code. Displayed as that error;
-/// [`source`](StdError::source) is that error's own source.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DeviceCodeSource {
+/// Declares [`DeviceCodeSource`] from one list of (variant, wrapped error type): the enum,
+/// [`DeviceCodeSource::inner`] and a `From` per type.
+macro_rules! device_code_source {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+        /// The error of the reader or writer that refused device code. Displayed as that
+        /// error; [`source`](StdError::source) is that error's own source.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum DeviceCodeSource {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl DeviceCodeSource {
+            /// The wrapped error.
+            pub fn inner(&self) -> &(dyn StdError + 'static) {
+                match self {
+                    $(DeviceCodeSource::$variant(e) => e,)*
+                }
+            }
+        }
+
+        $(impl From<$ty> for DeviceCodeSource {
+            fn from(e: $ty) -> Self {
+                DeviceCodeSource::$variant(e)
+            }
+        })*
+    };
+}
+
+device_code_source! {
     /// A target ID that cannot be parsed.
     TargetId(TargetIdError),
     /// A bundle sequence that cannot be walked.
@@ -128,22 +154,6 @@ pub enum DeviceCodeSource {
     Elf(object::read::Error),
 }
 
-impl DeviceCodeSource {
-    /// The wrapped error.
-    pub fn inner(&self) -> &(dyn StdError + 'static) {
-        match self {
-            DeviceCodeSource::TargetId(e) => e,
-            DeviceCodeSource::Sequence(e) => e,
-            DeviceCodeSource::Bundle(e) => e,
-            DeviceCodeSource::Compressed(e) => e,
-            DeviceCodeSource::WriteBundle(e) => e,
-            DeviceCodeSource::Compress(e) => e,
-            DeviceCodeSource::OffloadBinary(e) => e,
-            DeviceCodeSource::Elf(e) => e,
-        }
-    }
-}
-
 impl fmt::Display for DeviceCodeSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self.inner(), f)
@@ -155,27 +165,6 @@ impl StdError for DeviceCodeSource {
         self.inner().source()
     }
 }
-
-macro_rules! device_code_source_from {
-    ($($variant:ident($ty:ty)),* $(,)?) => {$(
-        impl From<$ty> for DeviceCodeSource {
-            fn from(e: $ty) -> Self {
-                DeviceCodeSource::$variant(e)
-            }
-        }
-    )*};
-}
-
-device_code_source_from!(
-    TargetId(TargetIdError),
-    Sequence(SequenceError),
-    Bundle(offload_formats::bundle::BundleReadError),
-    Compressed(CompressedError),
-    WriteBundle(offload_formats::bundle::BundleWriteError),
-    Compress(CompressError),
-    OffloadBinary(offload_formats::package::PackageReadError),
-    Elf(object::read::Error),
-);
 
 #[cfg(test)]
 mod tests {

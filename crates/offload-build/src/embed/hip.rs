@@ -1,16 +1,19 @@
-//! The HIP self-registering host object (host-objects §1 and §7A).
+//! The HIP self-registering host object (host-objects §1 and §7A): [`HipObject`] writes the
+//! bundle in `.hip_fatbin`, the `HIPF` wrapper, the handle, the host symbols of kernels and
+//! variables, and the constructor from `codegen` with its pointer in
+//! `.init_array` (`.CRT$XCU` on COFF).
 
 use std::borrow::Cow;
 
-use object::write::{Object, Relocation, StandardSection, Symbol, SymbolId, SymbolSection};
-use object::{
-    RelocationEncoding, RelocationFlags, RelocationKind, SectionFlags, SectionKind, SymbolFlags,
-    SymbolKind, SymbolScope, elf,
+use object::write::{
+    Object, Relocation, SectionId, StandardSection, Symbol, SymbolId, SymbolSection,
 };
+use object::{SectionFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope, elf};
 
 use super::EmbedError;
-use super::codegen::{self, PPC64_LOCAL_ENTRY, Refs};
+use super::codegen::{self, KernelRef, PPC64_LOCAL_ENTRY, Refs, VariableRef};
 use super::device::{DeviceSymbols, DeviceVariable};
+use super::host::{self, Place};
 use super::target::{HostArch, HostFormat, HostTarget};
 use offload_formats::bundle::BundleWriteError;
 use offload_formats::bundle::compressed::{CompressOptions, Version, compress};
@@ -226,14 +229,7 @@ impl<'a> HipObject<'a> {
                 }
             }
         }
-        for k in &self.extra.kernels {
-            found.add_kernel(k);
-        }
-        for v in &self.extra.variables {
-            found.set_variable(v.clone());
-        }
-        found.validate()?;
-        Ok(found)
+        found.with_given(&self.extra)
     }
 
     /// Writes the object.
@@ -244,48 +240,39 @@ impl<'a> HipObject<'a> {
         } else {
             DeviceSymbols::default()
         };
-        let t = self.target;
-        let coff = t.format == HostFormat::Coff;
-        let mut obj = t.new_object();
+        let mut obj = self.target.new_object();
+        let fatbin_sym = self.add_bundle(&mut obj, &bundle);
+        if self.register {
+            self.emit_registration(&mut obj, fatbin_sym, &symbols)?;
+        }
+        host::write(obj, self.target)
+    }
 
-        // .hip_fatbin
+    /// `.hip_fatbin` holding `bundle`, and the start and size symbols asked for; returns the
+    /// section symbol of `.hip_fatbin`.
+    fn add_bundle<'d>(&self, obj: &mut Object<'d>, bundle: &'d [u8]) -> SymbolId {
         let fatbin = obj.add_section(
             Vec::new(),
             HIP_FATBIN_SECTION.as_bytes().to_vec(),
             SectionKind::ReadOnlyData,
         );
-        obj.set_section_data(fatbin, &bundle[..], 4096);
+        obj.set_section_data(fatbin, bundle, 4096);
         let fatbin_sym = obj.section_symbol(fatbin);
+        let len = bundle.len() as u64;
         if let Some(name) = &self.start_symbol {
-            global(
-                &mut obj,
-                name,
-                fatbin,
-                0,
-                bundle.len() as u64,
-                SymbolKind::Data,
-            );
+            host::exported(obj, name, (fatbin, 0), len);
         }
         if let Some(name) = &self.size_symbol {
             let rodata = obj.section_id(StandardSection::ReadOnlyData);
-            let at = obj.append_section_data(rodata, &(bundle.len() as u64).to_le_bytes(), 8);
-            global(&mut obj, name, rodata, at, 8, SymbolKind::Data);
+            let at = obj.append_section_data(rodata, &len.to_le_bytes(), 8);
+            host::exported(obj, name, (rodata, at), 8);
         }
-
-        if self.register {
-            self.emit_registration(&mut obj, fatbin_sym, &symbols)?;
-        }
-        if !coff {
-            let note = obj.add_section(
-                Vec::new(),
-                b".note.GNU-stack".to_vec(),
-                SectionKind::Elf(elf::SHT_PROGBITS),
-            );
-            obj.section_mut(note).flags = SectionFlags::Elf { sh_flags: 0 };
-        }
-        Ok(obj.write()?)
+        fatbin_sym
     }
 
+    /// Everything that registers the bundle: the wrapper, the handle, the host symbols of
+    /// kernels and variables with their names, the constructor and destructor, and the
+    /// constructor's pointer.
     fn emit_registration(
         &self,
         obj: &mut Object<'_>,
@@ -293,168 +280,170 @@ impl<'a> HipObject<'a> {
         symbols: &DeviceSymbols,
     ) -> Result<(), EmbedError> {
         let t = self.target;
-        let coff = t.format == HostFormat::Coff;
-        let abs64 = RelocationFlags::Generic {
-            kind: RelocationKind::Absolute,
-            encoding: RelocationEncoding::Generic,
-            size: 64,
-        };
-
-        // The wrapper: writable on ELF so that its absolute relocation needs no text
-        // relocation in a PIE or shared library; read-only on COFF (base relocations).
-        let wrapper = obj.add_section(
-            Vec::new(),
-            HIP_WRAPPER_SECTION.as_bytes().to_vec(),
-            if coff {
-                SectionKind::ReadOnlyData
-            } else {
-                SectionKind::Data
-            },
-        );
-        let mut w = Vec::with_capacity(24);
-        w.extend_from_slice(&HIP_FATBIN_MAGIC.to_le_bytes());
-        w.extend_from_slice(&1u32.to_le_bytes());
-        w.extend_from_slice(&[0; 16]);
-        obj.set_section_data(wrapper, w, 8);
-        obj.add_relocation(
-            wrapper,
-            Relocation {
-                offset: 8,
-                symbol: fatbin_sym,
-                addend: 0,
-                flags: abs64,
-            },
-        )?;
-        local(
-            obj,
-            "__hip_fatbin_wrapper",
-            wrapper,
-            0,
-            24,
-            SymbolKind::Data,
-        );
-        let wrapper_sym = obj.section_symbol(wrapper);
-
+        let wrapper_sym = add_wrapper(obj, fatbin_sym, t.format == HostFormat::Coff)?;
         let bss = obj.section_id(StandardSection::UninitializedData);
         let handle = obj.append_section_bss(bss, 8, 8);
-        local(obj, "__hip_gpubin_handle", bss, handle, 8, SymbolKind::Data);
+        host::local(
+            obj,
+            "__hip_gpubin_handle",
+            (bss, handle),
+            8,
+            SymbolKind::Data,
+        );
         let bss_sym = obj.section_symbol(bss);
+        let (kernels, variables) = self.host_symbols(obj, (bss, bss_sym), symbols);
 
+        let text = obj.section_id(StandardSection::Text);
+        let refs = Refs {
+            handle: (bss_sym, handle),
+            wrapper: (wrapper_sym, 0),
+            text: obj.section_symbol(text),
+            register_fatbin: undefined(obj, "__hipRegisterFatBinary"),
+            register_function: undefined(obj, "__hipRegisterFunction"),
+            register_var: undefined(obj, "__hipRegisterVar"),
+            unregister: undefined(obj, "__hipUnregisterFatBinary"),
+            atexit: undefined(obj, "atexit"),
+            toc: (t.arch == HostArch::Ppc64le).then(|| undefined(obj, ".TOC.")),
+            kernels,
+            variables,
+        };
+        let ctor = add_code(obj, t, text, &refs)?;
+        add_ctor_pointer(obj, t.format == HostFormat::Coff, (refs.text, ctor))
+    }
+
+    /// The exported host symbols and the name strings (in `.rodata`) of kernels and
+    /// variables, as the code refers to them.
+    fn host_symbols<'s>(
+        &self,
+        obj: &mut Object<'_>,
+        (bss, bss_sym): (SectionId, SymbolId),
+        symbols: &'s DeviceSymbols,
+    ) -> (Vec<KernelRef>, Vec<VariableRef<'s>>) {
         let data = obj.section_id(StandardSection::Data);
         let rodata = obj.section_id(StandardSection::ReadOnlyData);
         let data_sym = obj.section_symbol(data);
         let rodata_sym = obj.section_symbol(rodata);
-        let name_of = |obj: &mut Object<'_>, name: &str| {
-            let mut s = name.as_bytes().to_vec();
-            s.push(0);
-            (rodata_sym, obj.append_section_data(rodata, &s, 1))
-        };
-        let mut kernels = Vec::new();
-        for k in &symbols.kernels {
-            let at = obj.append_section_data(data, &[0; 8], 8);
-            global(
-                obj,
-                &format!("{}{k}", self.prefix),
-                data,
-                at,
-                8,
-                SymbolKind::Data,
-            );
-            let name = name_of(obj, k);
-            kernels.push(((data_sym, at), name));
-        }
-        let mut variables = Vec::new();
-        for v in &symbols.variables {
-            let at = obj.append_section_bss(bss, v.size, v.size.clamp(1, 16).next_power_of_two());
-            global(
-                obj,
-                &format!("{}{}", self.prefix, v.name),
-                bss,
-                at,
-                v.size,
-                SymbolKind::Data,
-            );
-            let name = name_of(obj, &v.name);
-            variables.push(((bss_sym, at), name, v));
-        }
-
-        let text = obj.section_id(StandardSection::Text);
-        let text_sym = obj.section_symbol(text);
-        let undef = |obj: &mut Object<'_>, name: &str| {
-            obj.add_symbol(Symbol {
-                name: name.as_bytes().to_vec(),
-                value: 0,
-                size: 0,
-                kind: SymbolKind::Unknown,
-                scope: SymbolScope::Unknown,
-                weak: false,
-                section: SymbolSection::Undefined,
-                flags: SymbolFlags::None,
-            })
-        };
-        let refs = Refs {
-            handle: (bss_sym, handle),
-            wrapper: (wrapper_sym, 0),
-            text: text_sym,
-            register_fatbin: undef(obj, "__hipRegisterFatBinary"),
-            register_function: undef(obj, "__hipRegisterFunction"),
-            register_var: undef(obj, "__hipRegisterVar"),
-            unregister: undef(obj, "__hipUnregisterFatBinary"),
-            atexit: undef(obj, "atexit"),
-            toc: (t.arch == HostArch::Ppc64le).then(|| undef(obj, ".TOC.")),
-            kernels,
-            variables,
-        };
-        let code = codegen::generate(t, &refs)?;
-        let base = obj.append_section_data(text, &code.bytes, 16);
-        for mut r in code.relocations {
-            r.offset += base;
-            obj.add_relocation(text, r)?;
-        }
-        let ppc = t.arch == HostArch::Ppc64le;
-        for (name, (off, len)) in [
-            ("__hip_module_ctor", code.ctor),
-            ("__hip_module_dtor", code.dtor),
-        ] {
-            let id = local(obj, name, text, base + off, len, SymbolKind::Text);
-            if ppc {
-                // .localentry: the local entry point follows the 8-byte TOC setup.
-                let log = PPC64_LOCAL_ENTRY.trailing_zeros() as u8;
-                obj.symbol_mut(id).flags = SymbolFlags::Elf {
-                    st_info: (elf::STB_LOCAL << 4) | elf::STT_FUNC,
-                    st_other: log << 5,
-                };
-            }
-        }
-
-        // The constructor pointer.
-        let ctors = if coff {
-            let s = obj.add_section(Vec::new(), b".CRT$XCU".to_vec(), SectionKind::ReadOnlyData);
-            obj.set_section_data(s, vec![0; 8], 8);
-            s
-        } else {
-            let s = obj.add_section(
-                Vec::new(),
-                b".init_array".to_vec(),
-                SectionKind::Elf(elf::SHT_INIT_ARRAY),
-            );
-            obj.section_mut(s).flags = SectionFlags::Elf {
-                sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
-            };
-            obj.set_section_data(s, vec![0; 8], 8);
-            s
-        };
-        obj.add_relocation(
-            ctors,
-            Relocation {
-                offset: 0,
-                symbol: text_sym,
-                addend: (base + code.ctor.0) as i64,
-                flags: abs64,
-            },
-        )?;
-        Ok(())
+        let at = host::define_host_symbols(obj, symbols, &self.prefix, data, bss);
+        let mut name_of = |name: &str| (rodata_sym, host::append_name(obj, rodata, name));
+        let kernels = (symbols.kernels.iter().zip(at.kernels))
+            .map(|(k, at)| ((data_sym, at), name_of(k)))
+            .collect();
+        let variables = (symbols.variables.iter().zip(at.variables))
+            .map(|(v, at)| ((bss_sym, at), name_of(&v.name), v))
+            .collect();
+        (kernels, variables)
     }
+}
+
+/// The wrapper `{HIPF, 1, &bundle, 0}` in `.hipFatBinSegment`: writable on ELF so that its
+/// absolute relocation needs no text relocation in a PIE or shared library; read-only on
+/// COFF (base relocations). Returns the section symbol of the wrapper.
+fn add_wrapper(
+    obj: &mut Object<'_>,
+    fatbin_sym: SymbolId,
+    coff: bool,
+) -> Result<SymbolId, EmbedError> {
+    let kind = if coff {
+        SectionKind::ReadOnlyData
+    } else {
+        SectionKind::Data
+    };
+    let wrapper = obj.add_section(Vec::new(), HIP_WRAPPER_SECTION.as_bytes().to_vec(), kind);
+    let mut w = Vec::with_capacity(24);
+    w.extend_from_slice(&HIP_FATBIN_MAGIC.to_le_bytes());
+    w.extend_from_slice(&1u32.to_le_bytes());
+    w.extend_from_slice(&[0; 16]);
+    obj.set_section_data(wrapper, w, 8);
+    let bundle_address = Relocation {
+        offset: 8,
+        symbol: fatbin_sym,
+        addend: 0,
+        flags: host::ABS64,
+    };
+    obj.add_relocation(wrapper, bundle_address)?;
+    host::local(
+        obj,
+        "__hip_fatbin_wrapper",
+        (wrapper, 0),
+        24,
+        SymbolKind::Data,
+    );
+    Ok(obj.section_symbol(wrapper))
+}
+
+/// An undefined symbol: a function of the HIP runtime or the C library, or `.TOC.`.
+fn undefined(obj: &mut Object<'_>, name: &str) -> SymbolId {
+    obj.add_symbol(Symbol {
+        name: name.as_bytes().to_vec(),
+        value: 0,
+        size: 0,
+        kind: SymbolKind::Unknown,
+        scope: SymbolScope::Unknown,
+        weak: false,
+        section: SymbolSection::Undefined,
+        flags: SymbolFlags::None,
+    })
+}
+
+/// The constructor and destructor appended to `text`, with their relocations and local
+/// symbols `__hip_module_ctor`/`__hip_module_dtor` (on ppc64le with the local entry point
+/// after the TOC setup); returns the constructor's offset in `text`.
+fn add_code(
+    obj: &mut Object<'_>,
+    t: HostTarget,
+    text: SectionId,
+    refs: &Refs<'_>,
+) -> Result<u64, EmbedError> {
+    let code = codegen::generate(t, refs)?;
+    let base = obj.append_section_data(text, &code.bytes, 16);
+    for mut r in code.relocations {
+        r.offset += base;
+        obj.add_relocation(text, r)?;
+    }
+    for (name, (off, len)) in [
+        ("__hip_module_ctor", code.ctor),
+        ("__hip_module_dtor", code.dtor),
+    ] {
+        let id = host::local(obj, name, (text, base + off), len, SymbolKind::Text);
+        if t.arch == HostArch::Ppc64le {
+            // .localentry: the local entry point follows the 8-byte TOC setup.
+            let log = PPC64_LOCAL_ENTRY.trailing_zeros() as u8;
+            obj.symbol_mut(id).flags = SymbolFlags::Elf {
+                st_info: (elf::STB_LOCAL << 4) | elf::STT_FUNC,
+                st_other: log << 5,
+            };
+        }
+    }
+    Ok(base + code.ctor.0)
+}
+
+/// The constructor's pointer at `ctor`: in `.init_array` on ELF, `.CRT$XCU` on COFF.
+fn add_ctor_pointer(
+    obj: &mut Object<'_>,
+    coff: bool,
+    (symbol, offset): Place,
+) -> Result<(), EmbedError> {
+    let ctors = if coff {
+        obj.add_section(Vec::new(), b".CRT$XCU".to_vec(), SectionKind::ReadOnlyData)
+    } else {
+        let s = obj.add_section(
+            Vec::new(),
+            b".init_array".to_vec(),
+            SectionKind::Elf(elf::SHT_INIT_ARRAY),
+        );
+        obj.section_mut(s).flags = SectionFlags::Elf {
+            sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+        };
+        s
+    };
+    obj.set_section_data(ctors, vec![0; 8], 8);
+    let pointer = Relocation {
+        offset: 0,
+        symbol,
+        addend: offset as i64,
+        flags: host::ABS64,
+    };
+    Ok(obj.add_relocation(ctors, pointer)?)
 }
 
 /// The device code objects of a bundle sequence (decompressing compressed bundles); the
@@ -486,59 +475,6 @@ pub(crate) fn code_objects_of(data: &[u8]) -> Result<Vec<Vec<u8>>, EmbedError> {
         return Err(bad("the bundle holds no device code objects".into()));
     }
     Ok(out)
-}
-
-/// An exported (dynamic) symbol defined in `section`.
-pub(crate) fn global(
-    obj: &mut Object<'_>,
-    name: &str,
-    section: object::write::SectionId,
-    value: u64,
-    size: u64,
-    kind: SymbolKind,
-) -> SymbolId {
-    defined(obj, name, section, value, size, kind, SymbolScope::Dynamic)
-}
-
-/// A symbol of this object only, defined in `section`.
-pub(crate) fn local(
-    obj: &mut Object<'_>,
-    name: &str,
-    section: object::write::SectionId,
-    value: u64,
-    size: u64,
-    kind: SymbolKind,
-) -> SymbolId {
-    defined(
-        obj,
-        name,
-        section,
-        value,
-        size,
-        kind,
-        SymbolScope::Compilation,
-    )
-}
-
-fn defined(
-    obj: &mut Object<'_>,
-    name: &str,
-    section: object::write::SectionId,
-    value: u64,
-    size: u64,
-    kind: SymbolKind,
-    scope: SymbolScope,
-) -> SymbolId {
-    obj.add_symbol(Symbol {
-        name: name.as_bytes().to_vec(),
-        value,
-        size,
-        kind,
-        scope,
-        weak: false,
-        section: SymbolSection::Section(section),
-        flags: SymbolFlags::None,
-    })
 }
 
 #[cfg(test)]

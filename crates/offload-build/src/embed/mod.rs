@@ -3,8 +3,8 @@
 //! - [`HipObject`]: a self-registering HIP object, as clang compiles a non-RDC HIP translation
 //!   unit: the bundle in `.hip_fatbin`, the `HIPF` wrapper in `.hipFatBinSegment`, and a
 //!   constructor that registers the fat binary, every kernel and every device variable with
-//!   the HIP runtime. The constructor is machine code emitted here ([`codegen`](self) notes)
-//!   for x86-64, AArch64 and ppc64le ELF and for x86-64 COFF, so no C compiler is needed.
+//!   the HIP runtime. The constructor is machine code emitted here for x86-64, AArch64 and
+//!   ppc64le ELF and for x86-64 COFF, so no C compiler is needed.
 //! - [`NewDriverObject`]: an object for clang's new offload driver: offload binaries in
 //!   `.llvm.offloading` and registration entries for clang-linker-wrapper.
 //!
@@ -13,11 +13,18 @@
 //!
 //! Objects are written with the `object` crate and are deterministic: the same inputs give
 //! the same bytes.
+//!
+//! Inside: `hip` and `newdriver` (the two objects), `codegen` (the constructor's and
+//! destructor's machine code and relocations, per ABI), `host` (what both objects are built
+//! from: host symbols of kernels and variables, symbol definitions, name strings, the final
+//! write), `device` (kernels and variables read from code objects), `target` (host triples)
+//! and `error`.
 
 mod codegen;
 mod device;
 mod error;
 mod hip;
+mod host;
 mod newdriver;
 mod target;
 

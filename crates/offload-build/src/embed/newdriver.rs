@@ -4,15 +4,12 @@
 
 use std::borrow::Cow;
 
-use object::write::{Object, Relocation, StandardSection, SymbolId};
-use object::{
-    RelocationEncoding, RelocationFlags, RelocationKind, SectionFlags, SectionKind, SymbolKind,
-    elf, pe,
-};
+use object::write::{Object, Relocation, SectionId, StandardSection, SymbolId};
+use object::{SectionFlags, SectionKind, SymbolKind, elf, pe};
 
 use super::EmbedError;
 use super::device::{DeviceSymbols, DeviceVariable};
-use super::hip::{global, local};
+use super::host::{self, Place};
 use super::target::{HostFormat, HostTarget};
 use offload_formats::kind::FileKind;
 use offload_formats::package::raw::SHT_LLVM_OFFLOADING;
@@ -166,14 +163,7 @@ impl<'a> NewDriverObject<'a> {
                 }
             }
         }
-        for k in &self.extra.kernels {
-            found.add_kernel(k);
-        }
-        for v in &self.extra.variables {
-            found.set_variable(v.clone());
-        }
-        found.validate()?;
-        Ok(found)
+        found.with_given(&self.extra)
     }
 
     /// Writes the object.
@@ -188,16 +178,46 @@ impl<'a> NewDriverObject<'a> {
         let coff = t.format == HostFormat::Coff;
         let layout = EntryLayout::for_llvm(self.llvm);
         let mut obj = t.new_object();
+        self.add_offloading(&mut obj, coff);
 
-        let offloading = obj.add_section(
-            Vec::new(),
-            b".llvm.offloading".to_vec(),
-            if coff {
-                SectionKind::Other
-            } else {
-                SectionKind::Elf(SHT_LLVM_OFFLOADING)
-            },
+        let data = obj.section_id(StandardSection::Data);
+        let bss = obj.section_id(StandardSection::UninitializedData);
+        let names = names_section(&mut obj, coff, layout);
+        let entries = Entries {
+            layout,
+            section: entries_section(&mut obj, coff, layout),
+            names,
+            hip_kind: OffloadKind::Hip.value(self.llvm).unwrap_or(3),
+        };
+        let (data_sym, bss_sym) = (obj.section_symbol(data), obj.section_symbol(bss));
+        let names_sym = obj.section_symbol(names);
+        let at = host::define_host_symbols(&mut obj, &symbols, &self.prefix, data, bss);
+        for (k, at) in symbols.kernels.iter().zip(at.kernels) {
+            entries.add(&mut obj, (data_sym, at), (names_sym, k), 0, 0)?;
+        }
+        for (v, at) in symbols.variables.iter().zip(at.variables) {
+            // Kind bits 0-2: 0 = plain global; bit 3 extern, bit 4 constant.
+            let flags = (u32::from(v.external) << 3) | (u32::from(v.constant) << 4);
+            entries.add(&mut obj, (bss_sym, at), (names_sym, &v.name), v.size, flags)?;
+        }
+        host::local(
+            &mut obj,
+            "__offload_build_entries",
+            (entries.section, 0),
+            0,
+            SymbolKind::Data,
         );
+        host::write(obj, t)
+    }
+
+    /// `.llvm.offloading` with the offload binaries, excluded from the link.
+    fn add_offloading(&self, obj: &mut Object<'_>, coff: bool) {
+        let kind = if coff {
+            SectionKind::Other
+        } else {
+            SectionKind::Elf(SHT_LLVM_OFFLOADING)
+        };
+        let offloading = obj.add_section(Vec::new(), b".llvm.offloading".to_vec(), kind);
         obj.section_mut(offloading).flags = if coff {
             SectionFlags::Coff {
                 characteristics: pe::IMAGE_SCN_LNK_REMOVE
@@ -214,135 +234,95 @@ impl<'a> NewDriverObject<'a> {
             // well-formed input.
             obj.append_section_data(offloading, b, 8);
         }
+    }
+}
 
-        let data = obj.section_id(StandardSection::Data);
-        let bss = obj.section_id(StandardSection::UninitializedData);
-        let names = if coff || layout == EntryLayout::Llvm19 {
-            obj.section_id(StandardSection::ReadOnlyData)
-        } else {
-            let s = obj.add_section(
-                Vec::new(),
-                b".llvm.rodata.offloading".to_vec(),
-                SectionKind::ReadOnlyData,
-            );
-            obj.section_mut(s).flags = SectionFlags::Elf {
-                sh_flags: u64::from(elf::SHF_ALLOC),
+/// The section of the entries' name strings: `.rodata` on COFF and for LLVM 19, else
+/// `.llvm.rodata.offloading` (as clang 20 and later put them).
+fn names_section(obj: &mut Object<'_>, coff: bool, layout: EntryLayout) -> SectionId {
+    if coff || layout == EntryLayout::Llvm19 {
+        return obj.section_id(StandardSection::ReadOnlyData);
+    }
+    let s = obj.add_section(
+        Vec::new(),
+        b".llvm.rodata.offloading".to_vec(),
+        SectionKind::ReadOnlyData,
+    );
+    obj.section_mut(s).flags = SectionFlags::Elf {
+        sh_flags: u64::from(elf::SHF_ALLOC),
+    };
+    s
+}
+
+/// The section of the entries ([`EntryLayout::section`]; `$OE` appended on COFF), kept by
+/// `--gc-sections` on ELF.
+fn entries_section(obj: &mut Object<'_>, coff: bool, layout: EntryLayout) -> SectionId {
+    if coff {
+        let name = format!("{}$OE", layout.section()).into_bytes();
+        return obj.add_section(Vec::new(), name, SectionKind::ReadOnlyData);
+    }
+    let name = layout.section().as_bytes().to_vec();
+    let s = obj.add_section(Vec::new(), name, SectionKind::Data);
+    obj.section_mut(s).flags = SectionFlags::Elf {
+        sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_WRITE) | SHF_GNU_RETAIN,
+    };
+    s
+}
+
+/// Where registration entries go and how they are laid out.
+struct Entries {
+    layout: EntryLayout,
+    /// The entries' section.
+    section: SectionId,
+    /// The section of their name strings.
+    names: SectionId,
+    /// The HIP offload kind of this LLVM (LLVM 20 and later layouts).
+    hip_kind: u16,
+}
+
+impl Entries {
+    /// Appends the entry of the host symbol at `addr`, named `name` (appended to the names'
+    /// section, whose section symbol is `names_sym`).
+    fn add(
+        &self,
+        obj: &mut Object<'_>,
+        addr: Place,
+        (names_sym, name): (SymbolId, &str),
+        size: u64,
+        flags: u32,
+    ) -> Result<(), EmbedError> {
+        let name_at = host::append_name(obj, self.names, name);
+        let (entry, addr_off, name_off) = self.encode(size, flags);
+        let at = obj.append_section_data(self.section, &entry, 8);
+        for (off, (symbol, addend)) in [(addr_off, addr), (name_off, (names_sym, name_at))] {
+            let address = Relocation {
+                offset: at + off,
+                symbol,
+                addend: addend as i64,
+                flags: host::ABS64,
             };
-            s
-        };
-        let entries_name = if coff {
-            format!("{}$OE", layout.section())
-        } else {
-            layout.section().to_owned()
-        };
-        let entries = obj.add_section(
-            Vec::new(),
-            entries_name.into_bytes(),
-            if coff {
-                SectionKind::ReadOnlyData
-            } else {
-                SectionKind::Data
-            },
-        );
-        if !coff {
-            obj.section_mut(entries).flags = SectionFlags::Elf {
-                sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_WRITE) | SHF_GNU_RETAIN,
-            };
+            obj.add_relocation(self.section, address)?;
         }
-        let (data_sym, bss_sym, names_sym) = (
-            obj.section_symbol(data),
-            obj.section_symbol(bss),
-            obj.section_symbol(names),
-        );
-        let hip_kind = OffloadKind::Hip.value(self.llvm).unwrap_or(3);
+        Ok(())
+    }
 
-        let add_entry = |obj: &mut Object<'_>,
-                         addr: (SymbolId, u64),
-                         name: &str,
-                         size: u64,
-                         flags: u32|
-         -> Result<(), EmbedError> {
-            let mut s = name.as_bytes().to_vec();
-            s.push(0);
-            let name_at = obj.append_section_data(names, &s, 1);
-            let mut e = vec![0u8; layout.entry_size()];
-            let (addr_off, name_off) = match layout {
-                EntryLayout::Llvm19 => {
-                    e[16..24].copy_from_slice(&size.to_le_bytes());
-                    e[24..28].copy_from_slice(&flags.to_le_bytes());
-                    (0, 8)
-                }
-                _ => {
-                    e[8..10].copy_from_slice(&1u16.to_le_bytes());
-                    e[10..12].copy_from_slice(&hip_kind.to_le_bytes());
-                    e[12..16].copy_from_slice(&flags.to_le_bytes());
-                    e[32..40].copy_from_slice(&size.to_le_bytes());
-                    (16, 24)
-                }
-            };
-            let at = obj.append_section_data(entries, &e, 8);
-            let abs64 = RelocationFlags::Generic {
-                kind: RelocationKind::Absolute,
-                encoding: RelocationEncoding::Generic,
-                size: 64,
-            };
-            for (off, (symbol, addend)) in [(addr_off, addr), (name_off, (names_sym, name_at))] {
-                obj.add_relocation(
-                    entries,
-                    Relocation {
-                        offset: at + off,
-                        symbol,
-                        addend: addend as i64,
-                        flags: abs64,
-                    },
-                )?;
+    /// An entry without its two addresses, and the offsets of those (symbol, name).
+    fn encode(&self, size: u64, flags: u32) -> (Vec<u8>, u64, u64) {
+        let mut e = vec![0u8; self.layout.entry_size()];
+        match self.layout {
+            EntryLayout::Llvm19 => {
+                e[16..24].copy_from_slice(&size.to_le_bytes());
+                e[24..28].copy_from_slice(&flags.to_le_bytes());
+                (e, 0, 8)
             }
-            Ok(())
-        };
-        for (i, k) in symbols.kernels.iter().enumerate() {
-            let at = obj.append_section_data(data, &[0; 8], 8);
-            global(
-                &mut obj,
-                &format!("{}{k}", self.prefix),
-                data,
-                at,
-                8,
-                SymbolKind::Data,
-            );
-            add_entry(&mut obj, (data_sym, at), k, 0, 0)?;
-            let _ = i;
+            _ => {
+                e[8..10].copy_from_slice(&1u16.to_le_bytes());
+                e[10..12].copy_from_slice(&self.hip_kind.to_le_bytes());
+                e[12..16].copy_from_slice(&flags.to_le_bytes());
+                e[32..40].copy_from_slice(&size.to_le_bytes());
+                (e, 16, 24)
+            }
         }
-        for v in &symbols.variables {
-            let at = obj.append_section_bss(bss, v.size, v.size.clamp(1, 16).next_power_of_two());
-            global(
-                &mut obj,
-                &format!("{}{}", self.prefix, v.name),
-                bss,
-                at,
-                v.size,
-                SymbolKind::Data,
-            );
-            // Kind bits 0-2: 0 = plain global; bit 3 extern, bit 4 constant.
-            let flags = (u32::from(v.external) << 3) | (u32::from(v.constant) << 4);
-            add_entry(&mut obj, (bss_sym, at), &v.name, v.size, flags)?;
-        }
-        local(
-            &mut obj,
-            "__offload_build_entries",
-            entries,
-            0,
-            0,
-            SymbolKind::Data,
-        );
-        if !coff {
-            let note = obj.add_section(
-                Vec::new(),
-                b".note.GNU-stack".to_vec(),
-                SectionKind::Elf(elf::SHT_PROGBITS),
-            );
-            obj.section_mut(note).flags = SectionFlags::Elf { sh_flags: 0 };
-        }
-        Ok(obj.write()?)
     }
 }
 
