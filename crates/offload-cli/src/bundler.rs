@@ -30,8 +30,10 @@ mod objects;
 use crate::fileio::{CopySource, Input, InputData, Memory, OutputFile, error_text};
 use flags::{FLAGS, HELP};
 use hiargs::{Action, Job};
-use offload_formats::bundle::binary::BinaryBundleWriter;
-use offload_formats::bundle::compressed::{self, CompressedBundle, Decompressed, Limits};
+use offload_formats::bundle::binary::{BinaryBundleWriter, BinaryLayout};
+use offload_formats::bundle::compressed::{
+    self, CompressOptions, CompressedBundle, Decompressed, Limits,
+};
 use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
 use offload_formats::id::raw;
 use offload_formats::kind::is_llvm_object_file;
@@ -281,18 +283,27 @@ fn read_entries<'a>(
     }
 }
 
-fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
-    // Every input is opened in order, so the first that cannot be is the one reported (as
-    // LLVM reports it); only the reference input (mapped: its bytes decide the format) and
-    // inputs that are not regular files (read once) stay open, so that any number of inputs
-    // fits a small descriptor limit.
+/// The inputs of a bundling run, opened in order: only the reference input (mapped: its
+/// bytes decide the format), small inputs (read at once) and inputs that are not regular
+/// files (read once) stay open (`Some`); the others are reopened when copied.
+struct Opened {
+    inputs: Vec<Option<Input>>,
+    lens: Vec<u64>,
+}
+
+/// Opens every input in order, so the first that cannot be is the one reported (as LLVM
+/// reports it), keeping few open so that any number of inputs fits a small descriptor
+/// limit.
+fn open_inputs(ctx: &mut Ctx<'_>, job: &Job) -> Result<Opened, Exit> {
     let r = job.targets.reference_input();
     // Small inputs are read at once and closed (up to 64 MiB in all), so that 100,000 tiny
     // inputs are opened once each, not twice.
     const SMALL: u64 = 64 << 10;
     let mut small_budget: u64 = 64 << 20;
-    let mut inputs: Vec<Option<Input>> = Vec::with_capacity(job.inputs.len());
-    let mut lens = Vec::with_capacity(job.inputs.len());
+    let mut opened = Opened {
+        inputs: Vec::with_capacity(job.inputs.len()),
+        lens: Vec::with_capacity(job.inputs.len()),
+    };
     for (i, path) in job.inputs.iter().enumerate() {
         let input = if i == r {
             Input::open(path)
@@ -307,78 +318,131 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
             })
         };
         let input = input.map_err(|e| ctx.file_error(path, &e))?;
-        lens.push(input.len());
+        opened.lens.push(input.len());
         let reopenable = matches!(input.data, InputData::Unmapped);
-        inputs.push((i == r || !reopenable).then_some(input));
+        opened.inputs.push((i == r || !reopenable).then_some(input));
     }
-    let reference = inputs[r].as_ref().map_or(&[][..], |i| &i.data[..]);
-    let handler = handler_for(ctx, &job.file_type, reference, &job.inputs[r])?;
-    if handler == Handler::Object || job.compression.enabled {
-        // These read every input's bytes at once: map them all.
-        let mut all = Vec::with_capacity(inputs.len());
-        for (input, path) in inputs.into_iter().zip(&job.inputs) {
+    Ok(opened)
+}
+
+impl Opened {
+    /// Copies input `i` whole, reopening it when it was closed.
+    fn copy(&self, job: &Job, i: usize, w: &mut File) -> io::Result<()> {
+        let len = self.lens[i];
+        match &self.inputs[i] {
+            Some(input) => input.copy_range(0, len, w),
+            None => {
+                let input = Input::open_unmapped(&job.inputs[i])?;
+                if input.len() != len {
+                    return Err(io::Error::other("the file changed size while bundling"));
+                }
+                input.copy_range(0, len, w)
+            }
+        }
+    }
+
+    /// Every input mapped (or held in memory), for the writers that read all bytes at once.
+    fn map_all(self, ctx: &mut Ctx<'_>, job: &Job) -> Result<Vec<Input>, Exit> {
+        let mut all = Vec::with_capacity(self.inputs.len());
+        for (input, path) in self.inputs.into_iter().zip(&job.inputs) {
             all.push(match input {
                 Some(i) => i,
                 None => Input::open(path).map_err(|e| ctx.file_error(path, &e))?,
             });
         }
-        if handler == Handler::Object {
+        Ok(all)
+    }
+}
+
+fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
+    let opened = open_inputs(ctx, job)?;
+    let r = job.targets.reference_input();
+    let reference = opened.inputs[r].as_ref().map_or(&[][..], |i| &i.data[..]);
+    let handler = handler_for(ctx, &job.file_type, reference, &job.inputs[r])?;
+    let out_path = &job.outputs[0];
+    match handler {
+        Handler::Object => {
             // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the
             // output).
-            return objects::bundle_fat_object(ctx, job, &all);
+            let all = opened.map_all(ctx, job)?;
+            objects::bundle_fat_object(ctx, job, &all)
         }
-        let text_comment = match handler {
-            Handler::Text(comment) => Some(comment),
-            _ => None,
-        };
-        return bundle_compressed(ctx, job, text_comment, &all);
-    }
-    // Copies input `i` whole, reopening it when it was closed.
-    let copy = |i: usize, w: &mut File| -> io::Result<()> {
-        match &inputs[i] {
-            Some(input) => input.copy_range(0, lens[i], w),
-            None => {
-                let input = Input::open_unmapped(&job.inputs[i])?;
-                if input.len() != lens[i] {
-                    return Err(io::Error::other("the file changed size while bundling"));
-                }
-                input.copy_range(0, lens[i], w)
-            }
+        _ if job.compression.enabled => {
+            let text_comment = match handler {
+                Handler::Text(comment) => Some(comment),
+                _ => None,
+            };
+            let all = opened.map_all(ctx, job)?;
+            bundle_compressed(ctx, job, text_comment, &all)
         }
-    };
-    let out_path = &job.outputs[0];
-    let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
-    let written = match handler {
         Handler::Binary => {
-            let mut w = BinaryBundleWriter::new();
-            w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, &len) in job.targets.ids().iter().zip(&lens) {
-                w.add(raw::bytes(id.as_str()), len)
-                    .map_err(|e| ctx.error(e))?;
-            }
-            let layout = w.layout().map_err(|e| ctx.error(e))?;
+            let mut output = create_output(ctx, out_path)?;
+            let layout = binary_layout(ctx, job, &opened.lens)?;
             output.preallocate(layout.len());
-            layout.write_to(output.file(), |i, w| {
-                copy(i, w.inner())?;
-                w.add_count(lens[i]);
+            let written = layout.write_to(output.file(), |i, w| {
+                opened.copy(job, i, w.inner())?;
+                w.add_count(opened.lens[i]);
                 Ok(())
-            })
+            });
+            commit_output(ctx, out_path, output, written)
         }
-        Handler::Object => Err(io::Error::other(
-            "fat objects are written by bundle_fat_object",
-        )),
-        Handler::Text(comment) => (|| {
+        Handler::Text(comment) => {
+            let mut output = create_output(ctx, out_path)?;
             let f = output.file();
-            for (i, id) in job.targets.ids().iter().enumerate() {
-                text::write_start(f, comment, &raw::bytes(id.as_str()))?;
-                copy(i, f)?;
-                text::write_end(f, comment, &raw::bytes(id.as_str()))?;
-            }
-            Ok(())
-        })(),
-    };
-    written.map_err(|e| ctx.file_error(out_path, &e))?;
-    output.commit().map_err(|e| ctx.file_error(out_path, &e))
+            let written =
+                text_markers(job, comment)
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(i, (start, end))| {
+                        f.write_all(start)?;
+                        opened.copy(job, i, f)?;
+                        f.write_all(end)
+                    });
+            commit_output(ctx, out_path, output, written)
+        }
+    }
+}
+
+/// The layout of a binary bundle of the job's targets with payloads of these lengths.
+fn binary_layout(ctx: &mut Ctx<'_>, job: &Job, lens: &[u64]) -> Result<BinaryLayout, Exit> {
+    let mut w = BinaryBundleWriter::new();
+    w.align(job.align).map_err(|e| ctx.error(e))?;
+    for (id, &len) in job.targets.ids().iter().zip(lens) {
+        w.add(raw::bytes(id.as_str()), len)
+            .map_err(|e| ctx.error(e))?;
+    }
+    w.layout().map_err(|e| ctx.error(e))
+}
+
+/// The start and end markers of each target's entry in a text bundle.
+fn text_markers(job: &Job, comment: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    job.targets
+        .ids()
+        .iter()
+        .map(|id| {
+            let (mut start, mut end) = (Vec::new(), Vec::new());
+            let id = &raw::bytes(id.as_str());
+            let _ = text::write_start(&mut start, comment, id);
+            let _ = text::write_end(&mut end, comment, id);
+            (start, end)
+        })
+        .collect()
+}
+
+/// Creates the output `path` (a temporary file until [`commit_output`]).
+fn create_output(ctx: &mut Ctx<'_>, path: &str) -> Result<OutputFile, Exit> {
+    OutputFile::create(path).map_err(|e| ctx.file_error(path, &e))
+}
+
+/// Renames `output` into place at `path` when it was `written` without error.
+fn commit_output(
+    ctx: &mut Ctx<'_>,
+    path: &str,
+    output: OutputFile,
+    written: io::Result<()>,
+) -> Result<(), Exit> {
+    written.map_err(|e| ctx.file_error(path, &e))?;
+    output.commit().map_err(|e| ctx.file_error(path, &e))
 }
 
 /// `-compress`: the bundle (binary, or text with this comment string) is built from the
@@ -394,28 +458,12 @@ fn bundle_compressed(
     let layout;
     let pieces: Vec<&[u8]> = match text_comment {
         None => {
-            let mut w = BinaryBundleWriter::new();
-            w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, input) in job.targets.ids().iter().zip(inputs) {
-                w.add(raw::bytes(id.as_str()), input.len())
-                    .map_err(|e| ctx.error(e))?;
-            }
-            layout = w.layout().map_err(|e| ctx.error(e))?;
+            let lens: Vec<u64> = inputs.iter().map(Input::len).collect();
+            layout = binary_layout(ctx, job, &lens)?;
             layout.pieces(&payloads).map_err(|e| ctx.error(e))?
         }
         Some(comment) => {
-            markers = job
-                .targets
-                .ids()
-                .iter()
-                .map(|id| {
-                    let (mut start, mut end) = (Vec::new(), Vec::new());
-                    let id = &raw::bytes(id.as_str());
-                    let _ = text::write_start(&mut start, comment, id);
-                    let _ = text::write_end(&mut end, comment, id);
-                    (start, end)
-                })
-                .collect();
+            markers = text_markers(job, comment);
             markers
                 .iter()
                 .zip(&payloads)
@@ -426,43 +474,50 @@ fn bundle_compressed(
     let options = &job.compression.options;
     let started = std::time::Instant::now();
     let ccob = compressed::compress_pieces(&pieces, options).map_err(|e| ctx.error(e))?;
-    let elapsed = started.elapsed();
     if job.verbose {
-        let header = compressed::Header::parse(&ccob).map_err(|e| ctx.error(e))?;
-        let before = header.uncompressed_size;
-        let after = (ccob.len() - header.len()) as u64;
-        let text = format!(
-            "Compressed bundle format version: {}\n\
-             Total file size (including headers): {} bytes\n\
-             Compression method used: {}\n\
-             Compression level: {}\n\
-             Binary size before compression: {} bytes\n\
-             Binary size after compression: {} bytes\n\
-             Compression rate: {:.2}\n\
-             Compression ratio: {:.2}%\n\
-             Compression speed: {:.2} MB/s\n\
-             Truncated MD5 hash: {:#x}\n",
-            header.version.raw(),
-            with_commas(ccob.len() as u64),
-            header.method.name(),
-            options.effective_level(),
-            with_commas(before),
-            with_commas(after),
-            before as f64 / after.max(1) as f64,
-            100.0 * after as f64 / before.max(1) as f64,
-            mb_per_s(before, elapsed),
-            header.hash
-        );
-        let _ = ctx.err.write_all(text.as_bytes());
+        report_compressed(ctx, &ccob, options, started.elapsed())?;
     }
     let out_path = &job.outputs[0];
-    let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
+    let mut output = create_output(ctx, out_path)?;
     output.preallocate(ccob.len() as u64);
-    output
-        .file()
-        .write_all(&ccob)
-        .map_err(|e| ctx.file_error(out_path, &e))?;
-    output.commit().map_err(|e| ctx.file_error(out_path, &e))
+    let written = output.file().write_all(&ccob);
+    commit_output(ctx, out_path, output, written)
+}
+
+/// LLVM 22's `-verbose` lines after compressing a bundle.
+fn report_compressed(
+    ctx: &mut Ctx<'_>,
+    ccob: &[u8],
+    options: &CompressOptions,
+    elapsed: std::time::Duration,
+) -> Result<(), Exit> {
+    let header = compressed::Header::parse(ccob).map_err(|e| ctx.error(e))?;
+    let before = header.uncompressed_size;
+    let after = (ccob.len() - header.len()) as u64;
+    let text = format!(
+        "Compressed bundle format version: {}\n\
+         Total file size (including headers): {} bytes\n\
+         Compression method used: {}\n\
+         Compression level: {}\n\
+         Binary size before compression: {} bytes\n\
+         Binary size after compression: {} bytes\n\
+         Compression rate: {:.2}\n\
+         Compression ratio: {:.2}%\n\
+         Compression speed: {:.2} MB/s\n\
+         Truncated MD5 hash: {:#x}\n",
+        header.version.raw(),
+        with_commas(ccob.len() as u64),
+        header.method.name(),
+        options.effective_level(),
+        with_commas(before),
+        with_commas(after),
+        before as f64 / after.max(1) as f64,
+        100.0 * after as f64 / before.max(1) as f64,
+        mb_per_s(before, elapsed),
+        header.hash
+    );
+    let _ = ctx.err.write_all(text.as_bytes());
+    Ok(())
 }
 
 fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
