@@ -120,12 +120,44 @@ impl<A> Flag<A> {
         }
     }
 
-    /// A "Generic Options" flag (`--help`, `--help-list`, `--version`).
-    pub const fn generic(name: &'static str, kind: Kind<A>, help: &'static str) -> Flag<A> {
+    /// A "Generic Options" flag, as LLVM's `cl` library defines it for every tool.
+    const fn generic(name: &'static str, kind: Kind<A>, help: &'static str) -> Flag<A> {
         Flag {
             category: Category::Generic,
             ..Flag::new(name, kind).help(help)
         }
+    }
+
+    /// `--help` (and its alias `--help-hidden`), suggested at `rank`.
+    pub const fn help_flag(rank: u8) -> Flag<A> {
+        Flag::generic(
+            "help",
+            Kind::Help { list: false },
+            "Display available options (--help-hidden for more)",
+        )
+        .aliases(&["help-hidden"])
+        .suggest(rank)
+    }
+
+    /// `--help-list` (and its alias `--help-list-hidden`), suggested at `rank`.
+    pub const fn help_list_flag(rank: u8) -> Flag<A> {
+        Flag::generic(
+            "help-list",
+            Kind::Help { list: true },
+            "Display list of available options (--help-list-hidden for more)",
+        )
+        .aliases(&["help-list-hidden"])
+        .suggest(rank)
+    }
+
+    /// `--version`, suggested at `rank`.
+    pub const fn version_flag(rank: u8) -> Flag<A> {
+        Flag::generic(
+            "version",
+            Kind::Version,
+            "Display the version of this program",
+        )
+        .suggest(rank)
     }
 
     /// The flag must occur at least once.
@@ -647,6 +679,24 @@ pub(crate) fn print_help<A>(
 ) {
     let text = help_text(program_name(argv0), help, flags, list);
     let _ = out.write_all(text.as_bytes());
+}
+
+/// Checks a tool's table: every suggested flag has its own rank, with no gap, and the LLVM
+/// flags of each help category are in LLVM's order (by name).
+#[cfg(test)]
+pub(crate) fn assert_well_formed<A>(flags: &[Flag<A>]) {
+    let mut ranks: Vec<u8> = flags.iter().filter_map(|f| f.suggest).collect();
+    ranks.sort_unstable();
+    assert_eq!(ranks, (0..ranks.len() as u8).collect::<Vec<_>>());
+    for category in [Category::Generic, Category::Tool] {
+        let names: Vec<&str> = flags
+            .iter()
+            .filter(|f| f.category == category && f.origin == Origin::Llvm)
+            .filter(|f| !f.help.is_empty() && !f.is_positional())
+            .map(|f| f.name)
+            .collect();
+        assert!(names.is_sorted(), "{names:?}");
+    }
 }
 
 #[cfg(test)]

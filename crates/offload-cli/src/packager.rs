@@ -76,26 +76,9 @@ type F = Flag<LowArgs>;
 /// Every flag, in `--help` order. The `suggest` ranks break ties as llvm-offload-binary
 /// 22 does (observed: `--ver` → `--help`, `-x` → `-o`); `-h` is hidden.
 const FLAGS: &[Flag<LowArgs>] = &[
-    F::generic(
-        "help",
-        Kind::Help { list: false },
-        "Display available options (--help-hidden for more)",
-    )
-    .aliases(&["help-hidden"])
-    .suggest(0),
-    F::generic(
-        "help-list",
-        Kind::Help { list: true },
-        "Display list of available options (--help-list-hidden for more)",
-    )
-    .aliases(&["help-list-hidden"])
-    .suggest(5),
-    F::generic(
-        "version",
-        Kind::Version,
-        "Display the version of this program",
-    )
-    .suggest(4),
+    F::help_flag(0),
+    F::help_list_flag(5),
+    F::version_flag(4),
     F::new("archive", Kind::Flag(|a, v| a.archive = v))
         .help("Write extracted files to a static archive")
         .suggest(3),
@@ -344,6 +327,12 @@ fn extract(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ranks and help order (see [`crate::cl::assert_well_formed`]).
+    #[test]
+    fn table_is_well_formed() {
+        crate::cl::assert_well_formed(FLAGS);
+    }
 
     #[test]
     fn llvm_path_helpers() {

@@ -65,13 +65,9 @@ type F = Flag<LowArgs>;
 
 /// Every flag of `offload-bundler`.
 pub(super) const FLAGS: &[Flag<LowArgs>] = &[
-    F::generic("help", Kind::Help { list: false }, "Display available options (--help-hidden for more)")
-        .aliases(&["help-hidden"])
-        .suggest(0),
-    F::generic("help-list", Kind::Help { list: true }, "Display list of available options (--help-list-hidden for more)")
-        .aliases(&["help-list-hidden"])
-        .suggest(17),
-    F::generic("version", Kind::Version, "Display the version of this program").suggest(18),
+    F::help_flag(0),
+    F::help_list_flag(17),
+    F::version_flag(18),
     F::new("###", Kind::Flag(|a, v| a.print_only = v))
         .help("Print any external commands that are to be executed instead of actually executing them - for testing purposes.")
         .suggest(1),
@@ -164,13 +160,9 @@ than unbundling; also OFFLOAD_BUNDLER_VERIFY_HASH=1)")
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    /// Every suggested flag has its own rank, and the ranks leave no gap.
+    /// Ranks and help order (see [`crate::cl::assert_well_formed`]).
     #[test]
-    fn suggestion_ranks_are_a_permutation() {
-        let mut ranks: Vec<u8> = FLAGS.iter().filter_map(|f| f.suggest).collect();
-        ranks.sort_unstable();
-        assert_eq!(ranks, (0..ranks.len() as u8).collect::<Vec<_>>());
+    fn table_is_well_formed() {
+        crate::cl::assert_well_formed(super::FLAGS);
     }
 }
