@@ -56,7 +56,9 @@ struct LowArgs {
     h: bool,
 }
 
-/// `--help`'s overview, category and `--version`.
+/// `--help`'s overview, category and `--version`. LLVM versions: clang-offload-packager 19
+/// titles the category `clang-offload-packager options`; its flags and their help are those
+/// of llvm-offload-binary 22, which this follows.
 const HELP: Help = Help {
     overview: "A utility for bundling several object files into a single binary.
 The output binary can then be embedded into the host section table

@@ -4,6 +4,9 @@
 //! name; offload-build's own flags sit where they always have); `suggest` ranks follow the
 //! ties observed from clang-offload-bundler 22: `-ver` and `-allow` → `--help`, `-inptu` →
 //! `--inputs`, `-outptu` → `--output`, `-x` → `--###`. `-h` is hidden and never offered.
+//!
+//! LLVM versions: clang-offload-bundler 19 and 22 define these flags alike (their `--help`
+//! texts are identical), so no flag carries a version note.
 
 use crate::cl::{Flag, Help, Kind};
 
