@@ -812,6 +812,63 @@ mod tests {
     }
 
     #[test]
+    fn help_derives_from_the_table() {
+        type F = Flag<Args>;
+        const TABLE: &[F] = &[
+            F::help_flag(0),
+            F::help_list_flag(1),
+            F::version_flag(2),
+            F::new("list", Kind::Flag(|a, v| a.list = v)).help("List."),
+            F::new("bundle-align", Kind::Uint(|a, v| a.align = Some(v)))
+                .value("=<uint>")
+                .help("Align.\nSecond line."),
+            F::new("our-own-much-longer-flag", Kind::Flag(|a, v| a.list = v))
+                .help("Ours.")
+                .ours(),
+            F::new("hidden", Kind::Flag(|a, v| a.list = v)),
+            F::new("", Kind::Positional(|a, v| a.file_type = Some(v))).help("<file>"),
+        ];
+        let help = Help {
+            overview: "A tool.",
+            category: "tool options",
+            list: true,
+            version: "1",
+        };
+        // The name column is as wide as the widest LLVM flag; ours may overflow it.
+        assert_eq!(
+            help_text("t", &help, TABLE, false),
+            "OVERVIEW: A tool.\n\nUSAGE: t [options] <file>\n\nOPTIONS:\n\n\
+             Generic Options:\n\n\
+             \x20 --help                - Display available options (--help-hidden for more)\n\
+             \x20 --help-list           - Display list of available options (--help-list-hidden for more)\n\
+             \x20 --version             - Display the version of this program\n\n\
+             tool options:\n\n\
+             \x20 --list                - List.\n\
+             \x20 --bundle-align=<uint> - Align.\n\
+             \x20                         Second line.\n\
+             \x20 --our-own-much-longer-flag - Ours.\n"
+        );
+        // The list: every visible flag by name, without --help-list.
+        let list = help_text("t", &help, TABLE, true);
+        let (_, options) = list.split_once("OPTIONS:\n").unwrap();
+        let names: Vec<&str> = options
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| n.starts_with('-'))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "--bundle-align=<uint>",
+                "--help",
+                "--list",
+                "--our-own-much-longer-flag",
+                "--version"
+            ]
+        );
+    }
+
+    #[test]
     fn response_files() {
         assert_eq!(
             tokenize_gnu("a 'b c' \"d\\\"e\" f\\ g\n"),
