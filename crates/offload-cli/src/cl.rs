@@ -551,9 +551,9 @@ impl<A> Parser<'_, '_, A> {
                 "Can specify at most {max} positional arguments: See: {argv0} --help"
             ));
         }
-        let flags = self.flags;
-        for (flag, &seen) in flags.iter().zip(&self.seen.clone()) {
-            if flag.required && seen == 0 {
+        for index in 0..self.flags.len() {
+            let flag = &self.flags[index];
+            if flag.required && self.seen[index] == 0 {
                 self.option_error(flag, "must be specified at least once!");
             }
         }
