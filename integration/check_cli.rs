@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::support::fixtures::process_dir;
+use crate::support::run::offload_build;
 use crate::support::{CLANG19, fixtures, require};
 
 const OURS: &str = env!("CARGO_BIN_EXE_offload-build");
@@ -18,22 +19,11 @@ const PACKAGER: &str = env!("CARGO_BIN_EXE_offload-packager");
 const LLD: &str = "/usr/lib/llvm-22/bin/ld.lld";
 
 fn tool_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(OURS)
-        .current_dir(dir)
-        .args(args)
-        .envs(env.iter().copied())
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run offload-build");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    offload_build(dir, args, env)
 }
 
 fn tool(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    tool_env(dir, args, &[])
+    offload_build(dir, args, &[])
 }
 
 struct Install {

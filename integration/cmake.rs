@@ -46,6 +46,18 @@ fn text(o: &Output) -> String {
 }
 
 /// `t` with every run of white space made one space.
+/// `offload-build compile <source> --arch gfx90a --compiler <clang 19> -o k.o --depfile k.d
+/// -j 1` in `dir`, without a launcher.
+fn compile_k(dir: &Path, source: &str) -> Output {
+    Command::new(EXE)
+        .current_dir(dir)
+        .args(["compile", source, "--arch", "gfx90a", "--compiler", CLANG])
+        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .output()
+        .unwrap()
+}
+
 fn flat(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -371,20 +383,7 @@ fn compile_cli_writes_object_and_depfile_and_fails_in_one_line() {
         "#include \"k.h\"\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
     )
     .unwrap();
-    let o = Command::new(EXE)
-        .current_dir(dir.path())
-        .args([
-            "compile",
-            "my k.hip",
-            "--arch",
-            "gfx90a",
-            "--compiler",
-            CLANG,
-        ])
-        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
-        .env_remove("OFFLOAD_BUILD_LAUNCHER")
-        .output()
-        .unwrap();
+    let o = compile_k(dir.path(), "my k.hip");
     assert!(o.status.success(), "{}", text(&o));
     assert!(o.stdout.is_empty(), "no cargo directives: {}", text(&o));
     let obj = std::fs::read(p("k.o")).unwrap();
@@ -437,13 +436,7 @@ fn compile_depfile_is_read_by_make_and_ninja() {
         "#include \"my h\\ dr.h\"\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
     )
     .unwrap();
-    let o = Command::new(EXE)
-        .current_dir(dir.path())
-        .args(["compile", source, "--arch", "gfx90a", "--compiler", CLANG])
-        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
-        .env_remove("OFFLOAD_BUILD_LAUNCHER")
-        .output()
-        .unwrap();
+    let o = compile_k(dir.path(), source);
     assert!(o.status.success(), "{}", text(&o));
     let dep = std::fs::read_to_string(p("k.d")).unwrap();
     assert!(dep.contains("/my\\ h\\\\\\ dr.h"), "{dep}");
@@ -869,13 +862,7 @@ fn compile_cli_refuses_a_file_name_with_a_line_break() {
          extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
     )
     .unwrap();
-    let o = Command::new(EXE)
-        .current_dir(dir.path())
-        .args(["compile", name, "--arch", "gfx90a", "--compiler", CLANG])
-        .args(["-o", "k.o", "--depfile", "k.d", "-j", "1"])
-        .env_remove("OFFLOAD_BUILD_LAUNCHER")
-        .output()
-        .unwrap();
+    let o = compile_k(dir.path(), name);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(o.stdout.is_empty(), "{}", text(&o));

@@ -5,6 +5,7 @@
 //! kill the compiler's process group, garbage is refused in every container and embedding
 //! mode with the same message, and a failing launcher is one line.
 
+use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -20,17 +21,25 @@ fn fake(dir: &Path, name: &str, body: &str) -> PathBuf {
         Path::new(CLANG).is_file(),
         "{CLANG} missing: run build-support/setup.sh"
     );
-    let p = dir.join(name);
-    std::fs::write(
-        &p,
-        format!(
-            "#!/bin/sh\ncase \"$*\" in *--version*|*--print-supported-cpus*) exec {CLANG} \"$@\";; esac\n{body}\n"
+    script(
+        dir,
+        name,
+        &format!(
+            "case \"$*\" in *--version*|*--print-supported-cpus*) exec {CLANG} \"$@\";; esac\n{body}\n"
         ),
     )
-    .unwrap();
+}
+
+/// An executable shell script `dir/name` running `body`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     p
 }
+
+/// The embedding mode of most tests: a fat binary.
+const FATBIN: &[&str] = &["--embed", "fatbin"];
 
 /// A compiler that starts a child (`sleep`), records its pid in `$PIDFILE` and waits.
 const HANG: &str = "sleep 300 &\necho $! > \"$PIDFILE\"\nwait";
@@ -64,6 +73,25 @@ fn compile_cmd(dir: &Path) -> Command {
     ] {
         c.env_remove(var);
     }
+    c
+}
+
+/// `offload-build compile --compiler <compiler> --archs <archs> <mode…> <src> -o <out>`.
+fn compile_to(
+    dir: &Path,
+    compiler: impl AsRef<OsStr>,
+    archs: &str,
+    mode: &[&str],
+    src: &Path,
+    out: &str,
+) -> Command {
+    let mut c = compile_cmd(dir);
+    c.arg("--compiler")
+        .arg(compiler)
+        .args(["--archs", archs])
+        .args(mode)
+        .arg(src)
+        .args(["-o", out]);
     c
 }
 
@@ -119,12 +147,8 @@ fn a_hanging_compile_is_killed_at_the_timeout_with_its_children() {
     let src = source(d, "k.hip");
     let pidfile = d.join("pid");
     let start = Instant::now();
-    let o = compile_cmd(d)
-        .arg("--compiler")
-        .arg(&cc)
-        .args(["--archs", "gfx90a", "--embed", "fatbin", "--timeout", "1"])
-        .arg(&src)
-        .args(["-o", "k.hipfb"])
+    let mode = ["--embed", "fatbin", "--timeout", "1"];
+    let o = compile_to(d, &cc, "gfx90a", &mode, &src, "k.hipfb")
         .env("PIDFILE", &pidfile)
         .output()
         .unwrap();
@@ -183,12 +207,7 @@ fn sigterm_and_sigint_kill_the_compilers_children() {
     let src = source(d, "k.hip");
     for (signal, name) in [(libc::SIGTERM, "TERM"), (libc::SIGINT, "INT")] {
         let pidfile = d.join(format!("pid-{name}"));
-        let child = compile_cmd(d)
-            .arg("--compiler")
-            .arg(&cc)
-            .args(["--archs", "gfx90a;gfx1100", "--embed", "fatbin"])
-            .arg(&src)
-            .args(["-o", "k.hipfb"])
+        let child = compile_to(d, &cc, "gfx90a;gfx1100", FATBIN, &src, "k.hipfb")
             .env("PIDFILE", &pidfile)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -252,13 +271,7 @@ fn garbage_device_code_is_refused_in_every_mode() {
             } else {
                 "libk.a"
             };
-            let o = compile_cmd(d)
-                .arg("--compiler")
-                .arg(&cc)
-                .args(["--archs", arch])
-                .args(mode)
-                .arg(src)
-                .args(["-o", out])
+            let o = compile_to(d, &cc, arch, mode, src, out)
                 .env("CUDA_PATH", d.join("no-cuda"))
                 .output()
                 .unwrap();
@@ -290,9 +303,7 @@ fn a_failing_launcher_is_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let src = source(d, "k.hip");
-    let failing = d.join("launch.sh");
-    std::fs::write(&failing, "#!/bin/sh\necho 'cache is broken' >&2\nexit 3\n").unwrap();
-    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let failing = script(d, "launch.sh", "echo 'cache is broken' >&2\nexit 3\n");
     for (launcher, want) in [
         (
             d.join("no-such-ccache"),
@@ -307,17 +318,7 @@ fn a_failing_launcher_is_one_line() {
             ),
         ),
     ] {
-        let o = compile_cmd(d)
-            .args([
-                "--compiler",
-                CLANG,
-                "--archs",
-                "gfx90a",
-                "--embed",
-                "fatbin",
-            ])
-            .arg(&src)
-            .args(["-o", "k.hipfb"])
+        let o = compile_to(d, CLANG, "gfx90a", FATBIN, &src, "k.hipfb")
             .env("OFFLOAD_BUILD_LAUNCHER", &launcher)
             .output()
             .unwrap();
@@ -336,20 +337,8 @@ fn a_failing_launcher_is_one_line() {
     // A launcher that works but a source that does not compile: the compiler's error, with
     // its command and messages, as before.
     std::fs::write(&src, "this is not C++\n").unwrap();
-    let ok = d.join("pass.sh");
-    std::fs::write(&ok, "#!/bin/sh\nexec \"$@\"\n").unwrap();
-    std::fs::set_permissions(&ok, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = compile_cmd(d)
-        .args([
-            "--compiler",
-            CLANG,
-            "--archs",
-            "gfx90a",
-            "--embed",
-            "fatbin",
-        ])
-        .arg(&src)
-        .args(["-o", "k.hipfb"])
+    let ok = script(d, "pass.sh", "exec \"$@\"\n");
+    let o = compile_to(d, CLANG, "gfx90a", FATBIN, &src, "k.hipfb")
         .env("OFFLOAD_BUILD_LAUNCHER", &ok)
         .output()
         .unwrap();

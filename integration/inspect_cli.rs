@@ -6,28 +6,16 @@
 //! Malformed and truncated inputs must give errors, never a panic.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 use offload_build::embed::HipObject;
 
 use crate::hostobj_fixtures::{ARCHS, HostFixtures, LLVM19_BIN, host, run};
-
-const OURS: &str = env!("CARGO_BIN_EXE_offload-build");
+use crate::support::run::offload_build;
 
 fn tool(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(OURS)
-        .current_dir(dir)
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run offload-build");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    offload_build(dir, args, &[])
 }
 
 fn json(dir: &Path, file: &Path) -> Value {

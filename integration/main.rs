@@ -1,23 +1,51 @@
-//! Integration tests of the `offload-bundler` and `offload-packager` binaries.
+//! The integration suite of the workspace, one test binary (`integration`): the three tools
+//! (`offload-bundler`, `offload-packager`, `offload-build`), the `offload-build` library and the
+//! CMake package, mostly against the reference tools that `build-support/setup.sh` installs
+//! (LLVM 19 and 22, ROCm 5.2, NVIDIA's tools from PyPI).
+//!
+//! The LLVM tools' command lines, against LLVM 19 and 22:
 //!
 //! - `bundler_diff`: the same argument lists run by LLVM 19's and LLVM 22's
 //!   `clang-offload-bundler` and by ours, each in its own directory; exit status, stdout, stderr
 //!   and the resulting files are compared byte for byte. Every group has two tests:
 //!   `<group>::references_agree` (LLVM 19 vs 22: validates the cases and the declared
 //!   divergences) and `<group>::ours` (ours vs the case's reference).
+//! - `ccob_diff`: compressed bundles (`CCOB`) written, listed and unbundled by LLVM 19, LLVM 22
+//!   and ours: `-compress` at several levels (v3 as 22, and v2 with
+//!   `COMPRESSED_BUNDLE_FORMAT_VERSION=2`), the environment variables against the options, and
+//!   bundles LLVM 22 compressed or that use zlib.
 //! - `archive_diff`: the same for heterogeneous device archives (`-type=a`) made by llvm-ar
 //!   from fat objects that clang 19 compiled; `objects_fixtures` builds those inputs.
-//! - `archive_malformed`: damaged archives; ours alone must give one clean error line and
-//!   change nothing on disk.
 //! - `fatobj_diff`: fat objects (`-type=o` with an object host) written by ours against
 //!   llvm-objcopy's, read back by LLVM 19 and 22, and linked by a real HIP `-fgpu-rdc` link.
-//! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
-//!   must report one clean error line.
 //! - `packager_diff`: `offload-packager` against clang-offload-packager 19 and
 //!   llvm-offload-binary 22 (package bytes, extracted files and names, `--archive`,
 //!   errors), `llvm-objdump --offloading` on our output, and our reader on clang 19
 //!   HIP objects and `ld -r` of them.
+//!
+//! Hostile inputs, file names, outputs and limits:
+//!
+//! - `bundler_malformed`: inputs on which LLVM crashes, loops or writes corrupt files; ours alone
+//!   must report one clean error line.
+//! - `ccob_hostile`: compressed bundles LLVM cannot read, mishandles or accepts silently (bad
+//!   hashes, sizes, versions, padding, concatenations): ours alone, exact status, stderr and
+//!   outputs.
+//! - `archive_malformed`: damaged archives; ours alone must give one clean error line and
+//!   change nothing on disk.
 //! - `packager_malformed`: malformed offload binaries: one clean error line, no output.
+//! - `memory_limits`: the tools under an address-space limit (`RLIMIT_AS`) on compressed bundles
+//!   that decompress to more than it: a one-line "out of memory" error, never an abort.
+//! - `hostile_names`: file names, targets and image strings that are not UTF-8, through LLVM
+//!   22's bundler and llvm-offload-binary and ours (every output, stdout and stderr byte for
+//!   byte), and through `offload-build inspect`/`extract`.
+//! - `outputs`: the output policy against LLVM 22: symbolic links written through,
+//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE, a
+//!   failing third output rolling the first two back.
+//! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
+//!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
+//!
+//! Host objects (`offload_build::embed`):
+//!
 //! - `hostobj`: host objects from `offload_build::embed` against clang 19's own object (bundle
 //!   bytes, section types/flags/alignment), linked by GNU ld, ld.lld (x86-64, AArch64,
 //!   ppc64le) and lld-link, and run with a recording HIP runtime shim that looks the code
@@ -32,11 +60,26 @@
 //!   (editions 2021 and 2024) linked into programs and a `cdylib` with a logging runtime
 //!   stand-in, built with `RUSTFLAGS=-D warnings`: every fat binary registers once, named kernel
 //!   or not, each handle for its own fat binary, each bundle once in the executable.
+//!
+//! `offload-build` on what others build:
+//!
 //! - `inspect_cli`: `offload-build inspect`/`extract` on clang's objects, linked programs with
 //!   several bundles, concatenated compressed bundles, archives and malformed files.
 //! - `check_cli`: `offload-build check` (HIP's and CUDA's loading rules through the command)
 //!   and `inspect --archs` over shared libraries, a wheel built in the test, a directory tree
 //!   with links out of it, and `--gpu native` on a machine without a GPU.
+//! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
+//!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
+//! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
+//!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
+//!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
+//!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
+//!   and `extract` find fat binaries in raw files and host objects, `Build` with
+//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
+//!   (`-D warnings`), runs and is inspected.
+//!
+//! Building device code (`offload_build::Build`, `offload-build compile`, CMake):
+//!
 //! - `build_api`: `offload_build::Build` with clang 19 and a counting launcher: no compile on an
 //!   unchanged rebuild, header tracking per arch, arch changes, jobserver bounds, `native`
 //!   fallback, typed errors, bundles byte-identical to clang's own.
@@ -48,33 +91,22 @@
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
 //!   runtime link, and the errors for an arch without device library, another clang and a
 //!   compiler variable that names no compiler.
-//! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
-//!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
-//!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
-//!   sit behind a failing launcher (one line).
-//! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
-//!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each
 //!   `sm_NN` needs and one warning without `ptxas`; cubins with the `ptxas` of NVIDIA's
 //!   `nvidia-cuda-nvcc-cu12` wheel (the setup script's virtualenv); `NN-real`, `all-major`, a
 //!   clang crash in one line.
-//! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, the bundled zstd),
-//!   from `cargo tree` over the lock file.
-//! - `outputs`: the output policy against LLVM 22: symbolic links written through,
-//!   `/proc/self/fd/1`, hard links, a read-only output as an unprivileged user, SIGPIPE, a
-//!   failing third output rolling the first two back.
-//! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
-//!   `build-support/setup.sh`): `cuobjdump` lists and extracts ours byte for byte, nvFatbin
-//!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
-//!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
-//!   and `extract` find fat binaries in raw files and host objects, `Build` with
-//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
-//!   (`-D warnings`), runs and is inspected.
-//! - `hostile_names`: file names, targets and image strings that are not UTF-8, through LLVM
-//!   22's bundler and llvm-offload-binary and ours (every output, stdout and stderr byte for
-//!   byte), and through `offload-build inspect`/`extract`.
-//! - `fuzz_smoke`: every fuzz target of `fuzz/` on its seeds, its regression inputs and a few
-//!   thousand deterministic mutations (stable Rust, no libFuzzer, no reference tools).
+//! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
+//!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
+//!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
+//!   sit behind a failing launcher (one line).
+//! - `deps`: the dependency tree a `build.rs` user compiles (no CLI stack, no compression
+//!   library unless the `compression` feature asks for one, and then the bundled zstd), from
+//!   `cargo tree` over the lock file.
+//!
+//! Shared by the modules: `support` (where the tools are, the fixtures, the runners, the
+//! byte-for-byte comparison), `objects_fixtures` (fat objects and archives built by clang 19
+//! and llvm-ar) and `hostobj_fixtures` (HIP objects, code objects and the recording HIP runtime
+//! shim), each built once per test process.
 //!
 //! Run: `cargo test --test integration` (all), `cargo test --test integration references_agree`
 //! (the reference tools only), `cargo test --test integration ours -- --nocapture` (per-case

@@ -48,6 +48,12 @@ impl NvFixtures {
     pub fn cubin(&self, arch: u32) -> PathBuf {
         self.dir.join(format!("saxpy-sm_{arch}.cubin"))
     }
+    /// The directory `name` beside the fixtures, created: one per test.
+    pub fn subdir(&self, name: &str) -> PathBuf {
+        let dir = self.dir.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 }
 
 fn check(cmd: &mut Command, what: &str) -> std::process::Output {
@@ -72,32 +78,38 @@ pub fn nv_fixtures() -> &'static NvFixtures {
         std::fs::write(&src, SAXPY_CU).unwrap();
         let f = NvFixtures { dir };
         for arch in ARCHS {
-            check(
-                Command::new(require(CLANG19))
-                    .args([
-                        "-x",
-                        "cuda",
-                        "--cuda-device-only",
-                        "-nocudalib",
-                        "-nocudainc",
-                    ])
-                    .arg(format!("--offload-arch=sm_{arch}"))
-                    .args(["-O2", "-S", "-o"])
-                    .arg(f.ptx(arch))
-                    .arg(&src),
-                "clang 19 -> PTX",
-            );
-            check(
-                Command::new(nvidia::ptxas())
-                    .arg(format!("-arch=sm_{arch}"))
-                    .arg(f.ptx(arch))
-                    .arg("-o")
-                    .arg(f.cubin(arch)),
-                "ptxas",
-            );
+            ptx_and_cubin(&src, &arch.to_string(), &f.ptx(arch), &f.cubin(arch));
         }
         f
     })
+}
+
+/// Compiles the CUDA source `src` for `sm_<arch>` to `ptx` with clang 19, then `ptx` to
+/// `cubin` with ptxas.
+fn ptx_and_cubin(src: &Path, arch: &str, ptx: &Path, cubin: &Path) {
+    check(
+        Command::new(require(CLANG19))
+            .args([
+                "-x",
+                "cuda",
+                "--cuda-device-only",
+                "-nocudalib",
+                "-nocudainc",
+            ])
+            .arg(format!("--offload-arch=sm_{arch}"))
+            .args(["-O2", "-S", "-o"])
+            .arg(ptx)
+            .arg(src),
+        &format!("clang 19 -> PTX sm_{arch}"),
+    );
+    check(
+        Command::new(nvidia::ptxas())
+            .arg(format!("-arch=sm_{arch}"))
+            .arg(ptx)
+            .arg("-o")
+            .arg(cubin),
+        &format!("ptxas sm_{arch}"),
+    );
 }
 
 /// Our fat binary of the fixtures: for each arch its cubin, then its PTX, identifier
@@ -192,6 +204,18 @@ pub fn cuobjdump_list(file: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `cuobjdump <what> all… <file>` run in the directory `into` (created), where it writes the
+/// extracted entries (`what`: `-xelf`, `-xptx`).
+fn cuobjdump_extract(file: &Path, into: &Path, what: &[&str]) {
+    std::fs::create_dir_all(into).unwrap();
+    let mut cmd = Command::new(nvidia::cuobjdump());
+    cmd.current_dir(into);
+    for w in what {
+        cmd.args([w, "all"]);
+    }
+    check(cmd.arg(file), &format!("cuobjdump {what:?}"));
+}
+
 /// What `cuobjdump --list-elf --list-ptx` prints for the entries of `fatbin`, named as it
 /// names them (`<identifier>.sm_XX.cubin`, or `<file stem>.<n>.sm_XX.cubin` without one).
 pub fn expected_listing(fatbin: &Fatbin<'_>, stem: &str) -> Vec<String> {
@@ -232,8 +256,7 @@ pub fn expected_listing(fatbin: &Fatbin<'_>, stem: &str) -> Vec<String> {
 #[test]
 fn cuobjdump_lists_and_extracts_ours() {
     let f = nv_fixtures();
-    let dir = f.dir.join("cuobjdump-ours");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = f.subdir("cuobjdump-ours");
     let path = dir.join("ours.fatbin");
     let bytes = ours(f);
     std::fs::write(&path, &bytes).unwrap();
@@ -249,13 +272,7 @@ fn cuobjdump_lists_and_extracts_ours() {
         ]
     );
     assert_eq!(listing, expected_listing(&parsed, "ours"));
-    check(
-        Command::new(nvidia::cuobjdump())
-            .current_dir(&dir)
-            .args(["-xelf", "all", "-xptx", "all"])
-            .arg(&path),
-        "cuobjdump -xelf all -xptx all",
-    );
+    cuobjdump_extract(&path, &dir, &["-xelf", "-xptx"]);
     for arch in ARCHS {
         let cubin = std::fs::read(dir.join(format!("saxpy_{arch}.sm_{arch}.cubin"))).unwrap();
         assert!(
@@ -369,14 +386,7 @@ fn we_read_nvfatbin_fatbinary_and_nvcc() {
         // Decompressed, every entry is what cuobjdump extracts (the cubins are compressed
         // too with -compress-all).
         let x = f.dir.join(format!("x-{want}"));
-        std::fs::create_dir_all(&x).unwrap();
-        check(
-            Command::new(nvidia::cuobjdump())
-                .current_dir(&x)
-                .args(["-xelf", "all", "-xptx", "all"])
-                .arg(&path),
-            "cuobjdump -x",
-        );
+        cuobjdump_extract(&path, &x, &["-xelf", "-xptx"]);
         for (e, arch) in fb.entries().iter().zip([80, 80, 90, 90]) {
             let ext = if e.kind() == EntryKind::Elf {
                 "cubin"
@@ -562,14 +572,7 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     want[3].2 = Some("lz4".into());
     assert_eq!(entries, want);
     let x = f.dir.join("x-inspect-lz4");
-    std::fs::create_dir_all(&x).unwrap();
-    check(
-        Command::new(nvidia::cuobjdump())
-            .current_dir(&x)
-            .args(["-xptx", "all"])
-            .arg(&lz4),
-        "cuobjdump -xptx",
-    );
+    cuobjdump_extract(&lz4, &x, &["-xptx"]);
     for (index, arch) in [(1, 80), (3, 90)] {
         let theirs = std::fs::read(x.join(format!("saxpy_{arch}.sm_{arch}.ptx"))).unwrap();
         assert!(extract_index(&lz4, index) == theirs, "lz4 PTX sm_{arch}");
@@ -623,14 +626,7 @@ fn inspect_and_extract_read_fatbins_anywhere() {
     );
     assert!(extract_index(&nvcc_out, 0).starts_with(b"\x7fELF"));
     let x = f.dir.join("x-inspect-nvcc");
-    std::fs::create_dir_all(&x).unwrap();
-    check(
-        Command::new(nvidia::cuobjdump())
-            .current_dir(&x)
-            .args(["-xptx", "all"])
-            .arg(&nvcc_out),
-        "cuobjdump -xptx",
-    );
+    cuobjdump_extract(&nvcc_out, &x, &["-xptx"]);
     let theirs = std::fs::read(x.join("inspect-nvcc.1.sm_80.ptx")).unwrap();
     assert!(extract_index(&nvcc_out, 1) == theirs, "zstd PTX");
 
@@ -724,8 +720,7 @@ fn generated_images(text: &str) -> Vec<(String, String, usize, usize)> {
 fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
     use offload_build::{Build, Container, Language};
     let f = nv_fixtures();
-    let dir = f.dir.join("build-api");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = f.subdir("build-api");
     let mut b = Build::new();
     b.out_dir(dir.join("out"))
         .cargo_metadata(false)
@@ -754,14 +749,7 @@ fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
         ]
     );
     let x = dir.join("x");
-    std::fs::create_dir_all(&x).unwrap();
-    check(
-        Command::new(nvidia::cuobjdump())
-            .current_dir(&x)
-            .args(["-xelf", "all", "-xptx", "all"])
-            .arg(&c.fatbin),
-        "cuobjdump -x",
-    );
+    cuobjdump_extract(&c.fatbin, &x, &["-xelf", "-xptx"]);
     // The generated module: IMAGES slices the container where each image lies, and the
     // container goes to .nv_fatbin.
     let text = std::fs::read_to_string(&c.generated).unwrap();
@@ -805,28 +793,7 @@ fn arch_specific_sm_90a_as_nvfatbin_writes_it() {
     let f = nv_fixtures();
     let ptx = f.dir.join("saxpy-sm_90a.ptx");
     let cubin = f.dir.join("saxpy-sm_90a.cubin");
-    check(
-        Command::new(require(CLANG19))
-            .args([
-                "-x",
-                "cuda",
-                "--cuda-device-only",
-                "-nocudalib",
-                "-nocudainc",
-            ])
-            .args(["--offload-arch=sm_90a", "-O2", "-S", "-o"])
-            .arg(&ptx)
-            .arg(f.dir.join("saxpy.cu")),
-        "clang 19 -> PTX sm_90a",
-    );
-    check(
-        Command::new(nvidia::ptxas())
-            .arg("-arch=sm_90a")
-            .arg(&ptx)
-            .arg("-o")
-            .arg(&cubin),
-        "ptxas sm_90a",
-    );
+    ptx_and_cubin(&f.dir.join("saxpy.cu"), "90a", &ptx, &cubin);
     let (ptx_bytes, cubin_bytes) = (std::fs::read(&ptx).unwrap(), std::fs::read(&cubin).unwrap());
     let mut w = FatbinWriter::new();
     w.add_cubin("sm_90a", &cubin_bytes, Some("k")).unwrap();
@@ -950,8 +917,7 @@ fn cuda_saxpy_example_builds_runs_and_is_inspected() {
 #[test]
 fn compile_command_writes_a_cuda_fatbin() {
     let f = nv_fixtures();
-    let dir = f.dir.join("cli-compile");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = f.subdir("cli-compile");
     let out = dir.join("k.fatbin");
     let mut cmd = Command::new(OFFLOAD_BUILD);
     cmd.current_dir(&dir)

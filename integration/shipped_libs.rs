@@ -18,8 +18,8 @@ use serde_json::Value;
 
 use crate::support::fixtures::process_dir;
 use crate::support::require;
+use crate::support::run::offload_build;
 
-const OURS: &str = env!("CARGO_BIN_EXE_offload-build");
 const BUNDLER22: &str = "/usr/lib/llvm-22/bin/clang-offload-bundler";
 const OBJCOPY22: &str = "/usr/lib/llvm-22/bin/llvm-objcopy";
 const ROCRAND: &str = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
@@ -27,15 +27,7 @@ const ROCSPARSE: &str = "/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1";
 const HINT: &str = "install Debian's librocrand1 and librocsparse0 with build-support/setup.sh";
 
 fn ours(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(OURS)
-        .args(args)
-        .output()
-        .expect("offload-build");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    offload_build(Path::new("."), args, &[])
 }
 
 fn llvm_list(bundle: &Path) -> BTreeSet<String> {

@@ -23,8 +23,6 @@ pub use case::{Case, Check, Reference, check_ours, check_references};
 pub use fixtures::{CODE_OBJECT_ARCHS, Role, TEXT_TYPES, fixtures};
 pub use run::{Status, Tool};
 
-/// The name every tool is started under (`argv[0]`), so that the `<argv0>: error: …` prefixes of
-/// all three tools are the same bytes.
 /// The repository root (the workspace; this suite belongs to `crates/offload-cli`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -33,6 +31,8 @@ pub fn repo_root() -> PathBuf {
         .expect("the repository root")
 }
 
+/// The name every tool is started under (`argv[0]`), so that the `<argv0>: error: …` prefixes of
+/// all three tools are the same bytes.
 pub const ARGV0: &str = "clang-offload-bundler";
 
 /// What to tell someone whose machine lacks a reference tool: a missing tool fails the test.

@@ -270,3 +270,21 @@ impl RunDir {
         &self.path
     }
 }
+
+/// Runs the crate's `offload-build` with `args` in `dir` (plus the variables `env`, and no
+/// backtraces) and returns its exit code (-1 when a signal ended it), stdout and stderr as
+/// text: the runner of the `inspect`, `extract` and `check` tests.
+pub fn offload_build(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_offload-build"))
+        .current_dir(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run offload-build");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

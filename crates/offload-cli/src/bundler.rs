@@ -21,126 +21,22 @@
 use std::fs::File;
 use std::io::{self, Write};
 
-use super::cl::{self, Kind, Opt};
+use super::cl;
 use super::{Ctx, Exit};
 
+mod flags;
+mod hiargs;
 mod objects;
 use crate::fileio::{CopySource, Input, InputData, Memory, OutputFile, error_text};
-use offload_formats::bundle::binary::BinaryBundleWriter;
+use flags::{FLAGS, HELP};
+use hiargs::{Action, Job};
+use offload_formats::bundle::binary::{BinaryBundleWriter, BinaryLayout};
 use offload_formats::bundle::compressed::{
-    self, CompressOptions, CompressedBundle, Decompressed, Limits, Method, Version,
+    self, CompressOptions, CompressedBundle, Decompressed, Limits,
 };
-use offload_formats::bundle::targets::{Mode, Targets};
 use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
 use offload_formats::id::raw;
 use offload_formats::kind::is_llvm_object_file;
-
-const OPTS: &[Opt] = &[
-    Opt::required("type", Kind::Str),
-    Opt::new("targets", Kind::CommaList),
-    Opt::new("input", Kind::List),
-    Opt::new("inputs", Kind::CommaList),
-    Opt::new("output", Kind::List),
-    Opt::new("outputs", Kind::CommaList),
-    Opt::new("unbundle", Kind::Flag),
-    Opt::new("list", Kind::Flag),
-    Opt::new("allow-missing-bundles", Kind::Flag),
-    Opt::new("bundle-align", Kind::Uint),
-    Opt::new("check-input-archive", Kind::Flag),
-    Opt::new("hip-openmp-compatible", Kind::Flag),
-    Opt::new("compress", Kind::Flag),
-    Opt::new("compression-level", Kind::Int),
-    Opt::new("verbose", Kind::Flag),
-    Opt::new("compression-threads", Kind::Uint),
-    Opt::new("strict-hash", Kind::Flag),
-    Opt::new("verify-hash", Kind::Flag),
-    Opt::new("###", Kind::Flag),
-    Opt::new("h", Kind::Flag),
-];
-
-/// Names offered in "Did you mean" hints, in an order that breaks ties as
-/// clang-offload-bundler 22 does (observed: `-ver` and `-allow` → `--help`,
-/// `-inptu` → `--inputs`, `-outptu` → `--output`, `-x` → `--###`). `-h` is never
-/// offered.
-const SUGGEST: &[&str] = &[
-    "help",
-    "###",
-    "type",
-    "targets",
-    "inputs",
-    "input",
-    "output",
-    "outputs",
-    "unbundle",
-    "list",
-    "allow-missing-bundles",
-    "bundle-align",
-    "check-input-archive",
-    "hip-openmp-compatible",
-    "compress",
-    "compression-level",
-    "verbose",
-    "help-list",
-    "version",
-    "compression-threads",
-    "strict-hash",
-    "verify-hash",
-];
-
-const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
-referring to the same source file but different targets into a single 
-one. The resulting file can also be unbundled into different files by 
-this tool if -unbundle is provided.
-
-USAGE: {prog} [options]
-
-OPTIONS:
-
-Generic Options:
-
-  --help                  - Display available options (--help-hidden for more)
-  --help-list             - Display list of available options (--help-list-hidden for more)
-  --version               - Display the version of this program
-
-clang-offload-bundler options:
-
-  --###                   - Print any external commands that are to be executed instead of actually executing them - for testing purposes.
-  --allow-missing-bundles - Create empty files if bundles are missing when unbundling.
-  --bundle-align=<uint>   - Alignment of bundle for binary files
-  --check-input-archive   - Check if input heterogeneous archive is valid in terms of TargetID rules.
-  --compress              - Compress output file when bundling.
-  --compression-level=<n> - Specify the compression level (integer)
-  --compression-threads=<uint> - zstd worker threads for -compress (offload-build; 0, the default,
-                            writes clang-offload-bundler's exact bytes; more is faster, other bytes)
-  --hip-openmp-compatible - Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.
-  --input=<string>        - Input file. Can be specified multiple times for multiple input files.
-  --inputs=<string>       - [<input file>,...] (deprecated)
-  --list                  - List bundle IDs in the bundled file.
-  --output=<string>       - Output file. Can be specified multiple times for multiple output files.
-  --outputs=<string>      - [<output file>,...] (deprecated)
-  --strict-hash           - Fail when a compressed bundle's stored MD5 does not match its
-                            contents (offload-build; -verify-hash only warns, LLVM never checks)
-  --targets=<string>      - [<offload kind>-<target triple>,...]
-  --type=<string>         - Type of the files to be bundled/unbundled.
-                            Current supported types are:
-                              i    - cpp-output
-                              ii   - c++-cpp-output
-                              cui  - cuda-cpp-output
-                              hipi - hip-cpp-output
-                              d    - dependency
-                              ll   - llvm
-                              bc   - llvm-bc
-                              s    - assembler
-                              o    - object
-                              a    - archive of objects
-                              gch  - precompiled-header
-                              ast  - clang AST file
-  --unbundle              - Unbundle bundled file into several output files.
-  --verify-hash           - Check a compressed bundle's stored MD5 against its contents and warn on a
-                            mismatch (offload-build; off by default as in LLVM, where hashing costs more
-                            than unbundling; also OFFLOAD_BUNDLER_VERIFY_HASH=1)
-  --verbose               - Print debug information.
-";
 
 /// Runs the tool with the process's standard streams; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
@@ -179,106 +75,6 @@ fn handler_for(
     Ok(Handler::Binary)
 }
 
-fn env_flag(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
-/// LLVM's `StringRef::getAsInteger(10, int)`: decimal digits with an optional `-`, the
-/// whole string, in range.
-fn parse_decimal_i32(s: &str) -> Option<i32> {
-    let digits = s.strip_prefix('-').unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
-/// Compression settings from the environment, read (and warned about) as LLVM 22's
-/// `OffloadBundlerConfig` does before the command line overrides them.
-struct EnvConfig {
-    compress: Option<bool>,
-    verbose: Option<bool>,
-    level: Option<i32>,
-    version: Version,
-    threads: u32,
-    max_size: Option<u64>,
-    verify_hash: bool,
-}
-
-fn read_env(ctx: &mut Ctx<'_>) -> EnvConfig {
-    let mut cfg = EnvConfig {
-        compress: None,
-        verbose: None,
-        level: None,
-        version: Version::V3,
-        threads: 0,
-        max_size: None,
-        verify_hash: false,
-    };
-    if env_flag("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1") {
-        return cfg;
-    }
-    cfg.verbose = env_flag("OFFLOAD_BUNDLER_VERBOSE").map(|v| v == "1");
-    cfg.compress = env_flag("OFFLOAD_BUNDLER_COMPRESS").map(|v| v == "1");
-    if let Some(v) = env_flag("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
-        match parse_decimal_i32(&v) {
-            Some(level) => cfg.level = Some(level),
-            None => {
-                let _ = writeln!(
-                    ctx.err,
-                    "Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {v}. Ignoring it."
-                );
-            }
-        }
-    }
-    if let Some(v) = env_flag("COMPRESSED_BUNDLE_FORMAT_VERSION") {
-        let numeric = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-        match v.parse::<u16>().ok().filter(|_| numeric) {
-            Some(2) => cfg.version = Version::V2,
-            Some(3) => cfg.version = Version::V3,
-            Some(_) => {
-                let _ = writeln!(
-                    ctx.err,
-                    "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Valid values are 2 or 3. Using default version 3."
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    ctx.err,
-                    "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Using default version 3."
-                );
-            }
-        }
-    }
-    // offload-build's own settings.
-    if let Some(v) = env_flag("OFFLOAD_BUNDLER_COMPRESSION_THREADS") {
-        match v.parse() {
-            Ok(n) => cfg.threads = n,
-            Err(_) => ctx.warning(format_args!(
-                "invalid value for OFFLOAD_BUNDLER_COMPRESSION_THREADS: '{v}' (expected a number of threads); ignoring it"
-            )),
-        }
-    }
-    cfg.verify_hash = env_flag("OFFLOAD_BUNDLER_VERIFY_HASH").as_deref() == Some("1");
-    if let Some(v) = env_flag("OFFLOAD_BUNDLER_MAX_UNCOMPRESSED_SIZE") {
-        match v.parse() {
-            Ok(n) => cfg.max_size = Some(n),
-            Err(_) => ctx.warning(format_args!(
-                "invalid value for OFFLOAD_BUNDLER_MAX_UNCOMPRESSED_SIZE: '{v}' (expected a size in bytes); ignoring it"
-            )),
-        }
-    }
-    cfg
-}
-
-/// How compressed bundles are written and read in this run.
-#[derive(Clone, Copy)]
-struct Compression {
-    enabled: bool,
-    options: CompressOptions,
-    limits: Limits,
-}
-
 /// `1234567` → `1,234,567`, as LLVM's verbose output prints sizes.
 fn with_commas(n: u64) -> String {
     let digits = n.to_string();
@@ -302,219 +98,24 @@ fn mb_per_s(bytes: u64, elapsed: std::time::Duration) -> f64 {
 }
 
 fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<(), Exit> {
-    let rest = cl::expand_response_files(args.get(1..).unwrap_or_default().to_vec());
-    let p = cl::parse(ctx.argv0, &rest, OPTS, SUGGEST);
-    for e in &p.errors {
-        let _ = writeln!(ctx.err, "{e}");
-    }
-    if p.help {
-        let _ = out.write_all(
-            HELP.replace("{prog}", cl::program_name(ctx.argv0))
-                .as_bytes(),
-        );
+    let Some(low) = cl::parse_args(ctx, args, FLAGS, &HELP, out)? else {
+        return Ok(());
+    };
+    if low.h {
+        cl::print_help(out, ctx.argv0, &HELP, FLAGS, false);
         return Ok(());
     }
-    if p.version {
-        let _ = writeln!(
-            out,
-            "offload-bundler (offload-build) version {}\n  a drop-in clang-offload-bundler, LLVM 22 behaviour",
-            env!("CARGO_PKG_VERSION")
-        );
-        return Ok(());
-    }
-    if !p.errors.is_empty() {
-        return Err(Exit(1));
-    }
-    if p.flag("h") {
-        let _ = out.write_all(
-            HELP.replace("{prog}", cl::program_name(ctx.argv0))
-                .as_bytes(),
-        );
-        return Ok(());
-    }
-
-    let file_type = p.last("type").unwrap_or("").to_owned();
-    let unbundle = p.flag("unbundle");
-    let list = p.flag("list");
-    let allow_missing = p.flag("allow-missing-bundles");
-    let check_archive = p.flag("check-input-archive");
-    let hip_openmp = p.flag("hip-openmp-compatible");
-    let align = p
-        .last("bundle-align")
-        .and_then(cl::parse_llvm_integer)
-        .unwrap_or(1) as u64;
-
-    // Environment, read as LLVM's OffloadBundlerConfig does (its warnings come before any
-    // error about the command line), then overridden by the options given.
-    let env = read_env(ctx);
-    let compress = p.flag_or("compress", env.compress.unwrap_or(false));
-    let verbose = p.flag_or("verbose", env.verbose.unwrap_or(false));
-    let level = if p.occurrences("compression-level") > 0 {
-        p.last("compression-level")
-            .and_then(cl::parse_llvm_integer)
-            .map(|v| v as i32)
-    } else {
-        env.level
-    };
-    let threads = if p.occurrences("compression-threads") > 0 {
-        p.last("compression-threads")
-            .and_then(cl::parse_llvm_integer)
-            .map_or(0, |v| v as u32)
-    } else {
-        env.threads
-    };
-    let compression = Compression {
-        enabled: compress,
-        options: CompressOptions {
-            method: Method::Zstd,
-            level,
-            version: env.version,
-            threads,
-        },
-        limits: Limits {
-            max_size: env.max_size.unwrap_or(Limits::default().max_size),
-            strict_hash: p.flag("strict-hash"),
-            // Off by default, as in LLVM: the MD5 of a large bundle takes longer than the
-            // whole unbundling. -verbose prints the recalculated hash, as LLVM does.
-            verify_hash: p.flag_or("verify-hash", env.verify_hash) || verbose,
-        },
-    };
-
-    let mut inputs = p.raw_list("input");
-    if p.occurrences("input") != 0 && p.occurrences("inputs") != 0 {
-        return Err(
-            ctx.error("-inputs and -input cannot be used together, use only -input instead")
-        );
-    }
-    if !p.list("inputs").is_empty() {
-        ctx.warning("-inputs is deprecated, use -input instead");
-        inputs.extend(p.list("inputs"));
-    }
-    let mut outputs = p.raw_list("output");
-    if p.occurrences("output") != 0 && p.occurrences("outputs") != 0 {
-        return Err(
-            ctx.error("-outputs and -output cannot be used together, use only -output instead")
-        );
-    }
-    if !p.list("outputs").is_empty() {
-        ctx.warning("-outputs is deprecated, use -output instead");
-        outputs.extend(p.list("outputs"));
-    }
-    let targets = p.list("targets");
-
-    if list {
-        if unbundle {
-            return Err(ctx.error("-unbundle and -list cannot be used together"));
-        }
-        if inputs.len() != 1 {
-            return Err(ctx.error("only one input file supported for -list"));
-        }
-        if !outputs.is_empty() {
-            return Err(ctx.error("-outputs option is invalid for -list"));
-        }
-        if !targets.is_empty() {
-            return Err(ctx.error("-targets option is invalid for -list"));
-        }
-        return list_ids(
-            ctx,
-            &file_type,
-            &inputs[0],
+    match Action::new(ctx, low)? {
+        Action::List {
+            file_type,
+            input,
             verbose,
-            &compression.limits,
-            out,
-        );
+            limits,
+        } => list_ids(ctx, &file_type, &input, verbose, &limits, out),
+        Action::Unbundle(job) if job.file_type == "a" => objects::unbundle_archive(ctx, &job),
+        Action::Unbundle(job) => unbundle_files(ctx, &job),
+        Action::Bundle(job) => bundle_files(ctx, &job),
     }
-
-    if check_archive {
-        if !unbundle {
-            return Err(ctx.error("-check-input-archive cannot be used while bundling"));
-        }
-        if file_type != "a" {
-            return Err(ctx
-                .error("-check-input-archive can only be used for unbundling archives (-type=a)"));
-        }
-    }
-    if outputs.is_empty() {
-        return Err(ctx.error("no output file specified!"));
-    }
-    if p.occurrences("targets") == 0 {
-        return Err(ctx.error("for the --targets option: must be specified at least once!"));
-    }
-    if unbundle {
-        if inputs.len() != 1 {
-            return Err(ctx.error("only one input file supported in unbundling mode"));
-        }
-        if outputs.len() != targets.len() {
-            return Err(
-                ctx.error("number of output files and targets should match in unbundling mode")
-            );
-        }
-    } else {
-        if file_type == "a" {
-            return Err(ctx.error("Archive files are only supported for unbundling"));
-        }
-        if outputs.len() != 1 {
-            return Err(ctx.error("only one output file supported in bundling mode"));
-        }
-        if inputs.len() != targets.len() {
-            return Err(
-                ctx.error("number of input files and targets should match in bundling mode")
-            );
-        }
-    }
-
-    // Parse, standardize and check every target, as LLVM 22 does.
-    let mode = if unbundle {
-        Mode::Unbundle
-    } else {
-        Mode::Bundle
-    };
-    let checked = Targets::check(targets.iter().cloned(), mode, |target, id| {
-        let tid = id.dropped_processor().unwrap_or_default();
-        ctx.warning(format_args!(
-            "target '{target}': no clang knows the processor of '{tid}'; it is left out of the bundle ID '{id}' as clang-offload-bundler 22 does"
-        ));
-    })
-    .map_err(|e| ctx.error(e))?;
-
-    let job = Job {
-        file_type,
-        targets: checked,
-        inputs,
-        outputs,
-        align,
-        allow_missing,
-        hip_openmp,
-        compression,
-        verbose,
-        print_only: p.flag("###"),
-        check_archive,
-    };
-    if unbundle {
-        if job.file_type == "a" {
-            return objects::unbundle_archive(ctx, &job);
-        }
-        unbundle_files(ctx, &job)
-    } else {
-        bundle_files(ctx, &job)
-    }
-}
-
-struct Job {
-    file_type: String,
-    /// The `-targets`, checked.
-    targets: Targets,
-    inputs: Vec<String>,
-    outputs: Vec<String>,
-    align: u64,
-    allow_missing: bool,
-    hip_openmp: bool,
-    compression: Compression,
-    verbose: bool,
-    /// `-###`: print the llvm-objcopy commands LLVM would run instead of fat-object work.
-    print_only: bool,
-    /// `-check-input-archive`.
-    check_archive: bool,
 }
 
 /// Opens a bundle to read (`-list`, `-unbundle`) and runs `f` on its bytes. A compressed
@@ -682,18 +283,27 @@ fn read_entries<'a>(
     }
 }
 
-fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
-    // Every input is opened in order, so the first that cannot be is the one reported (as
-    // LLVM reports it); only the reference input (mapped: its bytes decide the format) and
-    // inputs that are not regular files (read once) stay open, so that any number of inputs
-    // fits a small descriptor limit.
+/// The inputs of a bundling run, opened in order: only the reference input (mapped: its
+/// bytes decide the format), small inputs (read at once) and inputs that are not regular
+/// files (read once) stay open (`Some`); the others are reopened when copied.
+struct Opened {
+    inputs: Vec<Option<Input>>,
+    lens: Vec<u64>,
+}
+
+/// Opens every input in order, so the first that cannot be is the one reported (as LLVM
+/// reports it), keeping few open so that any number of inputs fits a small descriptor
+/// limit.
+fn open_inputs(ctx: &mut Ctx<'_>, job: &Job) -> Result<Opened, Exit> {
     let r = job.targets.reference_input();
     // Small inputs are read at once and closed (up to 64 MiB in all), so that 100,000 tiny
     // inputs are opened once each, not twice.
     const SMALL: u64 = 64 << 10;
     let mut small_budget: u64 = 64 << 20;
-    let mut inputs: Vec<Option<Input>> = Vec::with_capacity(job.inputs.len());
-    let mut lens = Vec::with_capacity(job.inputs.len());
+    let mut opened = Opened {
+        inputs: Vec::with_capacity(job.inputs.len()),
+        lens: Vec::with_capacity(job.inputs.len()),
+    };
     for (i, path) in job.inputs.iter().enumerate() {
         let input = if i == r {
             Input::open(path)
@@ -708,78 +318,131 @@ fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
             })
         };
         let input = input.map_err(|e| ctx.file_error(path, &e))?;
-        lens.push(input.len());
+        opened.lens.push(input.len());
         let reopenable = matches!(input.data, InputData::Unmapped);
-        inputs.push((i == r || !reopenable).then_some(input));
+        opened.inputs.push((i == r || !reopenable).then_some(input));
     }
-    let reference = inputs[r].as_ref().map_or(&[][..], |i| &i.data[..]);
-    let handler = handler_for(ctx, &job.file_type, reference, &job.inputs[r])?;
-    if handler == Handler::Object || job.compression.enabled {
-        // These read every input's bytes at once: map them all.
-        let mut all = Vec::with_capacity(inputs.len());
-        for (input, path) in inputs.into_iter().zip(&job.inputs) {
+    Ok(opened)
+}
+
+impl Opened {
+    /// Copies input `i` whole, reopening it when it was closed.
+    fn copy(&self, job: &Job, i: usize, w: &mut File) -> io::Result<()> {
+        let len = self.lens[i];
+        match &self.inputs[i] {
+            Some(input) => input.copy_range(0, len, w),
+            None => {
+                let input = Input::open_unmapped(&job.inputs[i])?;
+                if input.len() != len {
+                    return Err(io::Error::other("the file changed size while bundling"));
+                }
+                input.copy_range(0, len, w)
+            }
+        }
+    }
+
+    /// Every input mapped (or held in memory), for the writers that read all bytes at once.
+    fn map_all(self, ctx: &mut Ctx<'_>, job: &Job) -> Result<Vec<Input>, Exit> {
+        let mut all = Vec::with_capacity(self.inputs.len());
+        for (input, path) in self.inputs.into_iter().zip(&job.inputs) {
             all.push(match input {
                 Some(i) => i,
                 None => Input::open(path).map_err(|e| ctx.file_error(path, &e))?,
             });
         }
-        if handler == Handler::Object {
+        Ok(all)
+    }
+}
+
+fn bundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
+    let opened = open_inputs(ctx, job)?;
+    let r = job.targets.reference_input();
+    let reference = opened.inputs[r].as_ref().map_or(&[][..], |i| &i.data[..]);
+    let handler = handler_for(ctx, &job.file_type, reference, &job.inputs[r])?;
+    let out_path = &job.outputs[0];
+    match handler {
+        Handler::Object => {
             // LLVM's -compress has no effect on fat objects (llvm-objcopy overwrites the
             // output).
-            return objects::bundle_fat_object(ctx, job, &all);
+            let all = opened.map_all(ctx, job)?;
+            objects::bundle_fat_object(ctx, job, &all)
         }
-        let text_comment = match handler {
-            Handler::Text(comment) => Some(comment),
-            _ => None,
-        };
-        return bundle_compressed(ctx, job, text_comment, &all);
-    }
-    // Copies input `i` whole, reopening it when it was closed.
-    let copy = |i: usize, w: &mut File| -> io::Result<()> {
-        match &inputs[i] {
-            Some(input) => input.copy_range(0, lens[i], w),
-            None => {
-                let input = Input::open_unmapped(&job.inputs[i])?;
-                if input.len() != lens[i] {
-                    return Err(io::Error::other("the file changed size while bundling"));
-                }
-                input.copy_range(0, lens[i], w)
-            }
+        _ if job.compression.enabled => {
+            let text_comment = match handler {
+                Handler::Text(comment) => Some(comment),
+                _ => None,
+            };
+            let all = opened.map_all(ctx, job)?;
+            bundle_compressed(ctx, job, text_comment, &all)
         }
-    };
-    let out_path = &job.outputs[0];
-    let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
-    let written = match handler {
         Handler::Binary => {
-            let mut w = BinaryBundleWriter::new();
-            w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, &len) in job.targets.ids().iter().zip(&lens) {
-                w.add(raw::bytes(id.as_str()), len)
-                    .map_err(|e| ctx.error(e))?;
-            }
-            let layout = w.layout().map_err(|e| ctx.error(e))?;
+            let mut output = create_output(ctx, out_path)?;
+            let layout = binary_layout(ctx, job, &opened.lens)?;
             output.preallocate(layout.len());
-            layout.write_to(output.file(), |i, w| {
-                copy(i, w.inner())?;
-                w.add_count(lens[i]);
+            let written = layout.write_to(output.file(), |i, w| {
+                opened.copy(job, i, w.inner())?;
+                w.add_count(opened.lens[i]);
                 Ok(())
-            })
+            });
+            commit_output(ctx, out_path, output, written)
         }
-        Handler::Object => Err(io::Error::other(
-            "fat objects are written by bundle_fat_object",
-        )),
-        Handler::Text(comment) => (|| {
+        Handler::Text(comment) => {
+            let mut output = create_output(ctx, out_path)?;
             let f = output.file();
-            for (i, id) in job.targets.ids().iter().enumerate() {
-                text::write_start(f, comment, &raw::bytes(id.as_str()))?;
-                copy(i, f)?;
-                text::write_end(f, comment, &raw::bytes(id.as_str()))?;
-            }
-            Ok(())
-        })(),
-    };
-    written.map_err(|e| ctx.file_error(out_path, &e))?;
-    output.commit().map_err(|e| ctx.file_error(out_path, &e))
+            let written =
+                text_markers(job, comment)
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(i, (start, end))| {
+                        f.write_all(start)?;
+                        opened.copy(job, i, f)?;
+                        f.write_all(end)
+                    });
+            commit_output(ctx, out_path, output, written)
+        }
+    }
+}
+
+/// The layout of a binary bundle of the job's targets with payloads of these lengths.
+fn binary_layout(ctx: &mut Ctx<'_>, job: &Job, lens: &[u64]) -> Result<BinaryLayout, Exit> {
+    let mut w = BinaryBundleWriter::new();
+    w.align(job.align).map_err(|e| ctx.error(e))?;
+    for (id, &len) in job.targets.ids().iter().zip(lens) {
+        w.add(raw::bytes(id.as_str()), len)
+            .map_err(|e| ctx.error(e))?;
+    }
+    w.layout().map_err(|e| ctx.error(e))
+}
+
+/// The start and end markers of each target's entry in a text bundle.
+fn text_markers(job: &Job, comment: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    job.targets
+        .ids()
+        .iter()
+        .map(|id| {
+            let (mut start, mut end) = (Vec::new(), Vec::new());
+            let id = &raw::bytes(id.as_str());
+            let _ = text::write_start(&mut start, comment, id);
+            let _ = text::write_end(&mut end, comment, id);
+            (start, end)
+        })
+        .collect()
+}
+
+/// Creates the output `path` (a temporary file until [`commit_output`]).
+fn create_output(ctx: &mut Ctx<'_>, path: &str) -> Result<OutputFile, Exit> {
+    OutputFile::create(path).map_err(|e| ctx.file_error(path, &e))
+}
+
+/// Renames `output` into place at `path` when it was `written` without error.
+fn commit_output(
+    ctx: &mut Ctx<'_>,
+    path: &str,
+    output: OutputFile,
+    written: io::Result<()>,
+) -> Result<(), Exit> {
+    written.map_err(|e| ctx.file_error(path, &e))?;
+    output.commit().map_err(|e| ctx.file_error(path, &e))
 }
 
 /// `-compress`: the bundle (binary, or text with this comment string) is built from the
@@ -795,28 +458,12 @@ fn bundle_compressed(
     let layout;
     let pieces: Vec<&[u8]> = match text_comment {
         None => {
-            let mut w = BinaryBundleWriter::new();
-            w.align(job.align).map_err(|e| ctx.error(e))?;
-            for (id, input) in job.targets.ids().iter().zip(inputs) {
-                w.add(raw::bytes(id.as_str()), input.len())
-                    .map_err(|e| ctx.error(e))?;
-            }
-            layout = w.layout().map_err(|e| ctx.error(e))?;
+            let lens: Vec<u64> = inputs.iter().map(Input::len).collect();
+            layout = binary_layout(ctx, job, &lens)?;
             layout.pieces(&payloads).map_err(|e| ctx.error(e))?
         }
         Some(comment) => {
-            markers = job
-                .targets
-                .ids()
-                .iter()
-                .map(|id| {
-                    let (mut start, mut end) = (Vec::new(), Vec::new());
-                    let id = &raw::bytes(id.as_str());
-                    let _ = text::write_start(&mut start, comment, id);
-                    let _ = text::write_end(&mut end, comment, id);
-                    (start, end)
-                })
-                .collect();
+            markers = text_markers(job, comment);
             markers
                 .iter()
                 .zip(&payloads)
@@ -827,43 +474,50 @@ fn bundle_compressed(
     let options = &job.compression.options;
     let started = std::time::Instant::now();
     let ccob = compressed::compress_pieces(&pieces, options).map_err(|e| ctx.error(e))?;
-    let elapsed = started.elapsed();
     if job.verbose {
-        let header = compressed::Header::parse(&ccob).map_err(|e| ctx.error(e))?;
-        let before = header.uncompressed_size;
-        let after = (ccob.len() - header.len()) as u64;
-        let text = format!(
-            "Compressed bundle format version: {}\n\
-             Total file size (including headers): {} bytes\n\
-             Compression method used: {}\n\
-             Compression level: {}\n\
-             Binary size before compression: {} bytes\n\
-             Binary size after compression: {} bytes\n\
-             Compression rate: {:.2}\n\
-             Compression ratio: {:.2}%\n\
-             Compression speed: {:.2} MB/s\n\
-             Truncated MD5 hash: {:#x}\n",
-            header.version.raw(),
-            with_commas(ccob.len() as u64),
-            header.method.name(),
-            options.effective_level(),
-            with_commas(before),
-            with_commas(after),
-            before as f64 / after.max(1) as f64,
-            100.0 * after as f64 / before.max(1) as f64,
-            mb_per_s(before, elapsed),
-            header.hash
-        );
-        let _ = ctx.err.write_all(text.as_bytes());
+        report_compressed(ctx, &ccob, options, started.elapsed())?;
     }
     let out_path = &job.outputs[0];
-    let mut output = OutputFile::create(out_path).map_err(|e| ctx.file_error(out_path, &e))?;
+    let mut output = create_output(ctx, out_path)?;
     output.preallocate(ccob.len() as u64);
-    output
-        .file()
-        .write_all(&ccob)
-        .map_err(|e| ctx.file_error(out_path, &e))?;
-    output.commit().map_err(|e| ctx.file_error(out_path, &e))
+    let written = output.file().write_all(&ccob);
+    commit_output(ctx, out_path, output, written)
+}
+
+/// LLVM 22's `-verbose` lines after compressing a bundle.
+fn report_compressed(
+    ctx: &mut Ctx<'_>,
+    ccob: &[u8],
+    options: &CompressOptions,
+    elapsed: std::time::Duration,
+) -> Result<(), Exit> {
+    let header = compressed::Header::parse(ccob).map_err(|e| ctx.error(e))?;
+    let before = header.uncompressed_size;
+    let after = (ccob.len() - header.len()) as u64;
+    let text = format!(
+        "Compressed bundle format version: {}\n\
+         Total file size (including headers): {} bytes\n\
+         Compression method used: {}\n\
+         Compression level: {}\n\
+         Binary size before compression: {} bytes\n\
+         Binary size after compression: {} bytes\n\
+         Compression rate: {:.2}\n\
+         Compression ratio: {:.2}%\n\
+         Compression speed: {:.2} MB/s\n\
+         Truncated MD5 hash: {:#x}\n",
+        header.version.raw(),
+        with_commas(ccob.len() as u64),
+        header.method.name(),
+        options.effective_level(),
+        with_commas(before),
+        with_commas(after),
+        before as f64 / after.max(1) as f64,
+        100.0 * after as f64 / before.max(1) as f64,
+        mb_per_s(before, elapsed),
+        header.hash
+    );
+    let _ = ctx.err.write_all(text.as_bytes());
+    Ok(())
 }
 
 fn unbundle_files(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {

@@ -456,7 +456,9 @@ fn resolve_links(path: &Path) -> io::Result<Option<PathBuf>> {
     Err(io::Error::from_raw_os_error(40))
 }
 
-fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+/// The directory of `target` (`.` for a bare name) and the prefix of the temporary files
+/// made beside it: `.<file name>.`.
+fn beside(target: &Path) -> (&Path, std::ffi::OsString) {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -464,6 +466,11 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(target.file_name().unwrap_or_default());
     prefix.push(".");
+    (dir, prefix)
+}
+
+fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let (dir, prefix) = beside(target);
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
     #[cfg(unix)]
@@ -742,13 +749,7 @@ impl Kept {
             Ok(_) => {}
         }
         if !in_place {
-            let dir = match target.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            let mut prefix = std::ffi::OsString::from(".");
-            prefix.push(target.file_name().unwrap_or_default());
-            prefix.push(".");
+            let (dir, prefix) = beside(target);
             let linked = tempfile::Builder::new()
                 .prefix(&prefix)
                 .suffix(".old")

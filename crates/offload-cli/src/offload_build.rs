@@ -38,7 +38,7 @@ use clap::{Args, Parser, Subcommand};
 mod installs;
 
 use crate::fileio::{Input, OutputFile, error_text};
-use installs::{Progress, Visit};
+use installs::{Found, Progress, Visit};
 use offload_build::embed::{DeviceVariable, HipObject, NewDriverObject};
 use offload_formats::inspect::{self, Report, Selected, Selector};
 use offload_formats::package::LlvmVersion;
@@ -367,8 +367,46 @@ fn output_error(e: io::Error) -> Failure {
     }
 }
 
+/// Writes `value` as pretty-printed JSON and a newline.
+fn print_json(out: &mut dyn Write, value: &[serde_json::Value]) -> Result<(), Failure> {
+    serde_json::to_writer_pretty(&mut *out, value)
+        .map_err(|e| output_error(io::Error::other(e)))?;
+    writeln!(out).map_err(output_error)
+}
+
 fn read(path: &str) -> Result<Input, Failure> {
     Input::open(path).map_err(|e| Failure::Message(format!("'{path}': {}", error_text(&e))))
+}
+
+/// Walks `paths` (see [`installs::walk`], with its progress line), inspects each file found
+/// with `inspect` and hands the report to `each`, with whether the file was named on the
+/// command line. A file that cannot be read or inspected is reported on `err` and the walk
+/// goes on; the status returned is then 1, else 0. An error of `each` ends the walk.
+fn walk_reports<E: std::fmt::Display>(
+    paths: &[String],
+    err: &mut dyn Write,
+    inspect: impl Fn(&Found<'_>) -> Result<Report, E>,
+    each: &mut dyn FnMut(Report, bool) -> Result<(), Failure>,
+) -> Result<i32, Failure> {
+    let progress = Progress::new();
+    let mut status = 0;
+    installs::walk(paths, &progress, &mut |v| -> Result<(), Failure> {
+        let report = match v {
+            Visit::Error(m) => Err(m),
+            Visit::File(found) => inspect(&found)
+                .map(|r| (r, found.explicit))
+                .map_err(|e| e.to_string()),
+        };
+        match report {
+            Ok((r, explicit)) => each(r, explicit),
+            Err(m) => {
+                let _ = writeln!(err, "offload-build: error: {m}");
+                status = 1;
+                Ok(())
+            }
+        }
+    })?;
+    Ok(status)
 }
 
 fn inspect_files(
@@ -384,28 +422,11 @@ fn inspect_files(
     } else {
         inspect::Options::default()
     };
-    let progress = Progress::new();
     let mut reports = Vec::new();
-    let mut status = 0;
-    installs::walk(files, &progress, &mut |v| -> Result<(), Failure> {
-        let found = match v {
-            Visit::Error(m) => {
-                let _ = writeln!(err, "offload-build: error: {m}");
-                status = 1;
-                return Ok(());
-            }
-            Visit::File(f) => f,
-        };
-        let r = match inspect::inspect_with(found.data, found.path, &options) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = writeln!(err, "offload-build: error: {e}");
-                status = 1;
-                return Ok(());
-            }
-        };
+    let inspect = |found: &Found<'_>| inspect::inspect_with(found.data, found.path, &options);
+    let status = walk_reports(files, err, inspect, &mut |r, explicit| {
         // Files found in a directory or a zip file are shown only with device code.
-        if r.containers.is_empty() && !found.explicit {
+        if r.containers.is_empty() && !explicit {
             return Ok(());
         }
         let archs = installs::archs(&r);
@@ -439,24 +460,18 @@ fn inspect_files(
         }
         Ok(())
     })?;
-    drop(progress);
     if json {
-        serde_json::to_writer_pretty(&mut *out, &reports)
-            .map_err(|e| output_error(io::Error::other(e)))?;
-        writeln!(out).map_err(output_error)?;
+        print_json(out, &reports)?;
     }
     Ok(status)
 }
 
-/// `check`: exit 0 when every file with device code has a code object for every GPU, 1 when
-/// one has none (or a file cannot be read), 2 for a GPU that cannot be named or found.
-fn check_files(
+/// The GPUs of `check`'s `--gpu` options (`native`: those of this machine), each once.
+/// A GPU that cannot be named or found is reported on `err`: `Err(2)`, the exit status.
+fn parse_gpus(
     specs: &[String],
-    paths: &[String],
-    json: bool,
-    out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<i32, Failure> {
+) -> Result<Vec<(String, offload_formats::compat::Gpu)>, i32> {
     use offload_formats::compat::Gpu;
     let mut gpus: Vec<(String, Gpu)> = Vec::new();
     for spec in specs {
@@ -470,7 +485,7 @@ fn check_files(
                      none from amdgpu-arch, rocminfo or nvidia-smi); name one with --gpu, e.g. \
                      --gpu gfx1100 or --gpu sm_86"
                 );
-                return Ok(2);
+                return Err(2);
             }
             found
         } else {
@@ -485,38 +500,38 @@ fn check_files(
                 }
                 Err(e) => {
                     let _ = writeln!(err, "offload-build: error: --gpu: {e}");
-                    return Ok(2);
+                    return Err(2);
                 }
             }
         }
     }
-    let progress = Progress::new();
+    Ok(gpus)
+}
+
+/// `check`: exit 0 when every file with device code has a code object for every GPU, 1 when
+/// one has none (or a file cannot be read), 2 for a GPU that cannot be named or found.
+fn check_files(
+    specs: &[String],
+    paths: &[String],
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Failure> {
+    let gpus = match parse_gpus(specs, err) {
+        Ok(gpus) => gpus,
+        Err(status) => return Ok(status),
+    };
     let mut status = 0;
     let mut with_code = 0usize;
     let mut results = Vec::new();
-    installs::walk(paths, &progress, &mut |v| -> Result<(), Failure> {
-        let found = match v {
-            Visit::Error(m) => {
-                let _ = writeln!(err, "offload-build: error: {m}");
-                status = 1;
-                return Ok(());
-            }
-            Visit::File(f) => f,
-        };
-        let r = match inspect::inspect(found.data, found.path) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = writeln!(err, "offload-build: error: {e}");
-                status = 1;
-                return Ok(());
-            }
-        };
+    let inspect = |found: &Found<'_>| inspect::inspect(found.data, found.path);
+    status |= walk_reports(paths, &mut *err, inspect, &mut |r, explicit| {
         let verdicts: Vec<_> = gpus
             .iter()
             .filter_map(|(name, g)| installs::check(&r, name, g))
             .collect();
         if verdicts.is_empty() {
-            if found.explicit && !json {
+            if explicit && !json {
                 writeln!(out, "{}: no device code", r.path).map_err(output_error)?;
             }
             return Ok(());
@@ -543,11 +558,8 @@ fn check_files(
         }
         Ok(())
     })?;
-    drop(progress);
     if json {
-        serde_json::to_writer_pretty(&mut *out, &results)
-            .map_err(|e| output_error(io::Error::other(e)))?;
-        writeln!(out).map_err(output_error)?;
+        print_json(out, &results)?;
     }
     if with_code == 0 && status == 0 {
         let _ = writeln!(

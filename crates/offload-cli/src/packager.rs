@@ -33,7 +33,7 @@
 use offload_formats::id::raw;
 use std::io::Write;
 
-use super::cl::{self, Kind, Opt};
+use super::cl::{self, Flag, Help, Kind};
 use super::{Ctx, Exit};
 use crate::fileio::{Input, OutputFile, error_text};
 use offload_formats::kind::FileKind;
@@ -42,46 +42,59 @@ use offload_formats::package::order::dense_map_order;
 use offload_formats::package::write::{Image, write_v1_to};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind, scan};
 
-const OPTS: &[Opt] = &[
-    Opt::new("o", Kind::Str),
-    Opt::new("image", Kind::List),
-    Opt::new("archive", Kind::Flag),
-    Opt::new("h", Kind::Flag),
-];
+/// The raw options: what the command line said, one typed field per flag.
+#[derive(Debug, Default)]
+struct LowArgs {
+    /// `-o` (empty when absent).
+    output: String,
+    /// The positional input file (empty when absent).
+    input: String,
+    /// `--image`, one key/value list per occurrence.
+    images: Vec<String>,
+    archive: bool,
+    /// `-h`: print the help list.
+    h: bool,
+}
 
-/// "Did you mean" candidates, in an order that breaks ties as llvm-offload-binary
-/// 22 does (observed: `--ver` → `--help`, `-x` → `-o`).
-const SUGGEST: &[&str] = &["help", "o", "image", "archive", "version", "help-list"];
-
-const OVERVIEW: &str = "OVERVIEW: A utility for bundling several object files into a single binary.
+/// `--help`'s overview, category and `--version`. LLVM versions: clang-offload-packager 19
+/// titles the category `clang-offload-packager options`; its flags and their help are those
+/// of llvm-offload-binary 22, which this follows.
+const HELP: Help = Help {
+    overview: "A utility for bundling several object files into a single binary.
 The output binary can then be embedded into the host section table
-to create a fatbinary containing offloading code.
+to create a fatbinary containing offloading code.",
+    category: "llvm-offload-binary options",
+    list: true,
+    version: concat!(
+        "offload-packager (offload-build) version ",
+        env!("CARGO_PKG_VERSION"),
+        "\n  a drop-in llvm-offload-binary, LLVM 22 behaviour"
+    ),
+};
 
-USAGE: {prog} [options] Extract from <file>.
+/// Shorthand for the table below.
+type F = Flag<LowArgs>;
 
-OPTIONS:
-";
-
-const HELP: &str = "
-Generic Options:
-
-  --help                      - Display available options (--help-hidden for more)
-  --help-list                 - Display list of available options (--help-list-hidden for more)
-  --version                   - Display the version of this program
-
-llvm-offload-binary options:
-
-  --archive                   - Write extracted files to a static archive
-  --image=<<key>=<value>,...> - List of key and value arguments. Required keywords are 'file' and 'triple'.
-  -o <file>                   - Write output to <file>.
-";
-
-const HELP_LIST: &str = "  --archive                   - Write extracted files to a static archive
-  --help                      - Display available options (--help-hidden for more)
-  --image=<<key>=<value>,...> - List of key and value arguments. Required keywords are 'file' and 'triple'.
-  -o <file>                   - Write output to <file>.
-  --version                   - Display the version of this program
-";
+/// Every flag, in `--help` order. The `suggest` ranks break ties as llvm-offload-binary
+/// 22 does (observed: `--ver` → `--help`, `-x` → `-o`); `-h` is hidden.
+const FLAGS: &[Flag<LowArgs>] = &[
+    F::help_flag(0),
+    F::help_list_flag(5),
+    F::version_flag(4),
+    F::new("archive", Kind::Flag(|a, v| a.archive = v))
+        .help("Write extracted files to a static archive")
+        .suggest(3),
+    F::new("image", Kind::List(|a, v| a.images.push(v)))
+        .value("=<<key>=<value>,...>")
+        .help("List of key and value arguments. Required keywords are 'file' and 'triple'.")
+        .suggest(2),
+    F::new("o", Kind::Str(|a, v| a.output = v))
+        .value(" <file>")
+        .help("Write output to <file>.")
+        .suggest(1),
+    F::new("h", Kind::Flag(|a, v| a.h = v)),
+    F::new("", Kind::Positional(|a, v| a.input = v)).help("Extract from <file>."),
+];
 
 /// The environment variable that selects the offload-kind numbering.
 pub const LLVM_VERSION_VAR: &str = "OFFLOAD_PACKAGER_LLVM_VERSION";
@@ -94,12 +107,6 @@ pub fn main(args: &[String]) -> i32 {
 /// Runs the tool: `args[0]` is the program name as invoked.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     super::run_body(args, "offload-packager", out, err, run_inner)
-}
-
-fn print_help(out: &mut dyn Write, argv0: &str, list: bool) {
-    let mut text = OVERVIEW.replace("{prog}", cl::program_name(argv0));
-    text.push_str(if list { HELP_LIST } else { HELP });
-    let _ = out.write_all(text.as_bytes());
 }
 
 /// The offload-kind numbering: LLVM 22's unless the environment asks for another.
@@ -116,43 +123,23 @@ fn llvm_version(ctx: &mut Ctx<'_>) -> Result<LlvmVersion, Exit> {
 }
 
 fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<(), Exit> {
-    let rest = cl::expand_response_files(args.get(1..).unwrap_or_default().to_vec());
-    let p = cl::parse_with_positional(ctx.argv0, &rest, OPTS, SUGGEST, 1);
-    for e in &p.errors {
-        let _ = writeln!(ctx.err, "{e}");
-    }
-    if p.help {
-        print_help(out, ctx.argv0, p.help_list);
+    let Some(low) = cl::parse_args(ctx, args, FLAGS, &HELP, out)? else {
+        return Ok(());
+    };
+    if low.h || (low.output.is_empty() && low.input.is_empty()) {
+        cl::print_help(out, ctx.argv0, &HELP, FLAGS, true);
         return Ok(());
     }
-    if p.version {
-        let _ = writeln!(
-            out,
-            "offload-packager (offload-build) version {}\n  a drop-in llvm-offload-binary, LLVM 22 behaviour",
-            env!("CARGO_PKG_VERSION")
-        );
-        return Ok(());
-    }
-    if !p.errors.is_empty() {
-        return Err(Exit(1));
-    }
-    let output = p.last("o").unwrap_or("").to_owned();
-    let input = p.positional.first().cloned().unwrap_or_default();
-    if p.flag("h") || (output.is_empty() && input.is_empty()) {
-        print_help(out, ctx.argv0, true);
-        return Ok(());
-    }
-    if !input.is_empty() && !output.is_empty() {
+    if !low.input.is_empty() && !low.output.is_empty() {
         return Err(ctx.error(
             "Packaging to an output file and extracting from an input file are mutually exclusive.",
         ));
     }
     let llvm = llvm_version(ctx)?;
-    let images = p.raw_list("image");
-    if !output.is_empty() {
-        package(ctx, &output, &images, llvm)
+    if !low.output.is_empty() {
+        package(ctx, &low.output, &low.images, llvm)
     } else {
-        extract(ctx, &input, &images, p.flag("archive"), llvm)
+        extract(ctx, &low.input, &low.images, low.archive, llvm)
     }
 }
 
@@ -342,6 +329,12 @@ fn extract(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ranks and help order (see [`crate::cl::assert_well_formed`]).
+    #[test]
+    fn table_is_well_formed() {
+        crate::cl::assert_well_formed(FLAGS);
+    }
 
     #[test]
     fn llvm_path_helpers() {
