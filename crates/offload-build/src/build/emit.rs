@@ -1,5 +1,6 @@
 //! The emit stage: the container file, the host object's static library (object [`Embed`]
-//! modes, through [`super::embed_glue`]), the generated `<name>.rs` and the link directives.
+//! modes, through [`super::embed_glue`]), the generated `<name>.rs` (and, for
+//! [`Embed::HipObject`], the C/C++ header `<name>_kernels.h`) and the link directives.
 //! Unchanged files are not rewritten.
 //!
 //! Reads only the [`Plan`], the packed container and the job counts.
@@ -69,6 +70,13 @@ pub(crate) fn run(
             d.push("rustc-link-lib=dylib=amdhip64".into());
         }
         library = Some(embedded.library);
+        if plan.embed == Embed::HipObject {
+            // For C and C++ host code: the handles' declarations (the CMake package's
+            // include directory).
+            let header = codegen::render_header(name, &packed.kernels, &symbols);
+            let path = out.out_dir.join(format!("{name}_kernels.h"));
+            cache::write_if_changed(&path, header.as_bytes())?;
+        }
     }
 
     let text = codegen::render(&codegen::Generated {
