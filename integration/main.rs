@@ -48,6 +48,10 @@
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
 //!   runtime link, and the errors for an arch without device library, another clang and a
 //!   compiler variable that names no compiler.
+//! - `kernel_names`: kernels by their C++ source names from tutorial-style sources (no
+//!   `extern "C"`, overloads, a template kernel): a ROCm 5.2 crate whose `main.rs` gets every
+//!   kernel by constant, name or signature, the CMake equivalent through the generated
+//!   `<name>_kernels.h`, and CUDA PTX names with clang 19.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -121,6 +125,7 @@ mod hostobj_codegen;
 mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
+mod kernel_names;
 mod memory_limits;
 mod nvfatbin;
 mod objects_fixtures;

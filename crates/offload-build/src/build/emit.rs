@@ -5,6 +5,8 @@
 //!
 //! Reads only the [`Plan`], the packed container and the job counts.
 
+use std::path::Path;
+
 use super::codegen;
 use super::embed_glue;
 use super::env::Env;
@@ -71,11 +73,7 @@ pub(crate) fn run(
         }
         library = Some(embedded.library);
         if plan.embed == Embed::HipObject {
-            // For C and C++ host code: the handles' declarations (the CMake package's
-            // include directory).
-            let header = codegen::render_header(name, &packed.kernels, &symbols);
-            let path = out.out_dir.join(format!("{name}_kernels.h"));
-            cache::write_if_changed(&path, header.as_bytes())?;
+            write_kernel_header(&out.out_dir, name, &packed.kernels, &symbols)?;
         }
     }
 
@@ -111,4 +109,20 @@ pub(crate) fn run(
         warnings: Vec::new(),
         diagnostics: Vec::new(),
     })
+}
+
+/// `<name>_kernels.h` in `out_dir`: the handles' declarations for C and C++ host code (the
+/// CMake package puts its directory on the include path).
+fn write_kernel_header(
+    out_dir: &Path,
+    name: &str,
+    kernels: &[String],
+    symbols: &embed_glue::HostSymbols,
+) -> Result<(), Error> {
+    let header = codegen::render_header(name, kernels, symbols);
+    cache::write_if_changed(
+        &out_dir.join(format!("{name}_kernels.h")),
+        header.as_bytes(),
+    )?;
+    Ok(())
 }
