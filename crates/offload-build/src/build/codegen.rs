@@ -82,20 +82,7 @@ pub fn ptx_kernels(ptx: &str) -> Vec<String> {
 /// A Rust identifier for a kernel's symbol name: upper snake case, non-identifier characters
 /// replaced by `_`, a leading digit prefixed.
 pub(crate) fn const_ident(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
-        s.insert(0, '_');
-    }
-    s
+    c_ident(name).to_ascii_uppercase()
 }
 
 /// What the generated file describes.
@@ -516,7 +503,8 @@ fn write_kernel_type(s: &mut String, registered: bool) -> fmt::Result {
     )
 }
 
-/// A C identifier for the build name (the header's C++ namespace and C prefix).
+/// A C identifier for a name (the build name: the header's C++ namespace and C prefix):
+/// non-identifier characters replaced by `_`, a leading digit prefixed.
 fn c_ident(name: &str) -> String {
     let mut s: String = name
         .chars()
