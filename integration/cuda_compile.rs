@@ -32,12 +32,12 @@ fn require_wheel() {
     );
 }
 
-struct Project {
+pub(crate) struct Project {
     dir: tempfile::TempDir,
 }
 
 impl Project {
-    fn new() -> Project {
+    pub(crate) fn new() -> Project {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("v.cu"),
@@ -49,13 +49,13 @@ impl Project {
         Project { dir }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// A build of `v.cu` with `clang-<major>`, no CUDA install, no ptxas anywhere (`PATH` is an
     /// empty directory: no `ptxas`, no `nvcc`, no `python3`).
-    fn build(&self, major: u32, archs: &str) -> Build {
+    pub(crate) fn build(&self, major: u32, archs: &str) -> Build {
         let mut b = Build::new();
         b.out_dir(self.path("out"))
             .cargo_metadata(false)

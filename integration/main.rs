@@ -91,6 +91,10 @@
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
 //!   runtime link, and the errors for an arch without device library, another clang and a
 //!   compiler variable that names no compiler.
+//! - `kernel_names`: kernels by their C++ source names from tutorial-style sources (no
+//!   `extern "C"`, overloads, a template kernel): a ROCm 5.2 crate whose `main.rs` gets every
+//!   kernel by constant, name or signature, the CMake equivalent through the generated
+//!   `<name>_kernels.h`, and CUDA PTX names with clang 19.
 //! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each
 //!   `sm_NN` needs and one warning without `ptxas`; cubins with the `ptxas` of NVIDIA's
 //!   `nvidia-cuda-nvcc-cu12` wheel (the setup script's virtualenv); `NN-real`, `all-major`, a
@@ -153,6 +157,7 @@ mod hostobj_codegen;
 mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
+mod kernel_names;
 mod memory_limits;
 mod nvfatbin;
 mod objects_fixtures;

@@ -49,7 +49,7 @@ softmax_numerators(const float* x, float* y, unsigned n) {
 }
 "#;
 
-fn require_rocm() {
+pub(crate) fn require_rocm() {
     for f in [
         ROCM_CLANG,
         "/usr/bin/hipconfig",

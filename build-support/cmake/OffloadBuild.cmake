@@ -17,9 +17,13 @@
 #                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL])
 #   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
 #   custom command (Ninja and Makefiles; a depfile names every header, so a header edit
-#   recompiles only the sources that include it, for each architecture). With EMBED FATBIN the
-#   container file <target>.hipfb (or .offloadbin) is written instead and nothing is linked;
-#   its path is the target's OFFLOAD_OUTPUT property.
+#   recompiles only the sources that include it, for each architecture), and puts on the
+#   include path <target>_kernels.h, which declares each kernel's host handle for
+#   hipLaunchKernel: `&<target>::SAXPY` (C++) or `&<target>_SAXPY` (C) for a kernel
+#   `saxpy`, with or without extern "C"; overloads and names alike after upper-casing are
+#   declared by symbol (`<target>::_Z5SAXPYIFPKFPF`), each with its signature beside it.
+#   With EMBED FATBIN the container file <target>.hipfb (or .offloadbin) is written instead
+#   and nothing is linked; its path is the target's OFFLOAD_OUTPUT property.
 #   Architectures, first that is set: ARCHITECTURES; the target's HIP_ARCHITECTURES (CUDA:
 #   CUDA_ARCHITECTURES) property (set it after the call to override); CMAKE_HIP_ARCHITECTURES
 #   (CMAKE_CUDA_ARCHITECTURES); else offload-build's own resolution at configure time
@@ -298,6 +302,10 @@ function(offload_add_fatbin target)
   else()
     set(_out "${CMAKE_CURRENT_BINARY_DIR}/${CMAKE_STATIC_LIBRARY_PREFIX}${target}${CMAKE_STATIC_LIBRARY_SUFFIX}")
     target_link_libraries(${target} INTERFACE "${_out}")
+    # <target>_kernels.h, written by the command: the kernels' host handles declared for C
+    # and C++ (asm labels name the object's symbols, mangled or not).
+    target_include_directories(${target} INTERFACE
+      "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build")
   endif()
   set_property(TARGET ${target} PROPERTY OFFLOAD_OUTPUT "${_out}")
   add_custom_target(${target}_offload_build DEPENDS "${_out}")
@@ -417,8 +425,13 @@ function(_offload_add_fatbin_command target)
   elseif(_USES_TERMINAL)
     set(_pool USES_TERMINAL)
   endif()
+  set(_header "")
+  if(NOT _EMBED STREQUAL "FATBIN")
+    set(_header BYPRODUCTS "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build/${target}_kernels.h")
+  endif()
   add_custom_command(
     OUTPUT "${_OUTPUT}"
+    ${_header}
     COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
     DEPENDS ${_SOURCES} "${OFFLOAD_BUILD_EXECUTABLE}"
     DEPFILE "${_depfile}"

@@ -1,8 +1,11 @@
 //! The emit stage: the container file, the host object's static library (object [`Embed`]
-//! modes, through [`super::embed_glue`]), the generated `<name>.rs` and the link directives.
+//! modes, through [`super::embed_glue`]), the generated `<name>.rs` (and, for
+//! [`Embed::HipObject`], the C/C++ header `<name>_kernels.h`) and the link directives.
 //! Unchanged files are not rewritten.
 //!
 //! Reads only the [`Plan`], the packed container and the job counts.
+
+use std::path::Path;
 
 use super::codegen;
 use super::embed_glue;
@@ -69,6 +72,9 @@ pub(crate) fn run(
             d.push("rustc-link-lib=dylib=amdhip64".into());
         }
         library = Some(embedded.library);
+        if plan.embed == Embed::HipObject {
+            write_kernel_header(&out.out_dir, name, &packed.kernels, &symbols)?;
+        }
     }
 
     let text = codegen::render(&codegen::Generated {
@@ -103,4 +109,20 @@ pub(crate) fn run(
         warnings: Vec::new(),
         diagnostics: Vec::new(),
     })
+}
+
+/// `<name>_kernels.h` in `out_dir`: the handles' declarations for C and C++ host code (the
+/// CMake package puts its directory on the include path).
+fn write_kernel_header(
+    out_dir: &Path,
+    name: &str,
+    kernels: &[String],
+    symbols: &embed_glue::HostSymbols,
+) -> Result<(), Error> {
+    let header = codegen::render_header(name, kernels, symbols);
+    cache::write_if_changed(
+        &out_dir.join(format!("{name}_kernels.h")),
+        header.as_bytes(),
+    )?;
+    Ok(())
 }

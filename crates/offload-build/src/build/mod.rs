@@ -290,7 +290,8 @@ pub enum Embed {
     ///   `saxpy` (and each with a build named `kernels`) link into one program; both fat
     ///   binaries register and each crate's `kernels::SAXPY.handle()` is the handle registered
     ///   for its own fat binary. Outside Cargo (`offload-build compile`, the CMake package)
-    ///   the handles keep the kernels' names, for C and C++ code to declare.
+    ///   the handles keep the kernels' symbol names; `<name>_kernels.h` declares them for C
+    ///   and C++ (see [`Build::try_compile`]).
     /// - The generated module compiles without warnings (`-D warnings`) in editions 2021 and
     ///   2024.
     HipObject,
@@ -805,7 +806,34 @@ impl Build {
     ///   (machine code first), and a `kernels` module with one constant per kernel (with
     ///   the host handle for `hipLaunchKernel` in [`Embed::HipObject`] mode);
     /// - for the object [`Embed`] modes, `lib<name>-<hash>.a` (a name unique to this build),
-    ///   with the `cargo:rustc-link-*` directives to link it.
+    ///   with the `cargo:rustc-link-*` directives to link it, and for [`Embed::HipObject`]
+    ///   `<name>_kernels.h`, the handles' declarations for C and C++ host code.
+    ///
+    /// # Kernels by their source names
+    ///
+    /// HIP and CUDA kernels written without `extern "C"` have C++ symbols
+    /// (`_Z5saxpyifPKfPf`); the generated module demangles them:
+    ///
+    /// - `KERNELS` lists the symbols (what `hipModuleGetFunction` / `cuModuleGetFunction`
+    ///   take), and every kernel has the constant of its symbol (`kernels::VADD` for an
+    ///   `extern "C"` kernel `vadd`, `kernels::_Z5SAXPYIFPKFPF`), as before;
+    /// - a C++ kernel also has the constant of its source name (`kernels::SAXPY` for
+    ///   `saxpy`, `kernels::SCALE_FLOAT` for the instance `scale<float>`, `kernels::NS_F` for
+    ///   `ns::f`) when no other kernel's name gives that identifier and no symbol constant
+    ///   has it: overloads, and names that differ only in case or punctuation, get none;
+    /// - `kernels::by_name("saxpy")` finds the only kernel of that source name (or symbol),
+    ///   `None` when there are several; `kernels::by_signature("saxpy(int, float, float
+    ///   const*, float*)")` finds one by its signature as `c++filt` prints it
+    ///   (`void scale<float>(float*, float)` for a template instance); `kernels::ALL` lists
+    ///   them all in symbol order;
+    /// - `Kernel::mangled()` (the same as its `name` field), `Kernel::source_name()` and
+    ///   `Kernel::signature()` give each name (an `extern "C"` kernel's are its symbol).
+    ///
+    /// `<name>_kernels.h` declares each kernel's handle under the same identifier as its
+    /// constant (the source-name one when there is one), in C++ namespace `<name>` and
+    /// prefixed `<name>_` in C: `hipLaunchKernel(&kernels::SAXPY, …)` from C++ for a build
+    /// named `kernels`. The CMake package adds its directory to the include path of the
+    /// target `offload_add_fatbin` creates.
     ///
     /// Unchanged outputs are not rewritten, so an unchanged rebuild changes no file.
     pub fn try_compile(&self, name: &str) -> Result<Compiled, Error> {
