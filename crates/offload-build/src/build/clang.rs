@@ -322,3 +322,42 @@ pub(crate) fn device_link(
         command: c,
     }
 }
+
+/// A device compile of the empty `source` into `out` with `flag`, unknown and unused flags
+/// made errors: whether the compiler accepts the flag
+/// ([`Build::flag_if_supported`](super::Build::flag_if_supported)).
+pub(crate) fn flag_probe(
+    tc: &Toolchain,
+    lang: Language,
+    arch: Option<&Arch>,
+    flag: &OsString,
+    source: &Path,
+    out: &Path,
+) -> Command {
+    let mut c = Command::new(&tc.clang);
+    match lang {
+        Language::Hip => c.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"]),
+        Language::Cuda => c.args([
+            "-x",
+            "cuda",
+            "--cuda-device-only",
+            "-nocudainc",
+            "-nocudalib",
+        ]),
+    };
+    if let Some(a) = arch {
+        c.arg(format!("--offload-arch={}", a.offload_arch()));
+    }
+    if lang == Language::Hip {
+        c.args(["-nogpulib", "-nogpuinc"]);
+    }
+    c.args([
+        "-Werror=unknown-warning-option",
+        "-Werror=unused-command-line-argument",
+        "-Werror=ignored-optimization-argument",
+    ]);
+    c.arg(flag).arg("-c").arg(source).arg("-o").arg(out);
+    c.inputs = vec![source.to_path_buf()];
+    c.outputs = vec![out.to_path_buf()];
+    c
+}

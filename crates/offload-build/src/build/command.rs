@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3;
 
 /// A complete command: what runs, with what, reading and writing which files.
+///
+/// [`Build::get_compiler`](super::Build::get_compiler) returns the device compile's command
+/// (up to the user's flags: no source, output or depfile), as `cc::Build::get_compiler`
+/// returns a `cc::Tool`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     pub(crate) program: PathBuf,
@@ -158,6 +162,9 @@ pub(crate) enum Domain {
     HostSymbols,
     /// A crash log's name, from what the compiler printed.
     CrashLog,
+    /// Whether the compiler accepts a flag
+    /// ([`Build::flag_if_supported`](super::Build::flag_if_supported)).
+    FlagProbe,
 }
 
 impl Domain {
@@ -170,6 +177,7 @@ impl Domain {
             Domain::HipConfig => b"offload-build hipconfig 1",
             Domain::HostSymbols => b"offload-build host symbols 1",
             Domain::CrashLog => b"offload-build crash 1",
+            Domain::FlagProbe => b"offload-build flag probe 1",
         }
     }
 }

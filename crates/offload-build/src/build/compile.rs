@@ -26,7 +26,7 @@ use super::fs;
 use super::jobs;
 use super::pack::Piece;
 use super::plan::{JobSettings, Plan};
-use super::process::{self, RunError};
+use super::process::{self, Processes, RunError};
 use super::tool::Toolchain;
 use super::{Progress, ProgressStep};
 
@@ -52,6 +52,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         return Ok(built);
     };
     let runner = Runner {
+        processes: env.processes(),
         tc,
         lang: plan.lang,
         cache_dir: &plan.cache_dir,
@@ -158,6 +159,7 @@ impl<'a> Counter<'a> {
 
 /// What the runs share.
 struct Runner<'a> {
+    processes: &'a Processes,
     tc: &'a Toolchain,
     lang: Language,
     cache_dir: &'a Path,
@@ -326,7 +328,7 @@ impl Runner<'_> {
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error> {
-        let out = match process::run(&mut cmd.to_command(), self.timeout) {
+        let out = match process::run(self.processes, &mut cmd.to_command(), self.timeout) {
             Ok(o) => o,
             Err(RunError::Spawn(error)) => {
                 return Err(Error::Spawn {
@@ -476,8 +478,8 @@ impl Runner<'_> {
             .prefix(".job-")
             .tempdir_in(self.cache_dir)
             .map_err(|e| Error::io("creating a temporary directory in", self.cache_dir, e))?;
-        // Removed on cancellation too (see `Cancel`).
-        let _known = process::PrivateDir::new(tmp.path());
+        // Removed on cancellation too (see `CancelToken`).
+        let _known = process::PrivateDir::new(self.processes, tmp.path());
         let private = Private::new(job, tmp.path());
         let depfile = private.path(&job.depfile);
         let stderr = self.run_steps(job, &private, &depfile)?;

@@ -115,8 +115,8 @@ pub enum Error {
         /// What it is instead.
         found: String,
     },
-    /// The compilers were killed ([`kill_compilers`](super::kill_compilers)): the program is
-    /// ending on a signal.
+    /// The build was cancelled ([`CancelToken::cancel`](super::CancelToken::cancel)): its
+    /// compilers were killed (the program is ending on a signal).
     Stopped,
     /// A command could not be started at all.
     Spawn {

@@ -11,7 +11,7 @@
 //! offload_build::Build::new()
 //!     .files(["kernels/vector_add.hip", "kernels/scale.hip"])
 //!     .include("kernels/include")
-//!     .define("BLOCK", Some("256"))
+//!     .define("BLOCK", "256")
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100")
 //!     .compile("kernels");
 //! // src/main.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
@@ -25,9 +25,11 @@
 //!    which processors it supports (cached by the compiler's path, size and mtime).
 //! 2. Resolves the architectures (table below) and checks them against the compiler.
 //! 3. Runs one job per (source, architecture):
-//!    `clang -x hip --offload-arch=<arch> --cuda-device-only --no-gpu-bundle-output -c <src>
-//!    -o <obj> -MD -MF <depfile> -O3 [-nogpulib -nogpuinc | --rocm-path=<rocm> …] <includes>
-//!    <defines> <flags>`, prefixed by the launcher when one is set. An architecture compiled from
+//!    `clang -x hip --offload-arch=<arch> --cuda-device-only --no-gpu-bundle-output
+//!    [-nogpulib -nogpuinc | --rocm-path=<rocm> …] -c -O3 <includes> <defines> <flags> <src>
+//!    -o <obj> -MD -MF <depfile>`, prefixed by the launcher when one is set (`-O3` whatever
+//!    Cargo's profile, as nvcc and hipcc: [`Build::opt_level`] changes it, [`Build::debug`]
+//!    adds `-g`; [`Build::get_compiler`] shows the command). An architecture compiled from
 //!    several sources is compiled with `-fgpu-rdc` and device-linked once per architecture
 //!    (`clang --target=amdgcn-amd-amdhsa -mcpu=<arch>`). CUDA sources give PTX per `sm_XX`
 //!    (`-nocudainc -nocudalib` without a CUDA install) and, when `ptxas` is found, a cubin.
@@ -201,7 +203,7 @@ pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
-pub use process::{compilers_killed, kill_compilers, track_compilers};
+pub use process::CancelToken;
 
 use offload_formats::bundle::compressed::CompressOptions;
 
@@ -310,10 +312,27 @@ pub enum Embed {
 }
 
 /// Values [`Build::archs`] takes: a CMake-style list string, or a collection of [`Arch`]s or
-/// strings.
-pub trait ArchList {
+/// strings. Sealed: implemented here only.
+///
+/// A trait, not one standard bound, because no standard bound takes both a list in one string
+/// (`.archs("gfx90a;gfx942")`, as CMake and the environment spell it) and a collection
+/// (`.archs(["gfx90a", "gfx942"])`): `&str` is not an `IntoIterator`, and a blanket
+/// implementation over `IntoIterator` beside one for `&str` is refused by coherence.
+pub trait ArchList: sealed::Sealed {
     /// Appends the items (as strings, parsed when compiling).
     fn append_to(self, out: &mut Vec<String>);
+}
+
+mod sealed {
+    /// Keeps [`super::ArchList`] implemented by this crate only.
+    pub trait Sealed {}
+    impl Sealed for &str {}
+    impl Sealed for String {}
+    impl Sealed for &String {}
+    impl Sealed for super::Arch {}
+    impl<S: AsRef<str>, const N: usize> Sealed for [S; N] {}
+    impl<S: AsRef<str>> Sealed for &[S] {}
+    impl<S: AsRef<str>> Sealed for Vec<S> {}
 }
 
 impl ArchList for &str {
@@ -362,6 +381,32 @@ impl<S: AsRef<str>> ArchList for Vec<S> {
 ///
 /// See the [module docs](self) for what a build does, the architecture resolution order and
 /// the environment variables.
+///
+/// # Written for `cc`
+///
+/// The setters have `cc::Build`'s signatures, so a `build.rs` written for `cc` compiles
+/// against offload-build unchanged (only the sources are device code now):
+///
+/// ```no_run
+/// use std::ffi::OsStr;
+/// use std::path::Path;
+///
+/// let extra: &OsStr = OsStr::new("-ffast-math");
+/// offload_build::Build::new()
+///     .file("kernels/saxpy.hip")
+///     .files(["kernels/scale.hip"])
+///     .include(Path::new("kernels/include"))
+///     .includes(["include", "third_party/include"])
+///     .define("N", "256")
+///     .define("X", None)
+///     .flag(extra)
+///     .flags(["-Wall"])
+///     .flag_if_supported("-Wno-unused-parameter")
+///     .opt_level(2)
+///     .debug(false)
+///     .warnings(true)
+///     .compile("kernels");
+/// ```
 // To add a builder option: 1) a field here and its setter below, 2) its decision in `Plan`
 // (plan.rs; the jobs, pack and emit stages read only the plan), 3) the CLI flag and its
 // mapping in one place (`CompileArgs` and `builder` in crates/offload-cli/src/offload_build.rs),
@@ -373,7 +418,11 @@ pub struct Build {
     globs: Vec<String>,
     includes: Vec<PathBuf>,
     defines: Vec<(String, Option<String>)>,
-    flags: Vec<String>,
+    flags: Vec<OsString>,
+    flags_if_supported: Vec<OsString>,
+    opt_level: Option<String>,
+    debug: bool,
+    cancel: Option<CancelToken>,
     archs: Vec<String>,
     file_archs: Vec<(String, String)>,
     images: Vec<(String, PathBuf)>,
@@ -526,6 +575,10 @@ impl Build {
             includes: Vec::new(),
             defines: Vec::new(),
             flags: Vec::new(),
+            flags_if_supported: Vec::new(),
+            opt_level: None,
+            debug: false,
+            cancel: None,
             archs: Vec::new(),
             file_archs: Vec::new(),
             images: Vec::new(),
@@ -575,30 +628,142 @@ impl Build {
     }
 
     /// Adds an include directory (`-I`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().include("kernels/include");
+    /// ```
     pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Build {
         self.includes.push(dir.as_ref().to_path_buf());
         self
     }
 
-    /// Defines a macro (`-DNAME` or `-DNAME=VALUE`).
-    pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Build {
-        self.defines
-            .push((name.to_string(), value.map(str::to_string)));
-        self
-    }
-
-    /// Adds a compiler flag, passed to every source compile after the crate's own flags
-    /// (so `-O2` here overrides the default `-O3`).
-    pub fn flag(&mut self, flag: &str) -> &mut Build {
-        self.flags.push(flag.to_string());
-        self
-    }
-
-    /// Adds compiler flags.
-    pub fn flags<S: AsRef<str>>(&mut self, flags: impl IntoIterator<Item = S>) -> &mut Build {
-        for f in flags {
-            self.flag(f.as_ref());
+    /// Adds include directories (`-I`), in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().includes(["kernels/include", "third_party/include"]);
+    /// ```
+    pub fn includes<P: AsRef<Path>>(&mut self, dirs: impl IntoIterator<Item = P>) -> &mut Build {
+        for d in dirs {
+            self.include(d);
         }
+        self
+    }
+
+    /// Defines a macro: `-DVAR=VAL` with a value, `-DVAR` with `None` (as `cc::Build::define`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new()
+    ///     .define("BLOCK", "256") // -DBLOCK=256
+    ///     .define("USE_FAST_MATH", None); // -DUSE_FAST_MATH
+    /// ```
+    pub fn define<'a, V: Into<Option<&'a str>>>(&mut self, var: &str, val: V) -> &mut Build {
+        self.defines
+            .push((var.to_string(), val.into().map(str::to_string)));
+        self
+    }
+
+    /// Adds a compiler flag, passed to every device compile after the crate's own flags (a
+    /// `-O` flag here overrides [`Build::opt_level`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().flag("-ffast-math");
+    /// ```
+    pub fn flag(&mut self, flag: impl AsRef<OsStr>) -> &mut Build {
+        self.flags.push(flag.as_ref().to_os_string());
+        self
+    }
+
+    /// Adds compiler flags, in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().flags(["-ffast-math", "-Wall"]);
+    /// ```
+    pub fn flags<S: AsRef<OsStr>>(&mut self, flags: impl IntoIterator<Item = S>) -> &mut Build {
+        for f in flags {
+            self.flag(f);
+        }
+        self
+    }
+
+    /// Adds a compiler flag when the device compiler accepts it: the compiler is asked once
+    /// per flag (a device compile of an empty source with the flag, unknown and unused flags
+    /// made errors), and the answer is kept in the cache directory with the other probes.
+    /// Flags it refuses are left out silently, as with `cc::Build::flag_if_supported`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().flag_if_supported("-fgpu-flush-denormals-to-zero");
+    /// ```
+    pub fn flag_if_supported(&mut self, flag: impl AsRef<OsStr>) -> &mut Build {
+        self.flags_if_supported.push(flag.as_ref().to_os_string());
+        self
+    }
+
+    /// The optimization level of the device code (`-O<level>`; default 3). Device code keeps
+    /// `-O3` whatever Cargo's profile: as `nvcc` and `hipcc`, the build does not read
+    /// `OPT_LEVEL`, since debug builds of the host still want fast kernels. `ptxas` gets the
+    /// same level (3 for levels it does not know).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().opt_level(2); // -O2
+    /// ```
+    pub fn opt_level(&mut self, level: u32) -> &mut Build {
+        self.opt_level = Some(level.to_string());
+        self
+    }
+
+    /// The optimization level as clang spells it after `-O` (`"s"`, `"z"`, `"fast"`, `"2"`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().opt_level_str("s"); // -Os
+    /// ```
+    pub fn opt_level_str(&mut self, level: &str) -> &mut Build {
+        self.opt_level = Some(level.to_string());
+        self
+    }
+
+    /// Whether device debug information is generated (`-g`; default `false`). Like the
+    /// optimization level, it does not follow Cargo's `DEBUG`: device debug information is
+    /// asked for explicitly.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().debug(true); // -g
+    /// ```
+    pub fn debug(&mut self, debug: bool) -> &mut Build {
+        self.debug = debug;
+        self
+    }
+
+    /// Stops this build when `token` is cancelled ([`CancelToken::cancel`]): its compilers
+    /// are killed with their children (they run in process groups of their own) and the
+    /// build ends with [`Error::Stopped`]. For programs that handle SIGINT and SIGTERM
+    /// themselves (`offload-build compile`); a `build.rs` needs none.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let token = offload_build::build::CancelToken::new();
+    /// offload_build::Build::new().cancel_token(&token);
+    /// ```
+    pub fn cancel_token(&mut self, token: &CancelToken) -> &mut Build {
+        self.cancel = Some(token.clone());
         self
     }
 
@@ -816,7 +981,7 @@ impl Build {
     /// Unchanged outputs are not rewritten, so an unchanged rebuild changes no file.
     pub fn try_compile(&self, name: &str) -> Result<Compiled, Error> {
         let directives = Directives::new(self.cargo_metadata);
-        let env = Env::new(&self.env, &directives);
+        let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
         let result = self.run(name, &env);
         let (lines, warnings) = directives.take();
         result.map(|mut c| {
@@ -832,7 +997,7 @@ impl Build {
     /// a missing compiler or an unknown architecture is reported before the build starts.
     pub fn try_resolve_archs(&self) -> Result<ResolvedArchs, Error> {
         let directives = Directives::new(self.cargo_metadata);
-        let env = Env::new(&self.env, &directives);
+        let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
         let plan = Plan::new(self, &env, Purpose::Resolve)?;
         let (_, warnings) = directives.take();
         let compiler = plan
@@ -845,6 +1010,34 @@ impl Build {
             compiler,
             warnings,
         })
+    }
+
+    /// The device compiler's command for one device compile, as the build would run it: the
+    /// compiler, the launcher, the arguments up to the user's flags (for the first resolved
+    /// architecture; no source, output or depfile) and the environment changes. Panics with a
+    /// readable message on failure; see [`Build::try_get_compiler`].
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// let cmd = offload_build::Build::new().arch("gfx90a").opt_level(2).get_compiler();
+    /// assert!(cmd.get_args().iter().any(|a| a == "-O2"));
+    /// println!("{}", cmd.path().display());
+    /// ```
+    pub fn get_compiler(&self) -> Command {
+        match self.try_get_compiler() {
+            Ok(c) => c,
+            Err(e) => panic!("\n\nerror occurred in offload-build: {e}\n\n"),
+        }
+    }
+
+    /// The device compiler's command ([`Build::get_compiler`]), or why there is none (no
+    /// compiler, an unsupported architecture).
+    pub fn try_get_compiler(&self) -> Result<Command, Error> {
+        let directives = Directives::new(false);
+        let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
+        let plan = Plan::new(self, &env, Purpose::Resolve)?;
+        plan::compiler_command(self, &env, &plan)
     }
 
     /// The object [`Embed`] mode for the container this build writes:

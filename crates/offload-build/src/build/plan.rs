@@ -25,6 +25,7 @@ use offload_formats::package::ImageKind;
 
 use super::arch::{self, Arch};
 use super::clang::{self, CompileJob, CompileOptions, LinkJob};
+use super::command::Command;
 use super::env::{Directives, Env};
 use super::error::Error;
 use super::jobs;
@@ -454,7 +455,8 @@ fn job_settings(
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
             jobs::local(n)
         });
-    let mut compile = compile_options(build, env, tc, lang, &plan.cwd);
+    let first = plan.compiles.iter().find_map(|(_, a)| a.first());
+    let mut compile = compile_options(build, env, tc, lang, &plan.cwd, first, &plan.cache_dir);
     compile.launcher = launcher;
     let (compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
     Ok(JobSettings {
@@ -492,6 +494,8 @@ pub(crate) fn compile_options(
     tc: &Toolchain,
     lang: Language,
     cwd: &Path,
+    arch: Option<&Arch>,
+    cache_dir: &Path,
 ) -> CompileOptions {
     let extra_flags: Vec<OsString> = env
         .get(match lang {
@@ -509,7 +513,16 @@ pub(crate) fn compile_options(
     if build.warnings_into_errors {
         flags.push("-Werror".into());
     }
-    flags.extend(build.flags.iter().map(OsString::from).chain(extra_flags));
+    flags.extend(build.flags.iter().cloned());
+    for f in &build.flags_if_supported {
+        if tool::flag_supported(env, tc, lang, arch, f, cache_dir) {
+            flags.push(f.clone());
+        }
+    }
+    flags.extend(extra_flags);
+    // Device code is optimized whatever Cargo's profile (OPT_LEVEL is not read, as nvcc and
+    // hipcc do not).
+    let level = build.opt_level.as_deref().unwrap_or("3");
     let any_flag = |f: &dyn Fn(&str) -> bool| flags.iter().any(|a| f(&a.to_string_lossy()));
     // clang derives the HIP compilation unit ID (the `__hip_cuid_*` symbol) from the whole
     // command line, output path included: one from the job key instead keeps the device code
@@ -531,9 +544,17 @@ pub(crate) fn compile_options(
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        opt_flag: "-O3".into(),
-        ptxas_opt_flag: "-O3".into(),
-        debug: false,
+        opt_flag: format!("-O{level}"),
+        // ptxas knows -O0 to -O3 only.
+        ptxas_opt_flag: format!(
+            "-O{}",
+            if ["0", "1", "2", "3"].contains(&level) {
+                level
+            } else {
+                "3"
+            }
+        ),
+        debug: build.debug,
         // clang 22 ignores `-MD -MF` in device-only compiles (and says so, as a warning that
         // -Werror would make an error): it gets no depfile flags, and the dependencies come
         // from a host-side preprocessing. Older (and unknown) versions write it.
@@ -541,6 +562,37 @@ pub(crate) fn compile_options(
         cuid_from_key,
         min_ptx_isa,
     }
+}
+
+/// The device compile's command for the first resolved architecture, up to the user's flags
+/// ([`Build::try_get_compiler`]).
+pub(crate) fn compiler_command(
+    build: &Build,
+    env: &Env<'_>,
+    plan: &Plan,
+) -> Result<Command, Error> {
+    let tc = plan
+        .toolchain
+        .as_ref()
+        .expect("a resolve plan always discovers the toolchain");
+    let arch = plan.archs.first().ok_or_else(|| {
+        Error::Config("no architecture to compile for: set one with Build::arch".into())
+    })?;
+    let mut o = compile_options(
+        build,
+        env,
+        tc,
+        plan.lang,
+        &plan.cwd,
+        Some(arch),
+        &plan.cache_dir,
+    );
+    o.launcher = launcher(env);
+    let mut c = Command::new(&tc.clang);
+    c.launcher = o.launcher.clone();
+    c.args = clang::device_args(&o, tc, arch, false).0;
+    c.env = o.env;
+    Ok(c)
 }
 
 /// The compile jobs in (source, architecture) order, and the device links: HIP code of an
@@ -647,7 +699,7 @@ fn expand(
                 });
             }
             arch::Item::Native => {
-                let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
+                let (found, how) = arch::probe_native(env.processes(), lang, &tc.tool_dirs);
                 if found.is_empty() {
                     let def = arch::default_set(lang, &tc.buildable());
                     env.directives().warn(&format!(
@@ -705,7 +757,7 @@ fn resolve_archs(
             }
         }
     }
-    let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
+    let (found, how) = arch::probe_native(env.processes(), lang, &tc.tool_dirs);
     let hint = format!(
         "set {} or OFFLOAD_ARCH (e.g. \"{}\") to choose",
         crate_var.unwrap_or("<CRATE>_OFFLOAD_ARCH"),

@@ -28,11 +28,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::Language;
+use super::arch::Arch;
 use super::command::{Domain, KeyBuilder};
 use super::env::Env;
 use super::error::Error;
 use super::fs;
-use super::process;
+use super::process::{self, Processes};
 
 /// The compiler and the installs around it.
 #[derive(Clone, Debug)]
@@ -456,7 +457,7 @@ struct HipConfig {
 /// Runs `hipconfig --rocmpath`, `--hipclangpath` and `--cpp_config` (never `hipcc --version`,
 /// which prints a traceback on a machine without a GPU), remembering the answers in
 /// `cache_dir` keyed by the script's path, size and modification time.
-fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
+fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Option<HipConfig> {
     let canon = program.canonicalize().ok()?;
     let stamp = KeyBuilder::new(Domain::HipConfig)
         .file_stamp(&canon)
@@ -467,7 +468,7 @@ fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
         Ok(t) if t.lines().count() == 3 => t,
         _ => {
             let ask = |flag: &str| {
-                process::probe(Command::new(program).arg(flag))
+                process::probe(p, Command::new(program).arg(flag))
                     .ok()
                     .flatten()
                     .filter(|o| o.status.success())
@@ -554,7 +555,7 @@ fn find_rocm_in(
     let mut looked = Vec::new();
     let hipconfig = match which::which_in(exe("hipconfig"), path, cwd) {
         Ok(p) => {
-            let c = hipconfig(&p, cache_dir);
+            let c = hipconfig(env.processes(), &p, cache_dir);
             if c.is_none() {
                 looked.push(format!("{} (no answer to --rocmpath)", p.display()));
             }
@@ -728,7 +729,7 @@ pub(crate) fn find_ptxas(
             "import site, sys\n\
              for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)",
         ]);
-        if let Ok(Some(o)) = process::probe(&mut cmd) {
+        if let Ok(Some(o)) = process::probe(env.processes(), &mut cmd) {
             for line in String::from_utf8_lossy(&o.stdout).lines() {
                 let site = Path::new(line.trim());
                 if site.is_absolute() {
@@ -812,17 +813,22 @@ pub(crate) fn discover(
             (v.to_string(), s.lines().map(str::to_string).collect())
         }
         _ => {
-            let version = run_text(Command::new(&clang).arg("--version"), &clang)?
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            let version = run_text(
+                env.processes(),
+                Command::new(&clang).arg("--version"),
+                &clang,
+            )?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
             let target = match lang {
                 Language::Hip => "--target=amdgcn-amd-amdhsa",
                 Language::Cuda => "--target=nvptx64-nvidia-cuda",
             };
             let supported = parse_supported(
                 &run_text(
+                    env.processes(),
                     Command::new(&clang).args([target, "-nogpulib", "--print-supported-cpus"]),
                     &clang,
                 )?,
@@ -865,14 +871,57 @@ pub(crate) fn discover(
     })
 }
 
+/// Whether the compiler accepts `flag` in a device compile for `arch` (asked once: the answer
+/// is kept in `cache_dir`, keyed by the toolchain, the language, the architecture and the
+/// flag).
+pub(crate) fn flag_supported(
+    env: &Env<'_>,
+    tc: &Toolchain,
+    lang: Language,
+    arch: Option<&Arch>,
+    flag: &OsString,
+    cache_dir: &Path,
+) -> bool {
+    let mut k = KeyBuilder::new(Domain::FlagProbe);
+    k.u128(tc.identity)
+        .str(&format!("{lang:?}"))
+        .str(arch.map_or("", Arch::as_str))
+        .os(flag);
+    let answer = cache_dir.join(format!("flag-{:032x}.txt", k.finish()));
+    if let Ok(t) = std::fs::read_to_string(&answer) {
+        return t.trim() == "yes";
+    }
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix(".flag-")
+        .tempdir_in(cache_dir)
+    else {
+        return false;
+    };
+    let source = dir.path().join(match lang {
+        Language::Hip => "empty.hip",
+        Language::Cuda => "empty.cu",
+    });
+    if std::fs::write(&source, "").is_err() {
+        return false;
+    }
+    let out = dir.path().join("empty.o");
+    let cmd = super::clang::flag_probe(tc, lang, arch, flag, &source, &out);
+    let ok = matches!(
+        process::probe(env.processes(), &mut cmd.to_command()),
+        Ok(Some(o)) if o.status.success()
+    );
+    let _ = fs::write_atomic(&answer, if ok { b"yes\n" } else { b"no\n" });
+    ok
+}
+
 /// stdout and stderr of a probe of the compiler, or empty when it cannot run; an error when
 /// it runs past [`process::PROBE_TIMEOUT`] (a compiler that hangs).
-fn run_text(cmd: &mut Command, clang: &Path) -> Result<String, Error> {
+fn run_text(p: &Processes, cmd: &mut Command, clang: &Path) -> Result<String, Error> {
     let args: Vec<String> = cmd
         .get_args()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    match process::probe(cmd) {
+    match process::probe(p, cmd) {
         Ok(Some(o)) => {
             let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
             s.push_str(&String::from_utf8_lossy(&o.stderr));
