@@ -179,41 +179,7 @@ impl Plan {
         let lang = language(build.language, &sources);
         let container = default_container(build, lang);
         if compile {
-            if lang == Language::Cuda && container == Container::Bundle {
-                return Err(Error::Config(
-                    "CUDA device code is packed as offload binaries or an NVIDIA fat binary: \
-                     use Container::OffloadBinary or Container::CudaFatbin"
-                        .into(),
-                ));
-            }
-            if container == Container::CudaFatbin {
-                if lang != Language::Cuda {
-                    return Err(Error::Config(
-                        "Container::CudaFatbin holds CUDA device code (cubins, PTX): \
-                         compile CUDA sources (Language::Cuda)"
-                            .into(),
-                    ));
-                }
-                if build.embed != Embed::FatbinOnly {
-                    return Err(Error::Config(
-                        "Container::CudaFatbin is loaded at run time (cuModuleLoadData): \
-                         use Embed::FatbinOnly"
-                            .into(),
-                    ));
-                }
-            }
-            if build.compress.is_some() && container != Container::Bundle {
-                return Err(Error::Config(
-                    "compression applies to bundles (Container::Bundle) only".into(),
-                ));
-            }
-            if build.compress.is_some() && !offload_formats::bundle::compressed::SUPPORTED {
-                return Err(Error::Config(
-                    "compressed bundles need the `compression` feature of offload-build \
-                     (offload-build = { version = \"0.1\", features = [\"compression\"] })"
-                        .into(),
-                ));
-            }
+            check_container(build, lang, container)?;
         }
         let outputs = match (purpose, out_dir) {
             (Purpose::Compile(name), Some(out_dir)) => Some(outputs(name, out_dir, container)),
@@ -241,38 +207,7 @@ impl Plan {
         // Toolchain and architectures (only when there is something to compile, or to
         // resolve).
         if !compile || !sources.is_empty() {
-            std::fs::create_dir_all(&plan.cache_dir)
-                .map_err(|e| Error::io("creating", &plan.cache_dir, e))?;
-            let tc = tool::discover(
-                env,
-                lang,
-                build.compiler.as_deref(),
-                build.ptxas.as_deref(),
-                &plan.cache_dir,
-                &plan.cwd,
-            )?;
-            let crate_var = env
-                .get("CARGO_PKG_NAME")
-                .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
-            let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
-            if compile {
-                plan.compiles =
-                    per_source_archs(build, env, lang, &tc, &plan.cwd, &sources, &global, &origin)?;
-                plan.jobs = Some(job_settings(build, env, &tc, lang, &plan)?);
-                if lang == Language::Cuda {
-                    check_ptxas(&plan.compiles, &tc, env.directives())?;
-                }
-            } else {
-                for a in &global {
-                    check_supported(a, &tc, lang, &origin)?;
-                }
-            }
-            if build.link_hip_runtime && plan.embed == Embed::HipObject {
-                plan.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
-            }
-            plan.archs = global;
-            plan.arch_origin = origin;
-            plan.toolchain = Some(tc);
+            plan.resolve(build, env, compile, &sources)?;
         }
 
         if compile {
@@ -281,12 +216,96 @@ impl Plan {
         Ok(plan)
     }
 
+    /// The toolchain, the architectures and (for a compile) the jobs.
+    fn resolve(
+        &mut self,
+        build: &Build,
+        env: &Env<'_>,
+        compile: bool,
+        sources: &[PathBuf],
+    ) -> Result<(), Error> {
+        let lang = self.lang;
+        std::fs::create_dir_all(&self.cache_dir)
+            .map_err(|e| Error::io("creating", &self.cache_dir, e))?;
+        let tc = tool::discover(
+            env,
+            lang,
+            build.compiler.as_deref(),
+            build.ptxas.as_deref(),
+            &self.cache_dir,
+            &self.cwd,
+        )?;
+        let crate_var = env
+            .get("CARGO_PKG_NAME")
+            .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
+        let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
+        if compile {
+            self.compiles =
+                per_source_archs(build, env, lang, &tc, &self.cwd, sources, &global, &origin)?;
+            self.jobs = Some(job_settings(build, env, &tc, lang, self)?);
+            if lang == Language::Cuda {
+                check_ptxas(&self.compiles, &tc, env.directives())?;
+            }
+        } else {
+            for a in &global {
+                check_supported(a, &tc, lang, &origin)?;
+            }
+        }
+        if build.link_hip_runtime && self.embed == Embed::HipObject {
+            self.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
+        }
+        self.archs = global;
+        self.arch_origin = origin;
+        self.toolchain = Some(tc);
+        Ok(())
+    }
+
     /// The outputs of a compile plan.
     pub(crate) fn outputs(&self) -> &Outputs {
         self.outputs
             .as_ref()
             .expect("only compile plans reach the emit stage, and they have outputs")
     }
+}
+
+/// Why a compressed bundle cannot be written.
+const NEEDS_COMPRESSION: &str = "compressed bundles need the `compression` feature of offload-build \
+     (offload-build = { version = \"0.1\", features = [\"compression\"] })";
+
+/// The container and compression settings a compile can use with `lang`.
+fn check_container(build: &Build, lang: Language, container: Container) -> Result<(), Error> {
+    if lang == Language::Cuda && container == Container::Bundle {
+        return Err(Error::Config(
+            "CUDA device code is packed as offload binaries or an NVIDIA fat binary: \
+             use Container::OffloadBinary or Container::CudaFatbin"
+                .into(),
+        ));
+    }
+    if container == Container::CudaFatbin {
+        if lang != Language::Cuda {
+            return Err(Error::Config(
+                "Container::CudaFatbin holds CUDA device code (cubins, PTX): \
+                 compile CUDA sources (Language::Cuda)"
+                    .into(),
+            ));
+        }
+        if build.embed != Embed::FatbinOnly {
+            return Err(Error::Config(
+                "Container::CudaFatbin is loaded at run time (cuModuleLoadData): \
+                 use Embed::FatbinOnly"
+                    .into(),
+            ));
+        }
+    }
+    if build.compress.is_some() && container != Container::Bundle {
+        return Err(Error::Config(
+            "compression applies to bundles (Container::Bundle) only".into(),
+        ));
+    }
+    if build.compress.is_some() && !offload_formats::bundle::compressed::SUPPORTED {
+        return Err(Error::Config(NEEDS_COMPRESSION.into()));
+    }
+    Ok(())
 }
 
 /// The container as a plan decides it, without checking anything or reporting directives

@@ -208,29 +208,7 @@ fn find_clang(
         };
     }
     if let Some(v) = env.get_os("HIP_CLANG_PATH") {
-        let dir = PathBuf::from(&v);
-        let plain = dir.join(exe("clang"));
-        if plain.is_file() {
-            return Ok((plain, "HIP_CLANG_PATH".into()));
-        }
-        // Debian's HIP_CLANG_PATH is /usr/bin, which holds clang-15 (and other clang-NN) but no
-        // plain clang: the ROCm install's own clang when it lives there, else the newest.
-        let canon_dir = dir.canonicalize().ok();
-        if let Some(c) = rocm.and_then(|r| r.clang.as_ref()).filter(|c| {
-            c.parent()
-                .and_then(|d| d.canonicalize().ok())
-                .is_some_and(|d| Some(d) == canon_dir)
-        }) {
-            return Ok((c.clone(), "HIP_CLANG_PATH".into()));
-        }
-        if let Some(p) = newest_versioned_in(&dir) {
-            return Ok((p, "HIP_CLANG_PATH".into()));
-        }
-        return Err(bad_var(
-            "HIP_CLANG_PATH",
-            v.to_string_lossy().into_owned(),
-            vec![plain, dir.join("clang-[0-9]*")],
-        ));
+        return hip_clang_path(&v, rocm);
     }
     // A ROCm install named by ROCM_PATH / HIP_PATH brings its clang.
     if let Some(r) = rocm.filter(|r| r.from_env) {
@@ -259,7 +237,54 @@ fn find_clang(
             }
         }
     }
-    // clang-NN on PATH and /usr/lib/llvm-NN/bin/clang, newest first (PATH first on a tie).
+    if let Some(p) = newest_versioned(path, &mut searched) {
+        return Ok((p, "the newest clang-NN with ld.lld".into()));
+    }
+    let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
+    searched.push(rocm.clone());
+    if rocm.is_file() {
+        return Ok((rocm, "/opt/rocm".into()));
+    }
+    if let Some(p) = path_or_name(&exe("clang"), path, cwd, &mut searched) {
+        return Ok((p, "clang on PATH".into()));
+    }
+    Err(Error::ToolNotFound {
+        tool: "clang".into(),
+        searched,
+    })
+}
+
+/// The compiler `HIP_CLANG_PATH` (a directory) names: its `clang`, else the ROCm install's
+/// `clang-NN` there, else the newest `clang-NN` there.
+fn hip_clang_path(v: &OsString, rocm: Option<&Rocm>) -> Result<(PathBuf, String), Error> {
+    let dir = PathBuf::from(&v);
+    let plain = dir.join(exe("clang"));
+    if plain.is_file() {
+        return Ok((plain, "HIP_CLANG_PATH".into()));
+    }
+    // Debian's HIP_CLANG_PATH is /usr/bin, which holds clang-15 (and other clang-NN) but no
+    // plain clang: the ROCm install's own clang when it lives there, else the newest.
+    let canon_dir = dir.canonicalize().ok();
+    if let Some(c) = rocm.and_then(|r| r.clang.as_ref()).filter(|c| {
+        c.parent()
+            .and_then(|d| d.canonicalize().ok())
+            .is_some_and(|d| Some(d) == canon_dir)
+    }) {
+        return Ok((c.clone(), "HIP_CLANG_PATH".into()));
+    }
+    if let Some(p) = newest_versioned_in(&dir) {
+        return Ok((p, "HIP_CLANG_PATH".into()));
+    }
+    Err(Error::CompilerVar {
+        var: "HIP_CLANG_PATH".into(),
+        value: v.to_string_lossy().into_owned(),
+        searched: vec![plain, dir.join("clang-[0-9]*")],
+    })
+}
+
+/// The newest `clang-NN` on `PATH` or `/usr/lib/llvm-NN/bin/clang` (`PATH` first on a tie)
+/// that has `ld.lld` beside it, recording where it looked.
+fn newest_versioned(path: Option<&OsString>, searched: &mut Vec<PathBuf>) -> Option<PathBuf> {
     let mut versioned: Vec<(u32, u8, PathBuf)> = Vec::new();
     for d in path_dirs(path) {
         searched.push(d.join("clang-[0-9]*"));
@@ -284,24 +309,10 @@ fn find_clang(
     versioned.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     // A versioned clang without its ld.lld (Debian's clang-NN without lld-NN) cannot link
     // device code: skip it rather than fail every compile.
-    if let Some((_, _, p)) = versioned
+    versioned
         .into_iter()
-        .find(|(_, _, p)| p.is_file() && has_lld(p))
-    {
-        return Ok((p, "the newest clang-NN with ld.lld".into()));
-    }
-    let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
-    searched.push(rocm.clone());
-    if rocm.is_file() {
-        return Ok((rocm, "/opt/rocm".into()));
-    }
-    if let Some(p) = path_or_name(&exe("clang"), path, cwd, &mut searched) {
-        return Ok((p, "clang on PATH".into()));
-    }
-    Err(Error::ToolNotFound {
-        tool: "clang".into(),
-        searched,
-    })
+        .map(|(_, _, p)| p)
+        .find(|p| p.is_file() && has_lld(p))
 }
 
 /// Whether `ld.lld` sits next to the (symlink-resolved) compiler.
