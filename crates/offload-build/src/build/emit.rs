@@ -4,6 +4,8 @@
 //!
 //! Reads only the [`Plan`], the packed container and the job counts.
 
+use std::path::PathBuf;
+
 use super::codegen;
 use super::embed_glue;
 use super::env::Env;
@@ -19,7 +21,6 @@ pub(crate) fn run(
     jobs: (usize, usize),
     env: &Env<'_>,
 ) -> Result<Compiled, Error> {
-    let d = env.directives();
     let out = plan.outputs();
     let name = out.name.as_str();
     fs::write_if_changed(&out.fatbin, &packed.bytes)?;
@@ -35,41 +36,10 @@ pub(crate) fn run(
         &target,
         &out.out_dir,
     );
-    let mut library = None;
-    if plan.embed != Embed::FatbinOnly {
-        let embedded = embed_glue::embed_object(&embed_glue::EmbedRequest {
-            mode: plan.embed,
-            container_bytes: &packed.bytes,
-            container: plan.container,
-            target: &target,
-            kernels: &packed.kernels,
-            name,
-            out_dir: &out.out_dir,
-            llvm_major: plan.toolchain.as_ref().map_or(0, |t| t.major),
-            symbols: &symbols,
-        })?;
-        d.push(format!(
-            "rustc-link-search=native={}",
-            out.out_dir.display()
-        ));
-        let link = &symbols.link_name;
-        if plan.embed == Embed::HipObject {
-            // Linked whole: the object registers its fat binary from a constructor that
-            // nothing references, so as an ordinary archive member it would be dropped
-            // whenever the program names no kernel. (The generated module keeps it too, with
-            // a `#[used]` reference, for links that do not go through this directive.)
-            d.push(format!("rustc-link-lib=static:+whole-archive={link}"));
-        } else {
-            d.push(format!("rustc-link-lib=static={link}"));
-        }
-        // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
-        // of the ROCm install the code was compiled with.
-        if let Some(dir) = &plan.hip_runtime_dir {
-            d.push(format!("rustc-link-search=native={}", dir.display()));
-            d.push("rustc-link-lib=dylib=amdhip64".into());
-        }
-        library = Some(embedded.library);
-    }
+    let library = match plan.embed {
+        Embed::FatbinOnly => None,
+        _ => Some(embed(plan, &packed, &target, &symbols, env)?),
+    };
 
     let text = codegen::render(&codegen::Generated {
         name,
@@ -103,4 +73,50 @@ pub(crate) fn run(
         warnings: Vec::new(),
         diagnostics: Vec::new(),
     })
+}
+
+/// Writes the host object's library for an object [`Embed`] mode and the directives that
+/// link it (and the HIP runtime); returns the library.
+fn embed(
+    plan: &Plan,
+    packed: &Packed,
+    target: &str,
+    symbols: &embed_glue::HostSymbols,
+    env: &Env<'_>,
+) -> Result<PathBuf, Error> {
+    let d = env.directives();
+    let out = plan.outputs();
+    let name = out.name.as_str();
+    let embedded = embed_glue::embed_object(&embed_glue::EmbedRequest {
+        mode: plan.embed,
+        container_bytes: &packed.bytes,
+        container: plan.container,
+        target,
+        kernels: &packed.kernels,
+        name,
+        out_dir: &out.out_dir,
+        llvm_major: plan.toolchain.as_ref().map_or(0, |t| t.major),
+        symbols,
+    })?;
+    d.push(format!(
+        "rustc-link-search=native={}",
+        out.out_dir.display()
+    ));
+    let link = &symbols.link_name;
+    if plan.embed == Embed::HipObject {
+        // Linked whole: the object registers its fat binary from a constructor that
+        // nothing references, so as an ordinary archive member it would be dropped
+        // whenever the program names no kernel. (The generated module keeps it too, with
+        // a `#[used]` reference, for links that do not go through this directive.)
+        d.push(format!("rustc-link-lib=static:+whole-archive={link}"));
+    } else {
+        d.push(format!("rustc-link-lib=static={link}"));
+    }
+    // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
+    // of the ROCm install the code was compiled with.
+    if let Some(dir) = &plan.hip_runtime_dir {
+        d.push(format!("rustc-link-search=native={}", dir.display()));
+        d.push("rustc-link-lib=dylib=amdhip64".into());
+    }
+    Ok(embedded.library)
 }

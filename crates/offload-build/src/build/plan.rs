@@ -157,22 +157,7 @@ impl Plan {
         // Sources.
         let sources = sources(build, &cwd, d)?;
         if compile {
-            if sources.is_empty() && build.images.is_empty() {
-                return Err(Error::Config(
-                    "nothing to build: add sources with Build::file/files/glob or images with Build::image"
-                        .into(),
-                ));
-            }
-            for s in &sources {
-                if !absolute(&cwd, s).is_file() {
-                    return Err(Error::io(
-                        "reading source",
-                        s,
-                        std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                    ));
-                }
-                d.push_path("rerun-if-changed", s)?;
-            }
+            check_sources(build, &cwd, &sources, d)?;
         }
 
         // Language, container, embedding, output names.
@@ -266,6 +251,32 @@ impl Plan {
             .as_ref()
             .expect("only compile plans reach the emit stage, and they have outputs")
     }
+}
+
+/// A compile has something to build, and every source exists (each watched for changes).
+fn check_sources(
+    build: &Build,
+    cwd: &Path,
+    sources: &[PathBuf],
+    d: &Directives,
+) -> Result<(), Error> {
+    if sources.is_empty() && build.images.is_empty() {
+        return Err(Error::Config(
+            "nothing to build: add sources with Build::file/files/glob or images with Build::image"
+                .into(),
+        ));
+    }
+    for s in sources {
+        if !absolute(cwd, s).is_file() {
+            return Err(Error::io(
+                "reading source",
+                s,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            ));
+        }
+        d.push_path("rerun-if-changed", s)?;
+    }
+    Ok(())
 }
 
 /// Why a compressed bundle cannot be written.

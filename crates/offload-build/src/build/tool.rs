@@ -29,7 +29,7 @@ use std::process::Command;
 
 use super::Language;
 use super::arch::Arch;
-use super::command::{Domain, KeyBuilder};
+use super::command::{self, Domain, KeyBuilder};
 use super::env::Env;
 use super::error::Error;
 use super::fs;
@@ -703,6 +703,19 @@ pub(crate) fn find_ptxas(
     if let Some(p) = path_or_name(&exe("ptxas"), path, cwd, &mut searched) {
         return Ok((Some(p), searched));
     }
+    let found = wheel_ptxas(env, path, cwd, &mut searched);
+    Ok((found, searched))
+}
+
+/// `ptxas` from NVIDIA's wheels ([`WHEEL_PTXAS`]): in the virtualenv of `VIRTUAL_ENV`
+/// (`lib/python3*/site-packages`), then in the `site-packages` of the `python3` on `PATH`
+/// (asked with the probe timeout); every place looked at is recorded.
+fn wheel_ptxas(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    searched: &mut Vec<PathBuf>,
+) -> Option<PathBuf> {
     let in_site = |site: &Path, searched: &mut Vec<PathBuf>| -> Option<PathBuf> {
         WHEEL_PTXAS.iter().find_map(|d| {
             let p = site.join(d).join(exe("ptxas"));
@@ -728,8 +741,8 @@ pub(crate) fn find_ptxas(
         // Windows virtualenvs: Lib/site-packages.
         sites.push(Path::new(&venv).join("Lib").join("site-packages"));
         for site in sites {
-            if let Some(p) = in_site(&site, &mut searched) {
-                return Ok((Some(p), searched));
+            if let Some(p) = in_site(&site, searched) {
+                return Some(p);
             }
         }
     }
@@ -744,14 +757,14 @@ pub(crate) fn find_ptxas(
             for line in String::from_utf8_lossy(&o.stdout).lines() {
                 let site = Path::new(line.trim());
                 if site.is_absolute() {
-                    if let Some(p) = in_site(site, &mut searched) {
-                        return Ok((Some(p), searched));
+                    if let Some(p) = in_site(site, searched) {
+                        return Some(p);
                     }
                 }
             }
         }
     }
-    Ok((None, searched))
+    None
 }
 
 fn parse_major(version: &str) -> u32 {
@@ -779,6 +792,54 @@ pub(crate) fn parse_supported(text: &str, lang: Language) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// What the compiler says about itself (`--version`, `--print-supported-cpus` for the
+/// language's device target), asked once and kept in `cache_dir` under a stamp of the
+/// compiler file (path, size, modification time): the stamp, the version line and the
+/// processors.
+fn compiler_info(
+    env: &Env<'_>,
+    clang: &Path,
+    lang: Language,
+    cache_dir: &Path,
+) -> Result<(u128, String, Vec<String>), Error> {
+    let stamp = KeyBuilder::new(Domain::CompilerStamp)
+        .file_stamp(clang)
+        .map_err(|e| Error::io("reading", clang, e))?
+        .str(&format!("{lang:?}"))
+        .finish();
+    let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
+    if let Ok(text) = std::fs::read_to_string(&info_path) {
+        if let Some((v, s)) = text.split_once("\n--\n") {
+            return Ok((
+                stamp,
+                v.to_string(),
+                s.lines().map(str::to_string).collect(),
+            ));
+        }
+    }
+    let mut version = command::Command::new(clang);
+    version.arg("--version");
+    let version = run_text(env.processes(), &mut version.to_command(), clang)?
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let mut cpus = command::Command::new(clang);
+    cpus.arg(match lang {
+        Language::Hip => "--target=amdgcn-amd-amdhsa",
+        Language::Cuda => "--target=nvptx64-nvidia-cuda",
+    })
+    .args(["-nogpulib", "--print-supported-cpus"]);
+    let text = run_text(env.processes(), &mut cpus.to_command(), clang)?;
+    let supported = parse_supported(&text, lang);
+    // Atomically: builds sharing the cache read it while another writes it.
+    let _ = fs::write_atomic(
+        &info_path,
+        format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
+    );
+    Ok((stamp, version, supported))
 }
 
 /// Discovers the toolchain for `lang`, using `cache_dir` to remember what the compiler said.
@@ -812,47 +873,7 @@ pub(crate) fn discover(
             (cuda, ptxas, searched)
         }
     };
-    let stamp = KeyBuilder::new(Domain::CompilerStamp)
-        .file_stamp(&clang)
-        .map_err(|e| Error::io("reading", &clang, e))?
-        .str(&format!("{lang:?}"))
-        .finish();
-    let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
-    let (version, supported) = match std::fs::read_to_string(&info_path) {
-        Ok(text) if text.contains("\n--\n") => {
-            let (v, s) = text.split_once("\n--\n").unwrap_or_default();
-            (v.to_string(), s.lines().map(str::to_string).collect())
-        }
-        _ => {
-            let version = run_text(
-                env.processes(),
-                Command::new(&clang).arg("--version"),
-                &clang,
-            )?
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string();
-            let target = match lang {
-                Language::Hip => "--target=amdgcn-amd-amdhsa",
-                Language::Cuda => "--target=nvptx64-nvidia-cuda",
-            };
-            let supported = parse_supported(
-                &run_text(
-                    env.processes(),
-                    Command::new(&clang).args([target, "-nogpulib", "--print-supported-cpus"]),
-                    &clang,
-                )?,
-                lang,
-            );
-            // Atomically: builds sharing the cache read it while another writes it.
-            let _ = fs::write_atomic(
-                &info_path,
-                format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
-            );
-            (version, supported)
-        }
-    };
+    let (stamp, version, supported) = compiler_info(env, &clang, lang, cache_dir)?;
     let mut id = KeyBuilder::new(Domain::Toolchain);
     id.u128(stamp).str(&version);
     for p in [&cuda, &ptxas].into_iter().flatten() {
@@ -996,13 +1017,16 @@ mod tests {
         let d = super::super::env::Directives::new(false);
         let env = Env::new(&o, &d);
         let no_path = OsString::from(dir.join("bin"));
-        let (found, looked) = find_rocm_in(
-            &env,
-            Some(&no_path),
-            &dir,
-            &dir,
-            std::slice::from_ref(&empty),
-        );
+        let find = || {
+            find_rocm_in(
+                &env,
+                Some(&no_path),
+                &dir,
+                &dir,
+                std::slice::from_ref(&empty),
+            )
+        };
+        let (found, looked) = find();
         assert!(found.is_none());
         let hint = toolchain(None, looked).no_rocm_hint();
         for want in [
@@ -1021,13 +1045,7 @@ mod tests {
         // its served processors come from the oclc_isa_version files.
         std::fs::create_dir_all(empty.join("include/hip")).unwrap();
         std::fs::write(empty.join("include/hip/hip_runtime.h"), "").unwrap();
-        let (found, looked) = find_rocm_in(
-            &env,
-            Some(&no_path),
-            &dir,
-            &dir,
-            std::slice::from_ref(&empty),
-        );
+        let (found, looked) = find();
         assert!(found.is_none());
         assert!(
             looked.last().unwrap().contains("no device libraries"),
@@ -1043,13 +1061,7 @@ mod tests {
         ] {
             std::fs::write(libs.join(f), "").unwrap();
         }
-        let (found, _) = find_rocm_in(
-            &env,
-            Some(&no_path),
-            &dir,
-            &dir,
-            std::slice::from_ref(&empty),
-        );
+        let (found, _) = find();
         let r = found.expect("an install with headers and device libraries");
         assert_eq!(r.device_libs, libs);
         assert_eq!(r.served(), ["gfx906", "gfx90a", "gfx1030"]);
