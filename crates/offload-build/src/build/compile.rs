@@ -210,11 +210,14 @@ pub(crate) fn check_device_code(
     nvidia: bool,
     data: &[u8],
 ) -> Result<(), (String, String)> {
-    const EM_CUDA: u16 = 190;
-    const EM_AMDGPU: u16 = 224;
+    use object::LittleEndian as LE;
+    use object::elf::{ELFCLASS64, ELFDATA2LSB, ELFMAG, EM_AMDGPU, EM_CUDA, FileHeader64};
+    // The machine of a 64-bit little-endian ELF file.
     let elf_machine = |data: &[u8]| -> Option<u16> {
-        (data.len() >= 64 && data.starts_with(b"\x7fELF") && data[4] == 2 && data[5] == 1)
-            .then(|| u16::from_le_bytes([data[18], data[19]]))
+        let (h, _) = object::pod::from_bytes::<FileHeader64<LE>>(data).ok()?;
+        let id = &h.e_ident;
+        (id.magic == ELFMAG && id.class == ELFCLASS64 && id.data == ELFDATA2LSB)
+            .then(|| h.e_machine.get(LE))
     };
     let head = || {
         let n = data.len().min(8);
