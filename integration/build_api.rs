@@ -911,7 +911,7 @@ fn opt_level_and_debug_reach_the_device_compiles() {
     assert_eq!(cmd.path(), Path::new(CLANG));
     assert_eq!(cmd.launcher(), [p.path("count.sh").into_os_string()]);
     let args: Vec<String> = cmd
-        .get_args()
+        .args()
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();

@@ -96,48 +96,48 @@ pub(crate) fn device_args(
     let mut c = Command::new(&tc.clang);
     match o.lang {
         Language::Hip => {
-            c.args(["-x", "hip"]);
-            c.arg(format!("--offload-arch={arch}"));
-            c.args(["--cuda-device-only", "--no-gpu-bundle-output"]);
+            c.add_args(["-x", "hip"]);
+            c.add_arg(format!("--offload-arch={arch}"));
+            c.add_args(["--cuda-device-only", "--no-gpu-bundle-output"]);
             if rdc {
-                c.arg("-fgpu-rdc");
+                c.add_arg("-fgpu-rdc");
             }
             match &tc.rocm {
-                Some(r) => c.args(r.args()),
-                None => c.args(["-nogpulib", "-nogpuinc"]),
+                Some(r) => c.add_args(r.args()),
+                None => c.add_args(["-nogpulib", "-nogpuinc"]),
             };
-            c.arg("-c");
+            c.add_arg("-c");
         }
         Language::Cuda => {
-            c.args(["-x", "cuda"]);
-            c.arg(format!("--offload-arch={}", arch.offload_arch()));
-            c.arg("--cuda-device-only");
+            c.add_args(["-x", "cuda"]);
+            c.add_arg(format!("--offload-arch={}", arch.offload_arch()));
+            c.add_arg("--cuda-device-only");
             match &tc.cuda {
-                Some(cuda) => c.arg(format!("--cuda-path={}", cuda.display())),
-                None => c.args(["-nocudainc", "-nocudalib"]),
+                Some(cuda) => c.add_arg(format!("--cuda-path={}", cuda.display())),
+                None => c.add_args(["-nocudainc", "-nocudalib"]),
             };
             if let Some(v) = arch.min_ptx().filter(|_| o.min_ptx_isa) {
-                c.args(["-Xclang", "-target-feature", "-Xclang"]);
-                c.arg(format!("+ptx{v}"));
+                c.add_args(["-Xclang", "-target-feature", "-Xclang"]);
+                c.add_arg(format!("+ptx{v}"));
             }
-            c.arg("-S");
+            c.add_arg("-S");
         }
     }
     let opt_at = c.args.len();
-    c.arg(&o.opt_flag);
+    c.add_arg(&o.opt_flag);
     if o.debug {
-        c.arg("-g");
+        c.add_arg("-g");
     }
     for i in &o.includes {
-        c.arg(format!("-I{}", i.display()));
+        c.add_arg(format!("-I{}", i.display()));
     }
     for (n, v) in &o.defines {
-        c.arg(match v {
+        c.add_arg(match v {
             Some(v) => format!("-D{n}={v}"),
             None => format!("-D{n}"),
         });
     }
-    c.args(&o.flags);
+    c.add_args(&o.flags);
     (c.args, opt_at)
 }
 
@@ -244,16 +244,16 @@ fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
         }
         match a.to_str() {
             Some("--cuda-device-only") => {
-                c.arg("--cuda-host-only");
+                c.add_arg("--cuda-host-only");
             }
             Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
             Some("-o" | "-MF") => skip = 1,
             _ => {
-                c.arg(a);
+                c.add_arg(a);
             }
         }
     }
-    c.args(["-M", "-MF"]).arg(depfile);
+    c.add_args(["-M", "-MF"]).add_arg(depfile);
     c.depfile = Some(depfile.to_path_buf());
     c
 }
@@ -262,20 +262,20 @@ fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
 fn codegen(o: &CompileOptions, tc: &Toolchain, arch: &Arch, bc: &Path, obj: &Path) -> Command {
     let mut c = Command::new(&tc.clang);
     c.env = o.env.clone();
-    c.arg("--target=amdgcn-amd-amdhsa")
-        .arg(format!("-mcpu={arch}"));
+    c.add_arg("--target=amdgcn-amd-amdhsa")
+        .add_arg(format!("-mcpu={arch}"));
     // The device libraries were linked into the bitcode by the compile (clang links them into
     // every translation unit): code generation needs none, and clang 15 would look for them
     // for a bare amdgcn target. hipcc's code-generation options apply here, where the code is
     // generated.
-    c.arg("-nogpulib");
+    c.add_arg("-nogpulib");
     if let Some(r) = &tc.rocm {
-        c.args(r.codegen_args());
+        c.add_args(r.codegen_args());
     }
-    c.args([o.opt_flag.as_str(), "-c"])
-        .arg(bc)
-        .arg("-o")
-        .arg(obj);
+    c.add_args([o.opt_flag.as_str(), "-c"])
+        .add_arg(bc)
+        .add_arg("-o")
+        .add_arg(obj);
     c.inputs = vec![bc.to_path_buf()];
     c.outputs = vec![obj.to_path_buf()];
     c
@@ -285,11 +285,11 @@ fn codegen(o: &CompileOptions, tc: &Toolchain, arch: &Arch, bc: &Path, obj: &Pat
 fn ptxas_step(o: &CompileOptions, ptxas: &Path, arch: &Arch, ptx: &Path, cubin: &Path) -> Command {
     let mut c = Command::new(ptxas);
     c.env = o.env.clone();
-    c.arg(format!("-arch={}", arch.offload_arch()))
-        .arg(&o.ptxas_opt_flag)
-        .arg(ptx)
-        .arg("-o")
-        .arg(cubin);
+    c.add_arg(format!("-arch={}", arch.offload_arch()))
+        .add_arg(&o.ptxas_opt_flag)
+        .add_arg(ptx)
+        .add_arg("-o")
+        .add_arg(cubin);
     c.inputs = vec![ptx.to_path_buf()];
     c.outputs = vec![cubin.to_path_buf()];
     c
@@ -306,15 +306,15 @@ pub(crate) fn device_link(
     let out = cache_dir.join(format!("linked-{}.co", arch.file_tag()));
     let mut c = Command::new(&tc.clang);
     c.env = o.env.clone();
-    c.arg("--target=amdgcn-amd-amdhsa")
-        .arg(format!("-mcpu={arch}"))
-        .arg("-nogpulib")
+    c.add_arg("--target=amdgcn-amd-amdhsa")
+        .add_arg(format!("-mcpu={arch}"))
+        .add_arg("-nogpulib")
         // clang 15 needs -nogpulib here, later clangs call it unused: the link step has no
         // flags of the user's, so nothing else is silenced.
-        .arg("-Wno-unused-command-line-argument")
-        .args(&objs)
-        .arg("-o")
-        .arg(&out);
+        .add_arg("-Wno-unused-command-line-argument")
+        .add_args(&objs)
+        .add_arg("-o")
+        .add_arg(&out);
     c.inputs = objs;
     c.outputs = vec![out];
     LinkJob {
@@ -336,8 +336,8 @@ pub(crate) fn flag_probe(
 ) -> Command {
     let mut c = Command::new(&tc.clang);
     match lang {
-        Language::Hip => c.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"]),
-        Language::Cuda => c.args([
+        Language::Hip => c.add_args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"]),
+        Language::Cuda => c.add_args([
             "-x",
             "cuda",
             "--cuda-device-only",
@@ -346,17 +346,21 @@ pub(crate) fn flag_probe(
         ]),
     };
     if let Some(a) = arch {
-        c.arg(format!("--offload-arch={}", a.offload_arch()));
+        c.add_arg(format!("--offload-arch={}", a.offload_arch()));
     }
     if lang == Language::Hip {
-        c.args(["-nogpulib", "-nogpuinc"]);
+        c.add_args(["-nogpulib", "-nogpuinc"]);
     }
-    c.args([
+    c.add_args([
         "-Werror=unknown-warning-option",
         "-Werror=unused-command-line-argument",
         "-Werror=ignored-optimization-argument",
     ]);
-    c.arg(flag).arg("-c").arg(source).arg("-o").arg(out);
+    c.add_arg(flag)
+        .add_arg("-c")
+        .add_arg(source)
+        .add_arg("-o")
+        .add_arg(out);
     c.inputs = vec![source.to_path_buf()];
     c.outputs = vec![out.to_path_buf()];
     c

@@ -43,13 +43,16 @@ impl Command {
     }
 
     /// Appends one argument.
-    pub(crate) fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Command {
+    pub(crate) fn add_arg(&mut self, a: impl AsRef<OsStr>) -> &mut Command {
         self.args.push(a.as_ref().to_os_string());
         self
     }
 
     /// Appends arguments.
-    pub(crate) fn args<S: AsRef<OsStr>>(&mut self, a: impl IntoIterator<Item = S>) -> &mut Command {
+    pub(crate) fn add_args<S: AsRef<OsStr>>(
+        &mut self,
+        a: impl IntoIterator<Item = S>,
+    ) -> &mut Command {
         self.args
             .extend(a.into_iter().map(|s| s.as_ref().to_os_string()));
         self
@@ -67,7 +70,7 @@ impl Command {
     }
 
     /// The arguments, in order.
-    pub fn get_args(&self) -> &[OsString] {
+    pub fn args(&self) -> &[OsString] {
         &self.args
     }
 
@@ -305,10 +308,10 @@ mod tests {
     #[test]
     fn inputs_are_keyed_by_content() {
         let mut c = Command::new("clang");
-        c.args(["-c", "/a/x.o"]);
+        c.add_args(["-c", "/a/x.o"]);
         c.inputs.push(PathBuf::from("/a/x.o"));
         let mut moved = Command::new("clang");
-        moved.args(["-c", "/b/x.o"]);
+        moved.add_args(["-c", "/b/x.o"]);
         moved.inputs.push(PathBuf::from("/b/x.o"));
         let key = |c: &Command, h: u128| {
             let mut k = KeyBuilder::new(Domain::Link);

@@ -601,18 +601,36 @@ impl Build {
     }
 
     /// The source language; by default CUDA when every source ends in `.cu`, HIP otherwise.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().language(offload_build::Language::Cuda);
+    /// ```
     pub fn language(&mut self, language: Language) -> &mut Build {
         self.language = Some(language);
         self
     }
 
     /// Adds a source file.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().file("kernels/saxpy.hip");
+    /// ```
     pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.files.push(path.as_ref().to_path_buf());
         self
     }
 
     /// Adds source files.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().files(["kernels/a.hip", "kernels/b.hip"]);
+    /// ```
     pub fn files<P: AsRef<Path>>(&mut self, paths: impl IntoIterator<Item = P>) -> &mut Build {
         for p in paths {
             self.file(p);
@@ -622,6 +640,12 @@ impl Build {
 
     /// Adds the source files matching a glob pattern (`kernels/**/*.hip`), expanded (sorted)
     /// when compiling; the pattern's directory is watched for new files.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().glob("kernels/**/*.hip");
+    /// ```
     pub fn glob(&mut self, pattern: &str) -> &mut Build {
         self.globs.push(pattern.to_string());
         self
@@ -771,6 +795,12 @@ impl Build {
     /// `"gfx90a;gfx942:xnack+;gfx11-generic"` (also `native`, `default`). Setting any takes
     /// precedence over the environment (see the [resolution order](self#architecture-resolution)).
     /// Checked when compiling.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().arch("gfx90a").arch("gfx942:xnack+");
+    /// ```
     pub fn arch(&mut self, arch: impl AsRef<str>) -> &mut Build {
         self.archs.push(arch.as_ref().to_string());
         self
@@ -778,6 +808,14 @@ impl Build {
 
     /// Adds several architectures: a CMake-style list (`"gfx90a;gfx942"`), or a collection of
     /// [`Arch`] values or strings (each may itself be a list).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new()
+    ///     .archs("gfx90a;gfx1100")
+    ///     .archs(["gfx942", "gfx1201"]);
+    /// ```
     pub fn archs(&mut self, archs: impl ArchList) -> &mut Build {
         archs.append_to(&mut self.archs);
         self
@@ -786,6 +824,12 @@ impl Build {
     /// Compiles the sources matching `pattern` (a path or a glob, relative like the sources)
     /// for `archs` instead of the resolved list, for example MFMA kernels only for
     /// `"gfx90a;gfx942"`. The first matching override wins.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().file_archs("kernels/mfma_*.hip", "gfx90a;gfx942");
+    /// ```
     pub fn file_archs(&mut self, pattern: &str, archs: &str) -> &mut Build {
         self.file_archs
             .push((pattern.to_string(), archs.to_string()));
@@ -795,6 +839,12 @@ impl Build {
     /// Packs a code object built elsewhere (by rustc for `amdgcn-amd-amdhsa`, by another tool)
     /// for `arch`, alongside or instead of compiled sources. For CUDA a `.ptx`/`.s` file is a
     /// PTX image and a `.cubin` a cubin.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().image("gfx90a", "prebuilt/k-gfx90a.co");
+    /// ```
     pub fn image(&mut self, arch: impl AsRef<str>, path: impl AsRef<Path>) -> &mut Build {
         self.images
             .push((arch.as_ref().to_string(), path.as_ref().to_path_buf()));
@@ -804,6 +854,12 @@ impl Build {
     /// The container format (default: [`Container::Bundle`] for HIP,
     /// [`Container::OffloadBinary`] for CUDA; [`Container::CudaFatbin`] for CUDA code that
     /// the CUDA driver loads).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().container(offload_build::Container::OffloadBinary);
+    /// ```
     pub fn container(&mut self, container: Container) -> &mut Build {
         self.container = Some(container);
         self
@@ -814,6 +870,12 @@ impl Build {
     ///
     /// Needs the crate's `compression` feature; without it the build fails with
     /// [`Error::Config`] naming the feature.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().compress(true);
+    /// ```
     pub fn compress(&mut self, compress: bool) -> &mut Build {
         self.compress = compress.then(CompressOptions::default);
         self.compress_auto_version = true;
@@ -821,6 +883,13 @@ impl Build {
     }
 
     /// Compresses with these exact options (method, level, format version).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use offload_build::bundle::compressed::CompressOptions;
+    /// offload_build::Build::new().compress_with(CompressOptions::default());
+    /// ```
     pub fn compress_with(&mut self, options: CompressOptions) -> &mut Build {
         self.compress = Some(options);
         self.compress_auto_version = false;
@@ -828,12 +897,24 @@ impl Build {
     }
 
     /// How the device code is embedded (default [`Embed::FatbinOnly`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().embed(offload_build::Embed::HipObject);
+    /// ```
     pub fn embed(&mut self, embed: Embed) -> &mut Build {
         self.embed = embed;
         self
     }
 
     /// The output directory (default: `OUT_DIR`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().out_dir("target/kernels");
+    /// ```
     pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
         self.out_dir = Some(dir.as_ref().to_path_buf());
         self
@@ -841,12 +922,24 @@ impl Build {
 
     /// Whether to print `cargo:` directives on stdout (default `true`). They are returned in
     /// [`Compiled::cargo_directives`] either way.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().cargo_metadata(false);
+    /// ```
     pub fn cargo_metadata(&mut self, print: bool) -> &mut Build {
         self.cargo_metadata = print;
         self
     }
 
     /// Uses this compiler instead of discovering one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().compiler("/opt/rocm/llvm/bin/clang");
+    /// ```
     pub fn compiler(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.compiler = Some(path.as_ref().to_path_buf());
         self
@@ -855,6 +948,12 @@ impl Build {
     /// Uses this `ptxas` (CUDA) to turn PTX into cubins, instead of looking for one (`PTXAS`,
     /// the CUDA install, `PATH`, NVIDIA's `nvidia-cuda-nvcc-cu12` wheel in `VIRTUAL_ENV` or
     /// the `site-packages` of `python3`; see [CUDA](self#cuda)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().ptxas("/usr/local/cuda/bin/ptxas");
+    /// ```
     pub fn ptxas(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.ptxas = Some(path.as_ref().to_path_buf());
         self
@@ -866,6 +965,12 @@ impl Build {
     /// because the object's constructor calls `__hipRegisterFatBinary`. Turn it off to link a
     /// runtime of your own (a stand-in, or one loaded another way); without any, the link fails
     /// with `undefined symbol: __hipRegisterFatBinary` (see the [module docs](self#the-hip-runtime)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().link_hip_runtime(false);
+    /// ```
     pub fn link_hip_runtime(&mut self, link: bool) -> &mut Build {
         self.link_hip_runtime = link;
         self
@@ -874,6 +979,12 @@ impl Build {
     /// Sets an environment variable as this build sees it (and as its compiler processes see
     /// it), without changing the process environment: for tests and for tools that drive a
     /// build outside Cargo.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().env("OFFLOAD_ARCH", "gfx90a");
+    /// ```
     pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Build {
         self.env.insert(
             name.as_ref().to_os_string(),
@@ -883,6 +994,12 @@ impl Build {
     }
 
     /// Hides an environment variable from this build (and its compiler processes).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().env_remove("HIPFLAGS");
+    /// ```
     pub fn env_remove(&mut self, name: impl AsRef<OsStr>) -> &mut Build {
         self.env.insert(name.as_ref().to_os_string(), None);
         self
@@ -890,6 +1007,12 @@ impl Build {
 
     /// Uses this jobserver instead of the one inherited from Cargo. As under Cargo, the build
     /// holds one implicit token: a client with `n` free tokens allows `n + 1` concurrent jobs.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().jobserver(jobserver::Client::new(4).unwrap());
+    /// ```
     pub fn jobserver(&mut self, client: jobserver::Client) -> &mut Build {
         self.jobserver = Some(client);
         self
@@ -905,6 +1028,12 @@ impl Build {
     /// on the next build. `false` compiles with `-w` and shows nothing.
     ///
     /// Unlike `cc`, `true` adds no `-Wall`/`-Wextra`: add them with [`Build::flag`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().warnings(false); // -w
+    /// ```
     pub fn warnings(&mut self, warnings: bool) -> &mut Build {
         self.warnings = warnings;
         self
@@ -913,6 +1042,12 @@ impl Build {
     /// Makes every warning an error (`-Werror`, before the builder's flags, so a
     /// `-Wno-error=<warning>` flag can exempt one). Default `false`; no effect with
     /// [`Build::warnings`]`(false)` (`-w` silences every warning).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().warnings_into_errors(true); // -Werror
+    /// ```
     pub fn warnings_into_errors(&mut self, into_errors: bool) -> &mut Build {
         self.warnings_into_errors = into_errors;
         self
@@ -926,6 +1061,12 @@ impl Build {
     /// In `build.rs`, Cargo shows a build script's output only when it fails, or live with
     /// `cargo build -vv`; a long build can print its progress there:
     /// `.on_progress(|p| eprintln!("{p}"))`. By default nothing is printed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().on_progress(|p| eprintln!("{p}"));
+    /// ```
     pub fn on_progress(&mut self, hook: impl Fn(&Progress) + Send + Sync + 'static) -> &mut Build {
         self.progress = Some(ProgressHook(std::sync::Arc::new(hook)));
         self
@@ -940,6 +1081,12 @@ impl Build {
     /// With a timeout the compilers are in process groups of their own, which a terminal's
     /// Ctrl-C does not reach: a compile running when Cargo is interrupted runs to its end.
     /// The version and `native` probes always have a 30 s timeout.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().timeout(std::time::Duration::from_secs(600));
+    /// ```
     pub fn timeout(&mut self, timeout: std::time::Duration) -> &mut Build {
         self.timeout = Some(timeout);
         self
@@ -1021,7 +1168,7 @@ impl Build {
     ///
     /// ```no_run
     /// let cmd = offload_build::Build::new().arch("gfx90a").opt_level(2).get_compiler();
-    /// assert!(cmd.get_args().iter().any(|a| a == "-O2"));
+    /// assert!(cmd.args().iter().any(|a| a == "-O2"));
     /// println!("{}", cmd.path().display());
     /// ```
     pub fn get_compiler(&self) -> Command {

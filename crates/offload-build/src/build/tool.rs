@@ -820,18 +820,18 @@ fn compiler_info(
         }
     }
     let mut version = command::Command::new(clang);
-    version.arg("--version");
+    version.add_arg("--version");
     let version = run_text(env.processes(), &mut version.to_command(), clang)?
         .lines()
         .next()
         .unwrap_or_default()
         .to_string();
     let mut cpus = command::Command::new(clang);
-    cpus.arg(match lang {
+    cpus.add_arg(match lang {
         Language::Hip => "--target=amdgcn-amd-amdhsa",
         Language::Cuda => "--target=nvptx64-nvidia-cuda",
     })
-    .args(["-nogpulib", "--print-supported-cpus"]);
+    .add_args(["-nogpulib", "--print-supported-cpus"]);
     let text = run_text(env.processes(), &mut cpus.to_command(), clang)?;
     let supported = parse_supported(&text, lang);
     // Atomically: builds sharing the cache read it while another writes it.
