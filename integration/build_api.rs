@@ -868,3 +868,54 @@ fn progress_reports_each_compile_and_link_that_runs() {
         "{got:#?}"
     );
 }
+
+/// The launcher's log is the device compiles' commands: `.opt_level(2)` reaches them as `-O2`
+/// (instead of the default `-O3`), `.debug(true)` as `-g`, and `get_compiler` shows the same
+/// arguments; `flag_if_supported` keeps a flag clang accepts and drops one it does not.
+#[test]
+fn opt_level_and_debug_reach_the_device_compiles() {
+    let p = Project::new();
+    let mut b = p.build();
+    b.file(p.path("a.hip")).arch("gfx90a");
+    b.try_compile("k").unwrap();
+    let log = std::fs::read_to_string(p.log()).unwrap();
+    let words = |log: &str| -> Vec<String> {
+        let start = log.lines().find(|l| l.starts_with("start ")).unwrap();
+        start.split_whitespace().map(str::to_string).collect()
+    };
+    let first = words(&log);
+    assert!(first.iter().any(|w| w == "-O3"), "{first:?}");
+    assert!(!first.iter().any(|w| w == "-g"), "{first:?}");
+    p.take_compiles();
+
+    b.opt_level(2)
+        .debug(true)
+        .flag_if_supported("-fno-unroll-loops")
+        .flag_if_supported("--no-such-flag-offload-build");
+    b.try_compile("k").unwrap();
+    let log = std::fs::read_to_string(p.log()).unwrap();
+    let second = words(&log);
+    assert!(second.iter().any(|w| w == "-O2"), "{second:?}");
+    assert!(!second.iter().any(|w| w == "-O3"), "{second:?}");
+    assert!(second.iter().any(|w| w == "-g"), "{second:?}");
+    assert!(
+        second.iter().any(|w| w == "-fno-unroll-loops"),
+        "{second:?}"
+    );
+    assert!(
+        !second.iter().any(|w| w.contains("no-such-flag")),
+        "{second:?}"
+    );
+
+    let cmd = b.try_get_compiler().unwrap();
+    assert_eq!(cmd.path(), Path::new(CLANG));
+    assert_eq!(cmd.launcher(), [p.path("count.sh").into_os_string()]);
+    let args: Vec<String> = cmd
+        .args()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for want in ["--offload-arch=gfx90a", "-O2", "-g", "-fno-unroll-loops"] {
+        assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
+    }
+}

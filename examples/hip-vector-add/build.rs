@@ -12,7 +12,7 @@ fn main() {
     let compiled = offload_build::Build::new()
         .files(["kernels/vector_add.hip", "kernels/scale.hip"])
         .include("kernels")
-        .define("VECTOR_ADD_BLOCK", Some("256"))
+        .define("VECTOR_ADD_BLOCK", "256")
         // Architectures Debian 12's ROCm 5.2 device libraries serve (it has no gfx1100).
         .archs("gfx90a;gfx1030;gfx906")
         .compile("kernels");

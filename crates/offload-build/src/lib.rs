@@ -18,7 +18,7 @@
 //! offload_build::Build::new()
 //!     .files(["kernels/vector_add.hip", "kernels/scale.hip"])
 //!     .include("kernels")
-//!     .define("BLOCK", Some("256"))
+//!     .define("BLOCK", "256")
 //!     // Or leave it out: <CRATE>_OFFLOAD_ARCH, OFFLOAD_ARCH, AMDGPU_TARGETS, …, the
 //!     // machine's GPUs, then a default set (with a warning; never an error).
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100;gfx11-generic")

@@ -944,13 +944,49 @@ fn build_error(e: offload_build::build::Error) -> Failure {
 /// mapping here, 4) the CMake argument (`_offload_add_fatbin_command` in
 /// build-support/cmake/OffloadBuild.cmake).
 fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
-    use offload_build::build::{Build, Container, Embed, Language};
+    use offload_build::build::{Build, Embed};
     let mut b = Build::new();
     b.cargo_metadata(false);
     // Outside Cargo: never take the crate-specific variable from an enclosing build script.
     b.env_remove("CARGO_PKG_NAME");
     b.env_remove("CARGO_MANIFEST_DIR");
     b.env("TARGET", a.target.as_deref().unwrap_or(host_triple()));
+    sources_and_flags(&mut b, a)?;
+    run_settings(&mut b, a)?;
+    match (&a.out_dir, &a.output) {
+        (Some(d), _) => {
+            b.out_dir(raw::os(d));
+        }
+        // Intermediates next to the output (a resolve writes none).
+        (None, Some(output)) if !a.resolve => {
+            b.out_dir(raw::os(&format!("{output}.offload-build")));
+        }
+        _ => {}
+    }
+    // `object`: the host object that holds the container the plan chooses.
+    let embed = match a.embed {
+        EmbedArg::Fatbin => Embed::FatbinOnly,
+        EmbedArg::Object => match b.object_embed() {
+            // No host object registers an NVIDIA fat binary: it is loaded at run time.
+            Embed::FatbinOnly => {
+                return Err(
+                    "an NVIDIA fat binary (--container cuda-fatbin) is loaded at run \
+                            time: use --embed fatbin"
+                        .to_owned()
+                        .into(),
+                );
+            }
+            e => e,
+        },
+    };
+    b.embed(embed);
+    Ok(b)
+}
+
+/// `compile`'s sources, architectures, compiler flags, language and container, onto `b`
+/// (for [`builder`]).
+fn sources_and_flags(b: &mut offload_build::build::Build, a: &CompileArgs) -> Result<(), Failure> {
+    use offload_build::build::{Container, Language};
     b.files(a.sources.iter().map(|s| raw::os(s)));
     for arch in &a.arch {
         b.arch(arch);
@@ -992,6 +1028,12 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
     if a.compress {
         b.compress(true);
     }
+    Ok(())
+}
+
+/// `compile`'s warnings, progress, compiler, timeout and parallelism, onto `b` (for
+/// [`builder`]).
+fn run_settings(b: &mut offload_build::build::Build, a: &CompileArgs) -> Result<(), Failure> {
     b.warnings(!a.no_warnings)
         .warnings_into_errors(a.warnings_into_errors);
     if !a.quiet {
@@ -1022,44 +1064,26 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
             .map_err(|e| format!("cannot create a jobserver: {}", error_text(&e)))?;
         b.jobserver(client);
     }
-    match (&a.out_dir, &a.output) {
-        (Some(d), _) => {
-            b.out_dir(raw::os(d));
-        }
-        // Intermediates next to the output (a resolve writes none).
-        (None, Some(output)) if !a.resolve => {
-            b.out_dir(raw::os(&format!("{output}.offload-build")));
-        }
-        _ => {}
-    }
-    // `object`: the host object that holds the container the plan chooses.
-    let embed = match a.embed {
-        EmbedArg::Fatbin => Embed::FatbinOnly,
-        EmbedArg::Object => match b.object_embed() {
-            // No host object registers an NVIDIA fat binary: it is loaded at run time.
-            Embed::FatbinOnly => {
-                return Err(
-                    "an NVIDIA fat binary (--container cuda-fatbin) is loaded at run \
-                            time: use --embed fatbin"
-                        .to_owned()
-                        .into(),
-                );
-            }
-            e => e,
-        },
-    };
-    b.embed(embed);
-    Ok(b)
+    Ok(())
 }
 
 fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
-    let b = builder(a)?;
-    // SIGINT/SIGTERM/SIGHUP kill the compilers with their children (each in a process group
-    // of its own) before the signal ends this process.
-    offload_build::build::track_compilers();
-    crate::fileio::on_terminating_signal(offload_build::build::kill_compilers);
+    use offload_build::build::CancelToken;
+    // SIGINT/SIGTERM/SIGHUP cancel the build: its compilers (each in a process group of its
+    // own) are killed with their children before the signal ends this process. The hook is a
+    // plain `fn`, so the token it cancels is this process's one.
+    static CANCEL: std::sync::OnceLock<CancelToken> = std::sync::OnceLock::new();
+    fn cancel() {
+        if let Some(token) = CANCEL.get() {
+            token.cancel();
+        }
+    }
+    let token = CANCEL.get_or_init(CancelToken::new);
+    let mut b = builder(a)?;
+    b.cancel_token(token);
+    crate::fileio::on_terminating_signal(cancel);
     let build_error = |e| {
-        if offload_build::build::compilers_killed() {
+        if token.is_cancelled() {
             // A signal is ending the process: its handler's thread finishes the job (and
             // the exit status is the signal's), with no error message.
             loop {
@@ -1068,13 +1092,6 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         }
         build_error(e)
     };
-    let warn = |err: &mut dyn Write, warnings: &[String]| {
-        for w in warnings {
-            let w = w.strip_prefix("offload-build: ").unwrap_or(w);
-            let _ = writeln!(err, "offload-build: warning: {w}");
-        }
-    };
-
     if a.resolve {
         let r = b.try_resolve_archs().map_err(build_error)?;
         warn(err, &r.warnings);
@@ -1087,7 +1104,6 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         .map_err(output_error)?;
         return Ok(());
     }
-
     let output = a.output.as_deref().unwrap_or_default();
     let name = a.name.clone().unwrap_or_else(|| name_from_output(output));
     let object_out = output.ends_with(".o") || output.ends_with(".obj");
@@ -1112,24 +1128,7 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     // The depfile first, so that a name it cannot hold leaves no output either.
     let depfile = match &a.depfile {
         None => None,
-        Some(depfile) => {
-            let mut deps: Vec<&str> = Vec::new();
-            for line in &c.cargo_directives {
-                if let Some(p) = line.strip_prefix("rerun-if-changed=") {
-                    if !deps.contains(&p) {
-                        deps.push(p);
-                    }
-                }
-            }
-            let mut text = depfile_name(output, depfile)?;
-            text.push(':');
-            for d in &deps {
-                text.push_str(" \\\n  ");
-                text.push_str(&depfile_name(d, depfile)?);
-            }
-            text.push('\n');
-            Some((depfile, text))
-        }
+        Some(depfile) => Some((depfile, depfile_text(output, depfile, &c.cargo_directives)?)),
     };
     write_output(output, &bytes)?;
     if let Some((depfile, text)) = depfile {
@@ -1137,6 +1136,35 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         write_output(depfile, &raw::bytes(&text))?;
     }
     Ok(())
+}
+
+/// `compile`'s warnings on standard error, as `offload-build: warning: …`.
+fn warn(err: &mut dyn Write, warnings: &[String]) {
+    for w in warnings {
+        let w = w.strip_prefix("offload-build: ").unwrap_or(w);
+        let _ = writeln!(err, "offload-build: warning: {w}");
+    }
+}
+
+/// The depfile `compile --depfile` writes: `output` depends on every file the build read
+/// (its `rerun-if-changed` directives), each named once.
+fn depfile_text(output: &str, depfile: &str, directives: &[String]) -> Result<String, Failure> {
+    let mut deps: Vec<&str> = Vec::new();
+    for line in directives {
+        if let Some(p) = line.strip_prefix("rerun-if-changed=") {
+            if !deps.contains(&p) {
+                deps.push(p);
+            }
+        }
+    }
+    let mut text = depfile_name(output, depfile)?;
+    text.push(':');
+    for d in &deps {
+        text.push_str(" \\\n  ");
+        text.push_str(&depfile_name(d, depfile)?);
+    }
+    text.push('\n');
+    Ok(text)
 }
 
 #[cfg(test)]

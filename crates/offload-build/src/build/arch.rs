@@ -27,6 +27,7 @@ use std::process::Command;
 use offload_formats::id::target_id::{TargetId, TargetIdError, amdgpu_processor};
 
 use super::Language;
+use super::process::Processes;
 
 /// Architectures used when nothing else names any (HIP): data-centre MI200/MI300 and the
 /// RDNA2/3/4 consumer cards. Those unknown to the compiler in use are left out.
@@ -337,8 +338,8 @@ pub(crate) fn all_major(supported: &[String]) -> Vec<Arch> {
 
 /// Runs `cmd` with the probe timeout (30 s; killed past it); its stdout when it exits
 /// successfully.
-fn run_probe(mut cmd: Command) -> Option<String> {
-    let out = super::process::probe(&mut cmd).ok().flatten()?;
+fn run_probe(p: &Processes, mut cmd: Command) -> Option<String> {
+    let out = super::process::probe(p, &mut cmd).ok().flatten()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
@@ -377,7 +378,11 @@ fn kfd_archs(root: &Path) -> Vec<String> {
 
 /// This machine's GPUs, as a list of architectures (empty when none is found), and how they
 /// were found.
-pub(crate) fn probe_native(lang: Language, tool_dirs: &[PathBuf]) -> (Vec<Arch>, String) {
+pub(crate) fn probe_native(
+    p: &Processes,
+    lang: Language,
+    tool_dirs: &[PathBuf],
+) -> (Vec<Arch>, String) {
     let find = |name: &str| -> Option<PathBuf> {
         tool_dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
     };
@@ -386,7 +391,7 @@ pub(crate) fn probe_native(lang: Language, tool_dirs: &[PathBuf]) -> (Vec<Arch>,
     match lang {
         Language::Hip => {
             if let Some(tool) = find("amdgpu-arch") {
-                if let Some(out) = run_probe(Command::new(&tool)) {
+                if let Some(out) = run_probe(p, Command::new(&tool)) {
                     names = out.split_whitespace().map(str::to_string).collect();
                     how = tool.display().to_string();
                 }
@@ -398,7 +403,7 @@ pub(crate) fn probe_native(lang: Language, tool_dirs: &[PathBuf]) -> (Vec<Arch>,
         }
         Language::Cuda => {
             if let Some(tool) = find("nvptx-arch") {
-                if let Some(out) = run_probe(Command::new(&tool)) {
+                if let Some(out) = run_probe(p, Command::new(&tool)) {
                     names = out.split_whitespace().map(str::to_string).collect();
                     how = tool.display().to_string();
                 }
@@ -407,7 +412,7 @@ pub(crate) fn probe_native(lang: Language, tool_dirs: &[PathBuf]) -> (Vec<Arch>,
                 if let Some(tool) = find("nvidia-smi") {
                     let mut cmd = Command::new(&tool);
                     cmd.args(["--query-gpu=compute_cap", "--format=csv,noheader"]);
-                    if let Some(out) = run_probe(cmd) {
+                    if let Some(out) = run_probe(p, cmd) {
                         names = out
                             .lines()
                             .map(|l| format!("sm_{}", l.trim().replace('.', "")))

@@ -5,7 +5,7 @@
 //!
 //! Reads only the [`Plan`], the packed container and the job counts.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::codegen;
 use super::embed_glue;
@@ -13,7 +13,7 @@ use super::env::Env;
 use super::error::Error;
 use super::pack::Packed;
 use super::plan::Plan;
-use super::{Compiled, Embed, cache};
+use super::{Compiled, Embed, fs};
 
 /// Writes the outputs of a compile plan and tells Cargo how to link them.
 pub(crate) fn run(
@@ -22,10 +22,9 @@ pub(crate) fn run(
     jobs: (usize, usize),
     env: &Env<'_>,
 ) -> Result<Compiled, Error> {
-    let d = env.directives();
     let out = plan.outputs();
     let name = out.name.as_str();
-    cache::write_if_changed(&out.fatbin, &packed.bytes)?;
+    fs::write_if_changed(&out.fatbin, &packed.bytes)?;
 
     let target = env.get("TARGET").unwrap_or_default();
     let package = env.get("CARGO_PKG_NAME").map(|n| {
@@ -38,44 +37,10 @@ pub(crate) fn run(
         &target,
         &out.out_dir,
     );
-    let mut library = None;
-    if plan.embed != Embed::FatbinOnly {
-        let embedded = embed_glue::embed_object(&embed_glue::EmbedRequest {
-            mode: plan.embed,
-            container_bytes: &packed.bytes,
-            container: plan.container,
-            target: &target,
-            kernels: &packed.kernels,
-            name,
-            out_dir: &out.out_dir,
-            llvm_major: plan.toolchain.as_ref().map_or(0, |t| t.major),
-            symbols: &symbols,
-        })?;
-        d.push(format!(
-            "rustc-link-search=native={}",
-            out.out_dir.display()
-        ));
-        let link = &symbols.link_name;
-        if plan.embed == Embed::HipObject {
-            // Linked whole: the object registers its fat binary from a constructor that
-            // nothing references, so as an ordinary archive member it would be dropped
-            // whenever the program names no kernel. (The generated module keeps it too, with
-            // a `#[used]` reference, for links that do not go through this directive.)
-            d.push(format!("rustc-link-lib=static:+whole-archive={link}"));
-        } else {
-            d.push(format!("rustc-link-lib=static={link}"));
-        }
-        // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
-        // of the ROCm install the code was compiled with.
-        if let Some(dir) = &plan.hip_runtime_dir {
-            d.push(format!("rustc-link-search=native={}", dir.display()));
-            d.push("rustc-link-lib=dylib=amdhip64".into());
-        }
-        library = Some(embedded.library);
-        if plan.embed == Embed::HipObject {
-            write_kernel_header(&out.out_dir, name, &packed.kernels, &symbols)?;
-        }
-    }
+    let library = match plan.embed {
+        Embed::FatbinOnly => None,
+        _ => Some(embed(plan, &packed, &target, &symbols, env)?),
+    };
 
     let text = codegen::render(&codegen::Generated {
         name,
@@ -89,7 +54,7 @@ pub(crate) fn run(
         symbols: &symbols,
         images: &packed.images,
     });
-    cache::write_if_changed(&out.generated, text.as_bytes())?;
+    fs::write_if_changed(&out.generated, text.as_bytes())?;
 
     let (jobs_run, jobs_cached) = jobs;
     Ok(Compiled {
@@ -111,6 +76,55 @@ pub(crate) fn run(
     })
 }
 
+/// Writes the host object's library for an object [`Embed`] mode and the directives that
+/// link it (and the HIP runtime); returns the library.
+fn embed(
+    plan: &Plan,
+    packed: &Packed,
+    target: &str,
+    symbols: &embed_glue::HostSymbols,
+    env: &Env<'_>,
+) -> Result<PathBuf, Error> {
+    let d = env.directives();
+    let out = plan.outputs();
+    let name = out.name.as_str();
+    let embedded = embed_glue::embed_object(&embed_glue::EmbedRequest {
+        mode: plan.embed,
+        container_bytes: &packed.bytes,
+        container: plan.container,
+        target,
+        kernels: &packed.kernels,
+        name,
+        out_dir: &out.out_dir,
+        llvm_major: plan.toolchain.as_ref().map_or(0, |t| t.major),
+        symbols,
+    })?;
+    d.push(format!(
+        "rustc-link-search=native={}",
+        out.out_dir.display()
+    ));
+    let link = &symbols.link_name;
+    if plan.embed == Embed::HipObject {
+        // Linked whole: the object registers its fat binary from a constructor that
+        // nothing references, so as an ordinary archive member it would be dropped
+        // whenever the program names no kernel. (The generated module keeps it too, with
+        // a `#[used]` reference, for links that do not go through this directive.)
+        d.push(format!("rustc-link-lib=static:+whole-archive={link}"));
+    } else {
+        d.push(format!("rustc-link-lib=static={link}"));
+    }
+    // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
+    // of the ROCm install the code was compiled with.
+    if let Some(dir) = &plan.hip_runtime_dir {
+        d.push(format!("rustc-link-search=native={}", dir.display()));
+        d.push("rustc-link-lib=dylib=amdhip64".into());
+    }
+    if plan.embed == Embed::HipObject {
+        write_kernel_header(&out.out_dir, name, &packed.kernels, symbols)?;
+    }
+    Ok(embedded.library)
+}
+
 /// `<name>_kernels.h` in `out_dir`: the handles' declarations for C and C++ host code (the
 /// CMake package puts its directory on the include path).
 fn write_kernel_header(
@@ -120,7 +134,7 @@ fn write_kernel_header(
     symbols: &embed_glue::HostSymbols,
 ) -> Result<(), Error> {
     let header = codegen::render_header(name, kernels, symbols);
-    cache::write_if_changed(
+    fs::write_if_changed(
         &out_dir.join(format!("{name}_kernels.h")),
         header.as_bytes(),
     )?;

@@ -11,6 +11,7 @@
 //! environment (and are still reported to Cargo), so tests and tools that drive a build outside
 //! Cargo do not have to change the process environment.
 
+use super::process::{CancelToken, Processes};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -131,11 +132,13 @@ impl Directives {
     }
 }
 
-/// Reads variables for one build.
+/// What one build reads from outside (variables, recording the directives) and the handle
+/// of the processes it starts.
 #[derive(Debug)]
 pub(crate) struct Env<'a> {
     overrides: &'a BTreeMap<OsString, Option<OsString>>,
     out: &'a Directives,
+    processes: Processes,
 }
 
 impl<'a> Env<'a> {
@@ -143,7 +146,24 @@ impl<'a> Env<'a> {
         overrides: &'a BTreeMap<OsString, Option<OsString>>,
         out: &'a Directives,
     ) -> Env<'a> {
-        Env { overrides, out }
+        Env {
+            overrides,
+            out,
+            processes: Processes::default(),
+        }
+    }
+
+    /// The same, with the processes of a build given `token` ([`Processes::new`]).
+    pub(crate) fn with_cancel(self, token: Option<&CancelToken>) -> Env<'a> {
+        Env {
+            processes: Processes::new(token),
+            ..self
+        }
+    }
+
+    /// The processes the build starts.
+    pub(crate) fn processes(&self) -> &Processes {
+        &self.processes
     }
 
     /// The variable's value (an empty value counts as unset), recording the rerun directive.

@@ -115,8 +115,8 @@ pub enum Error {
         /// What it is instead.
         found: String,
     },
-    /// The compilers were killed ([`kill_compilers`](super::kill_compilers)): the program is
-    /// ending on a signal.
+    /// The build was cancelled ([`CancelToken::cancel`](super::CancelToken::cancel)): its
+    /// compilers were killed (the program is ending on a signal).
     Stopped,
     /// A command could not be started at all.
     Spawn {
@@ -174,27 +174,129 @@ fn indent(out: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
     Ok(())
 }
 
+/// What a job was: `compiling <source> for <arch>`, or `device link for <arch>`.
+fn job(f: &mut fmt::Formatter<'_>, source: &Option<PathBuf>, arch: &str) -> fmt::Result {
+    match source {
+        Some(s) => write!(f, "compiling {} for {arch}", s.display()),
+        None => write!(f, "device link for {arch}"),
+    }
+}
+
+/// [`Error::ToolNotFound`]: every place searched, then how to get the tool.
+fn tool_not_found(f: &mut fmt::Formatter<'_>, tool: &str, searched: &[PathBuf]) -> fmt::Result {
+    writeln!(f, "no {tool} found; searched, in order:")?;
+    for p in searched {
+        writeln!(f, "    {}", p.display())?;
+    }
+    if tool.starts_with("ptxas") {
+        return write!(
+            f,
+            "set PTXAS (or Build::ptxas) to NVIDIA's ptxas, or install it: \
+             `pip install nvidia-cuda-nvcc-cu12` in the virtualenv of VIRTUAL_ENV"
+        );
+    }
+    write!(
+        f,
+        "set CLANG (or HIPCXX, HIP_CLANG_PATH, ROCM_PATH) to a clang with AMDGPU/NVPTX support, \
+         or install one (Debian: apt-get install clang-19 lld-19)"
+    )
+}
+
+/// [`Error::CompilerVar`]: every place tried, then how to fix the variable.
+fn compiler_var(
+    f: &mut fmt::Formatter<'_>,
+    var: &str,
+    value: &str,
+    searched: &[PathBuf],
+) -> fmt::Result {
+    writeln!(f, "{var}=`{value}` names no compiler; tried, in order:")?;
+    for p in searched {
+        writeln!(f, "    {}", p.display())?;
+    }
+    write!(
+        f,
+        "fix {var} (a clang path, a name on PATH{}) or unset it; offload-build does \
+         not fall back to another clang when {var} is set",
+        if var == "HIP_CLANG_PATH" {
+            ", or for HIP_CLANG_PATH a directory holding clang"
+        } else {
+            ""
+        }
+    )
+}
+
+impl Error {
+    /// The errors of one job: a failed or timed-out compile, a failed launcher, wrong device
+    /// code.
+    fn fmt_job(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::CompileFailed {
+                arch,
+                source,
+                command,
+                status,
+                stdout,
+                stderr,
+                hint,
+            } => {
+                job(f, source, arch)?;
+                match status {
+                    Some(c) => writeln!(f, " failed (exit status {c})")?,
+                    None => writeln!(f, " failed (killed by a signal)")?,
+                }
+                writeln!(f, "command:\n    {command}")?;
+                for (name, text) in [("stdout", stdout), ("stderr", stderr)] {
+                    if !text.trim().is_empty() {
+                        writeln!(f, "{name}:")?;
+                        indent(f, text)?;
+                    }
+                }
+                if let Some(h) = hint {
+                    writeln!(f, "note: {h}")?;
+                }
+                Ok(())
+            }
+            Error::CompileTimedOut {
+                arch,
+                source,
+                program,
+                timeout,
+            } => {
+                job(f, source, arch)?;
+                write!(
+                    f,
+                    " did not finish within the compile timeout of {} s (Build::timeout, \
+                         OFFLOAD_BUILD_COMPILE_TIMEOUT): {program} was killed",
+                    timeout.as_secs_f64()
+                )
+            }
+            Error::LauncherFailed { launcher, reason } => {
+                write!(f, "the compiler launcher `{launcher}` {reason}")
+            }
+            Error::BadDeviceCode {
+                arch,
+                source,
+                path,
+                expected,
+                found,
+            } => {
+                job(f, source, arch)?;
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                write!(
+                    f,
+                    " wrote {found} as {name}, not {expected}: the compiler (or its launcher) \
+                         is not what it should be"
+                )
+            }
+            _ => unreachable!("fmt_job is called for job errors only"),
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::ToolNotFound { tool, searched } => {
-                writeln!(f, "no {tool} found; searched, in order:")?;
-                for p in searched {
-                    writeln!(f, "    {}", p.display())?;
-                }
-                if tool.starts_with("ptxas") {
-                    return write!(
-                        f,
-                        "set PTXAS (or Build::ptxas) to NVIDIA's ptxas, or install it: \
-                         `pip install nvidia-cuda-nvcc-cu12` in the virtualenv of VIRTUAL_ENV"
-                    );
-                }
-                write!(
-                    f,
-                    "set CLANG (or HIPCXX, HIP_CLANG_PATH, ROCM_PATH) to a clang with AMDGPU/NVPTX support, \
-                     or install one (Debian: apt-get install clang-19 lld-19)"
-                )
-            }
+            Error::ToolNotFound { tool, searched } => tool_not_found(f, tool, searched),
             Error::ArchUnsupported {
                 arch,
                 compiler,
@@ -210,22 +312,7 @@ impl fmt::Display for Error {
                 var,
                 value,
                 searched,
-            } => {
-                writeln!(f, "{var}=`{value}` names no compiler; tried, in order:")?;
-                for p in searched {
-                    writeln!(f, "    {}", p.display())?;
-                }
-                write!(
-                    f,
-                    "fix {var} (a clang path, a name on PATH{}) or unset it; offload-build does \
-                     not fall back to another clang when {var} is set",
-                    if var == "HIP_CLANG_PATH" {
-                        ", or for HIP_CLANG_PATH a directory holding clang"
-                    } else {
-                        ""
-                    }
-                )
-            }
+            } => compiler_var(f, var, value, searched),
             Error::DeviceLibMissing {
                 arch,
                 origin,
@@ -244,75 +331,10 @@ impl fmt::Display for Error {
                 origin,
                 reason,
             } => write!(f, "invalid offload arch `{arch}` (from {origin}): {reason}"),
-            Error::CompileFailed {
-                arch,
-                source,
-                command,
-                status,
-                stdout,
-                stderr,
-                hint,
-            } => {
-                match source {
-                    Some(s) => write!(f, "compiling {} for {arch} failed", s.display())?,
-                    None => write!(f, "device link for {arch} failed")?,
-                }
-                match status {
-                    Some(c) => writeln!(f, " (exit status {c})")?,
-                    None => writeln!(f, " (killed by a signal)")?,
-                }
-                writeln!(f, "command:\n    {command}")?;
-                if !stdout.trim().is_empty() {
-                    writeln!(f, "stdout:")?;
-                    indent(f, stdout)?;
-                }
-                if !stderr.trim().is_empty() {
-                    writeln!(f, "stderr:")?;
-                    indent(f, stderr)?;
-                }
-                if let Some(h) = hint {
-                    writeln!(f, "note: {h}")?;
-                }
-                Ok(())
-            }
-            Error::CompileTimedOut {
-                arch,
-                source,
-                program,
-                timeout,
-            } => {
-                match source {
-                    Some(s) => write!(f, "compiling {} for {arch}", s.display())?,
-                    None => write!(f, "device link for {arch}")?,
-                }
-                write!(
-                    f,
-                    " did not finish within the compile timeout of {} s (Build::timeout, \
-                     OFFLOAD_BUILD_COMPILE_TIMEOUT): {program} was killed",
-                    timeout.as_secs_f64()
-                )
-            }
-            Error::LauncherFailed { launcher, reason } => {
-                write!(f, "the compiler launcher `{launcher}` {reason}")
-            }
-            Error::BadDeviceCode {
-                arch,
-                source,
-                path,
-                expected,
-                found,
-            } => {
-                match source {
-                    Some(s) => write!(f, "compiling {} for {arch}", s.display())?,
-                    None => write!(f, "device link for {arch}")?,
-                }
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                write!(
-                    f,
-                    " wrote {found} as {name}, not {expected}: the compiler (or its launcher) \
-                     is not what it should be"
-                )
-            }
+            Error::CompileFailed { .. }
+            | Error::CompileTimedOut { .. }
+            | Error::LauncherFailed { .. }
+            | Error::BadDeviceCode { .. } => self.fmt_job(f),
             Error::Stopped => f.write_str("stopped: the compilers were killed"),
             Error::Spawn { command, error } => write!(f, "could not run `{command}`: {error}"),
             Error::Io {

@@ -60,17 +60,9 @@ pub(crate) fn run<'a, T: Send + 'a>(
     let max = max.max(1);
     let results: Vec<Mutex<Option<Result<T, Error>>>> = (0..n).map(|_| Mutex::new(None)).collect();
     let (tx, rx) = mpsc::channel::<Event>();
-    let helper = match client {
-        Some(c) if max > 1 && n > 1 => {
-            let tx = tx.clone();
-            c.clone()
-                .into_helper_thread(move |t| {
-                    let _ = tx.send(Event::Token(t));
-                })
-                .ok()
-        }
-        _ => None,
-    };
+    let helper = client
+        .filter(|_| max > 1 && n > 1)
+        .and_then(|c| token_helper(c, tx.clone()));
     std::thread::scope(|s| {
         let mut pending: VecDeque<(usize, Job<'a, T>)> = jobs.into_iter().enumerate().collect();
         let mut implicit_free = true;
@@ -136,6 +128,22 @@ pub(crate) fn run<'a, T: Send + 'a>(
         }
     });
     drop(helper);
+    in_job_order(results)
+}
+
+/// The jobserver's helper thread, sending each token it gets to `tx`.
+fn token_helper(c: &Client, tx: mpsc::Sender<Event>) -> Option<jobserver::HelperThread> {
+    c.clone()
+        .into_helper_thread(move |t| {
+            let _ = tx.send(Event::Token(t));
+        })
+        .ok()
+}
+
+/// The results in job order; the first error in job order, or an error when a job did not
+/// run.
+fn in_job_order<T>(results: Vec<Mutex<Option<Result<T, Error>>>>) -> Result<Vec<T>, Error> {
+    let n = results.len();
     let mut out = Vec::with_capacity(n);
     for r in results {
         match r.into_inner().unwrap_or_else(|e| e.into_inner()) {

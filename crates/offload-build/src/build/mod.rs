@@ -11,7 +11,7 @@
 //! offload_build::Build::new()
 //!     .files(["kernels/vector_add.hip", "kernels/scale.hip"])
 //!     .include("kernels/include")
-//!     .define("BLOCK", Some("256"))
+//!     .define("BLOCK", "256")
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100")
 //!     .compile("kernels");
 //! // src/main.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
@@ -25,9 +25,11 @@
 //!    which processors it supports (cached by the compiler's path, size and mtime).
 //! 2. Resolves the architectures (table below) and checks them against the compiler.
 //! 3. Runs one job per (source, architecture):
-//!    `clang -x hip --offload-arch=<arch> --cuda-device-only --no-gpu-bundle-output -c <src>
-//!    -o <obj> -MD -MF <depfile> -O3 [-nogpulib -nogpuinc | --rocm-path=<rocm> …] <includes>
-//!    <defines> <flags>`, prefixed by the launcher when one is set. An architecture compiled from
+//!    `clang -x hip --offload-arch=<arch> --cuda-device-only --no-gpu-bundle-output
+//!    [-nogpulib -nogpuinc | --rocm-path=<rocm> …] -c -O3 <includes> <defines> <flags> <src>
+//!    -o <obj> -MD -MF <depfile>`, prefixed by the launcher when one is set (`-O3` whatever
+//!    Cargo's profile, as nvcc and hipcc: [`Build::opt_level`] changes it, [`Build::debug`]
+//!    adds `-g`; [`Build::get_compiler`] shows the command). An architecture compiled from
 //!    several sources is compiled with `-fgpu-rdc` and device-linked once per architecture
 //!    (`clang --target=amdgcn-amd-amdhsa -mcpu=<arch>`). CUDA sources give PTX per `sm_XX`
 //!    (`-nocudainc -nocudalib` without a CUDA install) and, when `ptxas` is found, a cubin.
@@ -167,20 +169,25 @@
 // hot, and flat variants are easier for build scripts to match than boxed ones.
 #![allow(clippy::result_large_err)]
 
-// A build runs in four stages, one module each: plan (`plan.rs`: every decision, before any
-// compile), jobs (`compile.rs`, over the runner in `jobs.rs`, the cache in `cache.rs` and the
-// compiler-diagnostics grouping in `diag.rs`), pack
+// A build runs in four stages: plan (`plan.rs`: every decision, before any compile, with
+// `clang.rs` spelling the decisions out as `command.rs` values: the complete command of every
+// job and its cache key), jobs (`compile.rs` runs those commands, over the runner in
+// `jobs.rs`, the cache in `cache.rs` and the compiler-diagnostics grouping in `diag.rs`), pack
 // (`pack.rs`: the container bytes) and emit (`emit.rs`, with `embed_glue.rs`: files and
-// directives). `Build::run` chains them; `Build::try_resolve_archs` stops after the plan.
+// directives; every file write goes through `fs.rs`). `Build::run` chains them;
+// `Build::try_resolve_archs` stops after the plan.
 mod arch;
 mod cache;
+mod clang;
 mod codegen;
+mod command;
 mod compile;
 mod diag;
 mod embed_glue;
 mod emit;
 mod env;
 mod error;
+mod fs;
 mod jobs;
 mod pack;
 mod plan;
@@ -193,9 +200,10 @@ use std::path::{Path, PathBuf};
 
 pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
+pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
-pub use process::{compilers_killed, kill_compilers, track_compilers};
+pub use process::CancelToken;
 
 use offload_formats::bundle::compressed::CompressOptions;
 
@@ -305,10 +313,27 @@ pub enum Embed {
 }
 
 /// Values [`Build::archs`] takes: a CMake-style list string, or a collection of [`Arch`]s or
-/// strings.
-pub trait ArchList {
+/// strings. Sealed: implemented here only.
+///
+/// A trait, not one standard bound, because no standard bound takes both a list in one string
+/// (`.archs("gfx90a;gfx942")`, as CMake and the environment spell it) and a collection
+/// (`.archs(["gfx90a", "gfx942"])`): `&str` is not an `IntoIterator`, and a blanket
+/// implementation over `IntoIterator` beside one for `&str` is refused by coherence.
+pub trait ArchList: sealed::Sealed {
     /// Appends the items (as strings, parsed when compiling).
     fn append_to(self, out: &mut Vec<String>);
+}
+
+mod sealed {
+    /// Keeps [`super::ArchList`] implemented by this crate only.
+    pub trait Sealed {}
+    impl Sealed for &str {}
+    impl Sealed for String {}
+    impl Sealed for &String {}
+    impl Sealed for super::Arch {}
+    impl<S: AsRef<str>, const N: usize> Sealed for [S; N] {}
+    impl<S: AsRef<str>> Sealed for &[S] {}
+    impl<S: AsRef<str>> Sealed for Vec<S> {}
 }
 
 impl ArchList for &str {
@@ -357,6 +382,32 @@ impl<S: AsRef<str>> ArchList for Vec<S> {
 ///
 /// See the [module docs](self) for what a build does, the architecture resolution order and
 /// the environment variables.
+///
+/// # Written for `cc`
+///
+/// The setters have `cc::Build`'s signatures, so a `build.rs` written for `cc` compiles
+/// against offload-build unchanged (only the sources are device code now):
+///
+/// ```no_run
+/// use std::ffi::OsStr;
+/// use std::path::Path;
+///
+/// let extra: &OsStr = OsStr::new("-ffast-math");
+/// offload_build::Build::new()
+///     .file("kernels/saxpy.hip")
+///     .files(["kernels/scale.hip"])
+///     .include(Path::new("kernels/include"))
+///     .includes(["include", "third_party/include"])
+///     .define("N", "256")
+///     .define("X", None)
+///     .flag(extra)
+///     .flags(["-Wall"])
+///     .flag_if_supported("-Wno-unused-parameter")
+///     .opt_level(2)
+///     .debug(false)
+///     .warnings(true)
+///     .compile("kernels");
+/// ```
 // To add a builder option: 1) a field here and its setter below, 2) its decision in `Plan`
 // (plan.rs; the jobs, pack and emit stages read only the plan), 3) the CLI flag and its
 // mapping in one place (`CompileArgs` and `builder` in crates/offload-cli/src/offload_build.rs),
@@ -368,7 +419,11 @@ pub struct Build {
     globs: Vec<String>,
     includes: Vec<PathBuf>,
     defines: Vec<(String, Option<String>)>,
-    flags: Vec<String>,
+    flags: Vec<OsString>,
+    flags_if_supported: Vec<OsString>,
+    opt_level: Option<String>,
+    debug: bool,
+    cancel: Option<CancelToken>,
     archs: Vec<String>,
     file_archs: Vec<(String, String)>,
     images: Vec<(String, PathBuf)>,
@@ -521,6 +576,10 @@ impl Build {
             includes: Vec::new(),
             defines: Vec::new(),
             flags: Vec::new(),
+            flags_if_supported: Vec::new(),
+            opt_level: None,
+            debug: false,
+            cancel: None,
             archs: Vec::new(),
             file_archs: Vec::new(),
             images: Vec::new(),
@@ -543,18 +602,36 @@ impl Build {
     }
 
     /// The source language; by default CUDA when every source ends in `.cu`, HIP otherwise.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().language(offload_build::Language::Cuda);
+    /// ```
     pub fn language(&mut self, language: Language) -> &mut Build {
         self.language = Some(language);
         self
     }
 
     /// Adds a source file.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().file("kernels/saxpy.hip");
+    /// ```
     pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.files.push(path.as_ref().to_path_buf());
         self
     }
 
     /// Adds source files.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().files(["kernels/a.hip", "kernels/b.hip"]);
+    /// ```
     pub fn files<P: AsRef<Path>>(&mut self, paths: impl IntoIterator<Item = P>) -> &mut Build {
         for p in paths {
             self.file(p);
@@ -564,36 +641,154 @@ impl Build {
 
     /// Adds the source files matching a glob pattern (`kernels/**/*.hip`), expanded (sorted)
     /// when compiling; the pattern's directory is watched for new files.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().glob("kernels/**/*.hip");
+    /// ```
     pub fn glob(&mut self, pattern: &str) -> &mut Build {
         self.globs.push(pattern.to_string());
         self
     }
 
     /// Adds an include directory (`-I`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().include("kernels/include");
+    /// ```
     pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Build {
         self.includes.push(dir.as_ref().to_path_buf());
         self
     }
 
-    /// Defines a macro (`-DNAME` or `-DNAME=VALUE`).
-    pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Build {
-        self.defines
-            .push((name.to_string(), value.map(str::to_string)));
-        self
-    }
-
-    /// Adds a compiler flag, passed to every source compile after the crate's own flags
-    /// (so `-O2` here overrides the default `-O3`).
-    pub fn flag(&mut self, flag: &str) -> &mut Build {
-        self.flags.push(flag.to_string());
-        self
-    }
-
-    /// Adds compiler flags.
-    pub fn flags<S: AsRef<str>>(&mut self, flags: impl IntoIterator<Item = S>) -> &mut Build {
-        for f in flags {
-            self.flag(f.as_ref());
+    /// Adds include directories (`-I`), in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().includes(["kernels/include", "third_party/include"]);
+    /// ```
+    pub fn includes<P: AsRef<Path>>(&mut self, dirs: impl IntoIterator<Item = P>) -> &mut Build {
+        for d in dirs {
+            self.include(d);
         }
+        self
+    }
+
+    /// Defines a macro: `-DVAR=VAL` with a value, `-DVAR` with `None` (as `cc::Build::define`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new()
+    ///     .define("BLOCK", "256") // -DBLOCK=256
+    ///     .define("USE_FAST_MATH", None); // -DUSE_FAST_MATH
+    /// ```
+    pub fn define<'a, V: Into<Option<&'a str>>>(&mut self, var: &str, val: V) -> &mut Build {
+        self.defines
+            .push((var.to_string(), val.into().map(str::to_string)));
+        self
+    }
+
+    /// Adds a compiler flag, passed to every device compile after the crate's own flags (a
+    /// `-O` flag here overrides [`Build::opt_level`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().flag("-ffast-math");
+    /// ```
+    pub fn flag(&mut self, flag: impl AsRef<OsStr>) -> &mut Build {
+        self.flags.push(flag.as_ref().to_os_string());
+        self
+    }
+
+    /// Adds compiler flags, in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().flags(["-ffast-math", "-Wall"]);
+    /// ```
+    pub fn flags<S: AsRef<OsStr>>(&mut self, flags: impl IntoIterator<Item = S>) -> &mut Build {
+        for f in flags {
+            self.flag(f);
+        }
+        self
+    }
+
+    /// Adds a compiler flag when the device compiler accepts it: the compiler is asked once
+    /// per flag (a device compile of an empty source with the flag, unknown and unused flags
+    /// made errors), and the answer is kept in the cache directory with the other probes.
+    /// Flags it refuses are left out silently, as with `cc::Build::flag_if_supported`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().flag_if_supported("-fgpu-flush-denormals-to-zero");
+    /// ```
+    pub fn flag_if_supported(&mut self, flag: impl AsRef<OsStr>) -> &mut Build {
+        self.flags_if_supported.push(flag.as_ref().to_os_string());
+        self
+    }
+
+    /// The optimization level of the device code (`-O<level>`; default 3). Device code keeps
+    /// `-O3` whatever Cargo's profile: as `nvcc` and `hipcc`, the build does not read
+    /// `OPT_LEVEL`, since debug builds of the host still want fast kernels. `ptxas` gets the
+    /// same level (3 for levels it does not know).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().opt_level(2); // -O2
+    /// ```
+    pub fn opt_level(&mut self, level: u32) -> &mut Build {
+        self.opt_level = Some(level.to_string());
+        self
+    }
+
+    /// The optimization level as clang spells it after `-O` (`"s"`, `"z"`, `"fast"`, `"2"`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().opt_level_str("s"); // -Os
+    /// ```
+    pub fn opt_level_str(&mut self, level: &str) -> &mut Build {
+        self.opt_level = Some(level.to_string());
+        self
+    }
+
+    /// Whether device debug information is generated (`-g`; default `false`). Like the
+    /// optimization level, it does not follow Cargo's `DEBUG`: device debug information is
+    /// asked for explicitly.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().debug(true); // -g
+    /// ```
+    pub fn debug(&mut self, debug: bool) -> &mut Build {
+        self.debug = debug;
+        self
+    }
+
+    /// Stops this build when `token` is cancelled ([`CancelToken::cancel`]): its compilers
+    /// are killed with their children (they run in process groups of their own) and the
+    /// build ends with [`Error::Stopped`]. For programs that handle SIGINT and SIGTERM
+    /// themselves (`offload-build compile`); a `build.rs` needs none.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let token = offload_build::build::CancelToken::new();
+    /// offload_build::Build::new().cancel_token(&token);
+    /// ```
+    pub fn cancel_token(&mut self, token: &CancelToken) -> &mut Build {
+        self.cancel = Some(token.clone());
         self
     }
 
@@ -601,6 +796,12 @@ impl Build {
     /// `"gfx90a;gfx942:xnack+;gfx11-generic"` (also `native`, `default`). Setting any takes
     /// precedence over the environment (see the [resolution order](self#architecture-resolution)).
     /// Checked when compiling.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().arch("gfx90a").arch("gfx942:xnack+");
+    /// ```
     pub fn arch(&mut self, arch: impl AsRef<str>) -> &mut Build {
         self.archs.push(arch.as_ref().to_string());
         self
@@ -608,6 +809,14 @@ impl Build {
 
     /// Adds several architectures: a CMake-style list (`"gfx90a;gfx942"`), or a collection of
     /// [`Arch`] values or strings (each may itself be a list).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new()
+    ///     .archs("gfx90a;gfx1100")
+    ///     .archs(["gfx942", "gfx1201"]);
+    /// ```
     pub fn archs(&mut self, archs: impl ArchList) -> &mut Build {
         archs.append_to(&mut self.archs);
         self
@@ -616,6 +825,12 @@ impl Build {
     /// Compiles the sources matching `pattern` (a path or a glob, relative like the sources)
     /// for `archs` instead of the resolved list, for example MFMA kernels only for
     /// `"gfx90a;gfx942"`. The first matching override wins.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().file_archs("kernels/mfma_*.hip", "gfx90a;gfx942");
+    /// ```
     pub fn file_archs(&mut self, pattern: &str, archs: &str) -> &mut Build {
         self.file_archs
             .push((pattern.to_string(), archs.to_string()));
@@ -625,6 +840,12 @@ impl Build {
     /// Packs a code object built elsewhere (by rustc for `amdgcn-amd-amdhsa`, by another tool)
     /// for `arch`, alongside or instead of compiled sources. For CUDA a `.ptx`/`.s` file is a
     /// PTX image and a `.cubin` a cubin.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().image("gfx90a", "prebuilt/k-gfx90a.co");
+    /// ```
     pub fn image(&mut self, arch: impl AsRef<str>, path: impl AsRef<Path>) -> &mut Build {
         self.images
             .push((arch.as_ref().to_string(), path.as_ref().to_path_buf()));
@@ -634,6 +855,12 @@ impl Build {
     /// The container format (default: [`Container::Bundle`] for HIP,
     /// [`Container::OffloadBinary`] for CUDA; [`Container::CudaFatbin`] for CUDA code that
     /// the CUDA driver loads).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().container(offload_build::Container::OffloadBinary);
+    /// ```
     pub fn container(&mut self, container: Container) -> &mut Build {
         self.container = Some(container);
         self
@@ -644,6 +871,12 @@ impl Build {
     ///
     /// Needs the crate's `compression` feature; without it the build fails with
     /// [`Error::Config`] naming the feature.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().compress(true);
+    /// ```
     pub fn compress(&mut self, compress: bool) -> &mut Build {
         self.compress = compress.then(CompressOptions::default);
         self.compress_auto_version = true;
@@ -651,6 +884,13 @@ impl Build {
     }
 
     /// Compresses with these exact options (method, level, format version).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use offload_build::bundle::compressed::CompressOptions;
+    /// offload_build::Build::new().compress_with(CompressOptions::default());
+    /// ```
     pub fn compress_with(&mut self, options: CompressOptions) -> &mut Build {
         self.compress = Some(options);
         self.compress_auto_version = false;
@@ -658,12 +898,24 @@ impl Build {
     }
 
     /// How the device code is embedded (default [`Embed::FatbinOnly`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().embed(offload_build::Embed::HipObject);
+    /// ```
     pub fn embed(&mut self, embed: Embed) -> &mut Build {
         self.embed = embed;
         self
     }
 
     /// The output directory (default: `OUT_DIR`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().out_dir("target/kernels");
+    /// ```
     pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Build {
         self.out_dir = Some(dir.as_ref().to_path_buf());
         self
@@ -671,12 +923,24 @@ impl Build {
 
     /// Whether to print `cargo:` directives on stdout (default `true`). They are returned in
     /// [`Compiled::cargo_directives`] either way.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().cargo_metadata(false);
+    /// ```
     pub fn cargo_metadata(&mut self, print: bool) -> &mut Build {
         self.cargo_metadata = print;
         self
     }
 
     /// Uses this compiler instead of discovering one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().compiler("/opt/rocm/llvm/bin/clang");
+    /// ```
     pub fn compiler(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.compiler = Some(path.as_ref().to_path_buf());
         self
@@ -685,6 +949,12 @@ impl Build {
     /// Uses this `ptxas` (CUDA) to turn PTX into cubins, instead of looking for one (`PTXAS`,
     /// the CUDA install, `PATH`, NVIDIA's `nvidia-cuda-nvcc-cu12` wheel in `VIRTUAL_ENV` or
     /// the `site-packages` of `python3`; see [CUDA](self#cuda)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().ptxas("/usr/local/cuda/bin/ptxas");
+    /// ```
     pub fn ptxas(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.ptxas = Some(path.as_ref().to_path_buf());
         self
@@ -696,6 +966,12 @@ impl Build {
     /// because the object's constructor calls `__hipRegisterFatBinary`. Turn it off to link a
     /// runtime of your own (a stand-in, or one loaded another way); without any, the link fails
     /// with `undefined symbol: __hipRegisterFatBinary` (see the [module docs](self#the-hip-runtime)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().link_hip_runtime(false);
+    /// ```
     pub fn link_hip_runtime(&mut self, link: bool) -> &mut Build {
         self.link_hip_runtime = link;
         self
@@ -704,6 +980,12 @@ impl Build {
     /// Sets an environment variable as this build sees it (and as its compiler processes see
     /// it), without changing the process environment: for tests and for tools that drive a
     /// build outside Cargo.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().env("OFFLOAD_ARCH", "gfx90a");
+    /// ```
     pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Build {
         self.env.insert(
             name.as_ref().to_os_string(),
@@ -713,6 +995,12 @@ impl Build {
     }
 
     /// Hides an environment variable from this build (and its compiler processes).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().env_remove("HIPFLAGS");
+    /// ```
     pub fn env_remove(&mut self, name: impl AsRef<OsStr>) -> &mut Build {
         self.env.insert(name.as_ref().to_os_string(), None);
         self
@@ -720,6 +1008,12 @@ impl Build {
 
     /// Uses this jobserver instead of the one inherited from Cargo. As under Cargo, the build
     /// holds one implicit token: a client with `n` free tokens allows `n + 1` concurrent jobs.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().jobserver(jobserver::Client::new(4).unwrap());
+    /// ```
     pub fn jobserver(&mut self, client: jobserver::Client) -> &mut Build {
         self.jobserver = Some(client);
         self
@@ -735,6 +1029,12 @@ impl Build {
     /// on the next build. `false` compiles with `-w` and shows nothing.
     ///
     /// Unlike `cc`, `true` adds no `-Wall`/`-Wextra`: add them with [`Build::flag`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().warnings(false); // -w
+    /// ```
     pub fn warnings(&mut self, warnings: bool) -> &mut Build {
         self.warnings = warnings;
         self
@@ -743,6 +1043,12 @@ impl Build {
     /// Makes every warning an error (`-Werror`, before the builder's flags, so a
     /// `-Wno-error=<warning>` flag can exempt one). Default `false`; no effect with
     /// [`Build::warnings`]`(false)` (`-w` silences every warning).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().warnings_into_errors(true); // -Werror
+    /// ```
     pub fn warnings_into_errors(&mut self, into_errors: bool) -> &mut Build {
         self.warnings_into_errors = into_errors;
         self
@@ -756,6 +1062,12 @@ impl Build {
     /// In `build.rs`, Cargo shows a build script's output only when it fails, or live with
     /// `cargo build -vv`; a long build can print its progress there:
     /// `.on_progress(|p| eprintln!("{p}"))`. By default nothing is printed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().on_progress(|p| eprintln!("{p}"));
+    /// ```
     pub fn on_progress(&mut self, hook: impl Fn(&Progress) + Send + Sync + 'static) -> &mut Build {
         self.progress = Some(ProgressHook(std::sync::Arc::new(hook)));
         self
@@ -770,6 +1082,12 @@ impl Build {
     /// With a timeout the compilers are in process groups of their own, which a terminal's
     /// Ctrl-C does not reach: a compile running when Cargo is interrupted runs to its end.
     /// The version and `native` probes always have a 30 s timeout.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().timeout(std::time::Duration::from_secs(600));
+    /// ```
     pub fn timeout(&mut self, timeout: std::time::Duration) -> &mut Build {
         self.timeout = Some(timeout);
         self
@@ -838,7 +1156,7 @@ impl Build {
     /// Unchanged outputs are not rewritten, so an unchanged rebuild changes no file.
     pub fn try_compile(&self, name: &str) -> Result<Compiled, Error> {
         let directives = Directives::new(self.cargo_metadata);
-        let env = Env::new(&self.env, &directives);
+        let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
         let result = self.run(name, &env);
         let (lines, warnings) = directives.take();
         result.map(|mut c| {
@@ -854,7 +1172,7 @@ impl Build {
     /// a missing compiler or an unknown architecture is reported before the build starts.
     pub fn try_resolve_archs(&self) -> Result<ResolvedArchs, Error> {
         let directives = Directives::new(self.cargo_metadata);
-        let env = Env::new(&self.env, &directives);
+        let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
         let plan = Plan::new(self, &env, Purpose::Resolve)?;
         let (_, warnings) = directives.take();
         let compiler = plan
@@ -867,6 +1185,34 @@ impl Build {
             compiler,
             warnings,
         })
+    }
+
+    /// The device compiler's command for one device compile, as the build would run it: the
+    /// compiler, the launcher, the arguments up to the user's flags (for the first resolved
+    /// architecture; no source, output or depfile) and the environment changes. Panics with a
+    /// readable message on failure; see [`Build::try_get_compiler`].
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// let cmd = offload_build::Build::new().arch("gfx90a").opt_level(2).get_compiler();
+    /// assert!(cmd.args().iter().any(|a| a == "-O2"));
+    /// println!("{}", cmd.path().display());
+    /// ```
+    pub fn get_compiler(&self) -> Command {
+        match self.try_get_compiler() {
+            Ok(c) => c,
+            Err(e) => panic!("\n\nerror occurred in offload-build: {e}\n\n"),
+        }
+    }
+
+    /// The device compiler's command ([`Build::get_compiler`]), or why there is none (no
+    /// compiler, an unsupported architecture).
+    pub fn try_get_compiler(&self) -> Result<Command, Error> {
+        let directives = Directives::new(false);
+        let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
+        let plan = Plan::new(self, &env, Purpose::Resolve)?;
+        plan::compiler_command(self, &env, &plan)
     }
 
     /// The object [`Embed`] mode for the container this build writes:

@@ -136,91 +136,104 @@ pub(crate) fn pack(
         LlvmVersion::new(llvm_major)
     };
     match container {
-        Container::Bundle => {
-            let arch_ids: Vec<(String, &[u8])> = per_arch
-                .iter()
-                .flat_map(|(a, pieces)| pieces.iter().map(move |p| (a.to_string(), &p.data[..])))
-                .collect();
-            let bundle = offload_formats::bundle::hipfb::write(
-                arch_ids.iter().map(|(a, d)| (a.as_str(), *d)),
-            )
-            .map_err(|e| Error::Pack(e.into()))?;
-            match compress {
-                None => {
-                    let parsed = offload_formats::bundle::BinaryBundle::parse(&bundle)
-                        .map_err(|e| Error::Pack(e.into()))?
-                        .ok_or_else(|| Error::Pack("the bundle written does not parse".into()))?;
-                    let mut images = Vec::new();
-                    for e in parsed.entries() {
-                        let id = e.id_str();
-                        if let Some((_, arch)) = id.split_once("--") {
-                            if !arch.is_empty() && !id.starts_with("host-") {
-                                images.push(ImageRef {
-                                    arch: arch.to_string(),
-                                    kind: kind_label(ImageKind::Object),
-                                    offset: offset_in(&bundle, e.data),
-                                    len: e.data.len(),
-                                });
-                            }
-                        }
-                    }
-                    Ok((bundle, false, images))
-                }
-                Some(mut o) => {
-                    if auto_version {
-                        o.version = if llvm.major() >= 22 {
-                            Version::V3
-                        } else {
-                            Version::V2
-                        };
-                    }
-                    let c = compressed::compress(&bundle, &o).map_err(|e| Error::Pack(e.into()))?;
-                    Ok((c, true, Vec::new()))
-                }
-            }
-        }
-        Container::OffloadBinary => {
-            let (kind, triple) = match lang {
-                Language::Hip => (OffloadKind::Hip, "amdgcn-amd-amdhsa"),
-                Language::Cuda => (OffloadKind::Cuda, "nvptx64-nvidia-cuda"),
-            };
-            let mut out = Vec::new();
-            let mut images = Vec::new();
-            for (a, pieces) in per_arch {
-                let arch_name = if a.is_nvidia() {
-                    a.offload_arch()
-                } else {
-                    a.to_string()
-                };
-                for p in pieces {
-                    let keys = [("triple", triple), ("arch", arch_name.as_str())];
-                    let order =
-                        offload_formats::package::order::dense_map_order(&keys.map(|k| k.0));
-                    let mut image =
-                        offload_formats::package::Image::new(p.kind, kind, llvm, &p.data)
-                            .map_err(|e| Error::Pack(e.into()))?;
-                    for i in order {
-                        image = image.string(keys[i].0, keys[i].1);
-                    }
-                    let bin = offload_formats::package::write_v1(&image)
-                        .map_err(|e| Error::Pack(e.into()))?;
-                    let parsed = offload_formats::package::OffloadBinary::parse(&bin)
-                        .map_err(|e| Error::Pack(e.into()))?;
-                    if let Some(entry) = parsed.entry(0) {
-                        images.push(ImageRef {
-                            arch: a.to_string(),
-                            kind: kind_label(p.kind),
-                            offset: out.len() + offset_in(&bin, entry.image()),
-                            len: entry.image().len(),
-                        });
-                    }
-                    out.extend_from_slice(&bin);
-                }
-            }
-            Ok((out, false, images))
-        }
+        Container::Bundle => bundle(per_arch, compress, auto_version, llvm),
+        Container::OffloadBinary => offload_binaries(per_arch, lang, llvm),
         Container::CudaFatbin => cuda_fatbin(per_arch, name),
     }
+}
+
+/// A bundle of the code objects, compressed when asked (the format version following
+/// `llvm` with `auto_version`), with where each image lies (none when compressed).
+fn bundle(
+    per_arch: &BTreeMap<Arch, Vec<Piece>>,
+    compress: Option<CompressOptions>,
+    auto_version: bool,
+    llvm: LlvmVersion,
+) -> Result<(Vec<u8>, bool, Vec<ImageRef>), Error> {
+    let arch_ids: Vec<(String, &[u8])> = per_arch
+        .iter()
+        .flat_map(|(a, pieces)| pieces.iter().map(move |p| (a.to_string(), &p.data[..])))
+        .collect();
+    let bundle =
+        offload_formats::bundle::hipfb::write(arch_ids.iter().map(|(a, d)| (a.as_str(), *d)))
+            .map_err(|e| Error::Pack(e.into()))?;
+    match compress {
+        None => {
+            let parsed = offload_formats::bundle::BinaryBundle::parse(&bundle)
+                .map_err(|e| Error::Pack(e.into()))?
+                .ok_or_else(|| Error::Pack("the bundle written does not parse".into()))?;
+            let mut images = Vec::new();
+            for e in parsed.entries() {
+                let id = e.id_str();
+                if let Some((_, arch)) = id.split_once("--") {
+                    if !arch.is_empty() && !id.starts_with("host-") {
+                        images.push(ImageRef {
+                            arch: arch.to_string(),
+                            kind: kind_label(ImageKind::Object),
+                            offset: offset_in(&bundle, e.data),
+                            len: e.data.len(),
+                        });
+                    }
+                }
+            }
+            Ok((bundle, false, images))
+        }
+        Some(mut o) => {
+            if auto_version {
+                o.version = if llvm.major() >= 22 {
+                    Version::V3
+                } else {
+                    Version::V2
+                };
+            }
+            let c = compressed::compress(&bundle, &o).map_err(|e| Error::Pack(e.into()))?;
+            Ok((c, true, Vec::new()))
+        }
+    }
+}
+
+/// One offload binary per image, one after the other, with where each image lies.
+fn offload_binaries(
+    per_arch: &BTreeMap<Arch, Vec<Piece>>,
+    lang: Language,
+    llvm: LlvmVersion,
+) -> Result<(Vec<u8>, bool, Vec<ImageRef>), Error> {
+    let (kind, triple) = match lang {
+        Language::Hip => (OffloadKind::Hip, "amdgcn-amd-amdhsa"),
+        Language::Cuda => (OffloadKind::Cuda, "nvptx64-nvidia-cuda"),
+    };
+    let mut out = Vec::new();
+    let mut images = Vec::new();
+    for (a, pieces) in per_arch {
+        let arch_name = if a.is_nvidia() {
+            a.offload_arch()
+        } else {
+            a.to_string()
+        };
+        for p in pieces {
+            let keys = [("triple", triple), ("arch", arch_name.as_str())];
+            let order = offload_formats::package::order::dense_map_order(&keys.map(|k| k.0));
+            let mut image = offload_formats::package::Image::new(p.kind, kind, llvm, &p.data)
+                .map_err(|e| Error::Pack(e.into()))?;
+            for i in order {
+                image = image.string(keys[i].0, keys[i].1);
+            }
+            let bin =
+                offload_formats::package::write_v1(&image).map_err(|e| Error::Pack(e.into()))?;
+            let parsed = offload_formats::package::OffloadBinary::parse(&bin)
+                .map_err(|e| Error::Pack(e.into()))?;
+            if let Some(entry) = parsed.entry(0) {
+                images.push(ImageRef {
+                    arch: a.to_string(),
+                    kind: kind_label(p.kind),
+                    offset: out.len() + offset_in(&bin, entry.image()),
+                    len: entry.image().len(),
+                });
+            }
+            out.extend_from_slice(&bin);
+        }
+    }
+    Ok((out, false, images))
 }
 
 /// An NVIDIA fat binary: per architecture, its cubins then its PTX, named after the build

@@ -1,20 +1,24 @@
 //! The plan: everything a build decides before any compile runs.
 //!
-//! A build runs in four stages: **plan** (this module) → **jobs** ([`super::compile`]: the
-//! per-(source, architecture) compiles and device links, with the cache) → **pack**
+//! A build runs in four stages: **plan** (this module, with [`super::clang`]) → **jobs**
+//! ([`super::compile`]: runs the planned compiles and device links, with the cache) → **pack**
 //! ([`super::pack`]: the container bytes) → **emit** ([`super::emit`]: the files in the output
 //! directory and the Cargo directives). [`Plan::new`] is the one place that reads the
 //! [`Build`]'s settings and the environment and turns them into decisions: the toolchain, the
-//! language, the architectures (globally and per source), the sources, the compiler flags, the
-//! container and embedding, and the output names. The later stages read only the [`Plan`].
-//! [`Build::try_compile`], [`Build::try_resolve_archs`] and the `offload-build compile`
-//! command (through those two) all plan with [`Plan::new`], so they agree on every decision.
+//! language, the architectures (globally and per source), the sources, the container and
+//! embedding, the output names, and every job's complete command
+//! ([`Command`]): [`compile_options`] decides the compiler's
+//! arguments (optimization, debug information, flags, the depfile request, `-cuid`, the PTX
+//! ISA) and [`super::clang`] spells them out, per (source, architecture) and per device link.
+//! The later stages read only the [`Plan`]. [`Build::try_compile`],
+//! [`Build::try_resolve_archs`], [`Build::try_get_compiler`] and the `offload-build compile`
+//! command (through those) all plan with [`Plan::new`], so they agree on every decision.
 //!
 //! To add a builder option: 1) a field and a setter in [`Build`], 2) the decision in [`Plan`]
-//! (read from the `Build` in [`Plan::new`]; the later stages see only the plan), 3) the CLI
-//! flag and its mapping in one place (`builder` in `crates/offload-cli/src/offload_build.rs`),
-//! 4) the CMake argument (`_offload_add_fatbin_command` in
-//! `build-support/cmake/OffloadBuild.cmake`).
+//! (read from the `Build` in [`Plan::new`], or in [`compile_options`] for the compiler's
+//! arguments; the later stages see only the plan), 3) the CLI flag and its mapping in one place
+//! (`builder` in `crates/offload-cli/src/offload_build.rs`), 4) the CMake argument
+//! (`_offload_add_fatbin_command` in `build-support/cmake/OffloadBuild.cmake`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
@@ -24,6 +28,8 @@ use offload_formats::bundle::compressed::CompressOptions;
 use offload_formats::package::ImageKind;
 
 use super::arch::{self, Arch};
+use super::clang::{self, CompileJob, CompileOptions, LinkJob};
+use super::command::Command;
 use super::env::{Directives, Env};
 use super::error::Error;
 use super::jobs;
@@ -57,20 +63,10 @@ pub(crate) struct Outputs {
 /// The settings shared by every compile job (only when there are sources).
 #[derive(Clone, Debug)]
 pub(crate) struct JobSettings {
-    /// A compiler launcher (`sccache`), program first; empty for none.
-    pub launcher: Vec<OsString>,
     /// At most this many jobs at once (besides the jobserver).
     pub max_jobs: usize,
     /// The jobserver the jobs take tokens from; `None`: one job at a time.
     pub client: Option<jobserver::Client>,
-    /// Include directories, absolute.
-    pub includes: Vec<PathBuf>,
-    /// Macros.
-    pub defines: Vec<(String, Option<String>)>,
-    /// The builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
-    pub flags: Vec<String>,
-    /// Environment variables set or hidden for the compiler processes ([`Build::env`]).
-    pub env_overrides: BTreeMap<OsString, Option<OsString>>,
     /// Whether the compiler's warnings are shown ([`Build::warnings`]).
     pub forward_warnings: bool,
     /// Called as each compile finishes ([`Build::on_progress`]).
@@ -78,6 +74,10 @@ pub(crate) struct JobSettings {
     /// How long one compile (each process of a job) may run ([`Build::timeout`],
     /// `OFFLOAD_BUILD_COMPILE_TIMEOUT`); `None`: no limit.
     pub timeout: Option<std::time::Duration>,
+    /// The compile jobs, one per (source, architecture), in that order.
+    pub compile_jobs: Vec<CompileJob>,
+    /// The device links, one per architecture compiled from several sources (`-fgpu-rdc`).
+    pub links: Vec<LinkJob>,
 }
 
 /// A code object built elsewhere ([`Build::image`]).
@@ -161,63 +161,14 @@ impl Plan {
         // Sources.
         let sources = sources(build, &cwd, d)?;
         if compile {
-            if sources.is_empty() && build.images.is_empty() {
-                return Err(Error::Config(
-                    "nothing to build: add sources with Build::file/files/glob or images with Build::image"
-                        .into(),
-                ));
-            }
-            for s in &sources {
-                if !absolute(&cwd, s).is_file() {
-                    return Err(Error::io(
-                        "reading source",
-                        s,
-                        std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                    ));
-                }
-                d.push_path("rerun-if-changed", s)?;
-            }
+            check_sources(build, &cwd, &sources, d)?;
         }
 
         // Language, container, embedding, output names.
         let lang = language(build.language, &sources);
         let container = default_container(build, lang);
         if compile {
-            if lang == Language::Cuda && container == Container::Bundle {
-                return Err(Error::Config(
-                    "CUDA device code is packed as offload binaries or an NVIDIA fat binary: \
-                     use Container::OffloadBinary or Container::CudaFatbin"
-                        .into(),
-                ));
-            }
-            if container == Container::CudaFatbin {
-                if lang != Language::Cuda {
-                    return Err(Error::Config(
-                        "Container::CudaFatbin holds CUDA device code (cubins, PTX): \
-                         compile CUDA sources (Language::Cuda)"
-                            .into(),
-                    ));
-                }
-                if build.embed != Embed::FatbinOnly {
-                    return Err(Error::Config(
-                        "Container::CudaFatbin is loaded at run time (cuModuleLoadData): \
-                         use Embed::FatbinOnly"
-                            .into(),
-                    ));
-                }
-            }
-            if build.compress.is_some() && container != Container::Bundle {
-                return Err(Error::Config(
-                    "compression applies to bundles (Container::Bundle) only".into(),
-                ));
-            }
-            if build.compress.is_some() && !offload_formats::bundle::compressed::SUPPORTED {
-                return Err(Error::Config(
-                    "compressed bundles need the `compression` feature of offload-build \
-                     (offload-build = { version = \"0.1\", features = [\"compression\"] })"
-                        .into(),
-                ));
-            }
+            check_container(build, lang, container)?;
         }
         let outputs = match (purpose, out_dir) {
             (Purpose::Compile(name), Some(out_dir)) => Some(outputs(name, out_dir, container)),
@@ -245,38 +196,7 @@ impl Plan {
         // Toolchain and architectures (only when there is something to compile, or to
         // resolve).
         if !compile || !sources.is_empty() {
-            std::fs::create_dir_all(&plan.cache_dir)
-                .map_err(|e| Error::io("creating", &plan.cache_dir, e))?;
-            let tc = tool::discover(
-                env,
-                lang,
-                build.compiler.as_deref(),
-                build.ptxas.as_deref(),
-                &plan.cache_dir,
-                &plan.cwd,
-            )?;
-            let crate_var = env
-                .get("CARGO_PKG_NAME")
-                .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
-            let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
-            if compile {
-                plan.compiles =
-                    per_source_archs(build, env, lang, &tc, &plan.cwd, &sources, &global, &origin)?;
-                plan.jobs = Some(job_settings(build, env, lang, &plan.cwd)?);
-                if lang == Language::Cuda {
-                    check_ptxas(&plan.compiles, &tc, env.directives())?;
-                }
-            } else {
-                for a in &global {
-                    check_supported(a, &tc, lang, &origin)?;
-                }
-            }
-            if build.link_hip_runtime && plan.embed == Embed::HipObject {
-                plan.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
-            }
-            plan.archs = global;
-            plan.arch_origin = origin;
-            plan.toolchain = Some(tc);
+            plan.resolve(build, env, compile, &sources)?;
         }
 
         if compile {
@@ -285,12 +205,122 @@ impl Plan {
         Ok(plan)
     }
 
+    /// The toolchain, the architectures and (for a compile) the jobs.
+    fn resolve(
+        &mut self,
+        build: &Build,
+        env: &Env<'_>,
+        compile: bool,
+        sources: &[PathBuf],
+    ) -> Result<(), Error> {
+        let lang = self.lang;
+        std::fs::create_dir_all(&self.cache_dir)
+            .map_err(|e| Error::io("creating", &self.cache_dir, e))?;
+        let tc = tool::discover(
+            env,
+            lang,
+            build.compiler.as_deref(),
+            build.ptxas.as_deref(),
+            &self.cache_dir,
+            &self.cwd,
+        )?;
+        let crate_var = env
+            .get("CARGO_PKG_NAME")
+            .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
+        let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
+        if compile {
+            self.compiles =
+                per_source_archs(build, env, lang, &tc, &self.cwd, sources, &global, &origin)?;
+            self.jobs = Some(job_settings(build, env, &tc, lang, self)?);
+            if lang == Language::Cuda {
+                check_ptxas(&self.compiles, &tc, env.directives())?;
+            }
+        } else {
+            for a in &global {
+                check_supported(a, &tc, lang, &origin)?;
+            }
+        }
+        if build.link_hip_runtime && self.embed == Embed::HipObject {
+            self.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
+        }
+        self.archs = global;
+        self.arch_origin = origin;
+        self.toolchain = Some(tc);
+        Ok(())
+    }
+
     /// The outputs of a compile plan.
     pub(crate) fn outputs(&self) -> &Outputs {
         self.outputs
             .as_ref()
             .expect("only compile plans reach the emit stage, and they have outputs")
     }
+}
+
+/// A compile has something to build, and every source exists (each watched for changes).
+fn check_sources(
+    build: &Build,
+    cwd: &Path,
+    sources: &[PathBuf],
+    d: &Directives,
+) -> Result<(), Error> {
+    if sources.is_empty() && build.images.is_empty() {
+        return Err(Error::Config(
+            "nothing to build: add sources with Build::file/files/glob or images with Build::image"
+                .into(),
+        ));
+    }
+    for s in sources {
+        if !absolute(cwd, s).is_file() {
+            return Err(Error::io(
+                "reading source",
+                s,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            ));
+        }
+        d.push_path("rerun-if-changed", s)?;
+    }
+    Ok(())
+}
+
+/// Why a compressed bundle cannot be written.
+const NEEDS_COMPRESSION: &str = "compressed bundles need the `compression` feature of offload-build \
+     (offload-build = { version = \"0.1\", features = [\"compression\"] })";
+
+/// The container and compression settings a compile can use with `lang`.
+fn check_container(build: &Build, lang: Language, container: Container) -> Result<(), Error> {
+    if lang == Language::Cuda && container == Container::Bundle {
+        return Err(Error::Config(
+            "CUDA device code is packed as offload binaries or an NVIDIA fat binary: \
+             use Container::OffloadBinary or Container::CudaFatbin"
+                .into(),
+        ));
+    }
+    if container == Container::CudaFatbin {
+        if lang != Language::Cuda {
+            return Err(Error::Config(
+                "Container::CudaFatbin holds CUDA device code (cubins, PTX): \
+                 compile CUDA sources (Language::Cuda)"
+                    .into(),
+            ));
+        }
+        if build.embed != Embed::FatbinOnly {
+            return Err(Error::Config(
+                "Container::CudaFatbin is loaded at run time (cuModuleLoadData): \
+                 use Embed::FatbinOnly"
+                    .into(),
+            ));
+        }
+    }
+    if build.compress.is_some() && container != Container::Bundle {
+        return Err(Error::Config(
+            "compression applies to bundles (Container::Bundle) only".into(),
+        ));
+    }
+    if build.compress.is_some() && !offload_formats::bundle::compressed::SUPPORTED {
+        return Err(Error::Config(NEEDS_COMPRESSION.into()));
+    }
+    Ok(())
 }
 
 /// The container as a plan decides it, without checking anything or reporting directives
@@ -432,32 +462,22 @@ fn per_source_archs(
     Ok(out)
 }
 
-/// Launcher, parallelism and compiler arguments shared by the jobs.
+/// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
 fn job_settings(
     build: &Build,
     env: &Env<'_>,
+    tc: &Toolchain,
     lang: Language,
-    cwd: &Path,
+    plan: &Plan,
 ) -> Result<JobSettings, Error> {
-    let d = env.directives();
+    // Read in this order, as the `rerun-if-env-changed` lines have always come.
     let launcher = launcher(env);
     let timeout = match build.timeout {
         Some(t) => Some(t),
         None => compile_timeout(env)?,
     }
     .filter(|t| !t.is_zero());
-    let max_jobs = match env.get("OFFLOAD_BUILD_MAX_JOBS") {
-        None => usize::MAX,
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                d.warn(&format!(
-                    "offload-build: OFFLOAD_BUILD_MAX_JOBS=`{v}` is not a positive number; ignored"
-                ));
-                usize::MAX
-            }
-        },
-    };
+    let max_jobs = max_jobs(env);
     let client = build
         .jobserver
         .clone()
@@ -469,35 +489,180 @@ fn job_settings(
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
             jobs::local(n)
         });
-    let extra_flags: Vec<String> = env
+    let first = plan.compiles.iter().find_map(|(_, a)| a.first());
+    let mut compile = compile_options(build, env, tc, lang, &plan.cwd, first, &plan.cache_dir);
+    compile.launcher = launcher;
+    let (compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
+    Ok(JobSettings {
+        max_jobs,
+        client,
+        forward_warnings: build.warnings,
+        progress: build.progress.clone(),
+        timeout,
+        compile_jobs,
+        links,
+    })
+}
+
+/// `OFFLOAD_BUILD_MAX_JOBS`, else no limit.
+fn max_jobs(env: &Env<'_>) -> usize {
+    let Some(v) = env.get("OFFLOAD_BUILD_MAX_JOBS") else {
+        return usize::MAX;
+    };
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => n,
+        _ => {
+            env.directives().warn(&format!(
+                "offload-build: OFFLOAD_BUILD_MAX_JOBS=`{v}` is not a positive number; ignored"
+            ));
+            usize::MAX
+        }
+    }
+}
+
+/// Every decision about the device compiles' commands: flags, optimization, debug
+/// information, the depfile request, `-cuid`, the PTX ISA.
+pub(crate) fn compile_options(
+    build: &Build,
+    env: &Env<'_>,
+    tc: &Toolchain,
+    lang: Language,
+    cwd: &Path,
+    arch: Option<&Arch>,
+    cache_dir: &Path,
+) -> CompileOptions {
+    let extra_flags: Vec<OsString> = env
         .get(match lang {
             Language::Hip => "HIPFLAGS",
             Language::Cuda => "CUDAFLAGS",
         })
-        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .map(|v| v.split_whitespace().map(OsString::from).collect())
         .unwrap_or_default();
     // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
     // them (`-Wno-error=...`).
-    let mut flags: Vec<String> = Vec::new();
+    let mut flags: Vec<OsString> = Vec::new();
     if !build.warnings {
         flags.push("-w".into());
     }
     if build.warnings_into_errors {
         flags.push("-Werror".into());
     }
-    flags.extend(build.flags.iter().chain(&extra_flags).cloned());
-    Ok(JobSettings {
-        launcher,
-        max_jobs,
-        client,
+    flags.extend(build.flags.iter().cloned());
+    for f in &build.flags_if_supported {
+        if tool::flag_supported(env, tc, lang, arch, f, cache_dir) {
+            flags.push(f.clone());
+        }
+    }
+    flags.extend(extra_flags);
+    // Device code is optimized whatever Cargo's profile (OPT_LEVEL is not read, as nvcc and
+    // hipcc do not).
+    let level = build.opt_level.as_deref().unwrap_or("3");
+    let any_flag = |f: &dyn Fn(&str) -> bool| flags.iter().any(|a| f(&a.to_string_lossy()));
+    // clang derives the HIP compilation unit ID (the `__hip_cuid_*` symbol) from the whole
+    // command line, output path included: one from the job key instead keeps the device code
+    // the same whatever the output's (private, temporary) name and cache directory.
+    let cuid_from_key = lang == Language::Hip
+        && !any_flag(&|f| f.starts_with("-cuid=") || f.starts_with("-fuse-cuid="));
+    // Without a CUDA install clang 22 defaults to PTX ISA 4.2, which no current processor
+    // accepts: the oldest ISA each architecture needs, unless a flag chooses one.
+    let min_ptx_isa =
+        lang == Language::Cuda && tc.cuda.is_none() && !any_flag(&|f| f.contains("+ptx"));
+    CompileOptions {
+        lang,
+        launcher: Vec::new(),
         includes: build.includes.iter().map(|i| absolute(cwd, i)).collect(),
         defines: build.defines.clone(),
         flags,
-        env_overrides: build.env.clone(),
-        forward_warnings: build.warnings,
-        progress: build.progress.clone(),
-        timeout,
-    })
+        env: build
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        opt_flag: format!("-O{level}"),
+        // ptxas knows -O0 to -O3 only.
+        ptxas_opt_flag: format!(
+            "-O{}",
+            if ["0", "1", "2", "3"].contains(&level) {
+                level
+            } else {
+                "3"
+            }
+        ),
+        debug: build.debug,
+        // clang 22 ignores `-MD -MF` in device-only compiles (and says so, as a warning that
+        // -Werror would make an error): it gets no depfile flags, and the dependencies come
+        // from a host-side preprocessing. Older (and unknown) versions write it.
+        depfile_in_compile: tc.major < 22,
+        cuid_from_key,
+        min_ptx_isa,
+    }
+}
+
+/// The device compile's command for the first resolved architecture, up to the user's flags
+/// ([`Build::try_get_compiler`]).
+pub(crate) fn compiler_command(
+    build: &Build,
+    env: &Env<'_>,
+    plan: &Plan,
+) -> Result<Command, Error> {
+    let tc = plan
+        .toolchain
+        .as_ref()
+        .expect("a resolve plan always discovers the toolchain");
+    let arch = plan.archs.first().ok_or_else(|| {
+        Error::Config("no architecture to compile for: set one with Build::arch".into())
+    })?;
+    let mut o = compile_options(
+        build,
+        env,
+        tc,
+        plan.lang,
+        &plan.cwd,
+        Some(arch),
+        &plan.cache_dir,
+    );
+    o.launcher = launcher(env);
+    let mut c = Command::new(&tc.clang);
+    c.launcher = o.launcher.clone();
+    c.args = clang::device_args(&o, tc, arch, false).0;
+    c.env = o.env;
+    Ok(c)
+}
+
+/// The compile jobs in (source, architecture) order, and the device links: HIP code of an
+/// architecture compiled from several sources is relocatable (`-fgpu-rdc`) and linked once.
+fn jobs_of(
+    compiles: &[(PathBuf, Vec<Arch>)],
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+) -> (Vec<CompileJob>, Vec<LinkJob>) {
+    let mut sources_per_arch: BTreeMap<&Arch, usize> = BTreeMap::new();
+    for (_, archs) in compiles {
+        for a in archs {
+            *sources_per_arch.entry(a).or_default() += 1;
+        }
+    }
+    let mut jobs = Vec::new();
+    let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
+    for (src, archs) in compiles {
+        for a in archs {
+            let rdc = o.lang == Language::Hip && sources_per_arch[a] > 1;
+            let job = clang::compile_job(o, tc, cache_dir, src, a, rdc);
+            if rdc {
+                to_link
+                    .entry(a.clone())
+                    .or_default()
+                    .push(job.outputs[0].1.clone());
+            }
+            jobs.push(job);
+        }
+    }
+    let links = to_link
+        .into_iter()
+        .map(|(a, objs)| clang::device_link(o, tc, cache_dir, &a, objs))
+        .collect();
+    (jobs, links)
 }
 
 /// The images with their architectures and kinds. A bundle holds one code object per
@@ -568,7 +733,7 @@ fn expand(
                 });
             }
             arch::Item::Native => {
-                let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
+                let (found, how) = arch::probe_native(env.processes(), lang, &tc.tool_dirs);
                 if found.is_empty() {
                     let def = arch::default_set(lang, &tc.buildable());
                     env.directives().warn(&format!(
@@ -626,7 +791,7 @@ fn resolve_archs(
             }
         }
     }
-    let (found, how) = arch::probe_native(lang, &tc.tool_dirs);
+    let (found, how) = arch::probe_native(env.processes(), lang, &tc.tool_dirs);
     let hint = format!(
         "set {} or OFFLOAD_ARCH (e.g. \"{}\") to choose",
         crate_var.unwrap_or("<CRATE>_OFFLOAD_ARCH"),

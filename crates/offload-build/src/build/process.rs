@@ -1,17 +1,18 @@
 //! The processes a build starts (compilers, `ptxas`, device links, the version and `native`
-//! probes): each with an optional timeout, each remembered while it runs, so that a program
-//! that handles SIGINT/SIGTERM can end them ([`kill_compilers`]).
+//! probes): each with an optional timeout, each remembered while it runs by the build's
+//! [`CancelToken`], so that cancelling it ends them.
 //!
 //! A process runs in a process group of its own when a timeout applies to it or when the
-//! program asked for it ([`track_compilers`]): then killing it kills its children too (a
-//! launcher's compiler, clang's `ld.lld`, a shell script's `sleep`). Otherwise it stays in the
-//! caller's group, so that Ctrl-C in a terminal reaches it as it reaches Cargo and the build
-//! script.
+//! build was given a token ([`Build::cancel_token`](super::Build::cancel_token)): then killing
+//! it kills its children too (a launcher's compiler, clang's `ld.lld`, a shell script's
+//! `sleep`). Otherwise it stays in the caller's group, so that Ctrl-C in a terminal reaches it
+//! as it reaches Cargo and the build script.
 
 use std::io;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// How long a probe (`clang --version`, `--print-supported-cpus`, `hipconfig`, `amdgpu-arch`,
@@ -33,78 +34,119 @@ pub(crate) enum RunError {
     Spawn(io::Error),
     /// It ran past its timeout and was killed (with its process group).
     TimedOut,
-    /// [`kill_compilers`] was called: it was killed, or not started.
+    /// The build was cancelled ([`CancelToken::cancel`]): it was killed, or not started.
     Stopped,
 }
 
+/// A handle that stops the builds it is given to ([`Build::cancel_token`](super::Build::cancel_token)),
+/// from another thread or a signal handler's thread: [`cancel`](CancelToken::cancel) kills
+/// their running compilers (and probes) with their children, removes the temporary
+/// directories of the compiles in progress, and makes every later start fail, so that those
+/// builds end with [`Error::Stopped`](super::Error::Stopped). Clones share the state.
+///
+/// A build given a token runs its compilers in process groups of their own, which a
+/// terminal's Ctrl-C does not reach: the program that holds the token cancels it on the
+/// signal (`offload-build compile` does). A `build.rs` needs none.
+///
+/// # Example
+///
+/// ```no_run
+/// let cancel = offload_build::build::CancelToken::new();
+/// let on_signal = cancel.clone(); // cancelled from a signal handler's thread
+/// # std::thread::spawn(move || on_signal.cancel());
+/// let result = offload_build::Build::new()
+///     .file("k.hip")
+///     .cancel_token(&cancel)
+///     .try_compile("kernels");
+/// if cancel.is_cancelled() {
+///     // The build ended with Error::Stopped.
+/// }
+/// # let _ = result;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<State>);
+
+#[derive(Debug, Default)]
+struct State {
+    stopped: AtomicBool,
+    registry: Mutex<Registry>,
+}
+
+#[derive(Debug, Default)]
 struct Registry {
     /// Running processes: (pid, whether it leads a group of its own).
     running: Vec<(u32, bool)>,
     /// The private directories of the jobs in progress ([`PrivateDir`]).
-    dirs: Vec<std::path::PathBuf>,
+    dirs: Vec<PathBuf>,
 }
 
-static RUNNING: Mutex<Registry> = Mutex::new(Registry {
-    running: Vec::new(),
-    dirs: Vec::new(),
-});
+impl CancelToken {
+    /// A token that nothing has cancelled.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
 
-/// A job's private directory, known to [`kill_compilers`] (which removes it) until dropped.
-pub(crate) struct PrivateDir(std::path::PathBuf);
+    /// Kills every running compiler (and probe) of the builds given this token, with its
+    /// process group, removes the temporary directories of their compiles in progress, and
+    /// makes every later start fail. Cannot be undone: a new build takes a new token.
+    pub fn cancel(&self) {
+        let reg = self.registry();
+        self.0.stopped.store(true, Ordering::SeqCst);
+        for &(pid, group) in &reg.running {
+            kill(pid, group);
+        }
+        for d in &reg.dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+
+    /// Whether [`cancel`](CancelToken::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.stopped.load(Ordering::SeqCst)
+    }
+
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.0.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The processes of one build: its token, and whether they run in process groups of their
+/// own (when the build was given a token).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Processes {
+    token: CancelToken,
+    own_groups: bool,
+}
+
+impl Processes {
+    /// The processes of a build given `token` (`None`: a token of its own, in the caller's
+    /// process group).
+    pub(crate) fn new(token: Option<&CancelToken>) -> Processes {
+        Processes {
+            token: token.cloned().unwrap_or_default(),
+            own_groups: token.is_some(),
+        }
+    }
+}
+
+/// A job's private directory, known to the build's token (which removes it when cancelled)
+/// until dropped.
+pub(crate) struct PrivateDir(CancelToken, PathBuf);
 
 impl PrivateDir {
-    pub(crate) fn new(path: &std::path::Path) -> PrivateDir {
-        registry().dirs.push(path.to_path_buf());
-        PrivateDir(path.to_path_buf())
+    pub(crate) fn new(p: &Processes, path: &Path) -> PrivateDir {
+        p.token.registry().dirs.push(path.to_path_buf());
+        PrivateDir(p.token.clone(), path.to_path_buf())
     }
 }
 
 impl Drop for PrivateDir {
     fn drop(&mut self) {
-        let mut reg = registry();
-        if let Some(i) = reg.dirs.iter().rposition(|d| *d == self.0) {
+        let mut reg = self.0.registry();
+        if let Some(i) = reg.dirs.iter().rposition(|d| *d == self.1) {
             reg.dirs.swap_remove(i);
         }
     }
-}
-static STOPPED: AtomicBool = AtomicBool::new(false);
-static OWN_GROUPS: AtomicBool = AtomicBool::new(false);
-
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs every compiler (and probe) started from now on in a process group of its own, so
-/// that [`kill_compilers`] ends it together with its children.
-///
-/// For programs that handle SIGINT and SIGTERM themselves and call [`kill_compilers`] from
-/// their handler (`offload-build compile` does). A `build.rs` does not need it: without it
-/// the compilers stay in the build script's process group, where a terminal's Ctrl-C reaches
-/// them.
-pub fn track_compilers() {
-    OWN_GROUPS.store(true, Ordering::SeqCst);
-}
-
-/// Kills every compiler (and probe) of every build of this process that is running, with
-/// its process group when it has one ([`track_compilers`], or a compile timeout), removes the
-/// temporary directories of the compiles in progress, and makes every later start fail: the
-/// builds in progress end with [`Error::Stopped`](super::Error::Stopped).
-///
-/// Meant for a signal handler's thread just before the program ends; it cannot be undone.
-pub fn kill_compilers() {
-    let reg = registry();
-    STOPPED.store(true, Ordering::SeqCst);
-    for &(pid, group) in &reg.running {
-        kill(pid, group);
-    }
-    for d in &reg.dirs {
-        let _ = std::fs::remove_dir_all(d);
-    }
-}
-
-/// Whether [`kill_compilers`] was called.
-pub fn compilers_killed() -> bool {
-    STOPPED.load(Ordering::SeqCst)
 }
 
 #[cfg(unix)]
@@ -125,11 +167,15 @@ fn kill(_pid: u32, _group: bool) {}
 
 /// Runs `cmd` to its end (standard input closed, standard output and error collected), or
 /// kills it (and its process group) after `timeout`.
-pub(crate) fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Output, RunError> {
+pub(crate) fn run(
+    p: &Processes,
+    cmd: &mut Command,
+    timeout: Option<Duration>,
+) -> Result<Output, RunError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let group = timeout.is_some() || OWN_GROUPS.load(Ordering::SeqCst);
+    let group = timeout.is_some() || p.own_groups;
     #[cfg(unix)]
     if group {
         use std::os::unix::process::CommandExt;
@@ -137,8 +183,8 @@ pub(crate) fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Output
     }
     // Started and registered with the registry held: a kill cannot come between the two.
     let (child, pid) = {
-        let mut reg = registry();
-        if STOPPED.load(Ordering::SeqCst) {
+        let mut reg = p.token.registry();
+        if p.token.is_cancelled() {
             return Err(RunError::Stopped);
         }
         let child = cmd.spawn().map_err(RunError::Spawn)?;
@@ -147,7 +193,7 @@ pub(crate) fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Output
         (child, pid)
     };
     let forget = || {
-        let mut reg = registry();
+        let mut reg = p.token.registry();
         if let Some(i) = reg.running.iter().position(|&(p, _)| p == pid) {
             reg.running.swap_remove(i);
         }
@@ -184,7 +230,7 @@ pub(crate) fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Output
         Err(None) => Err(io::Error::other("the process could not be waited for")),
     };
     forget();
-    if STOPPED.load(Ordering::SeqCst) {
+    if p.token.is_cancelled() {
         return Err(RunError::Stopped);
     }
     let o = out.map_err(RunError::Spawn)?;
@@ -197,8 +243,8 @@ pub(crate) fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Output
 
 /// stdout and stderr of a probe, or `None` when it cannot run or runs past
 /// [`PROBE_TIMEOUT`] (`Err(())`).
-pub(crate) fn probe(cmd: &mut Command) -> Result<Option<Output>, ()> {
-    match run(cmd, Some(PROBE_TIMEOUT)) {
+pub(crate) fn probe(p: &Processes, cmd: &mut Command) -> Result<Option<Output>, ()> {
+    match run(p, cmd, Some(PROBE_TIMEOUT)) {
         Ok(o) => Ok(Some(o)),
         Err(RunError::TimedOut) => Err(()),
         Err(_) => Ok(None),
@@ -214,7 +260,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("pid");
         let start = std::time::Instant::now();
+        let p = Processes::default();
         let r = run(
+            &p,
             Command::new("/bin/sh").args([
                 "-c",
                 &format!("sleep 30 & echo $! > {}; wait", pidfile.display()),
@@ -231,7 +279,7 @@ mod tests {
             stat.is_err() || stat.unwrap().contains(") Z "),
             "sleep {pid} survived"
         );
-        let o = run(Command::new("/bin/sh").args(["-c", "echo hi"]), None).unwrap();
+        let o = run(&p, Command::new("/bin/sh").args(["-c", "echo hi"]), None).unwrap();
         assert_eq!(o.stdout, b"hi\n");
         assert!(o.status.success());
     }

@@ -27,13 +27,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use xxhash_rust::xxh3::Xxh3;
-
 use super::Language;
-use super::cache;
+use super::arch::Arch;
+use super::command::{self, Domain, KeyBuilder};
 use super::env::Env;
 use super::error::Error;
-use super::process;
+use super::fs;
+use super::process::{self, Processes};
 
 /// The compiler and the installs around it.
 #[derive(Clone, Debug)]
@@ -208,29 +208,7 @@ fn find_clang(
         };
     }
     if let Some(v) = env.get_os("HIP_CLANG_PATH") {
-        let dir = PathBuf::from(&v);
-        let plain = dir.join(exe("clang"));
-        if plain.is_file() {
-            return Ok((plain, "HIP_CLANG_PATH".into()));
-        }
-        // Debian's HIP_CLANG_PATH is /usr/bin, which holds clang-15 (and other clang-NN) but no
-        // plain clang: the ROCm install's own clang when it lives there, else the newest.
-        let canon_dir = dir.canonicalize().ok();
-        if let Some(c) = rocm.and_then(|r| r.clang.as_ref()).filter(|c| {
-            c.parent()
-                .and_then(|d| d.canonicalize().ok())
-                .is_some_and(|d| Some(d) == canon_dir)
-        }) {
-            return Ok((c.clone(), "HIP_CLANG_PATH".into()));
-        }
-        if let Some(p) = newest_versioned_in(&dir) {
-            return Ok((p, "HIP_CLANG_PATH".into()));
-        }
-        return Err(bad_var(
-            "HIP_CLANG_PATH",
-            v.to_string_lossy().into_owned(),
-            vec![plain, dir.join("clang-[0-9]*")],
-        ));
+        return hip_clang_path(&v, rocm);
     }
     // A ROCm install named by ROCM_PATH / HIP_PATH brings its clang.
     if let Some(r) = rocm.filter(|r| r.from_env) {
@@ -259,7 +237,54 @@ fn find_clang(
             }
         }
     }
-    // clang-NN on PATH and /usr/lib/llvm-NN/bin/clang, newest first (PATH first on a tie).
+    if let Some(p) = newest_versioned(path, &mut searched) {
+        return Ok((p, "the newest clang-NN with ld.lld".into()));
+    }
+    let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
+    searched.push(rocm.clone());
+    if rocm.is_file() {
+        return Ok((rocm, "/opt/rocm".into()));
+    }
+    if let Some(p) = path_or_name(&exe("clang"), path, cwd, &mut searched) {
+        return Ok((p, "clang on PATH".into()));
+    }
+    Err(Error::ToolNotFound {
+        tool: "clang".into(),
+        searched,
+    })
+}
+
+/// The compiler `HIP_CLANG_PATH` (a directory) names: its `clang`, else the ROCm install's
+/// `clang-NN` there, else the newest `clang-NN` there.
+fn hip_clang_path(v: &OsString, rocm: Option<&Rocm>) -> Result<(PathBuf, String), Error> {
+    let dir = PathBuf::from(&v);
+    let plain = dir.join(exe("clang"));
+    if plain.is_file() {
+        return Ok((plain, "HIP_CLANG_PATH".into()));
+    }
+    // Debian's HIP_CLANG_PATH is /usr/bin, which holds clang-15 (and other clang-NN) but no
+    // plain clang: the ROCm install's own clang when it lives there, else the newest.
+    let canon_dir = dir.canonicalize().ok();
+    if let Some(c) = rocm.and_then(|r| r.clang.as_ref()).filter(|c| {
+        c.parent()
+            .and_then(|d| d.canonicalize().ok())
+            .is_some_and(|d| Some(d) == canon_dir)
+    }) {
+        return Ok((c.clone(), "HIP_CLANG_PATH".into()));
+    }
+    if let Some(p) = newest_versioned_in(&dir) {
+        return Ok((p, "HIP_CLANG_PATH".into()));
+    }
+    Err(Error::CompilerVar {
+        var: "HIP_CLANG_PATH".into(),
+        value: v.to_string_lossy().into_owned(),
+        searched: vec![plain, dir.join("clang-[0-9]*")],
+    })
+}
+
+/// The newest `clang-NN` on `PATH` or `/usr/lib/llvm-NN/bin/clang` (`PATH` first on a tie)
+/// that has `ld.lld` beside it, recording where it looked.
+fn newest_versioned(path: Option<&OsString>, searched: &mut Vec<PathBuf>) -> Option<PathBuf> {
     let mut versioned: Vec<(u32, u8, PathBuf)> = Vec::new();
     for d in path_dirs(path) {
         searched.push(d.join("clang-[0-9]*"));
@@ -284,24 +309,10 @@ fn find_clang(
     versioned.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     // A versioned clang without its ld.lld (Debian's clang-NN without lld-NN) cannot link
     // device code: skip it rather than fail every compile.
-    if let Some((_, _, p)) = versioned
+    versioned
         .into_iter()
-        .find(|(_, _, p)| p.is_file() && has_lld(p))
-    {
-        return Ok((p, "the newest clang-NN with ld.lld".into()));
-    }
-    let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
-    searched.push(rocm.clone());
-    if rocm.is_file() {
-        return Ok((rocm, "/opt/rocm".into()));
-    }
-    if let Some(p) = path_or_name(&exe("clang"), path, cwd, &mut searched) {
-        return Ok((p, "clang on PATH".into()));
-    }
-    Err(Error::ToolNotFound {
-        tool: "clang".into(),
-        searched,
-    })
+        .map(|(_, _, p)| p)
+        .find(|p| p.is_file() && has_lld(p))
 }
 
 /// Whether `ld.lld` sits next to the (symlink-resolved) compiler.
@@ -457,25 +468,18 @@ struct HipConfig {
 /// Runs `hipconfig --rocmpath`, `--hipclangpath` and `--cpp_config` (never `hipcc --version`,
 /// which prints a traceback on a machine without a GPU), remembering the answers in
 /// `cache_dir` keyed by the script's path, size and modification time.
-fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
+fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Option<HipConfig> {
     let canon = program.canonicalize().ok()?;
-    let meta = std::fs::metadata(&canon).ok()?;
-    let mut h = Xxh3::new();
-    h.update(canon.as_os_str().as_encoded_bytes());
-    h.update(&meta.len().to_le_bytes());
-    if let Some(d) = meta
-        .modified()
-        .ok()
-        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-    {
-        h.update(&d.as_nanos().to_le_bytes());
-    }
-    let record = cache_dir.join(format!("hipconfig-{:032x}.txt", h.digest128()));
+    let stamp = KeyBuilder::new(Domain::HipConfig)
+        .file_stamp(&canon)
+        .ok()?
+        .finish();
+    let record = cache_dir.join(format!("hipconfig-{stamp:032x}.txt"));
     let text = match std::fs::read_to_string(&record) {
         Ok(t) if t.lines().count() == 3 => t,
         _ => {
             let ask = |flag: &str| {
-                process::probe(Command::new(program).arg(flag))
+                process::probe(p, Command::new(program).arg(flag))
                     .ok()
                     .flatten()
                     .filter(|o| o.status.success())
@@ -492,7 +496,7 @@ fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
                 ask("--hipclangpath").unwrap_or_default(),
                 ask("--cpp_config").unwrap_or_default()
             );
-            let _ = cache::write_atomic(&record, t.as_bytes());
+            let _ = fs::write_atomic(&record, t.as_bytes());
             t
         }
     };
@@ -562,7 +566,7 @@ fn find_rocm_in(
     let mut looked = Vec::new();
     let hipconfig = match which::which_in(exe("hipconfig"), path, cwd) {
         Ok(p) => {
-            let c = hipconfig(&p, cache_dir);
+            let c = hipconfig(env.processes(), &p, cache_dir);
             if c.is_none() {
                 looked.push(format!("{} (no answer to --rocmpath)", p.display()));
             }
@@ -699,6 +703,19 @@ pub(crate) fn find_ptxas(
     if let Some(p) = path_or_name(&exe("ptxas"), path, cwd, &mut searched) {
         return Ok((Some(p), searched));
     }
+    let found = wheel_ptxas(env, path, cwd, &mut searched);
+    Ok((found, searched))
+}
+
+/// `ptxas` from NVIDIA's wheels ([`WHEEL_PTXAS`]): in the virtualenv of `VIRTUAL_ENV`
+/// (`lib/python3*/site-packages`), then in the `site-packages` of the `python3` on `PATH`
+/// (asked with the probe timeout); every place looked at is recorded.
+fn wheel_ptxas(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    searched: &mut Vec<PathBuf>,
+) -> Option<PathBuf> {
     let in_site = |site: &Path, searched: &mut Vec<PathBuf>| -> Option<PathBuf> {
         WHEEL_PTXAS.iter().find_map(|d| {
             let p = site.join(d).join(exe("ptxas"));
@@ -724,8 +741,8 @@ pub(crate) fn find_ptxas(
         // Windows virtualenvs: Lib/site-packages.
         sites.push(Path::new(&venv).join("Lib").join("site-packages"));
         for site in sites {
-            if let Some(p) = in_site(&site, &mut searched) {
-                return Ok((Some(p), searched));
+            if let Some(p) = in_site(&site, searched) {
+                return Some(p);
             }
         }
     }
@@ -736,18 +753,18 @@ pub(crate) fn find_ptxas(
             "import site, sys\n\
              for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)",
         ]);
-        if let Ok(Some(o)) = process::probe(&mut cmd) {
+        if let Ok(Some(o)) = process::probe(env.processes(), &mut cmd) {
             for line in String::from_utf8_lossy(&o.stdout).lines() {
                 let site = Path::new(line.trim());
                 if site.is_absolute() {
-                    if let Some(p) = in_site(site, &mut searched) {
-                        return Ok((Some(p), searched));
+                    if let Some(p) = in_site(site, searched) {
+                        return Some(p);
                     }
                 }
             }
         }
     }
-    Ok((None, searched))
+    None
 }
 
 fn parse_major(version: &str) -> u32 {
@@ -775,6 +792,54 @@ pub(crate) fn parse_supported(text: &str, lang: Language) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// What the compiler says about itself (`--version`, `--print-supported-cpus` for the
+/// language's device target), asked once and kept in `cache_dir` under a stamp of the
+/// compiler file (path, size, modification time): the stamp, the version line and the
+/// processors.
+fn compiler_info(
+    env: &Env<'_>,
+    clang: &Path,
+    lang: Language,
+    cache_dir: &Path,
+) -> Result<(u128, String, Vec<String>), Error> {
+    let stamp = KeyBuilder::new(Domain::CompilerStamp)
+        .file_stamp(clang)
+        .map_err(|e| Error::io("reading", clang, e))?
+        .str(&format!("{lang:?}"))
+        .finish();
+    let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
+    if let Ok(text) = std::fs::read_to_string(&info_path) {
+        if let Some((v, s)) = text.split_once("\n--\n") {
+            return Ok((
+                stamp,
+                v.to_string(),
+                s.lines().map(str::to_string).collect(),
+            ));
+        }
+    }
+    let mut version = command::Command::new(clang);
+    version.add_arg("--version");
+    let version = run_text(env.processes(), &mut version.to_command(), clang)?
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let mut cpus = command::Command::new(clang);
+    cpus.add_arg(match lang {
+        Language::Hip => "--target=amdgcn-amd-amdhsa",
+        Language::Cuda => "--target=nvptx64-nvidia-cuda",
+    })
+    .add_args(["-nogpulib", "--print-supported-cpus"]);
+    let text = run_text(env.processes(), &mut cpus.to_command(), clang)?;
+    let supported = parse_supported(&text, lang);
+    // Atomically: builds sharing the cache read it while another writes it.
+    let _ = fs::write_atomic(
+        &info_path,
+        format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
+    );
+    Ok((stamp, version, supported))
 }
 
 /// Discovers the toolchain for `lang`, using `cache_dir` to remember what the compiler said.
@@ -808,58 +873,15 @@ pub(crate) fn discover(
             (cuda, ptxas, searched)
         }
     };
-    let meta = std::fs::metadata(&clang).map_err(|e| Error::io("reading", &clang, e))?;
-    let canon = clang.canonicalize().unwrap_or_else(|_| clang.clone());
-    let mut h = Xxh3::new();
-    h.update(canon.as_os_str().as_encoded_bytes());
-    h.update(&meta.len().to_le_bytes());
-    if let Ok(m) = meta.modified() {
-        if let Ok(d) = m.duration_since(std::time::UNIX_EPOCH) {
-            h.update(&d.as_nanos().to_le_bytes());
-        }
-    }
-    h.update(format!("{lang:?}").as_bytes());
-    let stamp = h.digest128();
-    let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
-    let (version, supported) = match std::fs::read_to_string(&info_path) {
-        Ok(text) if text.contains("\n--\n") => {
-            let (v, s) = text.split_once("\n--\n").unwrap_or_default();
-            (v.to_string(), s.lines().map(str::to_string).collect())
-        }
-        _ => {
-            let version = run_text(Command::new(&clang).arg("--version"), &clang)?
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            let target = match lang {
-                Language::Hip => "--target=amdgcn-amd-amdhsa",
-                Language::Cuda => "--target=nvptx64-nvidia-cuda",
-            };
-            let supported = parse_supported(
-                &run_text(
-                    Command::new(&clang).args([target, "-nogpulib", "--print-supported-cpus"]),
-                    &clang,
-                )?,
-                lang,
-            );
-            // Atomically: builds sharing the cache read it while another writes it.
-            let _ = cache::write_atomic(
-                &info_path,
-                format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
-            );
-            (version, supported)
-        }
-    };
-    let mut h = Xxh3::new();
-    h.update(&stamp.to_le_bytes());
-    h.update(version.as_bytes());
+    let (stamp, version, supported) = compiler_info(env, &clang, lang, cache_dir)?;
+    let mut id = KeyBuilder::new(Domain::Toolchain);
+    id.u128(stamp).str(&version);
     for p in [&cuda, &ptxas].into_iter().flatten() {
-        h.update(p.as_os_str().as_encoded_bytes());
+        id.os(p);
     }
     if let Some(r) = &rocm {
         for a in r.args() {
-            h.update(a.as_bytes());
+            id.str(&a);
         }
     }
     let mut tool_dirs: Vec<PathBuf> = clang.parent().map(Path::to_path_buf).into_iter().collect();
@@ -876,19 +898,62 @@ pub(crate) fn discover(
         ptxas,
         ptxas_searched,
         supported,
-        identity: h.digest128(),
+        identity: id.finish(),
         tool_dirs,
     })
 }
 
+/// Whether the compiler accepts `flag` in a device compile for `arch` (asked once: the answer
+/// is kept in `cache_dir`, keyed by the toolchain, the language, the architecture and the
+/// flag).
+pub(crate) fn flag_supported(
+    env: &Env<'_>,
+    tc: &Toolchain,
+    lang: Language,
+    arch: Option<&Arch>,
+    flag: &OsString,
+    cache_dir: &Path,
+) -> bool {
+    let mut k = KeyBuilder::new(Domain::FlagProbe);
+    k.u128(tc.identity)
+        .str(&format!("{lang:?}"))
+        .str(arch.map_or("", Arch::as_str))
+        .os(flag);
+    let answer = cache_dir.join(format!("flag-{:032x}.txt", k.finish()));
+    if let Ok(t) = std::fs::read_to_string(&answer) {
+        return t.trim() == "yes";
+    }
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix(".flag-")
+        .tempdir_in(cache_dir)
+    else {
+        return false;
+    };
+    let source = dir.path().join(match lang {
+        Language::Hip => "empty.hip",
+        Language::Cuda => "empty.cu",
+    });
+    if std::fs::write(&source, "").is_err() {
+        return false;
+    }
+    let out = dir.path().join("empty.o");
+    let cmd = super::clang::flag_probe(tc, lang, arch, flag, &source, &out);
+    let ok = matches!(
+        process::probe(env.processes(), &mut cmd.to_command()),
+        Ok(Some(o)) if o.status.success()
+    );
+    let _ = fs::write_atomic(&answer, if ok { b"yes\n" } else { b"no\n" });
+    ok
+}
+
 /// stdout and stderr of a probe of the compiler, or empty when it cannot run; an error when
 /// it runs past [`process::PROBE_TIMEOUT`] (a compiler that hangs).
-fn run_text(cmd: &mut Command, clang: &Path) -> Result<String, Error> {
+fn run_text(p: &Processes, cmd: &mut Command, clang: &Path) -> Result<String, Error> {
     let args: Vec<String> = cmd
         .get_args()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    match process::probe(cmd) {
+    match process::probe(p, cmd) {
         Ok(Some(o)) => {
             let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
             s.push_str(&String::from_utf8_lossy(&o.stderr));
@@ -952,13 +1017,16 @@ mod tests {
         let d = super::super::env::Directives::new(false);
         let env = Env::new(&o, &d);
         let no_path = OsString::from(dir.join("bin"));
-        let (found, looked) = find_rocm_in(
-            &env,
-            Some(&no_path),
-            &dir,
-            &dir,
-            std::slice::from_ref(&empty),
-        );
+        let find = || {
+            find_rocm_in(
+                &env,
+                Some(&no_path),
+                &dir,
+                &dir,
+                std::slice::from_ref(&empty),
+            )
+        };
+        let (found, looked) = find();
         assert!(found.is_none());
         let hint = toolchain(None, looked).no_rocm_hint();
         for want in [
@@ -977,13 +1045,7 @@ mod tests {
         // its served processors come from the oclc_isa_version files.
         std::fs::create_dir_all(empty.join("include/hip")).unwrap();
         std::fs::write(empty.join("include/hip/hip_runtime.h"), "").unwrap();
-        let (found, looked) = find_rocm_in(
-            &env,
-            Some(&no_path),
-            &dir,
-            &dir,
-            std::slice::from_ref(&empty),
-        );
+        let (found, looked) = find();
         assert!(found.is_none());
         assert!(
             looked.last().unwrap().contains("no device libraries"),
@@ -999,13 +1061,7 @@ mod tests {
         ] {
             std::fs::write(libs.join(f), "").unwrap();
         }
-        let (found, _) = find_rocm_in(
-            &env,
-            Some(&no_path),
-            &dir,
-            &dir,
-            std::slice::from_ref(&empty),
-        );
+        let (found, _) = find();
         let r = found.expect("an install with headers and device libraries");
         assert_eq!(r.device_libs, libs);
         assert_eq!(r.served(), ["gfx906", "gfx90a", "gfx1030"]);
