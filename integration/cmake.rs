@@ -37,7 +37,7 @@ fn require(tool: &str) {
 }
 
 /// Both streams; CMake wraps messages, so [`flat`] joins the lines for matching.
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
         o.status.code(),
@@ -47,12 +47,12 @@ fn text(o: &Output) -> String {
 }
 
 /// `t` with every run of white space made one space.
-fn flat(t: &str) -> String {
+pub(crate) fn flat(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `cmake` with the outer environment's architecture and jobserver variables removed.
-fn cmake() -> Command {
+pub(crate) fn cmake() -> Command {
     let mut c = Command::new("cmake");
     let own = ["MAKEFLAGS", "CARGO_MAKEFLAGS"];
     for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {

@@ -127,6 +127,7 @@ mod objects_fixtures;
 mod outputs;
 mod packager_diff;
 mod packager_malformed;
+mod readme;
 mod rocm;
 mod shipped_libs;
 mod support;
