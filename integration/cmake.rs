@@ -595,7 +595,7 @@ fn installed_package_is_found_with_its_tools() {
 /// and a stand-in cargo in `dir/home/.cargo/bin` (found through CARGO_HOME, as the package looks
 /// for it) that logs its call and "builds" by copying this build's tools into its
 /// `--target-dir`; with FAIL set it fails as cargo does.
-fn scratch_checkout_and_cargo(dir: &Path) -> (PathBuf, PathBuf) {
+fn scratch_checkout(dir: &Path) -> PathBuf {
     let root = dir.join("checkout");
     let package = root.join("build-support/cmake");
     std::fs::create_dir_all(&package).unwrap();
@@ -629,7 +629,24 @@ fn scratch_checkout_and_cargo(dir: &Path) -> (PathBuf, PathBuf) {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (root, cargo_home)
+    root
+}
+
+/// Configures `proj` into `build` with the stand-in cargo of [`scratch_checkout`] in `dir`
+/// (logging to `dir/cargo.log`; failing with `fail`), and CARGO_TARGET_DIR set to the
+/// checkout's `target/`, which the package must not use.
+fn configure_with_cargo(dir: &Path, proj: &Path, build: &Path, fail: bool) -> Output {
+    let mut c = configure_project(cmake(), proj, build);
+    c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", dir.join("home"))
+        .env("CARGO_HOME", dir.join("home/.cargo"))
+        .env("CARGO_TARGET_DIR", dir.join("checkout/target"))
+        .env("CARGO_LOG", dir.join("cargo.log"))
+        .env_remove("FAIL");
+    if fail {
+        c.env("FAIL", "1");
+    }
+    c.output().unwrap()
 }
 
 /// From a checkout without a helper, both ways of using the package (`include()` and a
@@ -640,22 +657,11 @@ fn scratch_checkout_and_cargo(dir: &Path) -> (PathBuf, PathBuf) {
 fn from_a_checkout_the_helper_is_built_with_cargo_once_into_the_build_directory() {
     require("cmake");
     let dir = tempfile::tempdir().unwrap();
-    let (root, cargo_home) = scratch_checkout_and_cargo(dir.path());
+    let root = scratch_checkout(dir.path());
     let package = root.join("build-support/cmake");
     let log = dir.path().join("cargo.log");
-    let configure = |proj: &Path, build: &Path, fail: bool| {
-        let mut c = configure_project(cmake(), proj, build);
-        c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", dir.path().join("home"))
-            .env("CARGO_HOME", &cargo_home)
-            .env("CARGO_TARGET_DIR", root.join("target"))
-            .env("CARGO_LOG", &log)
-            .env_remove("FAIL");
-        if fail {
-            c.env("FAIL", "1");
-        }
-        c.output().unwrap()
-    };
+    let configure =
+        |proj: &Path, build: &Path| configure_with_cargo(dir.path(), proj, build, false);
     let report = "message(STATUS \"helper=${OFFLOAD_BUILD_EXECUTABLE}\")\n";
     let uses = [
         (
@@ -674,7 +680,7 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once_into_the_build_directory(
         let proj = dir.path().join(name);
         write_project(&proj, &format!("{use_line}{report}"));
         let build = proj.join("b");
-        let o = configure(&proj, &build, false);
+        let o = configure(&proj, &build);
         let t = flat(&text(&o));
         assert!(o.status.success(), "{t}");
         let target_dir = build.join("offload-build-cargo");
@@ -705,14 +711,25 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once_into_the_build_directory(
             )
         );
         // Configuring again uses the cached helper: no second build.
-        let o = configure(&proj, &build, false);
+        let o = configure(&proj, &build);
         assert!(o.status.success(), "{}", text(&o));
         assert_eq!(std::fs::read_to_string(&log).unwrap(), calls);
         std::fs::remove_file(&log).unwrap();
     }
-    // A failed build is a CMake error with cargo's message.
-    let proj = dir.path().join("include");
-    let o = configure(&proj, &proj.join("b-fail"), true);
+}
+
+/// From a checkout, a failed cargo build of the helper is a CMake error with cargo's message.
+#[test]
+fn from_a_checkout_a_failed_cargo_build_is_a_cmake_error() {
+    require("cmake");
+    let dir = tempfile::tempdir().unwrap();
+    let package = scratch_checkout(dir.path()).join("build-support/cmake");
+    let proj = dir.path().join("proj");
+    write_project(
+        &proj,
+        &format!("include(\"{}/OffloadBuild.cmake\")\n", package.display()),
+    );
+    let o = configure_with_cargo(dir.path(), &proj, &proj.join("b"), true);
     let t = flat(&text(&o));
     assert!(!o.status.success(), "{t}");
     assert!(
