@@ -7,7 +7,8 @@
 //! recompiles only its includer (once per architecture); a missing compiler and an unknown
 //! architecture are CMake errors naming the cause; no GPU is a warning and the default set;
 //! `build-support/install.sh` installs a package that `find_package` finds with its tools; from
-//! a checkout without a helper, the package builds it with cargo once (a stand-in cargo here).
+//! a checkout without a helper, the package builds it with cargo once, into the CMake build
+//! directory (a stand-in cargo here), and a package that is found prints no "Could NOT find".
 //! Also `offload-build compile` alone: depfile, object output and one-line errors.
 //!
 //! cmake and ninja are required (`build-support/setup.sh`): a missing one fails the tests.
@@ -36,7 +37,7 @@ fn require(tool: &str) {
 }
 
 /// Both streams; CMake wraps messages, so [`flat`] joins the lines for matching.
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
         o.status.code(),
@@ -45,7 +46,6 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// `t` with every run of white space made one space.
 /// `offload-build compile <source> --arch gfx90a --compiler <clang 19> -o k.o --depfile k.d
 /// -j 1` in `dir`, without a launcher.
 fn compile_k(dir: &Path, source: &str) -> Output {
@@ -58,12 +58,13 @@ fn compile_k(dir: &Path, source: &str) -> Output {
         .unwrap()
 }
 
-fn flat(t: &str) -> String {
+/// `t` with every run of white space made one space.
+pub(crate) fn flat(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `cmake` with the outer environment's architecture and jobserver variables removed.
-fn cmake() -> Command {
+pub(crate) fn cmake() -> Command {
     let mut c = Command::new("cmake");
     let own = ["MAKEFLAGS", "CARGO_MAKEFLAGS"];
     for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {
@@ -559,6 +560,7 @@ fn installed_package_is_found_with_its_tools() {
         .unwrap();
     let t = flat(&text(&o));
     assert!(o.status.success(), "{t}");
+    assert!(!t.contains("Could NOT find"), "{t}");
     let bin = prefix.join("bin");
     assert!(
         t.contains(&format!("helper={}", bin.join("offload-build").display())),
@@ -582,13 +584,27 @@ fn installed_package_is_found_with_its_tools() {
     assert!(t.contains("0.1.0"), "{t}");
 }
 
-#[test]
-fn from_a_checkout_the_helper_is_built_with_cargo_once() {
-    require("cmake");
-    // A stand-in cargo (found through CARGO_HOME, as the package looks for it) that logs its
-    // call and "builds" by copying this build's tools; with FAIL set it fails as cargo does.
-    let dir = tempfile::tempdir().unwrap();
-    let cargo_home = dir.path().join("home/.cargo");
+/// A scratch checkout in `dir/checkout` (the package's files and a `Cargo.toml`, nothing else)
+/// and a stand-in cargo in `dir/home/.cargo/bin` (found through CARGO_HOME, as the package looks
+/// for it) that logs its call and "builds" by copying this build's tools into its
+/// `--target-dir`; with FAIL set it fails as cargo does.
+fn scratch_checkout(dir: &Path) -> PathBuf {
+    let root = dir.join("checkout");
+    let package = root.join("build-support/cmake");
+    std::fs::create_dir_all(&package).unwrap();
+    for f in [
+        "OffloadBuild.cmake",
+        "OffloadBuildConfig.cmake",
+        "OffloadBuildConfigVersion.cmake",
+    ] {
+        std::fs::copy(
+            checkout().join("build-support/cmake").join(f),
+            package.join(f),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
+    let cargo_home = dir.join("home/.cargo");
     std::fs::create_dir_all(cargo_home.join("bin")).unwrap();
     let bins = Path::new(EXE).parent().unwrap();
     let fake = cargo_home.join("bin/cargo");
@@ -597,63 +613,116 @@ fn from_a_checkout_the_helper_is_built_with_cargo_once() {
         format!(
             "#!/bin/sh\necho \"$PWD $*\" >> \"$CARGO_LOG\"\n\
              if [ -n \"$FAIL\" ]; then echo 'error: could not compile `offload-build`' >&2; exit 101; fi\n\
-             mkdir -p \"$CARGO_TARGET_DIR/release\"\n\
-             cp '{0}/offload-build' '{0}/offload-bundler' \"$CARGO_TARGET_DIR/release/\"\n",
+             while [ \"$1\" != --target-dir ]; do shift; done\n\
+             mkdir -p \"$2/release\"\n\
+             cp '{0}/offload-build' '{0}/offload-bundler' \"$2/release/\"\n",
             bins.display()
         ),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    root
+}
+
+/// Configures `proj` into `build` with the stand-in cargo of [`scratch_checkout`] in `dir`
+/// (logging to `dir/cargo.log`; failing with `fail`), and CARGO_TARGET_DIR set to the
+/// checkout's `target/`, which the package must not use.
+fn configure_with_cargo(dir: &Path, proj: &Path, build: &Path, fail: bool) -> Output {
+    let mut c = configure_project(cmake(), proj, build);
+    c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", dir.join("home"))
+        .env("CARGO_HOME", dir.join("home/.cargo"))
+        .env("CARGO_TARGET_DIR", dir.join("checkout/target"))
+        .env("CARGO_LOG", dir.join("cargo.log"))
+        .env_remove("FAIL");
+    if fail {
+        c.env("FAIL", "1");
+    }
+    c.output().unwrap()
+}
+
+/// From a checkout without a helper, both ways of using the package (`include()` and a
+/// non-QUIET `find_package(... CONFIG PATHS <checkout>)`) build the helper with cargo once,
+/// into the CMake build directory: the checkout is not written (no `target/`), and a package
+/// that is found prints no "Could NOT find".
+#[test]
+fn from_a_checkout_the_helper_is_built_with_cargo_once_into_the_build_directory() {
+    require("cmake");
+    let dir = tempfile::tempdir().unwrap();
+    let root = scratch_checkout(dir.path());
+    let package = root.join("build-support/cmake");
+    let log = dir.path().join("cargo.log");
+    let configure =
+        |proj: &Path, build: &Path| configure_with_cargo(dir.path(), proj, build, false);
+    let report = "message(STATUS \"helper=${OFFLOAD_BUILD_EXECUTABLE}\")\n";
+    let uses = [
+        (
+            "include",
+            format!("include(\"{}/OffloadBuild.cmake\")\n", package.display()),
+        ),
+        (
+            "find-package",
+            format!(
+                "find_package(OffloadBuild 0.1 CONFIG PATHS \"{}\")\n",
+                package.display()
+            ),
+        ),
+    ];
+    for (name, use_line) in uses {
+        let proj = dir.path().join(name);
+        write_project(&proj, &format!("{use_line}{report}"));
+        let build = proj.join("b");
+        let o = configure(&proj, &build);
+        let t = flat(&text(&o));
+        assert!(o.status.success(), "{t}");
+        let target_dir = build.join("offload-build-cargo");
+        assert!(
+            t.contains(&format!(
+                "Building offload-build from {} with cargo into {} (once per build directory;",
+                root.display(),
+                target_dir.display()
+            )),
+            "{t}"
+        );
+        assert!(!t.contains("Could NOT find"), "{t}");
+        let exe = target_dir.join("release/offload-build");
+        assert!(t.contains(&format!("helper={}", exe.display())), "{t}");
+        assert!(exe.is_file(), "{t}");
+        assert!(
+            !root.join("target").exists(),
+            "the checkout was written: {t}"
+        );
+        let calls = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            calls,
+            format!(
+                "{0} build --release --manifest-path {0}/Cargo.toml --target-dir {1} \
+                 -p offload-cli --bin offload-build --bin offload-bundler\n",
+                root.display(),
+                target_dir.display()
+            )
+        );
+        // Configuring again uses the cached helper: no second build.
+        let o = configure(&proj, &build);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), calls);
+        std::fs::remove_file(&log).unwrap();
+    }
+}
+
+/// From a checkout, a failed cargo build of the helper is a CMake error with cargo's message.
+#[test]
+fn from_a_checkout_a_failed_cargo_build_is_a_cmake_error() {
+    require("cmake");
+    let dir = tempfile::tempdir().unwrap();
+    let package = scratch_checkout(dir.path()).join("build-support/cmake");
     let proj = dir.path().join("proj");
     write_project(
         &proj,
-        &format!(
-            "{}message(STATUS \"helper=${{OFFLOAD_BUILD_EXECUTABLE}}\")\n",
-            include_module()
-        ),
+        &format!("include(\"{}/OffloadBuild.cmake\")\n", package.display()),
     );
-    let target = dir.path().join("target");
-    let log = dir.path().join("cargo.log");
-    let configure = |build: &str, fail: bool| {
-        let mut c = configure_project(cmake(), &proj, &dir.path().join(build));
-        c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", dir.path().join("home"))
-            .env("CARGO_HOME", &cargo_home)
-            .env("CARGO_TARGET_DIR", &target)
-            .env("CARGO_LOG", &log)
-            .env_remove("FAIL");
-        if fail {
-            c.env("FAIL", "1");
-        }
-        c.output().unwrap()
-    };
-    let o = configure("b", false);
-    let t = flat(&text(&o));
-    assert!(o.status.success(), "{t}");
-    assert!(
-        t.contains(&format!(
-            "Building offload-build with cargo ({})",
-            checkout().display()
-        )),
-        "{t}"
-    );
-    let exe = target.join("release/offload-build");
-    assert!(t.contains(&format!("helper={}", exe.display())), "{t}");
-    let calls = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(
-        calls,
-        format!(
-            "{} build --release -p offload-cli --bin offload-build --bin offload-bundler\n",
-            checkout().display()
-        )
-    );
-    // Configuring again uses the cached helper: no second build.
-    let o = configure("b", false);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), calls);
-    // A failed build is a CMake error with cargo's message.
-    let o = configure("b-fail", true);
+    let o = configure_with_cargo(dir.path(), &proj, &proj.join("b"), true);
     let t = flat(&text(&o));
     assert!(!o.status.success(), "{t}");
     assert!(

@@ -85,7 +85,11 @@
 //!   fallback, typed errors, bundles byte-identical to clang's own.
 //! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
 //!   (program output, header tracking per arch from a counting launcher, configure-time errors,
-//!   the no-GPU fallback) and `offload-build compile` on its own.
+//!   the no-GPU fallback, the helper built from a checkout into the build directory) and
+//!   `offload-build compile` on its own.
+//! - `readme`: the README's quick start (`Cargo.toml`, `build.rs`, `main.rs`) and its
+//!   `CMakeLists.txt`, copied verbatim into a fresh crate and project and built with Debian's
+//!   ROCm 5.2.
 //! - `rocm`: ordinary HIP sources (`hip_runtime.h`, `__shared__`, `expf`) with Debian's ROCm
 //!   5.2 and its clang 15: a crate outside the repository built with `cargo` for three
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
@@ -164,6 +168,7 @@ mod objects_fixtures;
 mod outputs;
 mod packager_diff;
 mod packager_malformed;
+mod readme;
 mod rocm;
 mod shipped_libs;
 mod support;

@@ -1,12 +1,16 @@
 # OffloadBuild.cmake: build GPU device code into fat binaries and host objects with the
 # `offload-build` helper (parallel per-architecture compiles, cache, packing, embedding).
 #
-# Use it from a checkout:   include(<checkout>/build-support/cmake/OffloadBuild.cmake)
-# or after install:         find_package(OffloadBuild CONFIG REQUIRED)
+# Use it after install:     find_package(OffloadBuild 0.1 CONFIG REQUIRED)
+# or from a checkout:       find_package(OffloadBuild 0.1 CONFIG REQUIRED
+#                             PATHS <checkout>/build-support/cmake)
+# or:                       include(<checkout>/build-support/cmake/OffloadBuild.cmake)
 #
 # The helper: OFFLOAD_BUILD_EXECUTABLE (cache variable) when set; else `offload-build` found
-# next to an installed package or on PATH; else, from a checkout, built at configure time with
-# `cargo build --release -p offload-cli --bin offload-build --bin offload-bundler` and its path cached.
+# next to an installed package or on PATH; else, from a checkout, built once per build
+# directory at configure time with `cargo build --release -p offload-cli --bin offload-build
+# --bin offload-bundler --target-dir <build>/offload-build-cargo` (the checkout itself is not
+# written) and its path cached.
 #
 # offload_add_fatbin(<target> [LANGUAGE HIP|CUDA] SOURCES <src>...
 #                    [ARCHITECTURES <arch>...] [INCLUDE_DIRECTORIES <dir>...]
@@ -108,14 +112,15 @@ function(_offload_build_locate)
     message(FATAL_ERROR "offload-build not found and cargo not found to build it: set "
       "OFFLOAD_BUILD_EXECUTABLE or install Rust (https://rustup.rs)")
   endif()
-  if(DEFINED ENV{CARGO_TARGET_DIR})
-    set(_target_dir "$ENV{CARGO_TARGET_DIR}")
-  else()
-    set(_target_dir "${_root}/target")
-  endif()
-  message(STATUS "Building offload-build with cargo (${_root})")
+  # Into this build directory, not the checkout's target/ (nor CARGO_TARGET_DIR): the checkout
+  # may be read-only, shared by several build directories, or a submodule of the project.
+  set(_target_dir "${CMAKE_BINARY_DIR}/offload-build-cargo")
+  message(STATUS "Building offload-build from ${_root} with cargo into ${_target_dir} "
+    "(once per build directory; -DOFFLOAD_BUILD_EXECUTABLE=<path> or an offload-build on "
+    "PATH skips this)")
   execute_process(
-    COMMAND "${_cargo}" build --release -p offload-cli --bin offload-build --bin offload-bundler
+    COMMAND "${_cargo}" build --release --manifest-path "${_root}/Cargo.toml"
+      --target-dir "${_target_dir}" -p offload-cli --bin offload-build --bin offload-bundler
     WORKING_DIRECTORY "${_root}"
     RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_VARIABLE _out)
   set(_exe "${_target_dir}/release/offload-build${CMAKE_EXECUTABLE_SUFFIX}")
