@@ -109,6 +109,82 @@ impl Record {
     }
 }
 
+/// A job's private directory in the cache (`.job-*`), locked (`lock`, an exclusive file lock)
+/// for as long as the job runs, so that [`remove_leftovers`] can tell a killed run's directory
+/// from a running job's. Removed when dropped.
+#[derive(Debug)]
+pub(crate) struct JobDir {
+    dir: tempfile::TempDir,
+    _lock: std::fs::File,
+}
+
+impl JobDir {
+    /// Creates and locks a new private directory in `cache_dir`.
+    pub(crate) fn new(cache_dir: &Path) -> Result<JobDir, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(JOB_PREFIX)
+            .tempdir_in(cache_dir)
+            .map_err(|e| Error::io("creating a temporary directory in", cache_dir, e))?;
+        // Locked under another name, then renamed: a `lock` file is always locked by its job
+        // while the job runs.
+        let new = dir.path().join(".lock-new");
+        let lock = std::fs::File::create(&new).map_err(|e| Error::io("creating", &new, e))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| Error::io("locking", &new, e.into()))?;
+        let path = dir.path().join(LOCK);
+        std::fs::rename(&new, &path).map_err(|e| Error::io("renaming", &new, e))?;
+        Ok(JobDir { dir, _lock: lock })
+    }
+
+    /// The directory.
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+const JOB_PREFIX: &str = ".job-";
+const LOCK: &str = "lock";
+
+/// How old an unlocked leftover without a lock (a job directory of an older version, a
+/// device link's temporary file) must be before it is removed: longer than any compile.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes what killed runs left in the cache: `.job-*` directories whose lock no job holds,
+/// and (after [`LEFTOVER_AGE`]) job directories without a lock and `.linked-*` temporary
+/// files. Running jobs, of this or another process, hold their lock and are left alone.
+pub(crate) fn remove_leftovers(cache_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache_dir) else {
+        return;
+    };
+    let old = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LEFTOVER_AGE))
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        if name.starts_with(JOB_PREFIX) {
+            match std::fs::File::open(path.join(LOCK)) {
+                // Held while removing, so that a job that somehow still runs would show.
+                Ok(lock) => {
+                    let free = rustix::fs::FlockOperation::NonBlockingLockExclusive;
+                    if rustix::fs::flock(&lock, free).is_ok() {
+                        let _ = std::fs::remove_dir_all(&path);
+                    }
+                }
+                Err(_) if old(&path) => {
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+                Err(_) => {}
+            }
+        } else if name.starts_with(".linked-") && old(&path) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
 /// Writes `data` to `path` through a temporary file in the same directory and a rename.
 pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -320,5 +396,25 @@ mod tests {
         assert!(back.is_fresh(&Hasher::default()));
         std::fs::write(&a, "two").unwrap();
         assert!(!back.is_fresh(&Hasher::default()));
+    }
+
+    #[test]
+    fn leftovers_of_killed_runs_go_and_running_jobs_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = JobDir::new(dir.path()).unwrap();
+        let killed = JobDir::new(dir.path()).unwrap();
+        let killed_path = killed.path().to_path_buf();
+        // A killed run: its directory stays, its lock is released with the process.
+        let _ = killed.dir.keep();
+        drop(killed._lock);
+        let young = dir.path().join(".job-without-lock");
+        std::fs::create_dir(&young).unwrap();
+        remove_leftovers(dir.path());
+        assert!(running.path().is_dir());
+        assert!(!killed_path.exists());
+        assert!(
+            young.is_dir(),
+            "a young directory without a lock may be a job starting"
+        );
     }
 }

@@ -57,6 +57,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
             *sources_per_arch.entry(a).or_default() += 1;
         }
     }
+    cache::remove_leftovers(&plan.cache_dir);
     let hasher = Hasher::default();
     let ctx = JobCtx {
         tc,
@@ -718,10 +719,7 @@ impl JobCtx<'_> {
         // Every file of the job is written in a directory of its own and renamed into place
         // once all steps succeeded: compiles that share the cache (two builds of the same
         // sources at once) never read each other's half-written files.
-        let tmp = tempfile::Builder::new()
-            .prefix(".job-")
-            .tempdir_in(self.cache_dir)
-            .map_err(|e| Error::io("creating a temporary directory in", self.cache_dir, e))?;
+        let tmp = cache::JobDir::new(self.cache_dir)?;
         // Removed by a signal's handler too (`offload-build compile`, see `kill_compilers`).
         let _known = process::PrivateDir::new(tmp.path());
         let base_name = spec
