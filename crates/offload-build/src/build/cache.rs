@@ -1,12 +1,14 @@
 //! The content-hash cache in `OUT_DIR` and the compiler's depfiles.
 //!
-//! Each (source, arch) job has a stable *job key*: a hash of the compiler identity, the
-//! ordered arguments (output paths excluded), the architecture and the source path. Its record
-//! `<cache>/<job key>.rec` lists every input the last successful compile read — the source and
-//! every header from the depfile — with a hash of its content. A job whose record exists, whose
-//! output exists and whose inputs all still hash the same is not run. Touching a file without
-//! changing it therefore does not recompile; changing a header recompiles exactly the jobs that
-//! read it, for every architecture.
+//! Each (source, arch) job has a stable *job key* ([`super::command::KeyBuilder`] with the
+//! `Job` domain): the compiler identity, the launcher and the ordered arguments (output paths
+//! as placeholders), source path and architecture included. Its record
+//! `<cache>/<stem>-<arch>-<key>.rec` lists every input the last successful compile read — the
+//! source and every header from the depfile — with a hash of its content
+//! ([`ContentHashes`]). A job whose record exists, whose outputs exist and whose inputs all
+//! still hash the same is not run. Touching a file without changing it therefore does not
+//! recompile; changing a header recompiles exactly the jobs that read it, for every
+//! architecture.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,11 +23,11 @@ const RECORD_MAGIC: &str = "offload-build cache record 2";
 
 /// Hashes of file contents, each file read at most once per build.
 #[derive(Debug, Default)]
-pub(crate) struct Hasher {
+pub(crate) struct ContentHashes {
     memo: Mutex<HashMap<PathBuf, Option<u128>>>,
 }
 
-impl Hasher {
+impl ContentHashes {
     /// Hash of a file's content; `None` when it cannot be read (then nothing matches it).
     pub(crate) fn file(&self, path: &Path) -> Option<u128> {
         if let Some(h) = self
@@ -100,12 +102,12 @@ impl Record {
 
     /// Writes the record atomically.
     pub(crate) fn store(&self, path: &Path) -> Result<(), Error> {
-        write_atomic(path, self.render().as_bytes())
+        super::fs::write_atomic(path, self.render().as_bytes())
     }
 
     /// Whether every input still has the recorded content.
-    pub(crate) fn is_fresh(&self, hasher: &Hasher) -> bool {
-        !self.deps.is_empty() && self.deps.iter().all(|(p, h)| hasher.file(p) == Some(*h))
+    pub(crate) fn is_fresh(&self, hashes: &ContentHashes) -> bool {
+        !self.deps.is_empty() && self.deps.iter().all(|(p, h)| hashes.file(p) == Some(*h))
     }
 }
 
@@ -183,28 +185,6 @@ pub(crate) fn remove_leftovers(cache_dir: &Path) {
             let _ = std::fs::remove_file(&path);
         }
     }
-}
-
-/// Writes `data` to `path` through a temporary file in the same directory and a rename.
-pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| Error::io("creating a file in", dir, e))?;
-    std::io::Write::write_all(&mut tmp, data).map_err(|e| Error::io("writing", tmp.path(), e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io("writing", path, e.error))?;
-    Ok(())
-}
-
-/// Writes `data` only when the file's content differs, so that an unchanged output keeps its
-/// modification time (and Cargo does not rebuild what depends on it). Returns whether it wrote.
-pub(crate) fn write_if_changed(path: &Path, data: &[u8]) -> Result<bool, Error> {
-    if std::fs::read(path).is_ok_and(|old| old == data) {
-        return Ok(false);
-    }
-    write_atomic(path, data)?;
-    Ok(true)
 }
 
 /// The prerequisites of a Make-style depfile (`out.o: a.hip b.h \` …), unescaped as GNU make
@@ -384,7 +364,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.h");
         std::fs::write(&a, "one").unwrap();
-        let h = Hasher::default();
+        let h = ContentHashes::default();
         let rec = Record {
             deps: vec![(a.clone(), h.file(&a).unwrap())],
             stderr: vec!["k.hip:1:2: warning: w".into(), "    1 | int x;".into()],
@@ -393,9 +373,9 @@ mod tests {
         rec.store(&rp).unwrap();
         let back = Record::load(&rp).unwrap();
         assert_eq!(back, rec);
-        assert!(back.is_fresh(&Hasher::default()));
+        assert!(back.is_fresh(&ContentHashes::default()));
         std::fs::write(&a, "two").unwrap();
-        assert!(!back.is_fresh(&Hasher::default()));
+        assert!(!back.is_fresh(&ContentHashes::default()));
     }
 
     #[test]

@@ -1,29 +1,31 @@
-//! The jobs stage: one compile per (source, architecture) of the [`Plan`], in parallel
+//! The jobs stage: runs the plan's compile jobs, one per (source, architecture), in parallel
 //! ([`super::jobs`]: Cargo's jobserver, `OFFLOAD_BUILD_MAX_JOBS`), each skipped when its cache
-//! record ([`super::cache`]) says its inputs are unchanged; then one device link per
-//! architecture compiled from several sources (`-fgpu-rdc`).
+//! record ([`super::cache`]) says its inputs are unchanged; then the plan's device links, one
+//! per architecture compiled from several sources (`-fgpu-rdc`).
 //!
-//! Reads only the plan; the result is the images per architecture, for [`super::pack`].
+//! Every command comes from the plan ([`super::command::Command`], built by [`super::clang`]);
+//! this stage only runs them, checks what they wrote and records the results: the images per
+//! architecture, for [`super::pack`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-use xxhash_rust::xxh3::Xxh3;
 
 use offload_formats::package::ImageKind;
 
 use super::Language;
 use super::arch::Arch;
-use super::cache::{self, Hasher, Record};
+use super::cache::{self, ContentHashes, Record};
+use super::clang::{CompileJob, LinkJob};
+use super::command::{self, Command, Domain, KeyBuilder};
 use super::diag::{self, Diagnostic};
 use super::env::Env;
 use super::error::Error;
+use super::fs;
 use super::jobs;
 use super::pack::Piece;
-use super::plan::Plan;
+use super::plan::{JobSettings, Plan};
 use super::process::{self, RunError};
 use super::tool::Toolchain;
 use super::{Progress, ProgressStep};
@@ -49,183 +51,122 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         // Nothing to compile (only images).
         return Ok(built);
     };
-    let d = env.directives();
-    let lang = plan.lang;
-    let mut sources_per_arch: BTreeMap<&Arch, usize> = BTreeMap::new();
-    for (_, archs) in &plan.compiles {
-        for a in archs {
-            *sources_per_arch.entry(a).or_default() += 1;
-        }
-    }
     cache::remove_leftovers(&plan.cache_dir);
-    let hasher = Hasher::default();
-    let ctx = JobCtx {
+    let runner = Runner {
         tc,
-        lang,
+        lang: plan.lang,
         cache_dir: &plan.cache_dir,
-        launcher: &settings.launcher,
-        hasher: &hasher,
-        env_overrides: &settings.env_overrides,
-        includes: settings.includes.clone(),
-        defines: &settings.defines,
-        flags: settings.flags.clone(),
         timeout: settings.timeout,
-        no_depfile: Default::default(),
+        hashes: ContentHashes::default(),
+        no_depfile: AtomicBool::new(false),
     };
-    let client = settings.client.as_ref();
-    // Jobs in (source, arch) order; those whose cache record is fresh are done already, so
-    // the progress count covers only the compiles that run.
-    let mut slots: Vec<Result<JobOut, Spec>> = Vec::new();
-    for (src, archs) in &plan.compiles {
-        for a in archs {
-            let rdc = lang == Language::Hip && sources_per_arch[a] > 1;
-            let spec = ctx.spec(src, a, rdc);
-            slots.push(ctx.cached(&spec).ok_or(spec));
-        }
-    }
-    let to_run = slots.iter().filter(|s| s.is_err()).count();
-    let rdc_archs_to_link: BTreeSet<Arch> = slots
-        .iter()
-        .filter_map(|s| s.as_ref().err())
-        .filter(|s| s.rdc)
-        .map(|s| s.arch.clone())
-        .collect();
-    let total = to_run + rdc_archs_to_link.len();
-    let mut done = 0usize;
-    let mut report = |arch: &Arch, step: ProgressStep, seconds: Option<f64>| {
-        done += 1;
-        if let Some(hook) = &settings.progress {
-            hook.call(&Progress {
-                done,
-                total,
-                arch: arch.to_string(),
-                step,
-                seconds,
-            });
-        }
-    };
-    let mut outs: Vec<Option<JobOut>> = Vec::new();
-    let mut specs = Vec::new();
-    for slot in slots {
-        match slot {
-            Ok(out) => outs.push(Some(out)),
-            Err(spec) => {
-                outs.push(None);
-                specs.push(spec);
-            }
-        }
-    }
-    let job_list: Vec<jobs::Job<'_, JobOut>> = specs
-        .into_iter()
-        .map(|spec| {
-            let ctx = &ctx;
-            Box::new(move || ctx.run(spec)) as jobs::Job<'_, JobOut>
-        })
-        .collect();
-    let mut ran = jobs::run(job_list, client, settings.max_jobs, &mut |o: &JobOut| {
-        report(
-            &o.arch,
-            ProgressStep::Compile(o.source.clone()),
-            Some(o.seconds),
-        )
-    })?
-    .into_iter();
-    let outs: Vec<JobOut> = outs
-        .into_iter()
-        .map(|o| o.or_else(|| ran.next()))
-        .collect::<Option<_>>()
-        .ok_or_else(|| Error::Config("a job did not run".into()))?;
-    if ctx.no_depfile.load(std::sync::atomic::Ordering::Relaxed) {
-        d.warn(&format!(
+    let mut counter = Counter::new(settings);
+    let outs = runner.compiles(settings, &mut counter)?;
+    if runner.no_depfile.load(Ordering::Relaxed) {
+        env.directives().warn(&format!(
             "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
             tc.clang.display()
         ));
     }
-    let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
     let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
     for o in &outs {
         printed.push((o.arch.as_str(), diag::group(&o.stderr)));
-        if o.ran {
-            built.jobs_run += 1;
-        } else {
-            built.jobs_cached += 1;
-        }
+        built.count(o.ran);
         for dep in o.deps.iter().skip(1) {
-            d.push_path("rerun-if-changed", dep)?;
+            env.directives().push_path("rerun-if-changed", dep)?;
         }
-        if o.rdc {
-            to_link
-                .entry(o.arch.clone())
-                .or_default()
-                .push(o.outputs[0].clone());
-        } else {
-            for (kind, path) in &o.outputs_kinds() {
-                // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
-                if *kind == ImageKind::Ptx && o.arch.is_real() {
-                    continue;
-                }
-                built
-                    .per_arch
-                    .entry(o.arch.clone())
-                    .or_default()
-                    .push(Piece {
-                        kind: *kind,
-                        data: std::fs::read(path).map_err(|e| Error::io("reading", path, e))?,
-                    });
-            }
+        if !o.rdc {
+            built.add_images(o)?;
         }
     }
-    // Device links, one per architecture compiled from several sources.
-    let link_jobs: Vec<jobs::Job<'_, Linked>> = to_link
-        .into_iter()
-        .map(|(a, objs)| {
-            let ctx = &ctx;
-            Box::new(move || ctx.link(a, objs)) as jobs::Job<'_, Linked>
-        })
-        .collect();
-    let linked = jobs::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
-        if rdc_archs_to_link.contains(&l.arch) {
-            report(&l.arch, ProgressStep::Link, l.ran.then_some(l.seconds));
-        }
-    })?;
-    let mut link_printed: Vec<(&str, Vec<String>)> = Vec::new();
+    let linked = runner.links(settings, &mut counter)?;
     for l in &linked {
-        link_printed.push((l.arch.as_str(), diag::group(&l.stderr)));
+        printed.push((l.arch.as_str(), diag::group(&l.stderr)));
     }
     if settings.forward_warnings {
-        built.diagnostics = diag::merge(printed.into_iter().chain(link_printed));
+        built.diagnostics = diag::merge(printed);
     }
-    for Linked {
-        arch: a, co, ran, ..
-    } in linked
-    {
-        if ran {
-            built.jobs_run += 1;
-        } else {
-            built.jobs_cached += 1;
-        }
-        built.per_arch.entry(a).or_default().push(Piece {
+    for l in linked {
+        built.count(l.ran);
+        let data = std::fs::read(&l.co).map_err(|e| Error::io("reading", &l.co, e))?;
+        built.per_arch.entry(l.arch).or_default().push(Piece {
             kind: ImageKind::Object,
-            data: std::fs::read(&co).map_err(|e| Error::io("reading", &co, e))?,
+            data,
         });
     }
     Ok(built)
 }
 
-/// Everything the jobs share.
-struct JobCtx<'a> {
+impl Built {
+    fn count(&mut self, ran: bool) {
+        if ran {
+            self.jobs_run += 1;
+        } else {
+            self.jobs_cached += 1;
+        }
+    }
+
+    /// The images of a job that is not device-linked.
+    fn add_images(&mut self, o: &JobOut) -> Result<(), Error> {
+        for (kind, path) in &o.outputs {
+            // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
+            if *kind == ImageKind::Ptx && o.arch.is_real() {
+                continue;
+            }
+            let data = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
+            self.per_arch
+                .entry(o.arch.clone())
+                .or_default()
+                .push(Piece { kind: *kind, data });
+        }
+        Ok(())
+    }
+}
+
+/// The progress count: the jobs that run (compiles not cached, and the links of their
+/// architectures).
+struct Counter<'a> {
+    settings: &'a JobSettings,
+    done: usize,
+    total: usize,
+    /// The architectures whose device link is counted.
+    linked: BTreeSet<Arch>,
+}
+
+impl<'a> Counter<'a> {
+    fn new(settings: &'a JobSettings) -> Counter<'a> {
+        Counter {
+            settings,
+            done: 0,
+            total: 0,
+            linked: BTreeSet::new(),
+        }
+    }
+
+    fn report(&mut self, arch: &Arch, step: ProgressStep, seconds: Option<f64>) {
+        self.done += 1;
+        if let Some(hook) = &self.settings.progress {
+            hook.call(&Progress {
+                done: self.done,
+                total: self.total,
+                arch: arch.to_string(),
+                step,
+                seconds,
+            });
+        }
+    }
+}
+
+/// What the runs share.
+struct Runner<'a> {
     tc: &'a Toolchain,
     lang: Language,
     cache_dir: &'a Path,
-    launcher: &'a [OsString],
-    hasher: &'a Hasher,
-    env_overrides: &'a BTreeMap<OsString, Option<OsString>>,
-    includes: Vec<PathBuf>,
-    defines: &'a [(String, Option<String>)],
-    flags: Vec<String>,
     /// The compile timeout, for every process a job runs.
     timeout: Option<Duration>,
-    no_depfile: std::sync::atomic::AtomicBool,
+    hashes: ContentHashes,
+    /// Set when a compile left no depfile.
+    no_depfile: AtomicBool,
 }
 
 /// A finished device link.
@@ -237,42 +178,18 @@ struct Linked {
     stderr: Vec<String>,
 }
 
-/// One (source, arch) compile, planned.
-struct Spec {
-    source: PathBuf,
-    arch: Arch,
-    rdc: bool,
-    /// A command that writes only the depfile, for compilers that ignore `-MD` in the compile.
-    deps_only: Vec<OsString>,
-    /// The commands (program first); output paths already filled in.
-    steps: Vec<Vec<OsString>>,
-    /// Outputs: the object (HIP), or PTX then cubin (CUDA).
-    outputs: Vec<PathBuf>,
-    depfile: PathBuf,
-    record: PathBuf,
-    /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
-    base: PathBuf,
-}
-
-/// A finished job.
+/// A finished compile job.
 struct JobOut {
     source: PathBuf,
     arch: Arch,
     rdc: bool,
-    lang: Language,
-    outputs: Vec<PathBuf>,
+    outputs: Vec<(ImageKind, PathBuf)>,
     deps: Vec<PathBuf>,
     ran: bool,
     /// Seconds the compile took (0 for a cache hit).
     seconds: f64,
     /// What the compiler printed (cleaned; replayed from the record on a cache hit).
     stderr: Vec<String>,
-}
-
-impl JobOut {
-    fn outputs_kinds(&self) -> Vec<(ImageKind, &PathBuf)> {
-        kinds(self.lang, &self.outputs)
-    }
 }
 
 /// A failed step's command as the user can run it again: with the cache's file names instead
@@ -282,20 +199,6 @@ fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
         *command = command.replace(&private.display().to_string(), &dir.display().to_string());
     }
     e
-}
-
-/// The kind of each output of a job: the object (HIP), or PTX then the cubin (CUDA).
-fn kinds(lang: Language, outputs: &[PathBuf]) -> Vec<(ImageKind, &PathBuf)> {
-    match lang {
-        Language::Hip => vec![(ImageKind::Object, &outputs[0])],
-        Language::Cuda => {
-            let mut v = vec![(ImageKind::Ptx, &outputs[0])];
-            if let Some(c) = outputs.get(1) {
-                v.push((ImageKind::Cubin, c));
-            }
-            v
-        }
-    }
 }
 
 /// Whether `data` is the device code `kind` says (for an NVIDIA or AMDGPU `arch`): an AMDGPU
@@ -353,228 +256,82 @@ pub(crate) fn check_device_code(
     Err((expected.to_string(), found))
 }
 
-fn quote(arg: &OsStr) -> String {
-    let s = arg.to_string_lossy();
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_=+./:,@%".contains(&b))
-    {
-        s.into_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-fn command_line(argv: &[OsString]) -> String {
-    argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
-}
-
-impl JobCtx<'_> {
-    fn spec(&self, source: &Path, arch: &Arch, rdc: bool) -> Spec {
-        const OUT: &str = "<out>";
-        const DEP: &str = "<depfile>";
-        let mut args: Vec<OsString> = Vec::new();
-        let s = |v: &str| OsString::from(v);
-        match self.lang {
-            Language::Hip => {
-                args.extend(["-x", "hip"].map(s));
-                args.push(s(&format!("--offload-arch={arch}")));
-                args.extend(["--cuda-device-only", "--no-gpu-bundle-output"].map(s));
-                if rdc {
-                    args.push(s("-fgpu-rdc"));
-                }
-                match &self.tc.rocm {
-                    Some(r) => args.extend(r.args().iter().map(|a| s(a))),
-                    None => args.extend(["-nogpulib", "-nogpuinc"].map(s)),
-                }
-                args.push(s("-c"));
-            }
-            Language::Cuda => {
-                args.extend(["-x", "cuda"].map(s));
-                args.push(s(&format!("--offload-arch={}", arch.offload_arch())));
-                args.push(s("--cuda-device-only"));
-                match &self.tc.cuda {
-                    Some(c) => args.push(s(&format!("--cuda-path={}", c.display()))),
-                    None => {
-                        args.extend(["-nocudainc", "-nocudalib"].map(s));
-                        // Without a CUDA install clang 22 defaults to PTX ISA 4.2, which no
-                        // current processor accepts: the oldest ISA this one needs, unless a
-                        // flag chooses one (`--cuda-feature=+ptx78`).
-                        if let Some(v) = arch.min_ptx() {
-                            if !self.flags.iter().any(|f| f.contains("+ptx")) {
-                                args.extend(["-Xclang", "-target-feature", "-Xclang"].map(s));
-                                args.push(s(&format!("+ptx{v}")));
-                            }
-                        }
-                    }
-                }
-                args.push(s("-S"));
-            }
-        }
-        args.push(s("-O3"));
-        for i in &self.includes {
-            args.push(s(&format!("-I{}", i.display())));
-        }
-        for (n, v) in self.defines {
-            args.push(s(&match v {
-                Some(v) => format!("-D{n}={v}"),
-                None => format!("-D{n}"),
-            }));
-        }
-        args.extend(self.flags.iter().map(|f| s(f)));
-        args.push(source.as_os_str().to_os_string());
-        args.extend([s("-o"), s(OUT)]);
-        // clang 22 ignores `-MD -MF` in device-only compiles (and says so, as a warning that
-        // -Werror would make an error): it gets no depfile flags, and the dependencies come
-        // from the host-side preprocessing below. Older (and unknown) versions write it.
-        if !self.depfile_ignored() {
-            args.extend([s("-MD"), s("-MF"), s(DEP)]);
-        }
-
-        // The job key: compiler identity, launcher, arguments (with placeholders for paths).
-        let mut h = Xxh3::new();
-        h.update(b"offload-build job 1\0");
-        h.update(&self.tc.identity.to_le_bytes());
-        for a in self.launcher.iter().chain(&args) {
-            h.update(a.as_encoded_bytes());
-            h.update(b"\0");
-        }
-        let key = h.digest128();
-        // clang derives the HIP compilation unit ID (the `__hip_cuid_*` symbol) from the whole
-        // command line, output path included: one from the job key instead keeps the device
-        // code the same whatever the output's (private, temporary) name and cache directory.
-        if self.lang == Language::Hip
-            && !self
-                .flags
-                .iter()
-                .any(|f| f.starts_with("-cuid=") || f.starts_with("-fuse-cuid="))
-        {
-            let at = args.iter().position(|a| a == "-O3").unwrap_or(args.len());
-            args.insert(at, s(&format!("-cuid={key:032x}")));
-        }
-        let stem = source
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let base = self
-            .cache_dir
-            .join(format!("{stem}-{}-{:016x}", arch.file_tag(), key as u64));
-        let ext = match (self.lang, rdc) {
-            (Language::Hip, false) => "o",
-            (Language::Hip, true) => "bc",
-            (Language::Cuda, _) => "ptx",
-        };
-        let first_out = base.with_extension(ext);
-        let depfile = base.with_extension("d");
-        for a in args.iter_mut() {
-            if a == OUT {
-                *a = first_out.clone().into_os_string();
-            } else if a == DEP {
-                *a = depfile.clone().into_os_string();
-            }
-        }
-        // clang 22 writes no depfile for device-only compiles: then the dependencies come from
-        // a host-side preprocessing of the same source with the same flags.
-        let mut deps_only: Vec<OsString> = vec![self.tc.clang.clone().into_os_string()];
-        let mut skip = 0;
-        for a in &args {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            match a.to_str() {
-                Some("--cuda-device-only") => deps_only.push(s("--cuda-host-only")),
-                Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
-                Some("-o" | "-MF") => skip = 1,
-                _ => deps_only.push(a.clone()),
-            }
-        }
-        deps_only.extend([s("-M"), s("-MF"), depfile.clone().into_os_string()]);
-        let mut step1: Vec<OsString> = self.launcher.to_vec();
-        step1.push(self.tc.clang.clone().into_os_string());
-        step1.extend(args);
-        let mut steps = vec![step1];
-        let mut outputs = vec![first_out.clone()];
-        if rdc {
-            // Code generation of the bitcode, still in this (parallel) job.
-            let obj = base.with_extension("o");
-            let mut step = vec![
-                self.tc.clang.clone().into_os_string(),
-                s("--target=amdgcn-amd-amdhsa"),
-                s(&format!("-mcpu={arch}")),
-            ];
-            // The device libraries were linked into the bitcode by the compile (clang links
-            // them into every translation unit): code generation needs none, and clang 15
-            // would look for them for a bare amdgcn target. hipcc's code-generation options
-            // apply here, where the code is generated.
-            step.push(s("-nogpulib"));
-            if let Some(r) = &self.tc.rocm {
-                step.extend(r.codegen_args().iter().map(|a| s(a)));
-            }
-            step.extend([
-                s("-O3"),
-                s("-c"),
-                first_out.into_os_string(),
-                s("-o"),
-                obj.clone().into_os_string(),
-            ]);
-            steps.push(step);
-            outputs = vec![obj];
-        }
-        if self.lang == Language::Cuda && !arch.is_virtual() {
-            if let Some(ptxas) = &self.tc.ptxas {
-                let cubin = base.with_extension("cubin");
-                steps.push(vec![
-                    ptxas.clone().into_os_string(),
-                    s(&format!("-arch={}", arch.offload_arch())),
-                    s("-O3"),
-                    outputs[0].clone().into_os_string(),
-                    s("-o"),
-                    cubin.clone().into_os_string(),
-                ]);
-                outputs.push(cubin);
-            }
-        }
-        Spec {
-            source: source.to_path_buf(),
-            arch: arch.clone(),
-            rdc,
-            deps_only,
-            steps,
-            outputs,
-            depfile,
-            record: base.with_extension("rec"),
-            base,
-        }
+impl Runner<'_> {
+    /// The compile jobs: those whose cache record is fresh are done already; the others run
+    /// in parallel. Results in job order.
+    fn compiles(
+        &self,
+        settings: &JobSettings,
+        counter: &mut Counter<'_>,
+    ) -> Result<Vec<JobOut>, Error> {
+        let slots: Vec<Result<JobOut, &CompileJob>> = settings
+            .compile_jobs
+            .iter()
+            .map(|job| self.cached(job).ok_or(job))
+            .collect();
+        let to_run: Vec<&CompileJob> = slots
+            .iter()
+            .filter_map(|s| s.as_ref().err().copied())
+            .collect();
+        counter.linked = to_run
+            .iter()
+            .filter(|j| j.rdc)
+            .map(|j| j.arch.clone())
+            .collect();
+        counter.total = to_run.len() + counter.linked.len();
+        let job_list: Vec<jobs::Job<'_, JobOut>> = to_run
+            .into_iter()
+            .map(|job| Box::new(move || self.run_job(job)) as jobs::Job<'_, JobOut>)
+            .collect();
+        let client = settings.client.as_ref();
+        let mut ran = jobs::run(job_list, client, settings.max_jobs, &mut |o: &JobOut| {
+            counter.report(
+                &o.arch,
+                ProgressStep::Compile(o.source.clone()),
+                Some(o.seconds),
+            )
+        })?
+        .into_iter();
+        slots
+            .into_iter()
+            .map(|s| s.ok().or_else(|| ran.next()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::Config("a job did not run".into()))
     }
 
-    /// Whether the compiler ignores `-MD` in device-only compiles (LLVM 22 and newer).
-    fn depfile_ignored(&self) -> bool {
-        self.tc.major >= 22
+    /// The device links, in parallel.
+    fn links(
+        &self,
+        settings: &JobSettings,
+        counter: &mut Counter<'_>,
+    ) -> Result<Vec<Linked>, Error> {
+        let link_jobs: Vec<jobs::Job<'_, Linked>> = settings
+            .links
+            .iter()
+            .map(|l| Box::new(move || self.link(l)) as jobs::Job<'_, Linked>)
+            .collect();
+        let client = settings.client.as_ref();
+        jobs::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
+            if counter.linked.contains(&l.arch) {
+                counter.report(&l.arch, ProgressStep::Link, l.ran.then_some(l.seconds));
+            }
+        })
     }
 
     /// Runs one command (under the compile timeout); returns what it printed on standard
     /// error (see [`diag::clean`]).
     fn exec(
         &self,
-        argv: &[OsString],
+        cmd: &Command,
         arch: &Arch,
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error> {
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]);
-        for (k, v) in self.env_overrides {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        let out = match process::run(&mut cmd, self.timeout) {
+        let out = match process::run(&mut cmd.to_command(), self.timeout) {
             Ok(o) => o,
             Err(RunError::Spawn(error)) => {
                 return Err(Error::Spawn {
-                    command: command_line(argv),
+                    command: cmd.line(),
                     error,
                 });
             }
@@ -582,7 +339,7 @@ impl JobCtx<'_> {
                 return Err(Error::CompileTimedOut {
                     arch: arch.to_string(),
                     source: source.map(Path::to_path_buf),
-                    program: quote(&argv[0]),
+                    program: command::quoted_program(cmd),
                     timeout: self.timeout.unwrap_or_default(),
                 });
             }
@@ -602,7 +359,7 @@ impl JobCtx<'_> {
         Err(Error::CompileFailed {
             arch: arch.to_string(),
             source: source.map(Path::to_path_buf),
-            command: command_line(argv),
+            command: cmd.line(),
             status: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: text,
@@ -624,12 +381,11 @@ impl JobCtx<'_> {
             .or_else(|| text[..at].lines().map(str::trim).find(|l| !l.is_empty()))
             .unwrap_or("the compiler crashed")
             .to_string();
-        let log = self.cache_dir.join(format!(
-            "crash-{}-{:016x}.log",
-            arch.file_tag(),
-            xxhash_rust::xxh3::xxh3_64(stderr)
-        ));
-        let place = match cache::write_atomic(&log, stderr) {
+        let key = KeyBuilder::new(Domain::CrashLog).bytes(stderr).finish64();
+        let log = self
+            .cache_dir
+            .join(format!("crash-{}-{key:016x}.log", arch.file_tag()));
+        let place = match fs::write_atomic(&log, stderr) {
             Ok(()) => format!(
                 "its full output (with the stack dump) is in {}",
                 log.display()
@@ -639,33 +395,30 @@ impl JobCtx<'_> {
         Some(format!("{summary}\n(the compiler crashed; {place})"))
     }
 
-    /// Runs the step that starts with the launcher; a launcher that cannot be run, or that
+    /// Runs a step that may start with a launcher; a launcher that cannot be run, or that
     /// fails where the same compile without it succeeds, is one line
     /// ([`Error::LauncherFailed`]).
     fn exec_launched(
         &self,
-        argv: &[OsString],
+        cmd: &Command,
         arch: &Arch,
         source: &Path,
         depfile: &Path,
     ) -> Result<Vec<String>, Error> {
-        let n = self.launcher.len();
-        let result = self.exec(argv, arch, Some(source), Some(depfile));
-        if n == 0 {
+        let result = self.exec(cmd, arch, Some(source), Some(depfile));
+        if cmd.launcher().is_empty() {
             return result;
         }
-        let launcher = command_line(self.launcher);
+        let launcher = command::command_line(cmd.launcher());
         match result {
             Err(Error::Spawn { error, .. }) => Err(Error::LauncherFailed {
                 launcher,
                 reason: format!("cannot be run: {error}"),
             }),
-            Err(e) if matches!(e, Error::CompileFailed { .. }) => {
+            Err(e @ Error::CompileFailed { .. }) => {
                 // Without the launcher: when that compile succeeds, the launcher failed.
-                if self
-                    .exec(&argv[n..], arch, Some(source), Some(depfile))
-                    .is_err()
-                {
+                let bare = cmd.without_launcher();
+                if self.exec(&bare, arch, Some(source), Some(depfile)).is_err() {
                     return Err(e);
                 }
                 let Error::CompileFailed { status, stderr, .. } = &e else {
@@ -677,14 +430,14 @@ impl JobCtx<'_> {
                     .find(|l| !l.is_empty())
                     .map(|l| format!(": {l}"))
                     .unwrap_or_default();
+                let status = match status {
+                    Some(c) => format!("exit status {c}"),
+                    None => "killed by a signal".to_string(),
+                };
                 Err(Error::LauncherFailed {
                     launcher,
                     reason: format!(
-                        "failed ({}{said}) compiling {} for {arch}, which succeeds without it",
-                        match status {
-                            Some(c) => format!("exit status {c}"),
-                            None => "killed by a signal".to_string(),
-                        },
+                        "failed ({status}{said}) compiling {} for {arch}, which succeeds without it",
                         source.display()
                     ),
                 })
@@ -695,17 +448,16 @@ impl JobCtx<'_> {
 
     /// The job's result from its cache record, when the record is fresh and the outputs
     /// exist (the warnings the compile printed are replayed from the record).
-    fn cached(&self, spec: &Spec) -> Option<JobOut> {
-        let rec = Record::load(&spec.record)?;
-        if !(spec.outputs.iter().all(|o| o.is_file()) && rec.is_fresh(self.hasher)) {
+    fn cached(&self, job: &CompileJob) -> Option<JobOut> {
+        let rec = Record::load(&job.record)?;
+        if !(job.outputs.iter().all(|(_, o)| o.is_file()) && rec.is_fresh(&self.hashes)) {
             return None;
         }
         Some(JobOut {
-            source: spec.source.clone(),
-            arch: spec.arch.clone(),
-            rdc: spec.rdc,
-            lang: self.lang,
-            outputs: spec.outputs.clone(),
+            source: job.source.clone(),
+            arch: job.arch.clone(),
+            rdc: job.rdc,
+            outputs: job.outputs.clone(),
             deps: rec.deps.into_iter().map(|(p, _)| p).collect(),
             ran: false,
             seconds: 0.0,
@@ -713,64 +465,86 @@ impl JobCtx<'_> {
         })
     }
 
-    fn run(&self, spec: Spec) -> Result<JobOut, Error> {
+    /// Runs a compile job: its steps in a private directory, each output checked as soon as
+    /// it is written, then moved into place, and the cache record written.
+    fn run_job(&self, job: &CompileJob) -> Result<JobOut, Error> {
         let start = Instant::now();
-        let _ = std::fs::remove_file(&spec.record);
+        let _ = std::fs::remove_file(&job.record);
         // Every file of the job is written in a directory of its own and renamed into place
         // once all steps succeeded: compiles that share the cache (two builds of the same
         // sources at once) never read each other's half-written files.
         let tmp = cache::JobDir::new(self.cache_dir)?;
-        // Removed by a signal's handler too (`offload-build compile`, see `kill_compilers`).
+        // Removed on cancellation too (see `Cancel`).
         let _known = process::PrivateDir::new(tmp.path());
-        let base_name = spec
-            .base
-            .file_name()
-            .map(|n| n.to_os_string())
-            .unwrap_or_default();
-        let private = |p: &Path| -> Option<PathBuf> {
-            let name = p.file_name()?;
-            (p.parent() == spec.base.parent()
-                && name
-                    .as_encoded_bytes()
-                    .starts_with(base_name.as_encoded_bytes()))
-            .then(|| tmp.path().join(name))
+        let private = Private::new(job, tmp.path());
+        let depfile = private.path(&job.depfile);
+        let stderr = self.run_steps(job, &private, &depfile)?;
+        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
+        // leaves no depfile: then the host-side preprocessing writes it.
+        if !depfile.is_file() {
+            let deps_only = job.deps_only.map_paths(|p| private.map(p));
+            let _ = self.exec(&deps_only, &job.arch, Some(&job.source), None);
+        }
+        for (_, out) in &job.outputs {
+            let written = private.path(out);
+            self.hashes.forget(out);
+            std::fs::rename(&written, out).map_err(|e| Error::io("renaming", &written, e))?;
+        }
+        let deps = self.read_deps(job, &depfile);
+        let mut rec = Record {
+            deps: Vec::new(),
+            stderr: stderr.clone(),
         };
-        let rewrite = |argv: &[OsString]| -> Vec<OsString> {
-            argv.iter()
-                .map(|a| {
-                    private(Path::new(a))
-                        .map(PathBuf::into_os_string)
-                        .unwrap_or_else(|| a.clone())
-                })
-                .collect()
-        };
-        let depfile = private(&spec.depfile).unwrap_or_else(|| spec.depfile.clone());
-        // Each output is checked to be the device code it should be as soon as a step wrote
-        // it (before `ptxas` reads the PTX), then moved into place once all succeeded.
-        let mut checked = vec![false; spec.outputs.len()];
+        for dep in &deps {
+            if let Some(h) = self.hashes.file(dep) {
+                rec.deps.push((dep.clone(), h));
+            }
+        }
+        rec.store(&job.record)?;
+        Ok(JobOut {
+            source: job.source.clone(),
+            arch: job.arch.clone(),
+            rdc: job.rdc,
+            outputs: job.outputs.clone(),
+            deps,
+            ran: true,
+            seconds: start.elapsed().as_secs_f64(),
+            stderr,
+        })
+    }
+
+    /// Runs the job's steps in its private directory; each output is checked to be the device
+    /// code it should be as soon as a step wrote it (before `ptxas` reads the PTX).
+    fn run_steps(
+        &self,
+        job: &CompileJob,
+        private: &Private<'_>,
+        depfile: &Path,
+    ) -> Result<Vec<String>, Error> {
+        let mut checked = vec![false; job.outputs.len()];
         let mut stderr = Vec::new();
-        for (i, step) in spec.steps.iter().enumerate() {
-            let argv = rewrite(step);
+        for (i, step) in job.steps.iter().enumerate() {
+            let cmd = step.map_paths(|p| private.map(p));
             let printed = if i == 0 {
-                self.exec_launched(&argv, &spec.arch, &spec.source, &depfile)
+                self.exec_launched(&cmd, &job.arch, &job.source, depfile)
             } else {
-                self.exec(&argv, &spec.arch, Some(&spec.source), Some(&depfile))
+                self.exec(&cmd, &job.arch, Some(&job.source), Some(depfile))
             };
             stderr.extend(
-                printed.map_err(|e| self.explain(public_paths(e, tmp.path(), &spec.base)))?,
+                printed.map_err(|e| self.explain(public_paths(e, private.dir, &job.base)))?,
             );
-            for (j, (kind, out)) in kinds(self.lang, &spec.outputs).into_iter().enumerate() {
-                let written = private(out).unwrap_or_else(|| out.clone());
-                if checked[j] || !(written.is_file() || i + 1 == spec.steps.len()) {
+            for (j, (kind, out)) in job.outputs.iter().enumerate() {
+                let written = private.path(out);
+                if checked[j] || !(written.is_file() || i + 1 == job.steps.len()) {
                     continue;
                 }
                 checked[j] = true;
                 let data =
                     std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
-                check_device_code(kind, spec.arch.is_nvidia(), &data).map_err(
+                check_device_code(*kind, job.arch.is_nvidia(), &data).map_err(
                     |(expected, found)| Error::BadDeviceCode {
-                        arch: spec.arch.to_string(),
-                        source: Some(spec.source.clone()),
+                        arch: job.arch.to_string(),
+                        source: Some(job.source.clone()),
                         path: out.clone(),
                         expected,
                         found,
@@ -778,30 +552,16 @@ impl JobCtx<'_> {
                 )?;
             }
         }
-        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
-        // leaves no depfile: then the host-side preprocessing writes it.
-        if !depfile.is_file() {
-            let _ = self.exec(
-                &rewrite(&spec.deps_only),
-                &spec.arch,
-                Some(&spec.source),
-                None,
-            );
-        }
-        for out in &spec.outputs {
-            let written = private(out).unwrap_or_else(|| out.clone());
-            self.hasher.forget(out);
-            std::fs::rename(&written, out).map_err(|e| Error::io("renaming", &written, e))?;
-        }
-        let text = match std::fs::read(&depfile) {
-            Ok(t) => t,
-            Err(_) => {
-                self.no_depfile
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-                Vec::new()
-            }
-        };
-        let mut deps = vec![spec.source.clone()];
+        Ok(stderr)
+    }
+
+    /// The job's inputs: the source, then every file its depfile names.
+    fn read_deps(&self, job: &CompileJob, depfile: &Path) -> Vec<PathBuf> {
+        let text = std::fs::read(depfile).unwrap_or_else(|_| {
+            self.no_depfile.store(true, Ordering::Relaxed);
+            Vec::new()
+        });
+        let mut deps = vec![job.source.clone()];
         for dep in cache::parse_depfile(&text) {
             let dep = if dep.is_absolute() {
                 dep
@@ -815,27 +575,7 @@ impl JobCtx<'_> {
                 deps.push(dep);
             }
         }
-        let mut rec = Record {
-            deps: Vec::new(),
-            stderr: stderr.clone(),
-        };
-        for dep in &deps {
-            if let Some(h) = self.hasher.file(dep) {
-                rec.deps.push((dep.clone(), h));
-            }
-        }
-        rec.store(&spec.record)?;
-        Ok(JobOut {
-            source: spec.source,
-            arch: spec.arch,
-            rdc: spec.rdc,
-            lang: self.lang,
-            outputs: spec.outputs,
-            deps,
-            ran: true,
-            seconds: start.elapsed().as_secs_f64(),
-            stderr,
-        })
+        deps
     }
 
     /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
@@ -852,25 +592,24 @@ impl JobCtx<'_> {
         e
     }
 
-    /// Device link of one architecture's relocatable objects into a code object.
-    fn link(&self, arch: Arch, objs: Vec<PathBuf>) -> Result<Linked, Error> {
+    /// Runs a device link, or takes its cached object: the key covers the command and its
+    /// inputs' content.
+    fn link(&self, job: &LinkJob) -> Result<Linked, Error> {
         let start = Instant::now();
-        let mut h = Xxh3::new();
-        h.update(b"offload-build link 1\0");
-        h.update(&self.tc.identity.to_le_bytes());
-        h.update(arch.as_str().as_bytes());
-        for o in &objs {
-            self.hasher.forget(o);
-            let content = self
-                .hasher
-                .file(o)
-                .ok_or_else(|| Error::io("reading", o, std::io::ErrorKind::NotFound.into()))?;
-            h.update(&content.to_le_bytes());
+        let arch = job.arch.clone();
+        for o in &job.command.inputs {
+            self.hashes.forget(o);
+            if self.hashes.file(o).is_none() {
+                return Err(Error::io("reading", o, std::io::ErrorKind::NotFound.into()));
+            }
         }
+        let mut k = KeyBuilder::new(Domain::Link);
+        k.u128(self.tc.identity);
+        job.command.add_to_key(&mut k, |p| self.hashes.file(p));
         let co = self.cache_dir.join(format!(
             "linked-{}-{:016x}.co",
             arch.file_tag(),
-            h.digest128() as u64
+            k.finish64()
         ));
         // What the link printed is kept beside it, to replay on a cache hit.
         let printed = co.with_extension("co.stderr");
@@ -895,18 +634,11 @@ impl JobCtx<'_> {
             .tempfile_in(self.cache_dir)
             .map_err(|e| Error::io("creating a temporary file in", self.cache_dir, e))?
             .into_temp_path();
-        let mut argv: Vec<OsString> = vec![
-            self.tc.clang.clone().into_os_string(),
-            OsString::from("--target=amdgcn-amd-amdhsa"),
-            OsString::from(format!("-mcpu={arch}")),
-            OsString::from("-nogpulib"),
-            // clang 15 needs -nogpulib here, later clangs call it unused: the link step has
-            // no flags of the user's, so nothing else is silenced.
-            OsString::from("-Wno-unused-command-line-argument"),
-        ];
-        argv.extend(objs.iter().map(|o| o.clone().into_os_string()));
-        argv.extend([OsString::from("-o"), tmp.as_os_str().to_os_string()]);
-        let stderr = self.exec(&argv, &arch, None, None)?;
+        let placeholder = &job.command.outputs[0];
+        let cmd = job
+            .command
+            .map_paths(|p| (p == placeholder).then(|| tmp.to_path_buf()));
+        let stderr = self.exec(&cmd, &arch, None, None)?;
         let data = std::fs::read(&tmp).map_err(|e| Error::io("reading", &tmp, e))?;
         check_device_code(ImageKind::Object, false, &data).map_err(|(expected, found)| {
             Error::BadDeviceCode {
@@ -920,7 +652,7 @@ impl JobCtx<'_> {
         if stderr.is_empty() {
             let _ = std::fs::remove_file(&printed);
         } else {
-            cache::write_atomic(&printed, (stderr.join("\n") + "\n").as_bytes())?;
+            fs::write_atomic(&printed, (stderr.join("\n") + "\n").as_bytes())?;
         }
         tmp.persist(&co)
             .map_err(|e| Error::io("renaming", e.path.to_path_buf(), e.error))?;
@@ -931,6 +663,38 @@ impl JobCtx<'_> {
             seconds: start.elapsed().as_secs_f64(),
             stderr,
         })
+    }
+}
+
+/// A job's private directory: where each of its files (named after its cache base) is
+/// written until all steps succeeded.
+struct Private<'a> {
+    dir: &'a Path,
+    base: &'a Path,
+}
+
+impl<'a> Private<'a> {
+    fn new(job: &'a CompileJob, dir: &'a Path) -> Private<'a> {
+        Private {
+            dir,
+            base: &job.base,
+        }
+    }
+
+    /// Where the job writes `p`, when `p` is one of its files.
+    fn map(&self, p: &Path) -> Option<PathBuf> {
+        let name = p.file_name()?;
+        let base_name = self.base.file_name()?;
+        (p.parent() == self.base.parent()
+            && name
+                .as_encoded_bytes()
+                .starts_with(base_name.as_encoded_bytes()))
+        .then(|| self.dir.join(name))
+    }
+
+    /// Where the job writes `p`.
+    fn path(&self, p: &Path) -> PathBuf {
+        self.map(p).unwrap_or_else(|| p.to_path_buf())
     }
 }
 
@@ -958,16 +722,5 @@ mod tests {
         let (_, found) = check_device_code(ImageKind::Ptx, true, b"").unwrap_err();
         assert_eq!(found, "an empty file");
         assert!(check_device_code(ImageKind::Ptx, true, &elf(190)).is_err());
-    }
-
-    #[test]
-    fn quoting() {
-        let argv: Vec<OsString> = ["clang", "-DX=a b", "--offload-arch=gfx90a:xnack+"]
-            .map(OsString::from)
-            .to_vec();
-        assert_eq!(
-            command_line(&argv),
-            "clang '-DX=a b' --offload-arch=gfx90a:xnack+"
-        );
     }
 }

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use super::command::{Domain, KeyBuilder};
 use super::error::Error;
 use super::{Container, Embed};
 use crate::embed::{HipObject, NewDriverObject};
@@ -54,7 +55,7 @@ pub(crate) struct EmbedRequest<'a> {
 /// declare them (`extern "C" char vector_add;`). The bundle's start,
 /// `__offload_build_<hash>_fatbin`, is unique in both cases.
 ///
-/// The hash (xxh3, 64 bits) covers the package name and version, the build name, the target
+/// The hash (64 bits of a [`KeyBuilder`] key) covers the package name and version, the build name, the target
 /// and the output directory: its last two components under Cargo
 /// (`<package>-<metadata hash>/out`, unique in a build graph and the same wherever the
 /// checkout lives), the whole path otherwise.
@@ -77,15 +78,14 @@ impl HostSymbols {
         target: &str,
         out_dir: &Path,
     ) -> HostSymbols {
-        let mut key = Vec::new();
+        let mut key = KeyBuilder::new(Domain::HostSymbols);
         for part in [
             package.map_or("", |p| p.0),
             package.map_or("", |p| p.1),
             name,
             target,
         ] {
-            key.extend_from_slice(part.as_bytes());
-            key.push(0);
+            key.str(part);
         }
         let components: Vec<_> = out_dir.components().collect();
         let dir: PathBuf = match package {
@@ -94,8 +94,8 @@ impl HostSymbols {
                 .collect(),
             None => out_dir.to_path_buf(),
         };
-        key.extend_from_slice(dir.to_string_lossy().as_bytes());
-        let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&key));
+        key.str(&dir.to_string_lossy());
+        let hash = format!("{:016x}", key.finish64());
         let base = format!("__offload_build_{hash}");
         HostSymbols {
             link_name: format!("{name}-{hash}"),
@@ -189,7 +189,7 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
     }])
     .map_err(|e| failed(e.into()))?;
     let library = req.out_dir.join(format!("lib{}.a", req.symbols.link_name));
-    super::cache::write_if_changed(&library, &archive)?;
+    super::fs::write_if_changed(&library, &archive)?;
     Ok(Embedded { library })
 }
 

@@ -10,7 +10,7 @@ use super::env::Env;
 use super::error::Error;
 use super::pack::Packed;
 use super::plan::Plan;
-use super::{Compiled, Embed, cache};
+use super::{Compiled, Embed, fs};
 
 /// Writes the outputs of a compile plan and tells Cargo how to link them.
 pub(crate) fn run(
@@ -22,7 +22,7 @@ pub(crate) fn run(
     let d = env.directives();
     let out = plan.outputs();
     let name = out.name.as_str();
-    cache::write_if_changed(&out.fatbin, &packed.bytes)?;
+    fs::write_if_changed(&out.fatbin, &packed.bytes)?;
 
     let target = env.get("TARGET").unwrap_or_default();
     let package = env.get("CARGO_PKG_NAME").map(|n| {
@@ -83,7 +83,7 @@ pub(crate) fn run(
         symbols: &symbols,
         images: &packed.images,
     });
-    cache::write_if_changed(&out.generated, text.as_bytes())?;
+    fs::write_if_changed(&out.generated, text.as_bytes())?;
 
     let (jobs_run, jobs_cached) = jobs;
     Ok(Compiled {

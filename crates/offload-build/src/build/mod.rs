@@ -167,20 +167,25 @@
 // hot, and flat variants are easier for build scripts to match than boxed ones.
 #![allow(clippy::result_large_err)]
 
-// A build runs in four stages, one module each: plan (`plan.rs`: every decision, before any
-// compile), jobs (`compile.rs`, over the runner in `jobs.rs`, the cache in `cache.rs` and the
-// compiler-diagnostics grouping in `diag.rs`), pack
+// A build runs in four stages: plan (`plan.rs`: every decision, before any compile, with
+// `clang.rs` spelling the decisions out as `command.rs` values: the complete command of every
+// job and its cache key), jobs (`compile.rs` runs those commands, over the runner in
+// `jobs.rs`, the cache in `cache.rs` and the compiler-diagnostics grouping in `diag.rs`), pack
 // (`pack.rs`: the container bytes) and emit (`emit.rs`, with `embed_glue.rs`: files and
-// directives). `Build::run` chains them; `Build::try_resolve_archs` stops after the plan.
+// directives; every file write goes through `fs.rs`). `Build::run` chains them;
+// `Build::try_resolve_archs` stops after the plan.
 mod arch;
 mod cache;
+mod clang;
 mod codegen;
+mod command;
 mod compile;
 mod diag;
 mod embed_glue;
 mod emit;
 mod env;
 mod error;
+mod fs;
 mod jobs;
 mod pack;
 mod plan;
@@ -193,6 +198,7 @@ use std::path::{Path, PathBuf};
 
 pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use codegen::{amdgpu_kernels, ptx_kernels};
+pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
 pub use process::{compilers_killed, kill_compilers, track_compilers};

@@ -24,6 +24,7 @@ use offload_formats::bundle::compressed::CompressOptions;
 use offload_formats::package::ImageKind;
 
 use super::arch::{self, Arch};
+use super::clang::{self, CompileJob, CompileOptions, LinkJob};
 use super::env::{Directives, Env};
 use super::error::Error;
 use super::jobs;
@@ -57,20 +58,10 @@ pub(crate) struct Outputs {
 /// The settings shared by every compile job (only when there are sources).
 #[derive(Clone, Debug)]
 pub(crate) struct JobSettings {
-    /// A compiler launcher (`sccache`), program first; empty for none.
-    pub launcher: Vec<OsString>,
     /// At most this many jobs at once (besides the jobserver).
     pub max_jobs: usize,
     /// The jobserver the jobs take tokens from; `None`: one job at a time.
     pub client: Option<jobserver::Client>,
-    /// Include directories, absolute.
-    pub includes: Vec<PathBuf>,
-    /// Macros.
-    pub defines: Vec<(String, Option<String>)>,
-    /// The builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
-    pub flags: Vec<String>,
-    /// Environment variables set or hidden for the compiler processes ([`Build::env`]).
-    pub env_overrides: BTreeMap<OsString, Option<OsString>>,
     /// Whether the compiler's warnings are shown ([`Build::warnings`]).
     pub forward_warnings: bool,
     /// Called as each compile finishes ([`Build::on_progress`]).
@@ -78,6 +69,10 @@ pub(crate) struct JobSettings {
     /// How long one compile (each process of a job) may run ([`Build::timeout`],
     /// `OFFLOAD_BUILD_COMPILE_TIMEOUT`); `None`: no limit.
     pub timeout: Option<std::time::Duration>,
+    /// The compile jobs, one per (source, architecture), in that order.
+    pub compile_jobs: Vec<CompileJob>,
+    /// The device links, one per architecture compiled from several sources (`-fgpu-rdc`).
+    pub links: Vec<LinkJob>,
 }
 
 /// A code object built elsewhere ([`Build::image`]).
@@ -262,7 +257,7 @@ impl Plan {
             if compile {
                 plan.compiles =
                     per_source_archs(build, env, lang, &tc, &plan.cwd, &sources, &global, &origin)?;
-                plan.jobs = Some(job_settings(build, env, lang, &plan.cwd)?);
+                plan.jobs = Some(job_settings(build, env, &tc, lang, &plan)?);
                 if lang == Language::Cuda {
                     check_ptxas(&plan.compiles, &tc, env.directives())?;
                 }
@@ -432,32 +427,22 @@ fn per_source_archs(
     Ok(out)
 }
 
-/// Launcher, parallelism and compiler arguments shared by the jobs.
+/// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
 fn job_settings(
     build: &Build,
     env: &Env<'_>,
+    tc: &Toolchain,
     lang: Language,
-    cwd: &Path,
+    plan: &Plan,
 ) -> Result<JobSettings, Error> {
-    let d = env.directives();
+    // Read in this order, as the `rerun-if-env-changed` lines have always come.
     let launcher = launcher(env);
     let timeout = match build.timeout {
         Some(t) => Some(t),
         None => compile_timeout(env)?,
     }
     .filter(|t| !t.is_zero());
-    let max_jobs = match env.get("OFFLOAD_BUILD_MAX_JOBS") {
-        None => usize::MAX,
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                d.warn(&format!(
-                    "offload-build: OFFLOAD_BUILD_MAX_JOBS=`{v}` is not a positive number; ignored"
-                ));
-                usize::MAX
-            }
-        },
-    };
+    let max_jobs = max_jobs(env);
     let client = build
         .jobserver
         .clone()
@@ -469,35 +454,129 @@ fn job_settings(
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
             jobs::local(n)
         });
-    let extra_flags: Vec<String> = env
+    let mut compile = compile_options(build, env, tc, lang, &plan.cwd);
+    compile.launcher = launcher;
+    let (compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
+    Ok(JobSettings {
+        max_jobs,
+        client,
+        forward_warnings: build.warnings,
+        progress: build.progress.clone(),
+        timeout,
+        compile_jobs,
+        links,
+    })
+}
+
+/// `OFFLOAD_BUILD_MAX_JOBS`, else no limit.
+fn max_jobs(env: &Env<'_>) -> usize {
+    let Some(v) = env.get("OFFLOAD_BUILD_MAX_JOBS") else {
+        return usize::MAX;
+    };
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => n,
+        _ => {
+            env.directives().warn(&format!(
+                "offload-build: OFFLOAD_BUILD_MAX_JOBS=`{v}` is not a positive number; ignored"
+            ));
+            usize::MAX
+        }
+    }
+}
+
+/// Every decision about the device compiles' commands: flags, optimization, debug
+/// information, the depfile request, `-cuid`, the PTX ISA.
+pub(crate) fn compile_options(
+    build: &Build,
+    env: &Env<'_>,
+    tc: &Toolchain,
+    lang: Language,
+    cwd: &Path,
+) -> CompileOptions {
+    let extra_flags: Vec<OsString> = env
         .get(match lang {
             Language::Hip => "HIPFLAGS",
             Language::Cuda => "CUDAFLAGS",
         })
-        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .map(|v| v.split_whitespace().map(OsString::from).collect())
         .unwrap_or_default();
     // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
     // them (`-Wno-error=...`).
-    let mut flags: Vec<String> = Vec::new();
+    let mut flags: Vec<OsString> = Vec::new();
     if !build.warnings {
         flags.push("-w".into());
     }
     if build.warnings_into_errors {
         flags.push("-Werror".into());
     }
-    flags.extend(build.flags.iter().chain(&extra_flags).cloned());
-    Ok(JobSettings {
-        launcher,
-        max_jobs,
-        client,
+    flags.extend(build.flags.iter().map(OsString::from).chain(extra_flags));
+    let any_flag = |f: &dyn Fn(&str) -> bool| flags.iter().any(|a| f(&a.to_string_lossy()));
+    // clang derives the HIP compilation unit ID (the `__hip_cuid_*` symbol) from the whole
+    // command line, output path included: one from the job key instead keeps the device code
+    // the same whatever the output's (private, temporary) name and cache directory.
+    let cuid_from_key = lang == Language::Hip
+        && !any_flag(&|f| f.starts_with("-cuid=") || f.starts_with("-fuse-cuid="));
+    // Without a CUDA install clang 22 defaults to PTX ISA 4.2, which no current processor
+    // accepts: the oldest ISA each architecture needs, unless a flag chooses one.
+    let min_ptx_isa =
+        lang == Language::Cuda && tc.cuda.is_none() && !any_flag(&|f| f.contains("+ptx"));
+    CompileOptions {
+        lang,
+        launcher: Vec::new(),
         includes: build.includes.iter().map(|i| absolute(cwd, i)).collect(),
         defines: build.defines.clone(),
         flags,
-        env_overrides: build.env.clone(),
-        forward_warnings: build.warnings,
-        progress: build.progress.clone(),
-        timeout,
-    })
+        env: build
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        opt_flag: "-O3".into(),
+        ptxas_opt_flag: "-O3".into(),
+        debug: false,
+        // clang 22 ignores `-MD -MF` in device-only compiles (and says so, as a warning that
+        // -Werror would make an error): it gets no depfile flags, and the dependencies come
+        // from a host-side preprocessing. Older (and unknown) versions write it.
+        depfile_in_compile: tc.major < 22,
+        cuid_from_key,
+        min_ptx_isa,
+    }
+}
+
+/// The compile jobs in (source, architecture) order, and the device links: HIP code of an
+/// architecture compiled from several sources is relocatable (`-fgpu-rdc`) and linked once.
+fn jobs_of(
+    compiles: &[(PathBuf, Vec<Arch>)],
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+) -> (Vec<CompileJob>, Vec<LinkJob>) {
+    let mut sources_per_arch: BTreeMap<&Arch, usize> = BTreeMap::new();
+    for (_, archs) in compiles {
+        for a in archs {
+            *sources_per_arch.entry(a).or_default() += 1;
+        }
+    }
+    let mut jobs = Vec::new();
+    let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
+    for (src, archs) in compiles {
+        for a in archs {
+            let rdc = o.lang == Language::Hip && sources_per_arch[a] > 1;
+            let job = clang::compile_job(o, tc, cache_dir, src, a, rdc);
+            if rdc {
+                to_link
+                    .entry(a.clone())
+                    .or_default()
+                    .push(job.outputs[0].1.clone());
+            }
+            jobs.push(job);
+        }
+    }
+    let links = to_link
+        .into_iter()
+        .map(|(a, objs)| clang::device_link(o, tc, cache_dir, &a, objs))
+        .collect();
+    (jobs, links)
 }
 
 /// The images with their architectures and kinds. A bundle holds one code object per

@@ -27,12 +27,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use xxhash_rust::xxh3::Xxh3;
-
 use super::Language;
-use super::cache;
+use super::command::{Domain, KeyBuilder};
 use super::env::Env;
 use super::error::Error;
+use super::fs;
 use super::process;
 
 /// The compiler and the installs around it.
@@ -459,18 +458,11 @@ struct HipConfig {
 /// `cache_dir` keyed by the script's path, size and modification time.
 fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
     let canon = program.canonicalize().ok()?;
-    let meta = std::fs::metadata(&canon).ok()?;
-    let mut h = Xxh3::new();
-    h.update(canon.as_os_str().as_encoded_bytes());
-    h.update(&meta.len().to_le_bytes());
-    if let Some(d) = meta
-        .modified()
-        .ok()
-        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-    {
-        h.update(&d.as_nanos().to_le_bytes());
-    }
-    let record = cache_dir.join(format!("hipconfig-{:032x}.txt", h.digest128()));
+    let stamp = KeyBuilder::new(Domain::HipConfig)
+        .file_stamp(&canon)
+        .ok()?
+        .finish();
+    let record = cache_dir.join(format!("hipconfig-{stamp:032x}.txt"));
     let text = match std::fs::read_to_string(&record) {
         Ok(t) if t.lines().count() == 3 => t,
         _ => {
@@ -492,7 +484,7 @@ fn hipconfig(program: &Path, cache_dir: &Path) -> Option<HipConfig> {
                 ask("--hipclangpath").unwrap_or_default(),
                 ask("--cpp_config").unwrap_or_default()
             );
-            let _ = cache::write_atomic(&record, t.as_bytes());
+            let _ = fs::write_atomic(&record, t.as_bytes());
             t
         }
     };
@@ -808,18 +800,11 @@ pub(crate) fn discover(
             (cuda, ptxas, searched)
         }
     };
-    let meta = std::fs::metadata(&clang).map_err(|e| Error::io("reading", &clang, e))?;
-    let canon = clang.canonicalize().unwrap_or_else(|_| clang.clone());
-    let mut h = Xxh3::new();
-    h.update(canon.as_os_str().as_encoded_bytes());
-    h.update(&meta.len().to_le_bytes());
-    if let Ok(m) = meta.modified() {
-        if let Ok(d) = m.duration_since(std::time::UNIX_EPOCH) {
-            h.update(&d.as_nanos().to_le_bytes());
-        }
-    }
-    h.update(format!("{lang:?}").as_bytes());
-    let stamp = h.digest128();
+    let stamp = KeyBuilder::new(Domain::CompilerStamp)
+        .file_stamp(&clang)
+        .map_err(|e| Error::io("reading", &clang, e))?
+        .str(&format!("{lang:?}"))
+        .finish();
     let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
     let (version, supported) = match std::fs::read_to_string(&info_path) {
         Ok(text) if text.contains("\n--\n") => {
@@ -844,22 +829,21 @@ pub(crate) fn discover(
                 lang,
             );
             // Atomically: builds sharing the cache read it while another writes it.
-            let _ = cache::write_atomic(
+            let _ = fs::write_atomic(
                 &info_path,
                 format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
             );
             (version, supported)
         }
     };
-    let mut h = Xxh3::new();
-    h.update(&stamp.to_le_bytes());
-    h.update(version.as_bytes());
+    let mut id = KeyBuilder::new(Domain::Toolchain);
+    id.u128(stamp).str(&version);
     for p in [&cuda, &ptxas].into_iter().flatten() {
-        h.update(p.as_os_str().as_encoded_bytes());
+        id.os(p);
     }
     if let Some(r) = &rocm {
         for a in r.args() {
-            h.update(a.as_bytes());
+            id.str(&a);
         }
     }
     let mut tool_dirs: Vec<PathBuf> = clang.parent().map(Path::to_path_buf).into_iter().collect();
@@ -876,7 +860,7 @@ pub(crate) fn discover(
         ptxas,
         ptxas_searched,
         supported,
-        identity: h.digest128(),
+        identity: id.finish(),
         tool_dirs,
     })
 }

@@ -1,0 +1,324 @@
+//! How clang's commands are built, from what the plan decided ([`CompileOptions`]): the
+//! device compile of one (source, architecture), the host-side preprocessing that writes its
+//! depfile when the compile cannot, the code generation of `-fgpu-rdc` bitcode, `ptxas` for a
+//! CUDA cubin, and the device link of one architecture. Part of the plan stage: these
+//! functions decide nothing themselves, they spell out the plan's decisions as arguments.
+//!
+//! Another compiler or wrapper (nvcc, a precompiled preamble, a distributed compile) is another
+//! module like this one that fills in the same [`CompileJob`].
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use offload_formats::package::ImageKind;
+
+use super::Language;
+use super::arch::Arch;
+use super::command::{Command, Domain, KeyBuilder};
+use super::tool::Toolchain;
+
+/// What the plan decided for every device compile of a build.
+#[derive(Clone, Debug)]
+pub(crate) struct CompileOptions {
+    /// The language.
+    pub lang: Language,
+    /// A compiler launcher (`sccache`), program first; empty for none.
+    pub launcher: Vec<OsString>,
+    /// Include directories, absolute.
+    pub includes: Vec<PathBuf>,
+    /// Macros.
+    pub defines: Vec<(String, Option<String>)>,
+    /// The warning switches, the builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
+    pub flags: Vec<OsString>,
+    /// Environment variables set or removed for every process ([`super::Build::env`]).
+    pub env: Vec<(OsString, Option<OsString>)>,
+    /// The optimization flag of the compile and the code generation (`-O3`).
+    pub opt_flag: String,
+    /// The optimization flag of `ptxas` (`-O3`; it knows 0 to 3 only).
+    pub ptxas_opt_flag: String,
+    /// Whether device debug information is asked for (`-g`).
+    pub debug: bool,
+    /// Whether the compile is asked for a depfile (`-MD -MF`): clang 22 ignores it in
+    /// device-only compiles, and says so in a warning that `-Werror` would make an error.
+    pub depfile_in_compile: bool,
+    /// Whether a HIP compile gets a `-cuid` from its job key (unless a flag sets one).
+    pub cuid_from_key: bool,
+    /// Whether a CUDA compile without a CUDA install gets the oldest PTX ISA its
+    /// architecture needs (unless a flag chooses one: `--cuda-feature=+ptx78`).
+    pub min_ptx_isa: bool,
+}
+
+/// One planned (source, architecture) compile: its commands, outputs and cache files.
+#[derive(Clone, Debug)]
+pub(crate) struct CompileJob {
+    /// The source (absolute).
+    pub source: PathBuf,
+    /// The architecture.
+    pub arch: Arch,
+    /// Compiled as relocatable device code (`-fgpu-rdc`), device-linked later.
+    pub rdc: bool,
+    /// The commands in order: the compile (with the launcher), then code generation or
+    /// `ptxas`; each writes into the cache directory.
+    pub steps: Vec<Command>,
+    /// The host-side preprocessing that writes the depfile, run when the compile wrote none.
+    pub deps_only: Command,
+    /// The outputs with their kinds: the object (HIP), or PTX then the cubin (CUDA).
+    pub outputs: Vec<(ImageKind, PathBuf)>,
+    /// The depfile.
+    pub depfile: PathBuf,
+    /// The cache record.
+    pub record: PathBuf,
+    /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
+    pub base: PathBuf,
+}
+
+/// One planned device link: one architecture's relocatable objects into a code object.
+#[derive(Clone, Debug)]
+pub(crate) struct LinkJob {
+    /// The architecture.
+    pub arch: Arch,
+    /// The link; its output is a placeholder in the cache directory, replaced by the cached
+    /// object's name (from the key over the command and its inputs' content) when it runs.
+    pub command: Command,
+}
+
+const OUT: &str = "<out>";
+const DEP: &str = "<depfile>";
+
+/// The device compile's arguments up to the user's flags (no source, output or depfile), and
+/// the position of the optimization flag.
+pub(crate) fn device_args(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    arch: &Arch,
+    rdc: bool,
+) -> (Vec<OsString>, usize) {
+    let mut c = Command::new(&tc.clang);
+    match o.lang {
+        Language::Hip => {
+            c.args(["-x", "hip"]);
+            c.arg(format!("--offload-arch={arch}"));
+            c.args(["--cuda-device-only", "--no-gpu-bundle-output"]);
+            if rdc {
+                c.arg("-fgpu-rdc");
+            }
+            match &tc.rocm {
+                Some(r) => c.args(r.args()),
+                None => c.args(["-nogpulib", "-nogpuinc"]),
+            };
+            c.arg("-c");
+        }
+        Language::Cuda => {
+            c.args(["-x", "cuda"]);
+            c.arg(format!("--offload-arch={}", arch.offload_arch()));
+            c.arg("--cuda-device-only");
+            match &tc.cuda {
+                Some(cuda) => c.arg(format!("--cuda-path={}", cuda.display())),
+                None => c.args(["-nocudainc", "-nocudalib"]),
+            };
+            if let Some(v) = arch.min_ptx().filter(|_| o.min_ptx_isa) {
+                c.args(["-Xclang", "-target-feature", "-Xclang"]);
+                c.arg(format!("+ptx{v}"));
+            }
+            c.arg("-S");
+        }
+    }
+    let opt_at = c.args.len();
+    c.arg(&o.opt_flag);
+    if o.debug {
+        c.arg("-g");
+    }
+    for i in &o.includes {
+        c.arg(format!("-I{}", i.display()));
+    }
+    for (n, v) in &o.defines {
+        c.arg(match v {
+            Some(v) => format!("-D{n}={v}"),
+            None => format!("-D{n}"),
+        });
+    }
+    c.args(&o.flags);
+    (c.args, opt_at)
+}
+
+/// The compile job of `source` for `arch`, its files named in `cache_dir` after its key.
+pub(crate) fn compile_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    arch: &Arch,
+    rdc: bool,
+) -> CompileJob {
+    let (mut args, opt_at) = device_args(o, tc, arch, rdc);
+    args.push(source.as_os_str().to_os_string());
+    args.extend([OsString::from("-o"), OsString::from(OUT)]);
+    if o.depfile_in_compile {
+        args.extend(["-MD", "-MF", DEP].map(OsString::from));
+    }
+    let mut compile = Command::new(&tc.clang);
+    compile.launcher = o.launcher.clone();
+    compile.args = args;
+    compile.env = o.env.clone();
+    // The job key: compiler identity, launcher, arguments (with placeholders for paths).
+    let mut k = KeyBuilder::new(Domain::Job);
+    k.u128(tc.identity);
+    compile.add_to_key(&mut k, |_| None);
+    let key = k.finish();
+    if o.cuid_from_key {
+        compile
+            .args
+            .insert(opt_at, OsString::from(format!("-cuid={key:032x}")));
+    }
+    let stem = source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = cache_dir.join(format!("{stem}-{}-{:016x}", arch.file_tag(), key as u64));
+    let first_out = base.with_extension(match (o.lang, rdc) {
+        (Language::Hip, false) => "o",
+        (Language::Hip, true) => "bc",
+        (Language::Cuda, _) => "ptx",
+    });
+    let depfile = base.with_extension("d");
+    for a in compile.args.iter_mut() {
+        if a == OUT {
+            *a = first_out.clone().into_os_string();
+        } else if a == DEP {
+            *a = depfile.clone().into_os_string();
+        }
+    }
+    compile.inputs = vec![source.to_path_buf()];
+    compile.outputs = vec![first_out.clone()];
+    compile.depfile = o.depfile_in_compile.then(|| depfile.clone());
+    let deps_only = deps_only(&compile, &tc.clang, &depfile);
+    let mut job = CompileJob {
+        source: source.to_path_buf(),
+        arch: arch.clone(),
+        rdc,
+        steps: vec![compile],
+        deps_only,
+        outputs: Vec::new(),
+        depfile,
+        record: base.with_extension("rec"),
+        base,
+    };
+    add_later_steps(&mut job, o, tc, first_out);
+    job
+}
+
+/// The steps after the compile: code generation of `-fgpu-rdc` bitcode, `ptxas` for a CUDA
+/// architecture that has machine code; and the job's outputs.
+fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, first_out: PathBuf) {
+    let base = job.base.clone();
+    match o.lang {
+        Language::Hip if job.rdc => {
+            let obj = base.with_extension("o");
+            job.steps.push(codegen(o, tc, &job.arch, &first_out, &obj));
+            job.outputs.push((ImageKind::Object, obj));
+        }
+        Language::Hip => job.outputs.push((ImageKind::Object, first_out)),
+        Language::Cuda => {
+            job.outputs.push((ImageKind::Ptx, first_out.clone()));
+            if let (false, Some(ptxas)) = (job.arch.is_virtual(), &tc.ptxas) {
+                let cubin = base.with_extension("cubin");
+                job.steps
+                    .push(ptxas_step(o, ptxas, &job.arch, &first_out, &cubin));
+                job.outputs.push((ImageKind::Cubin, cubin));
+            }
+        }
+    }
+}
+
+/// The host-side preprocessing of the same source with the same flags, writing only the
+/// depfile (`-M -MF`): for compilers that write none in a device-only compile (clang 22).
+fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
+    let mut c = Command::new(clang);
+    c.env = compile.env.clone();
+    c.inputs = compile.inputs.clone();
+    let mut skip = 0;
+    for a in &compile.args {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        match a.to_str() {
+            Some("--cuda-device-only") => {
+                c.arg("--cuda-host-only");
+            }
+            Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
+            Some("-o" | "-MF") => skip = 1,
+            _ => {
+                c.arg(a);
+            }
+        }
+    }
+    c.args(["-M", "-MF"]).arg(depfile);
+    c.depfile = Some(depfile.to_path_buf());
+    c
+}
+
+/// Code generation of one `-fgpu-rdc` bitcode file into a relocatable object.
+fn codegen(o: &CompileOptions, tc: &Toolchain, arch: &Arch, bc: &Path, obj: &Path) -> Command {
+    let mut c = Command::new(&tc.clang);
+    c.env = o.env.clone();
+    c.arg("--target=amdgcn-amd-amdhsa")
+        .arg(format!("-mcpu={arch}"));
+    // The device libraries were linked into the bitcode by the compile (clang links them into
+    // every translation unit): code generation needs none, and clang 15 would look for them
+    // for a bare amdgcn target. hipcc's code-generation options apply here, where the code is
+    // generated.
+    c.arg("-nogpulib");
+    if let Some(r) = &tc.rocm {
+        c.args(r.codegen_args());
+    }
+    c.args([o.opt_flag.as_str(), "-c"])
+        .arg(bc)
+        .arg("-o")
+        .arg(obj);
+    c.inputs = vec![bc.to_path_buf()];
+    c.outputs = vec![obj.to_path_buf()];
+    c
+}
+
+/// `ptxas` turning one PTX file into the architecture's cubin.
+fn ptxas_step(o: &CompileOptions, ptxas: &Path, arch: &Arch, ptx: &Path, cubin: &Path) -> Command {
+    let mut c = Command::new(ptxas);
+    c.env = o.env.clone();
+    c.arg(format!("-arch={}", arch.offload_arch()))
+        .arg(&o.ptxas_opt_flag)
+        .arg(ptx)
+        .arg("-o")
+        .arg(cubin);
+    c.inputs = vec![ptx.to_path_buf()];
+    c.outputs = vec![cubin.to_path_buf()];
+    c
+}
+
+/// The device link of `objs` (one architecture's relocatable objects) into a code object.
+pub(crate) fn device_link(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    arch: &Arch,
+    objs: Vec<PathBuf>,
+) -> LinkJob {
+    let out = cache_dir.join(format!("linked-{}.co", arch.file_tag()));
+    let mut c = Command::new(&tc.clang);
+    c.env = o.env.clone();
+    c.arg("--target=amdgcn-amd-amdhsa")
+        .arg(format!("-mcpu={arch}"))
+        .arg("-nogpulib")
+        // clang 15 needs -nogpulib here, later clangs call it unused: the link step has no
+        // flags of the user's, so nothing else is silenced.
+        .arg("-Wno-unused-command-line-argument")
+        .args(&objs)
+        .arg("-o")
+        .arg(&out);
+    c.inputs = objs;
+    c.outputs = vec![out];
+    LinkJob {
+        arch: arch.clone(),
+        command: c,
+    }
+}

@@ -1,0 +1,313 @@
+//! The command model: every process a build runs is a [`Command`] value built before it runs
+//! (as `cc::Tool`): the program, a launcher in front of it (`sccache`), its arguments, the
+//! environment changes, the files it reads and writes and the depfile it is asked for. The
+//! plan builds them ([`super::clang`] for the device compiles, code generation and device
+//! links, `ptxas` for CUDA); the jobs stage ([`super::compile`]) only runs them.
+//!
+//! Every cache key and content stamp of the crate comes from one [`KeyBuilder`], started with
+//! a [`Domain`] tag per kind of key, so that no two kinds of key can collide.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::Xxh3;
+
+/// A complete command: what runs, with what, reading and writing which files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub(crate) program: PathBuf,
+    pub(crate) launcher: Vec<OsString>,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(OsString, Option<OsString>)>,
+    pub(crate) inputs: Vec<PathBuf>,
+    pub(crate) outputs: Vec<PathBuf>,
+    pub(crate) depfile: Option<PathBuf>,
+}
+
+impl Command {
+    /// A command running `program` with nothing else set.
+    pub(crate) fn new(program: impl Into<PathBuf>) -> Command {
+        Command {
+            program: program.into(),
+            launcher: Vec::new(),
+            args: Vec::new(),
+            env: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            depfile: None,
+        }
+    }
+
+    /// Appends one argument.
+    pub(crate) fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Command {
+        self.args.push(a.as_ref().to_os_string());
+        self
+    }
+
+    /// Appends arguments.
+    pub(crate) fn args<S: AsRef<OsStr>>(&mut self, a: impl IntoIterator<Item = S>) -> &mut Command {
+        self.args
+            .extend(a.into_iter().map(|s| s.as_ref().to_os_string()));
+        self
+    }
+
+    /// The program (the compiler, `ptxas`).
+    pub fn path(&self) -> &Path {
+        &self.program
+    }
+
+    /// The launcher put in front of the program (`sccache`, with its arguments); empty for
+    /// none.
+    pub fn launcher(&self) -> &[OsString] {
+        &self.launcher
+    }
+
+    /// The arguments, in order.
+    pub fn get_args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The environment changes: a variable set (`Some`) or removed (`None`).
+    pub fn env(&self) -> &[(OsString, Option<OsString>)] {
+        &self.env
+    }
+
+    /// The whole command line, launcher first.
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut v = self.launcher.clone();
+        v.push(self.program.clone().into_os_string());
+        v.extend(self.args.iter().cloned());
+        v
+    }
+
+    /// A [`std::process::Command`] that runs it (launcher first, environment applied).
+    pub fn to_command(&self) -> std::process::Command {
+        let argv = self.argv();
+        let mut cmd = std::process::Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
+        for (k, v) in &self.env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd
+    }
+
+    /// The same command without its launcher.
+    pub(crate) fn without_launcher(&self) -> Command {
+        Command {
+            launcher: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// The same command with every path argument, output and depfile for which `f` gives
+    /// another path replaced by it (a job's private directory).
+    pub(crate) fn map_paths(&self, f: impl Fn(&Path) -> Option<PathBuf>) -> Command {
+        let map = |p: &Path| f(p).unwrap_or_else(|| p.to_path_buf());
+        Command {
+            args: self
+                .args
+                .iter()
+                .map(|a| f(Path::new(a)).map_or_else(|| a.clone(), PathBuf::into_os_string))
+                .collect(),
+            outputs: self.outputs.iter().map(|o| map(o)).collect(),
+            depfile: self.depfile.as_deref().map(map),
+            ..self.clone()
+        }
+    }
+
+    /// The command line as a shell would take it back (for messages).
+    pub(crate) fn line(&self) -> String {
+        command_line(&self.argv())
+    }
+
+    /// Adds the command to a key: launcher, arguments (each input replaced by its content
+    /// hash from `content`, so that a key follows what a file holds, not where it lies).
+    pub(crate) fn add_to_key(&self, k: &mut KeyBuilder, content: impl Fn(&Path) -> Option<u128>) {
+        k.u64(self.launcher.len() as u64);
+        for a in self.launcher.iter() {
+            k.bytes(a.as_encoded_bytes());
+        }
+        k.u64(self.args.len() as u64);
+        for a in &self.args {
+            match self.inputs.iter().find(|i| i.as_os_str() == a) {
+                Some(i) => k.bytes(b"<input>").u128(content(i).unwrap_or(0)),
+                None => k.bytes(a.as_encoded_bytes()),
+            };
+        }
+    }
+}
+
+/// What a key is for; its tag starts the key, so keys of different kinds never collide.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Domain {
+    /// A (source, architecture) compile job: its cache files and `-cuid`.
+    Job,
+    /// A device link: its cached code object.
+    Link,
+    /// What the compiler said about itself (`--version`, `--print-supported-cpus`), by its
+    /// path, size and modification time.
+    CompilerStamp,
+    /// Everything that identifies the toolchain a job uses.
+    Toolchain,
+    /// What `hipconfig` said, by its path, size and modification time.
+    HipConfig,
+    /// The host symbols and library name of one build.
+    HostSymbols,
+    /// A crash log's name, from what the compiler printed.
+    CrashLog,
+}
+
+impl Domain {
+    fn tag(self) -> &'static [u8] {
+        match self {
+            Domain::Job => b"offload-build job 2",
+            Domain::Link => b"offload-build link 2",
+            Domain::CompilerStamp => b"offload-build compiler 1",
+            Domain::Toolchain => b"offload-build toolchain 1",
+            Domain::HipConfig => b"offload-build hipconfig 1",
+            Domain::HostSymbols => b"offload-build host symbols 1",
+            Domain::CrashLog => b"offload-build crash 1",
+        }
+    }
+}
+
+/// The one way to make a key: a domain tag, then fields, each length-prefixed (so that
+/// `["ab", "c"]` and `["a", "bc"]` differ).
+pub(crate) struct KeyBuilder(Xxh3);
+
+impl KeyBuilder {
+    /// A key of `domain`.
+    pub(crate) fn new(domain: Domain) -> KeyBuilder {
+        let mut k = KeyBuilder(Xxh3::new());
+        k.bytes(domain.tag());
+        k
+    }
+
+    /// Adds a byte string.
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> &mut KeyBuilder {
+        self.0.update(&(b.len() as u64).to_le_bytes());
+        self.0.update(b);
+        self
+    }
+
+    /// Adds a string.
+    pub(crate) fn str(&mut self, s: &str) -> &mut KeyBuilder {
+        self.bytes(s.as_bytes())
+    }
+
+    /// Adds an OS string (a path).
+    pub(crate) fn os(&mut self, s: impl AsRef<OsStr>) -> &mut KeyBuilder {
+        self.bytes(s.as_ref().as_encoded_bytes())
+    }
+
+    /// Adds a number.
+    pub(crate) fn u64(&mut self, n: u64) -> &mut KeyBuilder {
+        self.0.update(&n.to_le_bytes());
+        self
+    }
+
+    /// Adds a 128-bit number (another key, a content hash).
+    pub(crate) fn u128(&mut self, n: u128) -> &mut KeyBuilder {
+        self.0.update(&n.to_le_bytes());
+        self
+    }
+
+    /// Adds a file's identity without reading it: its canonical path, size and modification
+    /// time (an error when it cannot be read).
+    pub(crate) fn file_stamp(&mut self, path: &Path) -> std::io::Result<&mut KeyBuilder> {
+        let meta = std::fs::metadata(path)?;
+        let canon = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.os(&canon).u64(meta.len());
+        let nanos = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        Ok(self.u128(nanos))
+    }
+
+    /// The 128-bit key.
+    pub(crate) fn finish(&self) -> u128 {
+        self.0.digest128()
+    }
+
+    /// The key's low 64 bits (for names).
+    pub(crate) fn finish64(&self) -> u64 {
+        self.finish() as u64
+    }
+}
+
+fn quote(arg: &OsStr) -> String {
+    let s = arg.to_string_lossy();
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=+./:,@%".contains(&b))
+    {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `argv` as a shell would take it back.
+pub(crate) fn command_line(argv: &[OsString]) -> String {
+    argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+}
+
+/// The program of `argv` quoted as in [`command_line`].
+pub(crate) fn quoted_program(c: &Command) -> String {
+    quote(c.argv()[0].as_os_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        let argv: Vec<OsString> = ["clang", "-DX=a b", "--offload-arch=gfx90a:xnack+"]
+            .map(OsString::from)
+            .to_vec();
+        assert_eq!(
+            command_line(&argv),
+            "clang '-DX=a b' --offload-arch=gfx90a:xnack+"
+        );
+    }
+
+    #[test]
+    fn keys_differ_by_domain_and_field_boundaries() {
+        let key = |d, parts: &[&str]| {
+            let mut k = KeyBuilder::new(d);
+            for p in parts {
+                k.str(p);
+            }
+            k.finish()
+        };
+        assert_ne!(
+            key(Domain::Job, &["ab", "c"]),
+            key(Domain::Job, &["a", "bc"])
+        );
+        assert_ne!(key(Domain::Job, &["a"]), key(Domain::Link, &["a"]));
+        assert_eq!(key(Domain::Job, &["a"]), key(Domain::Job, &["a"]));
+    }
+
+    #[test]
+    fn inputs_are_keyed_by_content() {
+        let mut c = Command::new("clang");
+        c.args(["-c", "/a/x.o"]);
+        c.inputs.push(PathBuf::from("/a/x.o"));
+        let mut moved = Command::new("clang");
+        moved.args(["-c", "/b/x.o"]);
+        moved.inputs.push(PathBuf::from("/b/x.o"));
+        let key = |c: &Command, h: u128| {
+            let mut k = KeyBuilder::new(Domain::Link);
+            c.add_to_key(&mut k, |_| Some(h));
+            k.finish()
+        };
+        assert_eq!(key(&c, 1), key(&moved, 1));
+        assert_ne!(key(&c, 1), key(&c, 2));
+    }
+}
