@@ -18,46 +18,134 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use super::error::Error;
 
-// Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit.
-const RECORD_MAGIC: &str = "offload-build cache record 2";
+// Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit; version 3
+// the context (`= `) and each output's size and content hash (`> `).
+const RECORD_MAGIC: &str = "offload-build cache record 3";
+
+/// How long before a job starts a change to one of its inputs makes its result unrecorded:
+/// the file systems' timestamps come from a clock that may lag the one read here by a tick.
+const CHANGE_SLACK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What identifies one version of a file: device, inode, size, modification and change time
+/// (the change time moves with every write and cannot be set back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    id: (u64, u64),
+    size: u64,
+    mtime: Option<std::time::SystemTime>,
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let m = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let (id, ctime) = {
+            use std::os::unix::fs::MetadataExt;
+            ((m.dev(), m.ino()), (m.ctime(), m.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (id, ctime) = ((0, 0), (0, 0));
+        Some(Stamp {
+            id,
+            size: m.len(),
+            mtime: m.modified().ok(),
+            ctime,
+        })
+    }
+
+    /// Whether the file changed at `since` or later (or at an unknown time).
+    fn changed_since(&self, since: std::time::SystemTime) -> bool {
+        let since = since - CHANGE_SLACK;
+        #[cfg(unix)]
+        {
+            let at = std::time::UNIX_EPOCH
+                .checked_add(std::time::Duration::new(
+                    self.ctime.0.max(0) as u64,
+                    self.ctime.1.clamp(0, 999_999_999) as u32,
+                ))
+                .unwrap_or(std::time::UNIX_EPOCH);
+            at >= since || self.mtime.is_none_or(|m| m >= since)
+        }
+        #[cfg(not(unix))]
+        self.mtime.is_none_or(|m| m >= since)
+    }
+}
+
+/// A file's content hash, with the version of the file it is of (`None` when the file
+/// changed while it was read).
+type Known = Option<(u128, Option<Stamp>)>;
 
 /// Hashes of file contents, each file read at most once per build.
 #[derive(Debug, Default)]
 pub(crate) struct ContentHashes {
-    memo: Mutex<HashMap<PathBuf, Option<u128>>>,
+    memo: Mutex<HashMap<PathBuf, Known>>,
 }
 
 impl ContentHashes {
+    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
+        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn known(&self, path: &Path) -> Known {
+        if let Some(k) = self.memo().get(path) {
+            return *k;
+        }
+        let before = Stamp::of(path);
+        let known = std::fs::read(path).ok().map(|d| {
+            let after = Stamp::of(path);
+            (xxh3_128(&d), after.filter(|a| before == Some(*a)))
+        });
+        self.memo().insert(path.to_path_buf(), known);
+        known
+    }
+
     /// Hash of a file's content; `None` when it cannot be read (then nothing matches it).
     pub(crate) fn file(&self, path: &Path) -> Option<u128> {
-        if let Some(h) = self
-            .memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(path)
-        {
-            return *h;
+        self.known(path).map(|(h, _)| h)
+    }
+
+    /// Hash of a file's content as a compile that started at `start` read it: `Err(())` when
+    /// the file changed since (or while it was hashed), so that what the compile read is not
+    /// known; `Ok(None)` when it cannot be read.
+    pub(crate) fn as_read_since(
+        &self,
+        path: &Path,
+        start: std::time::SystemTime,
+    ) -> Result<Option<u128>, ()> {
+        let Some(now) = Stamp::of(path) else {
+            return Ok(None);
+        };
+        if now.changed_since(start) {
+            return Err(());
         }
-        let h = std::fs::read(path).ok().map(|d| xxh3_128(&d));
-        self.memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_path_buf(), h);
-        h
+        if let Some((h, Some(stamp))) = self.known(path) {
+            if stamp == now {
+                return Ok(Some(h));
+            }
+        }
+        // Known from an older version of the file: read it again.
+        self.forget(path);
+        match self.known(path) {
+            Some((h, Some(stamp))) if stamp == now => Ok(Some(h)),
+            None => Ok(None),
+            Some(_) => Err(()),
+        }
     }
 
     /// Forgets what is known of `path` (after it was written).
     pub(crate) fn forget(&self, path: &Path) {
-        self.memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(path);
+        self.memo().remove(path);
     }
 }
 
-/// What a successful job read.
+/// What a successful job read and wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
+    /// What the result depends on beside the inputs' content ([`super::lookup::Lookups`]).
+    pub context: u128,
+    /// Every output with its size and content hash, in the job's order.
+    pub outputs: Vec<(PathBuf, u64, u128)>,
     /// Every input with its content hash, the source first.
     pub deps: Vec<(PathBuf, u128)>,
     /// What the compiler printed on a successful compile (its warnings), one line each, so
@@ -67,7 +155,10 @@ pub(crate) struct Record {
 
 impl Record {
     fn render(&self) -> String {
-        let mut s = format!("{RECORD_MAGIC}\n");
+        let mut s = format!("{RECORD_MAGIC}\n= {:032x}\n", self.context);
+        for (p, size, h) in &self.outputs {
+            s.push_str(&format!("> {size} {h:032x} {}\n", p.display()));
+        }
         for (p, h) in &self.deps {
             s.push_str(&format!("{h:032x} {}\n", p.display()));
         }
@@ -82,17 +173,28 @@ impl Record {
         if lines.next()? != RECORD_MAGIC {
             return None;
         }
-        let mut deps = Vec::new();
-        let mut stderr = Vec::new();
+        let context = u128::from_str_radix(lines.next()?.strip_prefix("= ")?, 16).ok()?;
+        let mut rec = Record {
+            context,
+            outputs: Vec::new(),
+            deps: Vec::new(),
+            stderr: Vec::new(),
+        };
         for line in lines {
             if let Some(l) = line.strip_prefix("! ") {
-                stderr.push(l.to_string());
-                continue;
+                rec.stderr.push(l.to_string());
+            } else if let Some(l) = line.strip_prefix("> ") {
+                let (size, rest) = l.split_once(' ')?;
+                let (h, p) = rest.split_once(' ')?;
+                let h = u128::from_str_radix(h, 16).ok()?;
+                rec.outputs.push((PathBuf::from(p), size.parse().ok()?, h));
+            } else {
+                let (h, p) = line.split_once(' ')?;
+                rec.deps
+                    .push((PathBuf::from(p), u128::from_str_radix(h, 16).ok()?));
             }
-            let (h, p) = line.split_once(' ')?;
-            deps.push((PathBuf::from(p), u128::from_str_radix(h, 16).ok()?));
         }
-        Some(Record { deps, stderr })
+        Some(rec)
     }
 
     /// Reads a record; `None` when missing or unreadable (the job then runs).
@@ -108,6 +210,17 @@ impl Record {
     /// Whether every input still has the recorded content.
     pub(crate) fn is_fresh(&self, hashes: &ContentHashes) -> bool {
         !self.deps.is_empty() && self.deps.iter().all(|(p, h)| hashes.file(p) == Some(*h))
+    }
+
+    /// Why `data` is not the recorded content of output `i`; `None` when it is.
+    pub(crate) fn output_mismatch(&self, i: usize, data: &[u8]) -> Option<String> {
+        let Some((_, size, h)) = self.outputs.get(i) else {
+            return Some("the record does not list it".into());
+        };
+        if data.len() as u64 != *size {
+            return Some(format!("{} bytes where {size} were written", data.len()));
+        }
+        (xxh3_128(data) != *h).then(|| "its content is not what was written".to_string())
     }
 }
 
@@ -366,6 +479,8 @@ mod tests {
         std::fs::write(&a, "one").unwrap();
         let h = ContentHashes::default();
         let rec = Record {
+            context: 7,
+            outputs: vec![(dir.path().join("k.o"), 3, 9)],
             deps: vec![(a.clone(), h.file(&a).unwrap())],
             stderr: vec!["k.hip:1:2: warning: w".into(), "    1 | int x;".into()],
         };

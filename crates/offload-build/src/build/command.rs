@@ -158,6 +158,9 @@ pub(crate) enum Domain {
     HostSymbols,
     /// A crash log's name, from what the compiler printed.
     CrashLog,
+    /// What a compile depends on beside its command and its inputs' content (the
+    /// compiler's environment variables, the include search: [`super::lookup`]).
+    Context,
 }
 
 impl Domain {
@@ -170,6 +173,7 @@ impl Domain {
             Domain::HipConfig => b"offload-build hipconfig 1",
             Domain::HostSymbols => b"offload-build host symbols 1",
             Domain::CrashLog => b"offload-build crash 1",
+            Domain::Context => b"offload-build context 1",
         }
     }
 }

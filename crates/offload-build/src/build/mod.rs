@@ -187,6 +187,7 @@ mod env;
 mod error;
 mod fs;
 mod jobs;
+mod lookup;
 mod pack;
 mod plan;
 mod process;
