@@ -52,6 +52,10 @@
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
 //!   sit behind a failing launcher (one line).
+//! - `cache_faults`: `offload-build compile`'s cache never gives stale device code (issue 27):
+//!   edits during a compile, concurrent runs sharing an out-dir, damaged cached objects in
+//!   every mode, shadowing headers and `CPATH`, outputs naming inputs, the output and its
+//!   depfile committed together, `kill -9` with the compiler running.
 //! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
 //!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each
@@ -106,6 +110,7 @@ mod archive_malformed;
 mod build_api;
 mod bundler_diff;
 mod bundler_malformed;
+mod cache_faults;
 mod ccob_diff;
 mod ccob_hostile;
 mod check_cli;
