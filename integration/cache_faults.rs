@@ -478,3 +478,26 @@ fn kill_9_takes_the_compiler_along_and_the_next_run_removes_the_leftovers() {
         .unwrap());
     assert!(jobs().is_empty(), "left: {:?}", jobs());
 }
+
+#[test]
+fn a_build_rs_out_dir_that_holds_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A header named as the generated `<name>.rs`, in the out_dir.
+    std::fs::write(d.join("k.hip"), kernel_with("k.rs")).unwrap();
+    std::fs::write(d.join("k.rs"), "#define VALUE 1\n").unwrap();
+    let mut b = offload_build::build::Build::new();
+    b.out_dir(d)
+        .cargo_metadata(false)
+        .compiler(CLANG)
+        .file(d.join("k.hip"))
+        .archs("gfx90a")
+        .env_remove("OFFLOAD_BUILD_LAUNCHER")
+        .env_remove("OFFLOAD_BUILD_CACHE_DIR");
+    let e = b.try_compile("k").unwrap_err().to_string();
+    assert!(e.contains("k.rs") && e.contains("overwrite"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("k.rs")).unwrap(),
+        "#define VALUE 1\n"
+    );
+}

@@ -55,7 +55,8 @@
 //! - `cache_faults`: `offload-build compile`'s cache never gives stale device code (issue 27):
 //!   edits during a compile, concurrent runs sharing an out-dir, damaged cached objects in
 //!   every mode, shadowing headers and `CPATH`, outputs naming inputs, the output and its
-//!   depfile committed together, `kill -9` with the compiler running.
+//!   depfile committed together (and a `build.rs` out_dir holding an input), `kill -9` with
+//!   the compiler running.
 //! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
 //!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `cuda_compile`: CUDA with clang 19 and 22 and no CUDA install: PTX with the ISA each

@@ -55,6 +55,8 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         // Nothing to compile (only images).
         return Ok(built);
     };
+    let sources: Vec<PathBuf> = plan.compiles.iter().map(|(s, _)| s.clone()).collect();
+    refuse_clobbering(plan, &sources, "source")?;
     cache::remove_leftovers(&plan.cache_dir);
     let runner = Runner {
         tc,
@@ -82,6 +84,12 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
             tc.clang.display()
         ));
     }
+    let headers: Vec<PathBuf> = outs
+        .iter()
+        .flat_map(|o| o.deps.iter().skip(1))
+        .cloned()
+        .collect();
+    refuse_clobbering(plan, &headers, "header")?;
     let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
     for o in &outs {
         printed.push((o.arch.as_str(), diag::group(&o.stderr)));
@@ -117,6 +125,38 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         });
     }
     Ok(built)
+}
+
+/// An error when an output of the build (the container, the generated `<name>.rs`) is one
+/// of `inputs` (`kind`: "source", "header"): an `out_dir` that holds the build's own inputs
+/// under those names would have them overwritten.
+fn refuse_clobbering(plan: &Plan, inputs: &[PathBuf], kind: &str) -> Result<(), Error> {
+    let Some(out) = plan.outputs.as_ref() else {
+        return Ok(());
+    };
+    for output in [&out.fatbin, &out.generated] {
+        if let Some(input) = inputs.iter().find(|i| same_file(i, output)) {
+            return Err(Error::Config(format!(
+                "{}: the build would overwrite this {kind} with its output {}; choose another \
+                 out_dir or name",
+                input.display(),
+                output.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same file (the same inode when both exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (x.dev(), x.ino()) == (y.dev(), y.ino());
+        }
+    }
+    a == b
 }
 
 impl Built {
