@@ -3,12 +3,21 @@
 //! Each (source, arch) job has a stable *job key* ([`super::command::KeyBuilder`] with the
 //! `Job` domain): the compiler identity, the launcher and the ordered arguments (output paths
 //! as placeholders), source path and architecture included. Its record
-//! `<cache>/<stem>-<arch>-<key>.rec` lists every input the last successful compile read — the
-//! source and every header from the depfile — with a hash of its content
-//! ([`ContentHashes`]). A job whose record exists, whose outputs exist and whose inputs all
-//! still hash the same is not run. Touching a file without changing it therefore does not
+//! `<cache>/<stem>-<arch>-<key>.rec` holds:
+//! - the context: the compiler's environment variables and the include search, with the
+//!   search directories that hold a file of each header's name ([`super::lookup`]);
+//! - every output with its size and content hash;
+//! - every input the compile read — the source and every header from the depfile — with a
+//!   hash of its content as the compiler read it ([`ContentHashes::as_read_since`]: a record
+//!   is written only when no input changed after the job started, else the result is used
+//!   once and the next build compiles again);
+//! - the compiler's warnings, replayed on a cache hit.
+//!
+//! A job whose record exists, whose context and inputs are unchanged and whose outputs are
+//! still what it wrote is not run. Touching a file without changing it therefore does not
 //! recompile; changing a header recompiles exactly the jobs that read it, for every
-//! architecture.
+//! architecture. Jobs write in private `.job-*` directories ([`JobDir`], locked while they
+//! run); [`remove_leftovers`] removes those of killed runs.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -511,5 +520,23 @@ mod tests {
             young.is_dir(),
             "a young directory without a lock may be a job starting"
         );
+    }
+
+    #[test]
+    fn a_file_changed_after_the_job_started_is_not_vouched_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.h");
+        std::fs::write(&a, "one").unwrap();
+        let hashes = ContentHashes::default();
+        let before = hashes.file(&a).unwrap();
+        std::thread::sleep(CHANGE_SLACK * 2);
+        let started = std::time::SystemTime::now();
+        // Unchanged since the job started: the hash known from before stands.
+        assert_eq!(hashes.as_read_since(&a, started), Ok(Some(before)));
+        // Changed during the job: what the compiler read is not known.
+        std::fs::write(&a, "two").unwrap();
+        assert_eq!(hashes.as_read_since(&a, started), Err(()));
+        let missing = dir.path().join("gone.h");
+        assert_eq!(hashes.as_read_since(&missing, started), Ok(None));
     }
 }
