@@ -69,15 +69,8 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         warnings: Mutex::new(Vec::new()),
     };
     let mut counter = Counter::new(settings);
-    let outs = runner.compiles(settings, &mut counter)?;
-    for w in runner
-        .warnings
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .drain(..)
-    {
-        env.directives().warn(&w);
-    }
+    let mut outs = runner.compiles(settings, &mut counter)?;
+    runner.flush_warnings(env);
     if runner.no_depfile.load(Ordering::Relaxed) {
         env.directives().warn(&format!(
             "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
@@ -90,16 +83,18 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         .cloned()
         .collect();
     refuse_clobbering(plan, &headers, "header")?;
-    let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
-    for o in &outs {
-        printed.push((o.arch.as_str(), diag::group(&o.stderr)));
+    for o in &mut outs {
         built.count(o.ran);
         for dep in o.deps.iter().skip(1) {
             env.directives().push_path("rerun-if-changed", dep)?;
         }
         if !o.rdc {
-            built.add_images(o)?;
+            built.add_images(o);
         }
+    }
+    let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
+    for o in &outs {
+        printed.push((o.arch.as_str(), diag::group(&o.stderr)));
     }
     let linked = runner.links(settings, &mut counter)?;
     for l in &linked {
@@ -108,14 +103,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     if settings.forward_warnings {
         built.diagnostics = diag::merge(printed);
     }
-    for w in runner
-        .warnings
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .drain(..)
-    {
-        env.directives().warn(&w);
-    }
+    runner.flush_warnings(env);
     for l in linked {
         built.count(l.ran);
         let data = std::fs::read(&l.co).map_err(|e| Error::io("reading", &l.co, e))?;
@@ -169,8 +157,8 @@ impl Built {
     }
 
     /// The images of a job that is not device-linked.
-    fn add_images(&mut self, o: &JobOut) -> Result<(), Error> {
-        for ((kind, _), data) in o.outputs.iter().zip(&o.images) {
+    fn add_images(&mut self, o: &mut JobOut) {
+        for ((kind, _), data) in o.outputs.iter().zip(std::mem::take(&mut o.images)) {
             // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
             if *kind == ImageKind::Ptx && o.arch.is_real() {
                 continue;
@@ -178,12 +166,8 @@ impl Built {
             self.per_arch
                 .entry(o.arch.clone())
                 .or_default()
-                .push(Piece {
-                    kind: *kind,
-                    data: data.clone(),
-                });
+                .push(Piece { kind: *kind, data });
         }
-        Ok(())
     }
 }
 
@@ -576,6 +560,14 @@ impl Runner<'_> {
             seconds: 0.0,
             stderr: rec.stderr,
         })
+    }
+
+    /// Passes on the warnings gathered so far.
+    fn flush_warnings(&self, env: &Env<'_>) {
+        let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        for w in warnings.drain(..) {
+            env.directives().warn(&w);
+        }
     }
 
     /// A warning for a damaged cached file, compiled again.
