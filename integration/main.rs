@@ -68,6 +68,11 @@
 //! - `check_cli`: `offload-build check` (HIP's and CUDA's loading rules through the command)
 //!   and `inspect --archs` over shared libraries, a wheel built in the test, a directory tree
 //!   with links out of it, and `--gpu native` on a machine without a GPU.
+//! - `cache_faults`: `offload-build compile`'s cache never gives stale device code (issue 27):
+//!   edits during a compile, concurrent runs sharing an out-dir, damaged cached objects in
+//!   every mode, shadowing headers and `CPATH`, outputs naming inputs, the output and its
+//!   depfile committed together (and a `build.rs` out_dir holding an input), `kill -9` with
+//!   the compiler running.
 //! - `shipped_libs`: `inspect`, `inspect --archs` and `check` on Debian's rocRAND and
 //!   rocSPARSE libraries against clang-offload-bundler 22's `-list` of the same bundles.
 //! - `nvfatbin`: NVIDIA fat binaries against NVIDIA's tools from PyPI (the virtualenv of
@@ -146,6 +151,7 @@ mod archive_malformed;
 mod build_api;
 mod bundler_diff;
 mod bundler_malformed;
+mod cache_faults;
 mod ccob_diff;
 mod ccob_hostile;
 mod check_cli;

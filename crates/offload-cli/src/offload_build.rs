@@ -35,6 +35,7 @@ use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
 
+mod commit;
 mod installs;
 
 use crate::fileio::{Input, OutputFile, error_text};
@@ -1106,15 +1107,45 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     }
     let output = a.output.as_deref().unwrap_or_default();
     let name = a.name.clone().unwrap_or_else(|| name_from_output(output));
-    let object_out = output.ends_with(".o") || output.ends_with(".obj");
+    // Before anything runs: no output names a source or the other, each can be written.
+    let outputs = commit::Outputs::new(output, a.depfile.as_deref());
+    let sources: Vec<std::path::PathBuf> = a
+        .sources
+        .iter()
+        .map(|s| crate::fileio::os_path(s))
+        .collect();
+    outputs.refuse_inputs("source", &sources)?;
+    let files = outputs.prepare()?;
+    let out_dir = a
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| format!("{output}.offload-build"));
+    let lock = commit::NameLock::take(&crate::fileio::os_path(&out_dir), &name)?;
     let c = b.try_compile(&name).map_err(build_error)?;
     warn(err, &c.warnings);
     for d in &c.diagnostics {
         let _ = writeln!(err, "{d}");
     }
+    let bytes = compiled_bytes(&c, output)?;
+    drop(lock);
+    let deps = rerun_paths(&c.cargo_directives);
+    let headers: Vec<std::path::PathBuf> = deps.iter().map(|d| raw::os(d).into()).collect();
+    outputs.refuse_inputs("header", &headers)?;
+    let mut contents: Vec<Vec<u8>> = vec![bytes];
+    if let Some(depfile) = &a.depfile {
+        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
+        contents.push(raw::bytes(&depfile_text(output, depfile, &deps)?).into_owned());
+    }
+    let contents: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
+    commit::commit(files, &contents)?;
+    Ok(())
+}
 
-    // The object modes write a library; `--embed fatbin` only the container.
-    let bytes = match (&c.library, object_out) {
+/// What `compile` writes to its output: the library, its one object, or (`--embed fatbin`)
+/// the container.
+fn compiled_bytes(c: &offload_build::build::Compiled, output: &str) -> Result<Vec<u8>, Failure> {
+    let object_out = output.ends_with(".o") || output.ends_with(".obj");
+    Ok(match (&c.library, object_out) {
         (None, _) => read(&path_text(&c.fatbin))?.data.to_vec(),
         (Some(lib), false) => read(&path_text(lib))?.data.to_vec(),
         (Some(lib), true) => {
@@ -1124,18 +1155,20 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
             let m = ar.members().first().ok_or("the library has no object")?;
             m.data.to_vec()
         }
-    };
-    // The depfile first, so that a name it cannot hold leaves no output either.
-    let depfile = match &a.depfile {
-        None => None,
-        Some(depfile) => Some((depfile, depfile_text(output, depfile, &c.cargo_directives)?)),
-    };
-    write_output(output, &bytes)?;
-    if let Some((depfile, text)) = depfile {
-        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
-        write_output(depfile, &raw::bytes(&text))?;
+    })
+}
+
+/// The files a build read beside its sources (its `rerun-if-changed` directives), once each.
+fn rerun_paths(directives: &[String]) -> Vec<&str> {
+    let mut deps: Vec<&str> = Vec::new();
+    for line in directives {
+        if let Some(p) = line.strip_prefix("rerun-if-changed=") {
+            if !deps.contains(&p) {
+                deps.push(p);
+            }
+        }
     }
-    Ok(())
+    deps
 }
 
 /// `compile`'s warnings on standard error, as `offload-build: warning: …`.
@@ -1147,19 +1180,11 @@ fn warn(err: &mut dyn Write, warnings: &[String]) {
 }
 
 /// The depfile `compile --depfile` writes: `output` depends on every file the build read
-/// (its `rerun-if-changed` directives), each named once.
-fn depfile_text(output: &str, depfile: &str, directives: &[String]) -> Result<String, Failure> {
-    let mut deps: Vec<&str> = Vec::new();
-    for line in directives {
-        if let Some(p) = line.strip_prefix("rerun-if-changed=") {
-            if !deps.contains(&p) {
-                deps.push(p);
-            }
-        }
-    }
+/// (`deps`, from [`rerun_paths`]).
+fn depfile_text(output: &str, depfile: &str, deps: &[&str]) -> Result<String, Failure> {
     let mut text = depfile_name(output, depfile)?;
     text.push(':');
-    for d in &deps {
+    for d in deps {
         text.push_str(" \\\n  ");
         text.push_str(&depfile_name(d, depfile)?);
     }

@@ -545,6 +545,109 @@ pub fn nvidia_compatible(code: &NvidiaCode, major: u32, minor: u32) -> Result<Fi
     }
 }
 
+/// AMDGPU ELF `e_flags` processor numbers (`EF_AMDGPU_MACH_AMDGCN_*` of LLVM's
+/// `BinaryFormat/ELF.h`, as `llvm-readobj` 22 names them; `gfx940` and `gfx941` from LLVM 19).
+const AMDGCN_MACH: &[(u32, &str)] = &[
+    (0x20, "gfx600"),
+    (0x21, "gfx601"),
+    (0x22, "gfx700"),
+    (0x23, "gfx701"),
+    (0x24, "gfx702"),
+    (0x25, "gfx703"),
+    (0x26, "gfx704"),
+    (0x28, "gfx801"),
+    (0x29, "gfx802"),
+    (0x2a, "gfx803"),
+    (0x2b, "gfx810"),
+    (0x2c, "gfx900"),
+    (0x2d, "gfx902"),
+    (0x2e, "gfx904"),
+    (0x2f, "gfx906"),
+    (0x30, "gfx908"),
+    (0x31, "gfx909"),
+    (0x32, "gfx90c"),
+    (0x33, "gfx1010"),
+    (0x34, "gfx1011"),
+    (0x35, "gfx1012"),
+    (0x36, "gfx1030"),
+    (0x37, "gfx1031"),
+    (0x38, "gfx1032"),
+    (0x39, "gfx1033"),
+    (0x3a, "gfx602"),
+    (0x3b, "gfx705"),
+    (0x3c, "gfx805"),
+    (0x3d, "gfx1035"),
+    (0x3e, "gfx1034"),
+    (0x3f, "gfx90a"),
+    (0x40, "gfx940"),
+    (0x41, "gfx1100"),
+    (0x42, "gfx1013"),
+    (0x43, "gfx1150"),
+    (0x44, "gfx1103"),
+    (0x45, "gfx1036"),
+    (0x46, "gfx1101"),
+    (0x47, "gfx1102"),
+    (0x48, "gfx1200"),
+    (0x49, "gfx1250"),
+    (0x4a, "gfx1151"),
+    (0x4b, "gfx941"),
+    (0x4c, "gfx942"),
+    (0x4e, "gfx1201"),
+    (0x4f, "gfx950"),
+    (0x51, "gfx9-generic"),
+    (0x52, "gfx10-1-generic"),
+    (0x53, "gfx10-3-generic"),
+    (0x54, "gfx11-generic"),
+    (0x55, "gfx1152"),
+    (0x58, "gfx1153"),
+    (0x59, "gfx12-generic"),
+    (0x5a, "gfx1251"),
+    (0x5f, "gfx9-4-generic"),
+];
+
+/// The target ID an AMDGPU code object was compiled for, as the HIP runtime's loader reads
+/// it from the ELF header: the processor from `e_flags`' `EF_AMDGPU_MACH` and the `xnack` /
+/// `sramecc` settings it records (`gfx90a:sramecc+:xnack-`; a feature left out is "any" or
+/// unsupported). Code object v2 (`EI_ABIVERSION` 0) records `xnack` only when on; v3 records
+/// on or any; v4 and later on, off or any. `None` when `data` is not a 64-bit little-endian
+/// AMDGPU ELF file or names a processor unknown to LLVM 19 and 22.
+pub fn code_object_target_id(data: &[u8]) -> Option<String> {
+    use object::elf::{EM_AMDGPU, FileHeader64};
+    const ELFOSABI_AMDGPU_HSA: u8 = 64;
+    use object::{LittleEndian as LE, read::elf::FileHeader};
+    let header = FileHeader64::<LE>::parse(data).ok()?;
+    if header.e_machine(LE) != EM_AMDGPU || !header.is_little_endian() {
+        return None;
+    }
+    let flags = header.e_flags(LE);
+    let processor = AMDGCN_MACH.iter().find(|(m, _)| *m == flags & 0xff)?.1;
+    let abi = header.e_ident().abi_version;
+    let hsa = header.e_ident().os_abi == ELFOSABI_AMDGPU_HSA;
+    // (feature, setting) pairs: `Some(true)` on, `Some(false)` off, `None` any.
+    let (xnack, sramecc) = match (hsa, abi) {
+        (true, 2..) => {
+            let v4 = |bits: u32| match bits {
+                3 => Some(true),
+                2 => Some(false),
+                _ => None,
+            };
+            (v4((flags >> 8) & 3), v4((flags >> 10) & 3))
+        }
+        (true, 1) => (
+            (flags & 0x100 != 0).then_some(true),
+            (flags & 0x200 != 0).then_some(true),
+        ),
+        _ => ((flags & 0x100 != 0).then_some(true), None),
+    };
+    let mut id = processor.to_string();
+    for (name, on) in [("sramecc", sramecc), ("xnack", xnack)] {
+        if let Some(on) = on {
+            id.push_str(&format!(":{name}{}", if on { '+' } else { '-' }));
+        }
+    }
+    Some(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,5 +918,35 @@ mod tests {
         ] {
             assert!(Gpu::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn code_object_target_ids_from_the_elf_header() {
+        let elf = |abi: u8, flags: u32| {
+            let mut v = vec![0u8; 64];
+            v[..4].copy_from_slice(b"\x7fELF");
+            v[4] = 2;
+            v[5] = 1;
+            v[6] = 1;
+            v[7] = 64;
+            v[8] = abi;
+            v[18..20].copy_from_slice(&224u16.to_le_bytes());
+            v[48..52].copy_from_slice(&flags.to_le_bytes());
+            v[52..54].copy_from_slice(&64u16.to_le_bytes());
+            v
+        };
+        let id = |abi, flags| code_object_target_id(&elf(abi, flags));
+        assert_eq!(id(3, 0x3f | 0x100 | 0x400).as_deref(), Some("gfx90a"));
+        assert_eq!(
+            id(3, 0x3f | 0x300 | 0x800).as_deref(),
+            Some("gfx90a:sramecc-:xnack+")
+        );
+        assert_eq!(id(1, 0x36).as_deref(), Some("gfx1030"));
+        assert_eq!(id(1, 0x2c | 0x100).as_deref(), Some("gfx900:xnack+"));
+        assert_eq!(id(3, 0x27), None, "a reserved number");
+        let mut x86 = elf(3, 0x3f);
+        x86[18] = 62;
+        assert_eq!(code_object_target_id(&x86), None);
+        assert_eq!(code_object_target_id(b"garbage"), None);
     }
 }

@@ -3,12 +3,21 @@
 //! Each (source, arch) job has a stable *job key* ([`super::command::KeyBuilder`] with the
 //! `Job` domain): the compiler identity, the launcher and the ordered arguments (output paths
 //! as placeholders), source path and architecture included. Its record
-//! `<cache>/<stem>-<arch>-<key>.rec` lists every input the last successful compile read — the
-//! source and every header from the depfile — with a hash of its content
-//! ([`ContentHashes`]). A job whose record exists, whose outputs exist and whose inputs all
-//! still hash the same is not run. Touching a file without changing it therefore does not
+//! `<cache>/<stem>-<arch>-<key>.rec` holds:
+//! - the context: the compiler's environment variables and the include search, with the
+//!   search directories that hold a file of each header's name ([`super::lookup`]);
+//! - every output with its size and content hash;
+//! - every input the compile read — the source and every header from the depfile — with a
+//!   hash of its content as the compiler read it ([`ContentHashes::as_read_since`]: a record
+//!   is written only when no input changed after the job started, else the result is used
+//!   once and the next build compiles again);
+//! - the compiler's warnings, replayed on a cache hit.
+//!
+//! A job whose record exists, whose context and inputs are unchanged and whose outputs are
+//! still what it wrote is not run. Touching a file without changing it therefore does not
 //! recompile; changing a header recompiles exactly the jobs that read it, for every
-//! architecture.
+//! architecture. Jobs write in private `.job-*` directories ([`JobDir`], locked while they
+//! run); [`remove_leftovers`] removes those of killed runs.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,46 +27,134 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use super::error::Error;
 
-// Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit.
-const RECORD_MAGIC: &str = "offload-build cache record 2";
+// Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit; version 3
+// the context (`= `) and each output's size and content hash (`> `).
+const RECORD_MAGIC: &str = "offload-build cache record 3";
+
+/// How long before a job starts a change to one of its inputs makes its result unrecorded:
+/// the file systems' timestamps come from a clock that may lag the one read here by a tick.
+const CHANGE_SLACK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What identifies one version of a file: device, inode, size, modification and change time
+/// (the change time moves with every write and cannot be set back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    id: (u64, u64),
+    size: u64,
+    mtime: Option<std::time::SystemTime>,
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let m = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let (id, ctime) = {
+            use std::os::unix::fs::MetadataExt;
+            ((m.dev(), m.ino()), (m.ctime(), m.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (id, ctime) = ((0, 0), (0, 0));
+        Some(Stamp {
+            id,
+            size: m.len(),
+            mtime: m.modified().ok(),
+            ctime,
+        })
+    }
+
+    /// Whether the file changed at `since` or later (or at an unknown time).
+    fn changed_since(&self, since: std::time::SystemTime) -> bool {
+        let since = since - CHANGE_SLACK;
+        #[cfg(unix)]
+        {
+            let at = std::time::UNIX_EPOCH
+                .checked_add(std::time::Duration::new(
+                    self.ctime.0.max(0) as u64,
+                    self.ctime.1.clamp(0, 999_999_999) as u32,
+                ))
+                .unwrap_or(std::time::UNIX_EPOCH);
+            at >= since || self.mtime.is_none_or(|m| m >= since)
+        }
+        #[cfg(not(unix))]
+        self.mtime.is_none_or(|m| m >= since)
+    }
+}
+
+/// A file's content hash, with the version of the file it is of (`None` when the file
+/// changed while it was read).
+type Known = Option<(u128, Option<Stamp>)>;
 
 /// Hashes of file contents, each file read at most once per build.
 #[derive(Debug, Default)]
 pub(crate) struct ContentHashes {
-    memo: Mutex<HashMap<PathBuf, Option<u128>>>,
+    memo: Mutex<HashMap<PathBuf, Known>>,
 }
 
 impl ContentHashes {
+    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
+        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn known(&self, path: &Path) -> Known {
+        if let Some(k) = self.memo().get(path) {
+            return *k;
+        }
+        let before = Stamp::of(path);
+        let known = std::fs::read(path).ok().map(|d| {
+            let after = Stamp::of(path);
+            (xxh3_128(&d), after.filter(|a| before == Some(*a)))
+        });
+        self.memo().insert(path.to_path_buf(), known);
+        known
+    }
+
     /// Hash of a file's content; `None` when it cannot be read (then nothing matches it).
     pub(crate) fn file(&self, path: &Path) -> Option<u128> {
-        if let Some(h) = self
-            .memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(path)
-        {
-            return *h;
+        self.known(path).map(|(h, _)| h)
+    }
+
+    /// Hash of a file's content as a compile that started at `start` read it: `Err(())` when
+    /// the file changed since (or while it was hashed), so that what the compile read is not
+    /// known; `Ok(None)` when it cannot be read.
+    pub(crate) fn as_read_since(
+        &self,
+        path: &Path,
+        start: std::time::SystemTime,
+    ) -> Result<Option<u128>, ()> {
+        let Some(now) = Stamp::of(path) else {
+            return Ok(None);
+        };
+        if now.changed_since(start) {
+            return Err(());
         }
-        let h = std::fs::read(path).ok().map(|d| xxh3_128(&d));
-        self.memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_path_buf(), h);
-        h
+        if let Some((h, Some(stamp))) = self.known(path) {
+            if stamp == now {
+                return Ok(Some(h));
+            }
+        }
+        // Known from an older version of the file: read it again.
+        self.forget(path);
+        match self.known(path) {
+            Some((h, Some(stamp))) if stamp == now => Ok(Some(h)),
+            None => Ok(None),
+            Some(_) => Err(()),
+        }
     }
 
     /// Forgets what is known of `path` (after it was written).
     pub(crate) fn forget(&self, path: &Path) {
-        self.memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(path);
+        self.memo().remove(path);
     }
 }
 
-/// What a successful job read.
+/// What a successful job read and wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
+    /// What the result depends on beside the inputs' content ([`super::lookup::Lookups`]).
+    pub context: u128,
+    /// Every output with its size and content hash, in the job's order.
+    pub outputs: Vec<(PathBuf, u64, u128)>,
     /// Every input with its content hash, the source first.
     pub deps: Vec<(PathBuf, u128)>,
     /// What the compiler printed on a successful compile (its warnings), one line each, so
@@ -67,7 +164,10 @@ pub(crate) struct Record {
 
 impl Record {
     fn render(&self) -> String {
-        let mut s = format!("{RECORD_MAGIC}\n");
+        let mut s = format!("{RECORD_MAGIC}\n= {:032x}\n", self.context);
+        for (p, size, h) in &self.outputs {
+            s.push_str(&format!("> {size} {h:032x} {}\n", p.display()));
+        }
         for (p, h) in &self.deps {
             s.push_str(&format!("{h:032x} {}\n", p.display()));
         }
@@ -82,17 +182,28 @@ impl Record {
         if lines.next()? != RECORD_MAGIC {
             return None;
         }
-        let mut deps = Vec::new();
-        let mut stderr = Vec::new();
+        let context = u128::from_str_radix(lines.next()?.strip_prefix("= ")?, 16).ok()?;
+        let mut rec = Record {
+            context,
+            outputs: Vec::new(),
+            deps: Vec::new(),
+            stderr: Vec::new(),
+        };
         for line in lines {
             if let Some(l) = line.strip_prefix("! ") {
-                stderr.push(l.to_string());
-                continue;
+                rec.stderr.push(l.to_string());
+            } else if let Some(l) = line.strip_prefix("> ") {
+                let (size, rest) = l.split_once(' ')?;
+                let (h, p) = rest.split_once(' ')?;
+                let h = u128::from_str_radix(h, 16).ok()?;
+                rec.outputs.push((PathBuf::from(p), size.parse().ok()?, h));
+            } else {
+                let (h, p) = line.split_once(' ')?;
+                rec.deps
+                    .push((PathBuf::from(p), u128::from_str_radix(h, 16).ok()?));
             }
-            let (h, p) = line.split_once(' ')?;
-            deps.push((PathBuf::from(p), u128::from_str_radix(h, 16).ok()?));
         }
-        Some(Record { deps, stderr })
+        Some(rec)
     }
 
     /// Reads a record; `None` when missing or unreadable (the job then runs).
@@ -108,6 +219,93 @@ impl Record {
     /// Whether every input still has the recorded content.
     pub(crate) fn is_fresh(&self, hashes: &ContentHashes) -> bool {
         !self.deps.is_empty() && self.deps.iter().all(|(p, h)| hashes.file(p) == Some(*h))
+    }
+
+    /// Why `data` is not the recorded content of output `i`; `None` when it is.
+    pub(crate) fn output_mismatch(&self, i: usize, data: &[u8]) -> Option<String> {
+        let Some((_, size, h)) = self.outputs.get(i) else {
+            return Some("the record does not list it".into());
+        };
+        if data.len() as u64 != *size {
+            return Some(format!("{} bytes where {size} were written", data.len()));
+        }
+        (xxh3_128(data) != *h).then(|| "its content is not what was written".to_string())
+    }
+}
+
+/// A job's private directory in the cache (`.job-*`), locked (`lock`, an exclusive file lock)
+/// for as long as the job runs, so that [`remove_leftovers`] can tell a killed run's directory
+/// from a running job's. Removed when dropped.
+#[derive(Debug)]
+pub(crate) struct JobDir {
+    dir: tempfile::TempDir,
+    _lock: std::fs::File,
+}
+
+impl JobDir {
+    /// Creates and locks a new private directory in `cache_dir`.
+    pub(crate) fn new(cache_dir: &Path) -> Result<JobDir, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(JOB_PREFIX)
+            .tempdir_in(cache_dir)
+            .map_err(|e| Error::io("creating a temporary directory in", cache_dir, e))?;
+        // Locked under another name, then renamed: a `lock` file is always locked by its job
+        // while the job runs.
+        let new = dir.path().join(".lock-new");
+        let lock = std::fs::File::create(&new).map_err(|e| Error::io("creating", &new, e))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| Error::io("locking", &new, e.into()))?;
+        let path = dir.path().join(LOCK);
+        std::fs::rename(&new, &path).map_err(|e| Error::io("renaming", &new, e))?;
+        Ok(JobDir { dir, _lock: lock })
+    }
+
+    /// The directory.
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+const JOB_PREFIX: &str = ".job-";
+const LOCK: &str = "lock";
+
+/// How old an unlocked leftover without a lock (a job directory of an older version, a
+/// device link's temporary file) must be before it is removed: longer than any compile.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes what killed runs left in the cache: `.job-*` directories whose lock no job holds,
+/// and (after [`LEFTOVER_AGE`]) job directories without a lock and `.linked-*` temporary
+/// files. Running jobs, of this or another process, hold their lock and are left alone.
+pub(crate) fn remove_leftovers(cache_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache_dir) else {
+        return;
+    };
+    let old = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LEFTOVER_AGE))
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        if name.starts_with(JOB_PREFIX) {
+            match std::fs::File::open(path.join(LOCK)) {
+                // Held while removing, so that a job that somehow still runs would show.
+                Ok(lock) => {
+                    let free = rustix::fs::FlockOperation::NonBlockingLockExclusive;
+                    if rustix::fs::flock(&lock, free).is_ok() {
+                        let _ = std::fs::remove_dir_all(&path);
+                    }
+                }
+                Err(_) if old(&path) => {
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+                Err(_) => {}
+            }
+        } else if name.starts_with(".linked-") && old(&path) {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 
@@ -290,6 +488,8 @@ mod tests {
         std::fs::write(&a, "one").unwrap();
         let h = ContentHashes::default();
         let rec = Record {
+            context: 7,
+            outputs: vec![(dir.path().join("k.o"), 3, 9)],
             deps: vec![(a.clone(), h.file(&a).unwrap())],
             stderr: vec!["k.hip:1:2: warning: w".into(), "    1 | int x;".into()],
         };
@@ -300,5 +500,43 @@ mod tests {
         assert!(back.is_fresh(&ContentHashes::default()));
         std::fs::write(&a, "two").unwrap();
         assert!(!back.is_fresh(&ContentHashes::default()));
+    }
+
+    #[test]
+    fn leftovers_of_killed_runs_go_and_running_jobs_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = JobDir::new(dir.path()).unwrap();
+        let killed = JobDir::new(dir.path()).unwrap();
+        let killed_path = killed.path().to_path_buf();
+        // A killed run: its directory stays, its lock is released with the process.
+        let _ = killed.dir.keep();
+        drop(killed._lock);
+        let young = dir.path().join(".job-without-lock");
+        std::fs::create_dir(&young).unwrap();
+        remove_leftovers(dir.path());
+        assert!(running.path().is_dir());
+        assert!(!killed_path.exists());
+        assert!(
+            young.is_dir(),
+            "a young directory without a lock may be a job starting"
+        );
+    }
+
+    #[test]
+    fn a_file_changed_after_the_job_started_is_not_vouched_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.h");
+        std::fs::write(&a, "one").unwrap();
+        let hashes = ContentHashes::default();
+        let before = hashes.file(&a).unwrap();
+        std::thread::sleep(CHANGE_SLACK * 2);
+        let started = std::time::SystemTime::now();
+        // Unchanged since the job started: the hash known from before stands.
+        assert_eq!(hashes.as_read_since(&a, started), Ok(Some(before)));
+        // Changed during the job: what the compiler read is not known.
+        std::fs::write(&a, "two").unwrap();
+        assert_eq!(hashes.as_read_since(&a, started), Err(()));
+        let missing = dir.path().join("gone.h");
+        assert_eq!(hashes.as_read_since(&missing, started), Ok(None));
     }
 }

@@ -168,6 +168,9 @@ pub(crate) enum Domain {
     /// Whether the compiler accepts a flag
     /// ([`Build::flag_if_supported`](super::Build::flag_if_supported)).
     FlagProbe,
+    /// What a compile depends on beside its command and its inputs' content (the
+    /// compiler's environment variables, the include search: [`super::lookup`]).
+    Context,
 }
 
 impl Domain {
@@ -181,6 +184,7 @@ impl Domain {
             Domain::HostSymbols => b"offload-build host symbols 1",
             Domain::CrashLog => b"offload-build crash 1",
             Domain::FlagProbe => b"offload-build flag probe 1",
+            Domain::Context => b"offload-build context 1",
         }
     }
 }

@@ -9,8 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+use xxhash_rust::xxh3::xxh3_128;
 
 use offload_formats::package::ImageKind;
 
@@ -24,6 +27,7 @@ use super::env::Env;
 use super::error::Error;
 use super::fs;
 use super::jobs;
+use super::lookup::Lookups;
 use super::pack::Piece;
 use super::plan::{JobSettings, Plan};
 use super::process::{self, Processes, RunError};
@@ -51,6 +55,9 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         // Nothing to compile (only images).
         return Ok(built);
     };
+    let sources: Vec<PathBuf> = plan.compiles.iter().map(|(s, _)| s.clone()).collect();
+    refuse_clobbering(plan, &sources, "source")?;
+    cache::remove_leftovers(&plan.cache_dir);
     let runner = Runner {
         processes: env.processes(),
         tc,
@@ -58,26 +65,37 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         cache_dir: &plan.cache_dir,
         timeout: settings.timeout,
         hashes: ContentHashes::default(),
+        lookups: Lookups::new(),
         no_depfile: AtomicBool::new(false),
+        warnings: Mutex::new(Vec::new()),
     };
     let mut counter = Counter::new(settings);
-    let outs = runner.compiles(settings, &mut counter)?;
+    let mut outs = runner.compiles(settings, &mut counter)?;
+    runner.flush_warnings(env);
     if runner.no_depfile.load(Ordering::Relaxed) {
         env.directives().warn(&format!(
             "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
             tc.clang.display()
         ));
     }
-    let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
-    for o in &outs {
-        printed.push((o.arch.as_str(), diag::group(&o.stderr)));
+    let headers: Vec<PathBuf> = outs
+        .iter()
+        .flat_map(|o| o.deps.iter().skip(1))
+        .cloned()
+        .collect();
+    refuse_clobbering(plan, &headers, "header")?;
+    for o in &mut outs {
         built.count(o.ran);
         for dep in o.deps.iter().skip(1) {
             env.directives().push_path("rerun-if-changed", dep)?;
         }
         if !o.rdc {
-            built.add_images(o)?;
+            built.add_images(o);
         }
+    }
+    let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
+    for o in &outs {
+        printed.push((o.arch.as_str(), diag::group(&o.stderr)));
     }
     let linked = runner.links(settings, &mut counter)?;
     for l in &linked {
@@ -86,6 +104,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     if settings.forward_warnings {
         built.diagnostics = diag::merge(printed);
     }
+    runner.flush_warnings(env);
     for l in linked {
         built.count(l.ran);
         let data = std::fs::read(&l.co).map_err(|e| Error::io("reading", &l.co, e))?;
@@ -95,6 +114,38 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         });
     }
     Ok(built)
+}
+
+/// An error when an output of the build (the container, the generated `<name>.rs`) is one
+/// of `inputs` (`kind`: "source", "header"): an `out_dir` that holds the build's own inputs
+/// under those names would have them overwritten.
+fn refuse_clobbering(plan: &Plan, inputs: &[PathBuf], kind: &str) -> Result<(), Error> {
+    let Some(out) = plan.outputs.as_ref() else {
+        return Ok(());
+    };
+    for output in [&out.fatbin, &out.generated] {
+        if let Some(input) = inputs.iter().find(|i| same_file(i, output)) {
+            return Err(Error::Config(format!(
+                "{}: the build would overwrite this {kind} with its output {}; choose another \
+                 out_dir or name",
+                input.display(),
+                output.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same file (the same inode when both exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (x.dev(), x.ino()) == (y.dev(), y.ino());
+        }
+    }
+    a == b
 }
 
 impl Built {
@@ -107,19 +158,17 @@ impl Built {
     }
 
     /// The images of a job that is not device-linked.
-    fn add_images(&mut self, o: &JobOut) -> Result<(), Error> {
-        for (kind, path) in &o.outputs {
+    fn add_images(&mut self, o: &mut JobOut) {
+        for ((kind, _), data) in o.outputs.iter().zip(std::mem::take(&mut o.images)) {
             // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
             if *kind == ImageKind::Ptx && o.arch.is_real() {
                 continue;
             }
-            let data = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
             self.per_arch
                 .entry(o.arch.clone())
                 .or_default()
                 .push(Piece { kind: *kind, data });
         }
-        Ok(())
     }
 }
 
@@ -166,8 +215,12 @@ struct Runner<'a> {
     /// The compile timeout, for every process a job runs.
     timeout: Option<Duration>,
     hashes: ContentHashes,
+    /// The environment and include search the compiles depend on.
+    lookups: Lookups,
     /// Set when a compile left no depfile.
     no_depfile: AtomicBool,
+    /// Warnings for the build (damaged cached objects), in the order they came.
+    warnings: Mutex<Vec<String>>,
 }
 
 /// A finished device link.
@@ -185,6 +238,9 @@ struct JobOut {
     arch: Arch,
     rdc: bool,
     outputs: Vec<(ImageKind, PathBuf)>,
+    /// The content of each output, as checked (read once: another build may replace the
+    /// files meanwhile).
+    images: Vec<Vec<u8>>,
     deps: Vec<PathBuf>,
     ran: bool,
     /// Seconds the compile took (0 for a cache hit).
@@ -258,6 +314,30 @@ pub(crate) fn check_device_code(
         None => head(),
     };
     Err((expected.to_string(), found))
+}
+
+/// Why `data`, a cached output of kind `kind` that passed [`check_device_code`] when it was
+/// written, is not device code for `arch`: an AMDGPU code object whose ELF header names
+/// another processor or other `xnack`/`sramecc` settings (as the HIP runtime reads them).
+/// `None` when it is, or when the header names a processor this crate does not know.
+fn target_mismatch(kind: ImageKind, arch: &Arch, data: &[u8]) -> Option<String> {
+    use offload_formats::id::target_id::TargetId;
+    if kind != ImageKind::Object || arch.is_nvidia() {
+        return None;
+    }
+    let Some(found) = offload_formats::compat::code_object_target_id(data) else {
+        return check_device_code(kind, false, data)
+            .err()
+            .map(|(expected, found)| format!("{found}, not {expected}"));
+    };
+    let (Ok(want), Ok(got)) = (TargetId::parse(arch.as_str()), TargetId::parse(&found)) else {
+        return None;
+    };
+    let same = want.processor() == got.processor()
+        && ["xnack", "sramecc"]
+            .iter()
+            .all(|f| want.feature(f) == got.feature(f));
+    (!same).then(|| format!("a code object for {found}, not {arch}"))
 }
 
 impl Runner<'_> {
@@ -450,42 +530,106 @@ impl Runner<'_> {
         }
     }
 
-    /// The job's result from its cache record, when the record is fresh and the outputs
-    /// exist (the warnings the compile printed are replayed from the record).
+    /// The job's result from its cache record, when the record is fresh (inputs, context)
+    /// and every output is what the job wrote (size, content hash) and device code for the
+    /// job's architecture; the warnings the compile printed are replayed from the record. A
+    /// damaged output is a miss, with a warning.
     fn cached(&self, job: &CompileJob) -> Option<JobOut> {
         let rec = Record::load(&job.record)?;
-        if !(job.outputs.iter().all(|(_, o)| o.is_file()) && rec.is_fresh(&self.hashes)) {
+        let deps: Vec<PathBuf> = rec.deps.iter().map(|(p, _)| p.clone()).collect();
+        if !rec.is_fresh(&self.hashes)
+            || rec.context != self.lookups.context(&job.steps[0], &job.source, &deps)
+        {
             return None;
+        }
+        let mut images = Vec::new();
+        for (i, (kind, out)) in job.outputs.iter().enumerate() {
+            let data = std::fs::read(out).ok()?;
+            let damage = rec
+                .output_mismatch(i, &data)
+                .or_else(|| target_mismatch(*kind, &job.arch, &data));
+            if let Some(why) = damage {
+                self.warn(out, &why);
+                return None;
+            }
+            images.push(data);
         }
         Some(JobOut {
             source: job.source.clone(),
             arch: job.arch.clone(),
             rdc: job.rdc,
             outputs: job.outputs.clone(),
-            deps: rec.deps.into_iter().map(|(p, _)| p).collect(),
+            images,
+            deps,
             ran: false,
             seconds: 0.0,
             stderr: rec.stderr,
         })
     }
 
+    /// Passes on the warnings gathered so far.
+    fn flush_warnings(&self, env: &Env<'_>) {
+        let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        for w in warnings.drain(..) {
+            env.directives().warn(&w);
+        }
+    }
+
+    /// A warning for a damaged cached file, compiled again.
+    fn warn(&self, path: &Path, why: &str) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "offload-build: the cached {} is damaged ({why}): compiled again",
+                path.display()
+            ));
+    }
+
+    /// The record of a job that started at `started`, wrote `images` and read `deps`; `None`
+    /// when an input changed since the job started (then what the compiler read is not
+    /// known: the result is used for this build, and the next one compiles again).
+    fn record_of(
+        &self,
+        job: &CompileJob,
+        deps: &[PathBuf],
+        images: &[Vec<u8>],
+        started: SystemTime,
+        stderr: &[String],
+    ) -> Option<Record> {
+        let mut rec = Record {
+            context: self.lookups.context(&job.steps[0], &job.source, deps),
+            outputs: Vec::new(),
+            deps: Vec::new(),
+            stderr: stderr.to_vec(),
+        };
+        for ((_, out), data) in job.outputs.iter().zip(images) {
+            rec.outputs
+                .push((out.clone(), data.len() as u64, xxh3_128(data)));
+        }
+        for dep in deps {
+            if let Some(h) = self.hashes.as_read_since(dep, started).ok()? {
+                rec.deps.push((dep.clone(), h));
+            }
+        }
+        Some(rec)
+    }
+
     /// Runs a compile job: its steps in a private directory, each output checked as soon as
     /// it is written, then moved into place, and the cache record written.
     fn run_job(&self, job: &CompileJob) -> Result<JobOut, Error> {
         let start = Instant::now();
+        let started = SystemTime::now();
         let _ = std::fs::remove_file(&job.record);
         // Every file of the job is written in a directory of its own and renamed into place
         // once all steps succeeded: compiles that share the cache (two builds of the same
         // sources at once) never read each other's half-written files.
-        let tmp = tempfile::Builder::new()
-            .prefix(".job-")
-            .tempdir_in(self.cache_dir)
-            .map_err(|e| Error::io("creating a temporary directory in", self.cache_dir, e))?;
+        let tmp = cache::JobDir::new(self.cache_dir)?;
         // Removed on cancellation too (see `CancelToken`).
         let _known = process::PrivateDir::new(self.processes, tmp.path());
         let private = Private::new(job, tmp.path());
         let depfile = private.path(&job.depfile);
-        let stderr = self.run_steps(job, &private, &depfile)?;
+        let (stderr, images) = self.run_steps(job, &private, &depfile)?;
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
         if !depfile.is_file() {
@@ -498,21 +642,15 @@ impl Runner<'_> {
             std::fs::rename(&written, out).map_err(|e| Error::io("renaming", &written, e))?;
         }
         let deps = self.read_deps(job, &depfile);
-        let mut rec = Record {
-            deps: Vec::new(),
-            stderr: stderr.clone(),
-        };
-        for dep in &deps {
-            if let Some(h) = self.hashes.file(dep) {
-                rec.deps.push((dep.clone(), h));
-            }
+        if let Some(rec) = self.record_of(job, &deps, &images, started, &stderr) {
+            rec.store(&job.record)?;
         }
-        rec.store(&job.record)?;
         Ok(JobOut {
             source: job.source.clone(),
             arch: job.arch.clone(),
             rdc: job.rdc,
             outputs: job.outputs.clone(),
+            images,
             deps,
             ran: true,
             seconds: start.elapsed().as_secs_f64(),
@@ -527,7 +665,8 @@ impl Runner<'_> {
         job: &CompileJob,
         private: &Private<'_>,
         depfile: &Path,
-    ) -> Result<Vec<String>, Error> {
+    ) -> Result<(Vec<String>, Vec<Vec<u8>>), Error> {
+        let mut images = vec![Vec::new(); job.outputs.len()];
         let mut checked = vec![false; job.outputs.len()];
         let mut stderr = Vec::new();
         for (i, step) in job.steps.iter().enumerate() {
@@ -557,9 +696,10 @@ impl Runner<'_> {
                         found,
                     },
                 )?;
+                images[j] = data;
             }
         }
-        Ok(stderr)
+        Ok((stderr, images))
     }
 
     /// The job's inputs: the source, then every file its depfile names.
@@ -599,6 +739,21 @@ impl Runner<'_> {
         e
     }
 
+    /// Whether the cached device link `co` is a code object for `arch` (a damaged one is
+    /// linked again, with a warning).
+    fn cached_link_is_good(&self, co: &Path, arch: &Arch) -> bool {
+        let Ok(data) = std::fs::read(co) else {
+            return false;
+        };
+        match target_mismatch(ImageKind::Object, arch, &data) {
+            None => true,
+            Some(why) => {
+                self.warn(co, &why);
+                false
+            }
+        }
+    }
+
     /// Runs a device link, or takes its cached object: the key covers the command and its
     /// inputs' content.
     fn link(&self, job: &LinkJob) -> Result<Linked, Error> {
@@ -620,7 +775,7 @@ impl Runner<'_> {
         ));
         // What the link printed is kept beside it, to replay on a cache hit.
         let printed = co.with_extension("co.stderr");
-        if co.is_file() {
+        if self.cached_link_is_good(&co, &arch) {
             let stderr = std::fs::read_to_string(&printed)
                 .map(|t| t.lines().map(str::to_string).collect())
                 .unwrap_or_default();

@@ -189,6 +189,7 @@ mod env;
 mod error;
 mod fs;
 mod jobs;
+mod lookup;
 mod pack;
 mod plan;
 mod process;

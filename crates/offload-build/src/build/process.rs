@@ -2,9 +2,11 @@
 //! probes): each with an optional timeout, each remembered while it runs by the build's
 //! [`CancelToken`], so that cancelling it ends them.
 //!
-//! A process runs in a process group of its own when a timeout applies to it or when the
-//! build was given a token ([`Build::cancel_token`](super::Build::cancel_token)): then killing
-//! it kills its children too (a launcher's compiler, clang's `ld.lld`, a shell script's
+//! Every process is killed by the kernel when the thread that started it ends (Linux's
+//! `PR_SET_PDEATHSIG`), so that the compilers die with the tool even when it is killed with
+//! `kill -9`. A process runs in a process group of its own when a timeout applies to it or when
+//! the build was given a token ([`Build::cancel_token`](super::Build::cancel_token)): then
+//! killing it kills its children too (a launcher's compiler, clang's `ld.lld`, a shell script's
 //! `sleep`). Otherwise it stays in the caller's group, so that Ctrl-C in a terminal reaches it
 //! as it reaches Cargo and the build script.
 
@@ -181,6 +183,7 @@ pub(crate) fn run(
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
+    die_with_parent(cmd);
     // Started and registered with the registry held: a kill cannot come between the two.
     let (child, pid) = {
         let mut reg = p.token.registry();
@@ -239,6 +242,33 @@ pub(crate) fn run(
         stdout: o.stdout,
         stderr: o.stderr,
     })
+}
+
+/// Makes the process die (SIGKILL) when the thread that starts it ends, so that a tool killed
+/// with `kill -9` leaves no compiler running on its own (Linux's `PR_SET_PDEATHSIG`; the
+/// thread that starts a process waits for it in [`run`]). Elsewhere nothing.
+fn die_with_parent(cmd: &mut Command) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::unix::process::CommandExt;
+        let parent = rustix::process::getpid();
+        // SAFETY: the closure runs in the child between fork and exec and makes only two
+        // system calls (no allocation, no lock).
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::KILL,
+                ))?;
+                // The parent may have died before the call: then end now.
+                if rustix::process::getppid() != Some(parent) {
+                    return Err(io::Error::other("the build ended"));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = cmd;
 }
 
 /// stdout and stderr of a probe, or `None` when it cannot run or runs past

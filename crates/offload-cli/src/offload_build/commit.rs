@@ -1,0 +1,108 @@
+//! `compile`'s outputs, all or nothing: the output and the depfile are prepared (their
+//! directories checked) before any compile runs, refused when one names an input of the build
+//! (a source, a header it read) or the other, and committed together
+//! ([`OutputFile::commit_all`]: both or neither, the old pair kept on failure). Runs that
+//! share an out-dir take turns on each library name ([`NameLock`]), so that one never packs
+//! or copies another's intermediates.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::fileio::{OutputFile, error_text, os_path};
+
+/// Whether `a` and `b` name the same file: the same inode when both exist, else the same
+/// absolute path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (x.dev(), x.ino()) == (y.dev(), y.ino());
+        }
+    }
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// The outputs of one `compile`: `(what, path)` pairs (`"output"`, `"depfile"`).
+pub(super) struct Outputs<'a> {
+    named: Vec<(&'static str, &'a str)>,
+}
+
+impl<'a> Outputs<'a> {
+    pub(super) fn new(output: &'a str, depfile: Option<&'a str>) -> Outputs<'a> {
+        let mut named = vec![("output", output)];
+        named.extend(depfile.map(|d| ("depfile", d)));
+        Outputs { named }
+    }
+
+    /// An error when an output names one of `inputs` (`kind`: "source", "header") or
+    /// another output.
+    pub(super) fn refuse_inputs(&self, kind: &str, inputs: &[PathBuf]) -> Result<(), String> {
+        for (what, path) in &self.named {
+            let p = os_path(path);
+            if let Some(input) = inputs.iter().find(|i| same_file(&p, i)) {
+                return Err(format!(
+                    "'{path}': the {what} is {} {kind} of this build ({}), which it would \
+                     overwrite; choose another {what}",
+                    if kind == "header" { "a" } else { "also a" },
+                    input.display()
+                ));
+            }
+        }
+        if let [(_, out), (_, dep)] = self.named[..] {
+            if same_file(&os_path(out), &os_path(dep)) {
+                return Err(format!(
+                    "'{dep}': the depfile is also the output; choose another depfile"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens a staged file for every output (a missing directory, a directory in the way or
+    /// a file that may not be written is an error now, before anything runs).
+    pub(super) fn prepare(&self) -> Result<Vec<OutputFile>, String> {
+        self.named
+            .iter()
+            .map(|(_, path)| {
+                OutputFile::create(path).map_err(|e| format!("'{path}': {}", error_text(&e)))
+            })
+            .collect()
+    }
+}
+
+/// Writes `contents` into the staged `files` and moves them into place together.
+pub(super) fn commit(mut files: Vec<OutputFile>, contents: &[&[u8]]) -> Result<(), String> {
+    for (f, data) in files.iter_mut().zip(contents) {
+        std::io::Write::write_all(f.file(), data)
+            .map_err(|e| format!("'{}': {}", f.path().display(), error_text(&e)))?;
+    }
+    OutputFile::commit_all(files).map_err(|(p, e)| format!("'{}': {}", p.display(), error_text(&e)))
+}
+
+/// An exclusive lock on one library name in an out-dir (`.<name>.lock`), held while a run
+/// builds and copies it: runs that share the out-dir write the same intermediate names.
+pub(super) struct NameLock(#[allow(dead_code)] File);
+
+impl NameLock {
+    pub(super) fn take(out_dir: &Path, name: &str) -> Result<NameLock, String> {
+        let fail = |what: &str, p: &Path, e: std::io::Error| {
+            format!("{what} '{}': {}", p.display(), error_text(&e))
+        };
+        std::fs::create_dir_all(out_dir).map_err(|e| fail("creating", out_dir, e))?;
+        let path = out_dir.join(format!(".{name}.lock"));
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| fail("creating", &path, e))?;
+        #[cfg(unix)]
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| fail("locking", &path, e.into()))?;
+        Ok(NameLock(f))
+    }
+}
