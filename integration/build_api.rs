@@ -243,9 +243,37 @@ fn changing_offload_arch_rebuilds() {
         (c.archs.clone(), c.arch_origin.as_str()),
         (vec!["gfx942".to_string()], "TEST_KERNELS_OFFLOAD_ARCH")
     );
-    // And the builder before both.
+    // Both over the builder's list (the crate's default)…
     b.arch("gfx1201");
-    assert_eq!(b.try_compile("k").unwrap().archs, ["gfx1201"]);
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.archs, ["gfx942"]);
+    // …which is used when neither is set, both still registered.
+    b.env_remove("TEST_KERNELS_OFFLOAD_ARCH")
+        .env_remove("OFFLOAD_ARCH");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(
+        (c.archs, c.arch_origin),
+        (vec!["gfx1201".to_string()], "Build::archs".into())
+    );
+    for var in [
+        "TEST_KERNELS_OFFLOAD_ARCH",
+        "OFFLOAD_ARCH",
+        "AMDGPU_TARGETS",
+    ] {
+        let line = format!("rerun-if-env-changed={var}");
+        assert!(c.cargo_directives.contains(&line), "{line} missing");
+    }
+    // An exact list wins, and says that the variable is ignored.
+    b.env("OFFLOAD_ARCH", "gfx90a").archs_exact("gfx1100");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.archs, ["gfx1100", "gfx1201"]);
+    assert_eq!(
+        c.warnings,
+        [
+            "offload-build: OFFLOAD_ARCH=gfx90a is ignored: the architectures gfx1201;gfx1100 \
+          are exact (Build::archs_exact, `offload-build compile --archs`)"
+        ]
+    );
 }
 
 fn peak_with_tokens(free_tokens: usize) -> usize {
@@ -918,4 +946,95 @@ fn opt_level_and_debug_reach_the_device_compiles() {
     for want in ["--offload-arch=gfx90a", "-O2", "-g", "-fno-unroll-loops"] {
         assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
     }
+}
+
+/// Through Cargo, as issue 28 tells it: an application built with `OFFLOAD_ARCH` gets those
+/// architectures from a dependency whose build script calls `.archs("gfx90a")`, a change of
+/// the variable rebuilds it, and a list given with `.archs_exact` stays, with a warning.
+#[test]
+fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
+    use crate::support::{BUILD_ENV_VARS, CLANG19, repo_root, require};
+    require(CLANG19);
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("arch-override");
+    let ws = base.join("ws");
+    let _ = std::fs::remove_dir_all(&ws);
+    let build = |setter: &str, name: &str| {
+        format!(
+            "    offload_build::Build::new().file(\"k.hip\").{setter}(\"gfx90a\")\
+             .compiler({CLANG19:?}).flag(\"-nogpulib\").flag(\"-nogpuinc\").compile({name:?});\n"
+        )
+    };
+    let files = [
+        (
+            "Cargo.toml",
+            "[workspace]\nresolver = \"2\"\nmembers = [\"dep\", \"app\"]\n".to_string(),
+        ),
+        (
+            "dep/Cargo.toml",
+            format!(
+                "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [build-dependencies]\noffload-build = {{ path = {:?} }}\n",
+                repo_root()
+                    .join("crates/offload-build")
+                    .display()
+                    .to_string()
+            ),
+        ),
+        (
+            "dep/build.rs",
+            format!(
+                "fn main() {{\n{}{}}}\n",
+                build("archs", "default"),
+                build("archs_exact", "exact")
+            ),
+        ),
+        (
+            "dep/k.hip",
+            format!("{HEADER}extern \"C\" __global__ void k(float* x) {{ x[0] = 1; }}\n"),
+        ),
+        (
+            "dep/src/lib.rs",
+            "pub mod default { include!(concat!(env!(\"OUT_DIR\"), \"/default.rs\")); }\n\
+             pub mod exact { include!(concat!(env!(\"OUT_DIR\"), \"/exact.rs\")); }\n"
+                .to_string(),
+        ),
+        (
+            "app/Cargo.toml",
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ndep = { path = \"../dep\" }\n"
+                .to_string(),
+        ),
+        (
+            "app/src/main.rs",
+            "fn main() { println!(\"{:?} {:?}\", dep::default::ARCHS, dep::exact::ARCHS); }\n"
+                .to_string(),
+        ),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(path), text).unwrap();
+    }
+    std::fs::copy(repo_root().join("Cargo.lock"), ws.join("Cargo.lock")).unwrap();
+    let run = |arch: &str| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut c = std::process::Command::new(cargo);
+        c.current_dir(&ws)
+            .args(["run", "--offline", "-p", "app"])
+            .env("CARGO_TARGET_DIR", base.join("target"))
+            .env("OFFLOAD_ARCH", arch);
+        for var in BUILD_ENV_VARS.iter().filter(|&&v| v != "OFFLOAD_ARCH") {
+            c.env_remove(var);
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "cargo run failed:\n{err}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    let (out, err) = run("gfx942");
+    assert_eq!(out, "[\"gfx942\"] [\"gfx90a\"]\n");
+    assert!(
+        err.contains("OFFLOAD_ARCH=gfx942 is ignored: the architectures gfx90a are exact"),
+        "{err}"
+    );
+    assert_eq!(run("gfx1100").0, "[\"gfx1100\"] [\"gfx90a\"]\n");
 }
