@@ -217,6 +217,31 @@ fn unchanged_rebuild_runs_no_compile_and_header_change_recompiles_its_includers(
     assert_eq!(p.take_compiles().len(), 4);
 }
 
+/// `rerun-if-changed` names the project's headers, not the system's (clang's resource
+/// directory, `/usr/include`, libstdc++), which the depfile lists by the dozen.
+#[test]
+fn system_headers_get_no_rerun_if_changed() {
+    let p = Project::new();
+    p.write(
+        "s.hip",
+        "#include <stdint.h>\n#include <new>\n#include \"common.h\"\n\
+         extern \"C\" __global__ void ks(int32_t* x) { x[0] = 1; }\n",
+    );
+    let mut b = p.build();
+    b.file(p.path("s.hip")).archs("gfx90a");
+    let c = b.try_compile("k").unwrap();
+    let reruns: Vec<&str> = c
+        .cargo_directives
+        .iter()
+        .filter_map(|l| l.strip_prefix("rerun-if-changed="))
+        .collect();
+    let own = [p.path("s.hip"), p.path("common.h")];
+    assert_eq!(
+        reruns,
+        own.iter().map(|p| p.to_str().unwrap()).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn changing_offload_arch_rebuilds() {
     let p = Project::new();
@@ -948,22 +973,34 @@ fn opt_level_and_debug_reach_the_device_compiles() {
     }
 }
 
-/// Through Cargo, as issue 28 tells it: an application built with `OFFLOAD_ARCH` gets those
-/// architectures from a dependency whose build script calls `.archs("gfx90a")`, a change of
-/// the variable rebuilds it, and a list given with `.archs_exact` stays, with a warning.
-#[test]
-fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
+/// A workspace in `CARGO_TARGET_TMPDIR/outside-crates/<name>` (the target directory beside it
+/// shared and kept between runs):
+/// `dep`, whose `build.rs` runs `compiles` (builder calls, each ending in `.compile(NAME)`) on
+/// `k.hip` with clang 19 and whose `lib.rs` includes each NAME's module as `dep::NAME`, and
+/// `app`, whose `main.rs` prints `dep::NAME::ARCHS` for each. Returns `cargo run -p app`
+/// with `OFFLOAD_ARCH` set to its argument: (success, stdout, stderr).
+fn outside_workspace(
+    name: &str,
+    kernel: &str,
+    compiles: &[(&str, &str)],
+) -> impl Fn(&str) -> (bool, String, String) {
     use crate::support::{BUILD_ENV_VARS, CLANG19, repo_root, require};
     require(CLANG19);
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("arch-override");
-    let ws = base.join("ws");
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outside-crates");
+    let ws = base.join(name);
     let _ = std::fs::remove_dir_all(&ws);
-    let build = |setter: &str, name: &str| {
-        format!(
-            "    offload_build::Build::new().file(\"k.hip\").{setter}(\"gfx90a\")\
-             .compiler({CLANG19:?}).flag(\"-nogpulib\").flag(\"-nogpuinc\").compile({name:?});\n"
-        )
-    };
+    let (mut calls, mut mods, mut prints) = (String::new(), String::new(), Vec::new());
+    for (call, name) in compiles {
+        calls += &format!(
+            "    offload_build::Build::new().file(\"k.hip\").compiler({CLANG19:?})\
+             .flag(\"-nogpulib\").flag(\"-nogpuinc\").{call}.compile({name:?});\n"
+        );
+        mods += &format!(
+            "pub mod {name} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{name}.rs\")); }}\n"
+        );
+        prints.push(format!("dep::{name}::ARCHS"));
+    }
+    let offload_build = repo_root().join("crates/offload-build");
     let files = [
         (
             "Cargo.toml",
@@ -974,30 +1011,12 @@ fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
             format!(
                 "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
                  [build-dependencies]\noffload-build = {{ path = {:?} }}\n",
-                repo_root()
-                    .join("crates/offload-build")
-                    .display()
-                    .to_string()
+                offload_build.display().to_string()
             ),
         ),
-        (
-            "dep/build.rs",
-            format!(
-                "fn main() {{\n{}{}}}\n",
-                build("archs", "default"),
-                build("archs_exact", "exact")
-            ),
-        ),
-        (
-            "dep/k.hip",
-            format!("{HEADER}extern \"C\" __global__ void k(float* x) {{ x[0] = 1; }}\n"),
-        ),
-        (
-            "dep/src/lib.rs",
-            "pub mod default { include!(concat!(env!(\"OUT_DIR\"), \"/default.rs\")); }\n\
-             pub mod exact { include!(concat!(env!(\"OUT_DIR\"), \"/exact.rs\")); }\n"
-                .to_string(),
-        ),
+        ("dep/build.rs", format!("fn main() {{\n{calls}}}\n")),
+        ("dep/k.hip", format!("{HEADER}{kernel}")),
+        ("dep/src/lib.rs", mods),
         (
             "app/Cargo.toml",
             "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
@@ -1006,8 +1025,10 @@ fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
         ),
         (
             "app/src/main.rs",
-            "fn main() { println!(\"{:?} {:?}\", dep::default::ARCHS, dep::exact::ARCHS); }\n"
-                .to_string(),
+            format!(
+                "fn main() {{ println!(\"{{:?}}\", ({},)); }}\n",
+                prints.join(", ")
+            ),
         ),
     ];
     for (path, text) in files {
@@ -1015,7 +1036,7 @@ fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
         std::fs::write(ws.join(path), text).unwrap();
     }
     std::fs::copy(repo_root().join("Cargo.lock"), ws.join("Cargo.lock")).unwrap();
-    let run = |arch: &str| {
+    move |arch: &str| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut c = std::process::Command::new(cargo);
         c.current_dir(&ws)
@@ -1026,15 +1047,56 @@ fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
             c.env_remove(var);
         }
         let out = c.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "cargo run failed:\n{err}");
-        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
-    };
-    let (out, err) = run("gfx942");
-    assert_eq!(out, "[\"gfx942\"] [\"gfx90a\"]\n");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    }
+}
+
+/// Through Cargo, as issue 28 tells it: an application built with `OFFLOAD_ARCH` gets those
+/// architectures from a dependency whose build script calls `.archs("gfx90a")`, a change of
+/// the variable rebuilds it, and a list given with `.archs_exact` stays, with a warning.
+#[test]
+fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
+    let run = outside_workspace(
+        "arch-override",
+        "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+        &[
+            ("archs(\"gfx90a\")", "default"),
+            ("archs_exact(\"gfx90a\")", "exact"),
+        ],
+    );
+    let (ok, out, err) = run("gfx942");
+    assert!(ok, "cargo run failed:\n{err}");
+    assert_eq!(out, "([\"gfx942\"], [\"gfx90a\"])\n");
     assert!(
         err.contains("OFFLOAD_ARCH=gfx942 is ignored: the architectures gfx90a are exact"),
         "{err}"
     );
-    assert_eq!(run("gfx1100").0, "[\"gfx1100\"] [\"gfx90a\"]\n");
+    let (ok, out, err) = run("gfx1100");
+    assert!(ok, "cargo run failed:\n{err}");
+    assert_eq!(out, "([\"gfx1100\"], [\"gfx90a\"])\n");
+}
+
+/// A failed compile under Cargo: the compiler's message once (in the build script's
+/// `--- stdout`), and a one-line panic.
+#[test]
+fn a_failed_compile_is_shown_once_through_cargo() {
+    let run = outside_workspace(
+        "failed-compile",
+        "extern \"C\" __global__ void k(float* x) { x[0] = undeclared_name; }\n",
+        &[("archs(\"gfx90a\")", "kernels")],
+    );
+    let (ok, _, err) = run("gfx90a");
+    assert!(!ok, "{err}");
+    assert_eq!(
+        err.matches("use of undeclared identifier 'undeclared_name'")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("error occurred in offload-build: compiling ")
+            && err.contains("(the whole error is printed above, under `--- stdout`)"),
+        "{err}"
+    );
 }

@@ -41,9 +41,13 @@
 //! 6. Writes `$OUT_DIR/<name>.rs` (see [`Build::try_compile`]) and, for the object
 //!    [`Embed`] modes, a static library `lib<name>-<hash>.a` to link (a name unique to the
 //!    build, see [`Embed::HipObject`]).
-//! 7. Tells Cargo: `rerun-if-changed` for every source, header and image,
-//!    `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for every
-//!    fallback and for the compiler's warnings (see [`Build::warnings`]).
+//! 7. Tells Cargo: `rerun-if-changed` for every source, image and header outside the system
+//!    include directories (the compiler's resource directory, `/usr/include`, `/usr/lib/gcc`,
+//!    the ROCm and CUDA installs' `include`: as `-MMD` would list them; the cache records
+//!    still track every header, so an edited system header is caught by the next build that
+//!    runs), `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for
+//!    every fallback and for the compiler's warnings (see [`Build::warnings`]). A failed
+//!    [`Build::compile`] prints its error once, on standard output (see there).
 //!
 //! # Architecture resolution
 //!
@@ -973,20 +977,33 @@ impl Build {
         self
     }
 
-    /// Compiles, packs and embeds; panics with a readable message on failure.
+    /// Compiles, packs and embeds; panics on failure.
     ///
-    /// See [`Build::try_compile`].
+    /// As cc-rs does, the error (with the compiler's output) is printed once, on standard
+    /// output, which Cargo shows under `--- stdout` when the build script fails, and the
+    /// panic message is its first line. Without [`Build::cargo_metadata`] nothing is printed
+    /// and the panic message is the whole error. See [`Build::try_compile`].
     pub fn compile(&self, name: &str) -> Compiled {
         match self.try_compile(name) {
             Ok(c) => c,
             Err(e) => {
                 let text = e.to_string();
-                if self.cargo_metadata {
-                    for line in text.lines() {
-                        println!("cargo:warning={line}");
-                    }
+                if !self.cargo_metadata {
+                    panic!("\n\nerror occurred in offload-build: {text}\n\n");
                 }
-                panic!("\n\nerror occurred in offload-build: {text}\n\n");
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                for line in text.lines() {
+                    // Cargo reads a line that starts with `cargo:` as a directive.
+                    let pad = if line.starts_with("cargo:") { " " } else { "" };
+                    let _ = writeln!(out, "{pad}{line}");
+                }
+                drop(out);
+                let first = text.lines().next().unwrap_or_default();
+                panic!(
+                    "\n\nerror occurred in offload-build: {first} \
+                     (the whole error is printed above, under `--- stdout`)\n\n"
+                );
             }
         }
     }
