@@ -217,6 +217,31 @@ fn unchanged_rebuild_runs_no_compile_and_header_change_recompiles_its_includers(
     assert_eq!(p.take_compiles().len(), 4);
 }
 
+/// `rerun-if-changed` names the project's headers, not the system's (clang's resource
+/// directory, `/usr/include`, libstdc++), which the depfile lists by the dozen.
+#[test]
+fn system_headers_get_no_rerun_if_changed() {
+    let p = Project::new();
+    p.write(
+        "s.hip",
+        "#include <stdint.h>\n#include <new>\n#include \"common.h\"\n\
+         extern \"C\" __global__ void ks(int32_t* x) { x[0] = 1; }\n",
+    );
+    let mut b = p.build();
+    b.file(p.path("s.hip")).archs("gfx90a");
+    let c = b.try_compile("k").unwrap();
+    let reruns: Vec<&str> = c
+        .cargo_directives
+        .iter()
+        .filter_map(|l| l.strip_prefix("rerun-if-changed="))
+        .collect();
+    let own = [p.path("s.hip"), p.path("common.h")];
+    assert_eq!(
+        reruns,
+        own.iter().map(|p| p.to_str().unwrap()).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn changing_offload_arch_rebuilds() {
     let p = Project::new();
@@ -243,9 +268,37 @@ fn changing_offload_arch_rebuilds() {
         (c.archs.clone(), c.arch_origin.as_str()),
         (vec!["gfx942".to_string()], "TEST_KERNELS_OFFLOAD_ARCH")
     );
-    // And the builder before both.
+    // Both over the builder's list (the crate's default)…
     b.arch("gfx1201");
-    assert_eq!(b.try_compile("k").unwrap().archs, ["gfx1201"]);
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.archs, ["gfx942"]);
+    // …which is used when neither is set, both still registered.
+    b.env_remove("TEST_KERNELS_OFFLOAD_ARCH")
+        .env_remove("OFFLOAD_ARCH");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(
+        (c.archs, c.arch_origin),
+        (vec!["gfx1201".to_string()], "Build::archs".into())
+    );
+    for var in [
+        "TEST_KERNELS_OFFLOAD_ARCH",
+        "OFFLOAD_ARCH",
+        "AMDGPU_TARGETS",
+    ] {
+        let line = format!("rerun-if-env-changed={var}");
+        assert!(c.cargo_directives.contains(&line), "{line} missing");
+    }
+    // An exact list wins, and says that the variable is ignored.
+    b.env("OFFLOAD_ARCH", "gfx90a").archs_exact("gfx1100");
+    let c = b.try_compile("k").unwrap();
+    assert_eq!(c.archs, ["gfx1100", "gfx1201"]);
+    assert_eq!(
+        c.warnings,
+        [
+            "offload-build: OFFLOAD_ARCH=gfx90a is ignored: the architectures gfx1201;gfx1100 \
+          are exact (Build::archs_exact, `offload-build compile --archs`)"
+        ]
+    );
 }
 
 fn peak_with_tokens(free_tokens: usize) -> usize {
@@ -918,4 +971,132 @@ fn opt_level_and_debug_reach_the_device_compiles() {
     for want in ["--offload-arch=gfx90a", "-O2", "-g", "-fno-unroll-loops"] {
         assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
     }
+}
+
+/// A workspace in `CARGO_TARGET_TMPDIR/outside-crates/<name>` (the target directory beside it
+/// shared and kept between runs):
+/// `dep`, whose `build.rs` runs `compiles` (builder calls, each ending in `.compile(NAME)`) on
+/// `k.hip` with clang 19 and whose `lib.rs` includes each NAME's module as `dep::NAME`, and
+/// `app`, whose `main.rs` prints `dep::NAME::ARCHS` for each. Returns `cargo run -p app`
+/// with `OFFLOAD_ARCH` set to its argument: (success, stdout, stderr).
+fn outside_workspace(
+    name: &str,
+    kernel: &str,
+    compiles: &[(&str, &str)],
+) -> impl Fn(&str) -> (bool, String, String) {
+    use crate::support::{BUILD_ENV_VARS, CLANG19, repo_root, require};
+    require(CLANG19);
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outside-crates");
+    let ws = base.join(name);
+    let _ = std::fs::remove_dir_all(&ws);
+    let (mut calls, mut mods, mut prints) = (String::new(), String::new(), Vec::new());
+    for (call, name) in compiles {
+        calls += &format!(
+            "    offload_build::Build::new().file(\"k.hip\").compiler({CLANG19:?})\
+             .flag(\"-nogpulib\").flag(\"-nogpuinc\").{call}.compile({name:?});\n"
+        );
+        mods += &format!(
+            "pub mod {name} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{name}.rs\")); }}\n"
+        );
+        prints.push(format!("dep::{name}::ARCHS"));
+    }
+    let offload_build = repo_root().join("crates/offload-build");
+    let files = [
+        (
+            "Cargo.toml",
+            "[workspace]\nresolver = \"2\"\nmembers = [\"dep\", \"app\"]\n".to_string(),
+        ),
+        (
+            "dep/Cargo.toml",
+            format!(
+                "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [build-dependencies]\noffload-build = {{ path = {:?} }}\n",
+                offload_build.display().to_string()
+            ),
+        ),
+        ("dep/build.rs", format!("fn main() {{\n{calls}}}\n")),
+        ("dep/k.hip", format!("{HEADER}{kernel}")),
+        ("dep/src/lib.rs", mods),
+        (
+            "app/Cargo.toml",
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ndep = { path = \"../dep\" }\n"
+                .to_string(),
+        ),
+        (
+            "app/src/main.rs",
+            format!(
+                "fn main() {{ println!(\"{{:?}}\", ({},)); }}\n",
+                prints.join(", ")
+            ),
+        ),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(path), text).unwrap();
+    }
+    std::fs::copy(repo_root().join("Cargo.lock"), ws.join("Cargo.lock")).unwrap();
+    move |arch: &str| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut c = std::process::Command::new(cargo);
+        c.current_dir(&ws)
+            .args(["run", "--offline", "-p", "app"])
+            .env("CARGO_TARGET_DIR", base.join("target"))
+            .env("OFFLOAD_ARCH", arch);
+        for var in BUILD_ENV_VARS.iter().filter(|&&v| v != "OFFLOAD_ARCH") {
+            c.env_remove(var);
+        }
+        let out = c.output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    }
+}
+
+/// Through Cargo, as issue 28 tells it: an application built with `OFFLOAD_ARCH` gets those
+/// architectures from a dependency whose build script calls `.archs("gfx90a")`, a change of
+/// the variable rebuilds it, and a list given with `.archs_exact` stays, with a warning.
+#[test]
+fn offload_arch_overrides_a_dependencys_archs_through_cargo() {
+    let run = outside_workspace(
+        "arch-override",
+        "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+        &[
+            ("archs(\"gfx90a\")", "default"),
+            ("archs_exact(\"gfx90a\")", "exact"),
+        ],
+    );
+    let (ok, out, err) = run("gfx942");
+    assert!(ok, "cargo run failed:\n{err}");
+    assert_eq!(out, "([\"gfx942\"], [\"gfx90a\"])\n");
+    assert!(
+        err.contains("OFFLOAD_ARCH=gfx942 is ignored: the architectures gfx90a are exact"),
+        "{err}"
+    );
+    let (ok, out, err) = run("gfx1100");
+    assert!(ok, "cargo run failed:\n{err}");
+    assert_eq!(out, "([\"gfx1100\"], [\"gfx90a\"])\n");
+}
+
+/// A failed compile under Cargo: the compiler's message once (in the build script's
+/// `--- stdout`), and a one-line panic.
+#[test]
+fn a_failed_compile_is_shown_once_through_cargo() {
+    let run = outside_workspace(
+        "failed-compile",
+        "extern \"C\" __global__ void k(float* x) { x[0] = undeclared_name; }\n",
+        &[("archs(\"gfx90a\")", "kernels")],
+    );
+    let (ok, _, err) = run("gfx90a");
+    assert!(!ok, "{err}");
+    assert_eq!(
+        err.matches("use of undeclared identifier 'undeclared_name'")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("error occurred in offload-build: compiling ")
+            && err.contains("(the whole error is printed above, under `--- stdout`)"),
+        "{err}"
+    );
 }

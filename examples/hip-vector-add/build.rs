@@ -4,9 +4,10 @@
 //! `apt-get install hipcc libamdhip64-dev rocm-device-libs clang-15`, which
 //! `build-support/setup.sh` installs); offload-build finds it and its clang.
 //!
-//! The architectures are fixed here (the builder call comes first in offload-build's
-//! resolution order); drop the `.archs(..)` line to take them from `OFFLOAD_ARCH`, the
-//! machine's GPUs or the default set instead.
+//! The architectures given here are this crate's default: whoever builds overrides them with
+//! `OFFLOAD_ARCH` (or `HIP_VECTOR_ADD_OFFLOAD_ARCH`); drop the `.archs(..)` line to take them
+//! from the rest of offload-build's resolution order (`AMDGPU_TARGETS`, …, the machine's GPUs,
+//! the default set) as well.
 
 fn main() {
     let compiled = offload_build::Build::new()

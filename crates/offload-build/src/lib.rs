@@ -19,8 +19,9 @@
 //!     .files(["kernels/vector_add.hip", "kernels/scale.hip"])
 //!     .include("kernels")
 //!     .define("BLOCK", "256")
-//!     // Or leave it out: <CRATE>_OFFLOAD_ARCH, OFFLOAD_ARCH, AMDGPU_TARGETS, …, the
-//!     // machine's GPUs, then a default set (with a warning; never an error).
+//!     // The crate's default: <CRATE>_OFFLOAD_ARCH and OFFLOAD_ARCH override it. Or leave
+//!     // it out: AMDGPU_TARGETS, …, the machine's GPUs, then a default set (with a warning;
+//!     // never an error).
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100;gfx11-generic")
 //!     .compile("kernels");
 //! ```

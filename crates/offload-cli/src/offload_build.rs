@@ -989,11 +989,13 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
 fn sources_and_flags(b: &mut offload_build::build::Build, a: &CompileArgs) -> Result<(), Failure> {
     use offload_build::build::{Container, Language};
     b.files(a.sources.iter().map(|s| raw::os(s)));
+    // The user's own choice (CMake's ARCHITECTURES too): as before, the environment does
+    // not override it.
     for arch in &a.arch {
-        b.arch(arch);
+        b.archs_exact(arch.as_str());
     }
     if let Some(list) = &a.archs {
-        b.archs(list.as_str());
+        b.archs_exact(list.as_str());
     }
     for spec in &a.file_archs {
         let (pat, list) = spec

@@ -7,12 +7,15 @@
 //!
 //! | # | Source | Example |
 //! |---|---|---|
-//! | 1 | [`Build::arch`](super::Build::arch) / [`Build::archs`](super::Build::archs) | `.archs("gfx90a;gfx942:xnack+")` |
-//! | 2 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
-//! | 3 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
+//! | 1 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
+//! | 2 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
+//! | 3 | [`Build::arch`](super::Build::arch) / [`Build::archs`](super::Build::archs) (the crate's default) | `.archs("gfx90a;gfx942:xnack+")` |
 //! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
 //! | 5 | the GPUs of this machine (`native`): `amdgpu-arch` (next to the compiler, then on `PATH`, 30 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` | |
 //! | 6 | the default set ([`DEFAULT_HIP_ARCHS`], [`DEFAULT_CUDA_ARCHS`]), with a `cargo:warning` | |
+//!
+//! [`Build::archs_exact`](super::Build::archs_exact) puts the builder's list before rows 1
+//! and 2 (see [`super`]'s architecture resolution).
 //!
 //! Lists are separated by `;`, `,` or white space. Besides architectures a list may hold
 //! `native` (this machine's GPUs; with no GPU the default set is used, with a warning: a build

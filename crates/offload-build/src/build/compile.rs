@@ -84,10 +84,17 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         .cloned()
         .collect();
     refuse_clobbering(plan, &headers, "header")?;
+    // The cache records track every header; Cargo is told only of those outside the system
+    // include directories (hundreds of lines otherwise), so an edit of a system header is
+    // caught by the next build that runs, not by Cargo.
+    let system = tc.system_include_dirs();
     for o in &mut outs {
         built.count(o.ran);
         for dep in o.deps.iter().skip(1) {
-            env.directives().push_path("rerun-if-changed", dep)?;
+            let dep_abs = fs::lexical(&plan.cwd.join(dep));
+            if !system.iter().any(|d| dep_abs.starts_with(d)) {
+                env.directives().push_path("rerun-if-changed", dep)?;
+            }
         }
         if !o.rdc {
             built.add_images(o);

@@ -1,8 +1,9 @@
 //! The crate's file helpers, in one place: atomic writes (a temporary file beside the target,
 //! then a rename), so that builds sharing a cache or an output directory never read a
-//! half-written file, and writes that leave an unchanged file alone.
+//! half-written file, and writes that leave an unchanged file alone; and lexical path
+//! normalisation.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use super::error::Error;
 
@@ -26,4 +27,34 @@ pub(crate) fn write_if_changed(path: &Path, data: &[u8]) -> Result<bool, Error> 
     }
     write_atomic(path, data)?;
     Ok(true)
+}
+
+/// `path` with `.` and `..` resolved lexically (symlinks are not followed), as clang spells
+/// headers in a depfile (`/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/cmath`
+/// is `/usr/include/c++/12/cmath`).
+pub(crate) fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match (c, out.components().next_back()) {
+            (Component::CurDir, _) | (Component::ParentDir, Some(Component::RootDir)) => {}
+            (Component::ParentDir, Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_resolves_dots() {
+        let p = Path::new("/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/./cmath");
+        assert_eq!(lexical(p), Path::new("/usr/include/c++/12/cmath"));
+        assert_eq!(lexical(Path::new("../a/../b")), Path::new("../b"));
+        assert_eq!(lexical(Path::new("/../x")), Path::new("/x"));
+    }
 }

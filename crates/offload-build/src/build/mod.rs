@@ -41,9 +41,13 @@
 //! 6. Writes `$OUT_DIR/<name>.rs` (see [`Build::try_compile`]) and, for the object
 //!    [`Embed`] modes, a static library `lib<name>-<hash>.a` to link (a name unique to the
 //!    build, see [`Embed::HipObject`]).
-//! 7. Tells Cargo: `rerun-if-changed` for every source, header and image,
-//!    `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for every
-//!    fallback and for the compiler's warnings (see [`Build::warnings`]).
+//! 7. Tells Cargo: `rerun-if-changed` for every source, image and header outside the system
+//!    include directories (the compiler's resource directory, `/usr/include`, `/usr/lib/gcc`,
+//!    the ROCm and CUDA installs' `include`: as `-MMD` would list them; the cache records
+//!    still track every header, so an edited system header is caught by the next build that
+//!    runs), `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for
+//!    every fallback and for the compiler's warnings (see [`Build::warnings`]). A failed
+//!    [`Build::compile`] prints its error once, on standard output (see there).
 //!
 //! # Architecture resolution
 //!
@@ -51,9 +55,9 @@
 //!
 //! | # | Source | Example |
 //! |---|---|---|
-//! | 1 | [`Build::arch`] / [`Build::archs`] | `.archs("gfx90a;gfx942:xnack+;gfx11-generic")` |
-//! | 2 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
-//! | 3 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
+//! | 1 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
+//! | 2 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
+//! | 3 | [`Build::arch`] / [`Build::archs`] (the crate's default) | `.archs("gfx90a;gfx942:xnack+;gfx11-generic")` |
 //! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
 //! | 5 | this machine's GPUs: `amdgpu-arch` (next to the compiler, then on `PATH`; 30 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` — with a `cargo:warning` | |
 //! | 6 | the default set [`DEFAULT_HIP_ARCHS`] / [`DEFAULT_CUDA_ARCHS`] (those the compiler knows), with a `cargo:warning` | |
@@ -63,6 +67,13 @@
 //! CMake spellings `90`, `90-real`, `90-virtual`), `native` (this machine's GPUs; with none, the
 //! default set and a warning — **a build never fails for lack of a GPU**) or `default`.
 //! [`Build::file_archs`] replaces the list for the sources it matches.
+//!
+//! The architectures are the application builder's choice: `OFFLOAD_ARCH=gfx942 cargo build`
+//! builds gfx942 even where a dependency's build script calls `.archs("gfx90a")`. A build
+//! script whose list is a requirement uses [`Build::archs_exact`]: its list comes first,
+//! and a set `<CRATE>_OFFLOAD_ARCH` or `OFFLOAD_ARCH` is ignored with a `cargo:warning`.
+//! Every variable of the order is read, whichever source wins, so a change of any of them
+//! reruns the build script (`rerun-if-env-changed`).
 //!
 //! # Toolchain discovery
 //!
@@ -140,7 +151,7 @@
 //!
 //! | Variable | Default | Effect |
 //! |---|---|---|
-//! | `<CRATE>_OFFLOAD_ARCH` | unset | architectures for this crate only (row 2 above) |
+//! | `<CRATE>_OFFLOAD_ARCH` | unset | architectures for this crate only (row 1 above) |
 //! | `OFFLOAD_ARCH` | unset | architectures for every crate using offload-build |
 //! | `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES` | unset | HIP architectures, as ROCm libraries and PyTorch read them |
 //! | `CUDAARCHS`, `CUDA_COMPUTE_CAP` | unset | CUDA architectures (CMake / candle conventions) |
@@ -426,6 +437,7 @@ pub struct Build {
     debug: bool,
     cancel: Option<CancelToken>,
     archs: Vec<String>,
+    archs_exact: bool,
     file_archs: Vec<(String, String)>,
     images: Vec<(String, PathBuf)>,
     container: Option<Container>,
@@ -582,6 +594,7 @@ impl Build {
             debug: false,
             cancel: None,
             archs: Vec::new(),
+            archs_exact: false,
             file_archs: Vec::new(),
             images: Vec::new(),
             container: None,
@@ -794,9 +807,11 @@ impl Build {
     }
 
     /// Adds architectures: one [`Arch`], or a CMake-style list such as
-    /// `"gfx90a;gfx942:xnack+;gfx11-generic"` (also `native`, `default`). Setting any takes
-    /// precedence over the environment (see the [resolution order](self#architecture-resolution)).
-    /// Checked when compiling.
+    /// `"gfx90a;gfx942:xnack+;gfx11-generic"` (also `native`, `default`). This is the crate's
+    /// default: whoever builds overrides it with `<CRATE>_OFFLOAD_ARCH` or `OFFLOAD_ARCH`, and
+    /// it takes precedence over the rest of the environment (see the
+    /// [resolution order](self#architecture-resolution); [`Build::archs_exact`] makes the
+    /// list a requirement). Checked when compiling.
     ///
     /// # Example
     ///
@@ -809,7 +824,8 @@ impl Build {
     }
 
     /// Adds several architectures: a CMake-style list (`"gfx90a;gfx942"`), or a collection of
-    /// [`Arch`] values or strings (each may itself be a list).
+    /// [`Arch`] values or strings (each may itself be a list). As with [`Build::arch`], a
+    /// default that `<CRATE>_OFFLOAD_ARCH` and `OFFLOAD_ARCH` override.
     ///
     /// # Example
     ///
@@ -820,6 +836,24 @@ impl Build {
     /// ```
     pub fn archs(&mut self, archs: impl ArchList) -> &mut Build {
         archs.append_to(&mut self.archs);
+        self
+    }
+
+    /// Adds architectures, as [`Build::archs`], and makes the builder's list exact: the
+    /// environment no longer overrides it. For code that builds only for these architectures
+    /// (inline assembly of one ISA, MFMA-only kernels); when `<CRATE>_OFFLOAD_ARCH` or
+    /// `OFFLOAD_ARCH` is set all the same, the build says with a `cargo:warning` that it is
+    /// ignored. `offload-build compile --arch/--archs` (and so CMake's architectures) set
+    /// the list this way.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().archs_exact("gfx942");
+    /// ```
+    pub fn archs_exact(&mut self, archs: impl ArchList) -> &mut Build {
+        archs.append_to(&mut self.archs);
+        self.archs_exact = true;
         self
     }
 
@@ -1094,20 +1128,33 @@ impl Build {
         self
     }
 
-    /// Compiles, packs and embeds; panics with a readable message on failure.
+    /// Compiles, packs and embeds; panics on failure.
     ///
-    /// See [`Build::try_compile`].
+    /// As cc-rs does, the error (with the compiler's output) is printed once, on standard
+    /// output, which Cargo shows under `--- stdout` when the build script fails, and the
+    /// panic message is its first line. Without [`Build::cargo_metadata`] nothing is printed
+    /// and the panic message is the whole error. See [`Build::try_compile`].
     pub fn compile(&self, name: &str) -> Compiled {
         match self.try_compile(name) {
             Ok(c) => c,
             Err(e) => {
                 let text = e.to_string();
-                if self.cargo_metadata {
-                    for line in text.lines() {
-                        println!("cargo:warning={line}");
-                    }
+                if !self.cargo_metadata {
+                    panic!("\n\nerror occurred in offload-build: {text}\n\n");
                 }
-                panic!("\n\nerror occurred in offload-build: {text}\n\n");
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                for line in text.lines() {
+                    // Cargo reads a line that starts with `cargo:` as a directive.
+                    let pad = if line.starts_with("cargo:") { " " } else { "" };
+                    let _ = writeln!(out, "{pad}{line}");
+                }
+                drop(out);
+                let first = text.lines().next().unwrap_or_default();
+                panic!(
+                    "\n\nerror occurred in offload-build: {first} \
+                     (the whole error is printed above, under `--- stdout`)\n\n"
+                );
             }
         }
     }

@@ -758,6 +758,54 @@ fn expand(
     Ok((out, nonempty))
 }
 
+/// The lists that name architectures, in the order they are tried, each with its origin:
+/// `<CRATE>_OFFLOAD_ARCH` and `OFFLOAD_ARCH` (whoever builds), the builder's list (the
+/// crate's default), then the conventional variables. An exact builder list
+/// ([`Build::archs_exact`]) comes first, and a set override is reported as ignored. Every
+/// variable of the order is read, so each is registered with `rerun-if-env-changed`.
+fn arch_lists(
+    build: &Build,
+    env: &Env<'_>,
+    lang: Language,
+    crate_var: Option<&str>,
+) -> Vec<(String, String)> {
+    let overrides: Vec<&str> = crate_var.into_iter().chain(["OFFLOAD_ARCH"]).collect();
+    let conventional: &[&str] = match lang {
+        Language::Hip => &[
+            "AMDGPU_TARGETS",
+            "GPU_TARGETS",
+            "PYTORCH_ROCM_ARCH",
+            "HIP_ARCHITECTURES",
+        ],
+        Language::Cuda => &["CUDAARCHS", "CUDA_COMPUTE_CAP"],
+    };
+    let read = |vars: &[&str]| -> Vec<(String, String)> {
+        vars.iter()
+            .filter_map(|&v| env.get(v).map(|value| (v.to_string(), value)))
+            .collect()
+    };
+    let overrides = read(&overrides);
+    let conventional = read(conventional);
+    let builder =
+        (!build.archs.is_empty()).then(|| (String::from("Build::archs"), build.archs.join(";")));
+    let mut lists = Vec::new();
+    if build.archs_exact && builder.is_some() {
+        for (var, value) in &overrides {
+            env.directives().warn(&format!(
+                "offload-build: {var}={value} is ignored: the architectures {} are exact \
+                 (Build::archs_exact, `offload-build compile --archs`)",
+                build.archs.join(";")
+            ));
+        }
+        lists.extend(builder);
+    } else {
+        lists.extend(overrides);
+        lists.extend(builder);
+    }
+    lists.extend(conventional);
+    lists
+}
+
 /// The global architecture list and where it came from.
 fn resolve_archs(
     build: &Build,
@@ -766,29 +814,10 @@ fn resolve_archs(
     tc: &Toolchain,
     crate_var: Option<&str>,
 ) -> Result<(Vec<Arch>, String), Error> {
-    if !build.archs.is_empty() {
-        let (a, ok) = expand(env, lang, tc, &build.archs.join(";"), "Build::archs")?;
+    for (origin, list) in arch_lists(build, env, lang, crate_var) {
+        let (a, ok) = expand(env, lang, tc, &list, &origin)?;
         if ok {
-            return Ok((a, "Build::archs".into()));
-        }
-    }
-    let mut vars: Vec<&str> = crate_var.into_iter().collect();
-    vars.push("OFFLOAD_ARCH");
-    match lang {
-        Language::Hip => vars.extend([
-            "AMDGPU_TARGETS",
-            "GPU_TARGETS",
-            "PYTORCH_ROCM_ARCH",
-            "HIP_ARCHITECTURES",
-        ]),
-        Language::Cuda => vars.extend(["CUDAARCHS", "CUDA_COMPUTE_CAP"]),
-    }
-    for var in vars {
-        if let Some(v) = env.get(var) {
-            let (a, ok) = expand(env, lang, tc, &v, var)?;
-            if ok {
-                return Ok((a, var.to_string()));
-            }
+            return Ok((a, origin));
         }
     }
     let (found, how) = arch::probe_native(env.processes(), lang, &tc.tool_dirs);

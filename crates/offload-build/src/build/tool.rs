@@ -88,6 +88,24 @@ impl Toolchain {
         }
     }
 
+    /// The system include directories, whose headers get no `rerun-if-changed` (as `-MMD`
+    /// leaves them out of a depfile): the compiler's resource directory (`<prefix>/lib/clang`
+    /// of its real path, where clang looks for it), `/usr/include`, `/usr/lib/gcc`
+    /// (libstdc++) and the `include` directories of the ROCm and CUDA installs in use.
+    pub(crate) fn system_include_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![PathBuf::from("/usr/include"), PathBuf::from("/usr/lib/gcc")];
+        let real = self.clang.canonicalize().ok();
+        if let Some(prefix) = real.as_deref().and_then(|c| c.parent()?.parent()) {
+            dirs.push(prefix.join("lib/clang"));
+        }
+        if let Some(r) = &self.rocm {
+            dirs.push(r.root.join("include"));
+            dirs.extend(r.hip.as_ref().map(|h| h.join("include")));
+        }
+        dirs.extend(self.cuda.as_ref().map(|c| c.join("include")));
+        dirs.iter().map(|d| fs::lexical(d)).collect()
+    }
+
     /// Why a source that includes `hip/hip_runtime.h` cannot be compiled: no ROCm install was
     /// found (where discovery looked, how to install one), or the one found is not used with
     /// this compiler.
