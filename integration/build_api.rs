@@ -407,6 +407,21 @@ fn unknown_arch_is_a_typed_error_with_the_supported_list() {
         other => panic!("{other:?}"),
     }
     assert!(p.take_compiles().is_empty(), "checked before compiling");
+    // Every unsupported arch of a list at once, not one per build (issue 28).
+    let mut b = p.build();
+    b.file(p.path("a.hip"))
+        .env("OFFLOAD_ARCH", "gfx9999;gfx90a;gfx9998");
+    let e = b.try_compile("k").unwrap_err();
+    assert!(
+        matches!(&e, Error::ArchUnsupported { arch, .. } if arch == "gfx9999;gfx9998"),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().starts_with(
+            "offload archs `gfx9999`, `gfx9998` (from OFFLOAD_ARCH) are not supported by"
+        ),
+        "{e}"
+    );
     let mut b = p.build();
     b.file(p.path("a.hip")).arch("gfx1100:xnack+");
     let e = b.try_compile("k").unwrap_err();

@@ -21,7 +21,8 @@ pub enum Error {
     },
     /// An architecture that the compiler does not know.
     ArchUnsupported {
-        /// The architecture as requested.
+        /// The architecture as requested; several, `;`-separated, when more than one of a
+        /// list is unsupported (all are reported at once).
         arch: String,
         /// The compiler asked.
         compiler: PathBuf,
@@ -43,7 +44,8 @@ pub enum Error {
     /// An architecture the ROCm install's device libraries cannot serve (no
     /// `oclc_isa_version_<N>.bc`, as for gfx1100 in Debian 12's ROCm 5.2).
     DeviceLibMissing {
-        /// The architecture as requested.
+        /// The architecture as requested; several, `;`-separated, when more than one of a
+        /// list cannot be built (all are reported at once).
         arch: String,
         /// Where the request came from.
         origin: String,
@@ -293,6 +295,15 @@ impl Error {
     }
 }
 
+/// "offload arch `a`", or "offload archs `a`, `b`" for a `;`-separated list.
+fn arch_names(list: &str) -> String {
+    let names: Vec<String> = list.split(';').map(|a| format!("`{a}`")).collect();
+    match names.len() {
+        1 => format!("offload arch {}", names[0]),
+        _ => format!("offload archs {}", names.join(", ")),
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -304,7 +315,9 @@ impl fmt::Display for Error {
                 supported,
             } => write!(
                 f,
-                "offload arch `{arch}` (from {origin}) is not supported by {}; it supports: {}",
+                "{} (from {origin}) {} not supported by {}; it supports: {}",
+                arch_names(arch),
+                if arch.contains(';') { "are" } else { "is" },
                 compiler.display(),
                 supported.join(", ")
             ),
@@ -320,10 +333,12 @@ impl fmt::Display for Error {
                 served,
             } => write!(
                 f,
-                "offload arch `{arch}` (from {origin}) cannot be built with this ROCm install: its \
-                 device libraries ({}) have no oclc_isa_version file for it; they serve: {}. \
-                 Choose one of those, or install a newer ROCm (and point ROCM_PATH at it)",
+                "{} (from {origin}) cannot be built with this ROCm install: its device \
+                 libraries ({}) have no oclc_isa_version file for {}; they serve: {}. Choose \
+                 one of those, or install a newer ROCm (and point ROCM_PATH at it)",
+                arch_names(arch),
                 device_libs.display(),
+                if arch.contains(';') { "them" } else { "it" },
                 served.join(", ")
             ),
             Error::InvalidArch {

@@ -236,9 +236,7 @@ impl Plan {
                 check_ptxas(&self.compiles, &tc, env.directives())?;
             }
         } else {
-            for a in &global {
-                check_supported(a, &tc, lang, &origin)?;
-            }
+            check_all_supported(&global, &tc, lang, &origin)?;
         }
         if build.link_hip_runtime && self.embed == Embed::HipObject {
             self.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
@@ -454,9 +452,7 @@ fn per_source_archs(
             }
             None => global.to_vec(),
         };
-        for a in &archs {
-            check_supported(a, tc, lang, origin)?;
-        }
+        check_all_supported(&archs, tc, lang, origin)?;
         out.push((absolute(cwd, s), archs));
     }
     Ok(out)
@@ -851,6 +847,39 @@ fn join(archs: &[Arch]) -> String {
         .map(Arch::as_str)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// [`check_supported`] for every architecture of a list: all those that cannot be built for
+/// the same reason are reported at once (their names `;`-separated in the error's `arch`),
+/// not one per build.
+fn check_all_supported(
+    archs: &[Arch],
+    tc: &Toolchain,
+    lang: Language,
+    origin: &str,
+) -> Result<(), Error> {
+    let mut first: Option<Error> = None;
+    for a in archs {
+        let Err(e) = check_supported(a, tc, lang, origin) else {
+            continue;
+        };
+        match (&mut first, e) {
+            (None, e) => first = Some(e),
+            (
+                Some(Error::ArchUnsupported { arch, .. }),
+                Error::ArchUnsupported { arch: more, .. },
+            )
+            | (
+                Some(Error::DeviceLibMissing { arch, .. }),
+                Error::DeviceLibMissing { arch: more, .. },
+            ) => {
+                arch.push(';');
+                arch.push_str(&more);
+            }
+            _ => {}
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 fn check_supported(a: &Arch, tc: &Toolchain, lang: Language, origin: &str) -> Result<(), Error> {
