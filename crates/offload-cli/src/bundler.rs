@@ -377,6 +377,7 @@ fn run_inner(ctx: &mut Ctx<'_>, args: &[String], out: &mut dyn Write) -> Result<
             // Off by default, as in LLVM: the MD5 of a large bundle takes longer than the
             // whole unbundling. -verbose prints the recalculated hash, as LLVM does.
             verify_hash: p.flag_or("verify-hash", env.verify_hash) || verbose,
+            hooks: crate::process::HOOKS,
         },
     };
 
@@ -826,7 +827,8 @@ fn bundle_compressed(
     };
     let options = &job.compression.options;
     let started = std::time::Instant::now();
-    let ccob = compressed::compress_pieces(&pieces, options).map_err(|e| ctx.error(e))?;
+    let ccob = compressed::compress_pieces_with(&pieces, options, &crate::process::HOOKS)
+        .map_err(|e| ctx.error(e))?;
     let elapsed = started.elapsed();
     if job.verbose {
         let header = compressed::Header::parse(&ccob).map_err(|e| ctx.error(e))?;

@@ -396,7 +396,7 @@ fn inspect_files(
             }
             Visit::File(f) => f,
         };
-        let r = match inspect::inspect_with(found.data, found.path, &options) {
+        let r = match crate::verify::inspect(found.data, found.path, &options) {
             Ok(r) => r,
             Err(e) => {
                 let _ = writeln!(err, "offload-build: error: {e}");

@@ -60,3 +60,4 @@ pub mod kind;
 pub mod llvm;
 pub mod nvfatbin;
 pub mod package;
+mod raw;

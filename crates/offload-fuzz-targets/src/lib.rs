@@ -237,6 +237,7 @@ pub fn ccob(data: &[u8]) {
         max_size: MAX_DECOMPRESSED,
         strict_hash: flags & 1 != 0,
         verify_hash: flags & 2 != 0,
+        ..Limits::default()
     };
     let result = bundle.decompress_with(&limits, |p| p.wait(usize::MAX).map(<[u8]>::len));
     if let Ok((d, seen)) = result {
@@ -651,6 +652,7 @@ pub fn roundtrip_ccob(data: &[u8]) {
         max_size: bundle.len() as u64,
         strict_hash: true,
         verify_hash: true,
+        ..Limits::default()
     };
     let (d, ()) = parsed
         .decompress_with(&limits, |_| ())

@@ -41,13 +41,10 @@ use super::compressed::CompressedError;
 use super::fatobj::{self, FatObject, FatObjectError};
 use super::{BinaryBundle, BundleReadError};
 use crate::id::{EntryId, target_id};
+use crate::kind::FileKind;
 use object::archive;
 
-/// The 8-byte global header of an `ar` archive (also a complete empty archive).
-pub const AR_MAGIC: &[u8; 8] = b"!<arch>\n";
-
-const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
-const BIG_ARCHIVE_MAGIC: &[u8; 8] = b"<bigaf>\n";
+pub use crate::raw::AR_MAGIC;
 
 /// LLVM's message (`object::Archive::create`, LLVM 19 and 22) for an input that starts with
 /// none of the archive magics, whatever it holds and however long it is: an empty file, one
@@ -57,7 +54,7 @@ pub const NOT_AN_ARCHIVE: &str = "file too small to be an archive";
 /// Whether `data` starts with a magic LLVM's archive reader accepts (`!<arch>\n`,
 /// `!<thin>\n` or AIX's `<bigaf>\n`); when it does not, LLVM reports [`NOT_AN_ARCHIVE`].
 pub fn has_archive_magic(data: &[u8]) -> bool {
-    Archive::is_archive(data) || data.starts_with(BIG_ARCHIVE_MAGIC)
+    Archive::is_archive(data) || crate::kind::is_big_archive(data)
 }
 const HEADER: usize = 60;
 
@@ -123,7 +120,7 @@ pub struct Archive<'data> {
 impl<'data> Archive<'data> {
     /// Whether `data` starts with an archive magic (regular or thin).
     pub fn is_archive(data: &[u8]) -> bool {
-        crate::kind::FileKind::sniff(data).is_archive()
+        FileKind::sniff(data).is_archive()
     }
 
     /// Parses and validates the whole archive with `object`'s reader (the workspace's one
@@ -131,13 +128,14 @@ impl<'data> Archive<'data> {
     /// long-name tables read over and over (`check_long_names`). When `object` refuses the
     /// archive, the failing member header is found again to say what was wrong and where.
     pub fn parse(data: &'data [u8]) -> Result<Self, DeviceArchiveError> {
-        if data.starts_with(THIN_MAGIC) {
+        let kind = FileKind::sniff(data);
+        if kind == FileKind::ThinArchive {
             return Err(DeviceArchiveError::new(
                 0,
                 "thin archives are not supported (their members live in other files)",
             ));
         }
-        if !data.starts_with(AR_MAGIC) {
+        if kind != FileKind::Archive {
             return Err(DeviceArchiveError::new(
                 0,
                 "file does not start with !<arch>",
@@ -321,7 +319,7 @@ fn check_member_name(name: &[u8]) -> Result<(), String> {
 /// table; more than twice the input (plus 1 MiB) is refused before any name is read.
 pub(crate) fn check_long_names(data: &[u8]) -> Result<(), String> {
     const HEADER: usize = 60;
-    if !data.starts_with(b"!<arch>\n") {
+    if FileKind::sniff(data) != FileKind::Archive {
         return Ok(());
     }
     let number = |field: &[u8]| -> Option<usize> {

@@ -109,9 +109,8 @@ fn symbols_of(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
     };
     let truncated = || "bitcode symbol table is truncated".to_string();
     let word = |at: usize| -> Result<usize, String> {
-        symtab
-            .get(at..at.checked_add(4).ok_or_else(truncated)?)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        crate::raw::u32_at(symtab, at)
+            .map(|w| w as usize)
             .ok_or_else(truncated)
     };
     let (first, count) = (word(28)?, word(32)?);
@@ -151,14 +150,11 @@ fn symbols_of(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
 fn unwrap(data: &[u8]) -> Result<&[u8], String> {
     let kind = crate::kind::FileKind::sniff(data);
     if kind == crate::kind::FileKind::BitcodeWrapper {
-        let word = |at: usize| {
-            data.get(at..at + 4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        };
-        let (off, size) = (word(8), word(12));
+        // The offset and size fields, without needing the CPU type after them.
+        let (off, size) = (crate::raw::u32_at(data, 8), crate::raw::u32_at(data, 12));
         return off
             .zip(size)
-            .and_then(|(o, s)| data.get(o..o.checked_add(s)?))
+            .and_then(|(o, s)| data.get(o as usize..(o as usize).checked_add(s as usize)?))
             .ok_or_else(|| "bitcode wrapper points past the end of the file".into());
     }
     data.get(4..)

@@ -252,7 +252,7 @@ impl<'data> FatObject<'data> {
             let Ok(name) = section.name_bytes() else {
                 continue;
             };
-            let Some(id) = name.strip_prefix(&MAGIC[..]) else {
+            let Some(id) = crate::kind::bundle_section_id(name) else {
                 continue;
             };
             let range = section.file_range();

@@ -17,7 +17,7 @@
 //! [`sequence`] walks binary and compressed bundles placed one after another (a linked
 //! `.hip_fatbin`).
 //!
-//! [`order`] reproduces the hash-table iteration order LLVM uses when listing and
+//! The `order` module reproduces the hash-table iteration order LLVM uses when listing and
 //! unbundling binary bundles. Readers work over borrowed bytes (a mapped file, a
 //! section) and never allocate what a header merely claims; writers stream payloads.
 
@@ -27,14 +27,13 @@ pub mod bitcode;
 pub mod compressed;
 pub mod fatobj;
 pub mod hipfb;
-pub mod order;
+mod order;
 mod prefix;
 pub mod sequence;
 pub mod targets;
 pub mod text;
 
 mod error;
-mod md5;
 
 pub use prefix::Prefix;
 
@@ -43,8 +42,7 @@ pub use compressed::{CompressOptions, CompressedBundle};
 pub use error::{BundleReadError, BundleReadErrorKind, BundleWriteError};
 pub use text::{TextBundle, TextEntry};
 
-/// The 24 magic bytes that start a binary bundle and name the sections of a fat object.
-pub const MAGIC: &[u8; 24] = b"__CLANG_OFFLOAD_BUNDLE__";
+pub use crate::raw::BUNDLE_MAGIC as MAGIC;
 
 /// A bundle file type, the value of clang-offload-bundler's `-type=` option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
