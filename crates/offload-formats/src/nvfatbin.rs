@@ -62,7 +62,7 @@
 //! and [`Entry::decompress`] is checked against `cuobjdump -xelf`/`-xptx` of it
 //! (`integration/nvfatbin.rs`). [`Entry::image`] is `None` for a compressed entry and
 //! [`Entry::stored`] gives its compressed bytes; [`Entry::decompress`] decodes it within a size
-//! limit (LZ4 here, zstd with the `compression` feature). The writer never compresses.
+//! limit (LZ4 with `lz4_flex`, zstd with the `compression` feature). The writer never compresses.
 //!
 //! # Differences from nvFatbin's bytes
 //!
@@ -647,8 +647,8 @@ impl Entry<'_> {
     }
 }
 
-/// Decodes one LZ4 block (no frame) into exactly `size` bytes at most; every length and
-/// offset is checked, so crafted input ends in an error, never a panic or an overrun.
+/// Decodes one LZ4 block (no frame) into `size` bytes at most, with `lz4_flex`'s checked
+/// decoder: crafted input ends in an error, never a panic or an overrun.
 fn lz4_block(input: &[u8], size: usize) -> Result<Vec<u8>, String> {
     // An LZ4 sequence of n bytes expands to at most about 255 n bytes: a size beyond that
     // is a lie, refused before allocating it.
@@ -658,61 +658,7 @@ fn lz4_block(input: &[u8], size: usize) -> Result<Vec<u8>, String> {
             input.len()
         ));
     }
-    let mut out: Vec<u8> = Vec::with_capacity(size);
-    let mut i = 0;
-    let length = |i: &mut usize, mut n: usize| -> Result<usize, String> {
-        if n == 15 {
-            loop {
-                let b = *input.get(*i).ok_or("length runs past the end")?;
-                *i += 1;
-                n = n.checked_add(b as usize).ok_or("length overflows")?;
-                if b != 255 {
-                    break;
-                }
-            }
-        }
-        Ok(n)
-    };
-    loop {
-        let token = *input.get(i).ok_or("sequence token past the end")?;
-        i += 1;
-        let literals = length(&mut i, (token >> 4) as usize)?;
-        let lit = input
-            .get(i..)
-            .and_then(|r| r.get(..literals))
-            .ok_or_else(|| format!("{literals} literals at offset {i} run past the end"))?;
-        if out.len() + literals > size {
-            return Err(format!("output longer than {size} bytes"));
-        }
-        out.extend_from_slice(lit);
-        i += literals;
-        if i == input.len() {
-            return Ok(out);
-        }
-        let offset = input
-            .get(i..i + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
-            .ok_or("match offset past the end")?;
-        i += 2;
-        if offset == 0 || offset > out.len() {
-            return Err(format!(
-                "match offset {offset} at input offset {} outside the {} bytes decoded",
-                i - 2,
-                out.len()
-            ));
-        }
-        let len = length(&mut i, (token & 15) as usize)?
-            .checked_add(4)
-            .ok_or("length overflows")?;
-        if out.len() + len > size {
-            return Err(format!("output longer than {size} bytes"));
-        }
-        let start = out.len() - offset;
-        for k in 0..len {
-            let b = out[start + k];
-            out.push(b);
-        }
-    }
+    lz4_flex::block::decompress(input, size).map_err(|e| e.to_string())
 }
 
 #[cfg(feature = "compression")]
@@ -1139,6 +1085,11 @@ impl FatbinWriter {
 mod tests {
     use super::*;
 
+    /// The header of the entry at `at`, to edit.
+    fn entry_header(b: &mut [u8], at: usize) -> &mut NvFatbinEntry {
+        object::pod::from_bytes_mut(&mut b[at..]).unwrap().0
+    }
+
     fn cubin(arch: u8) -> Vec<u8> {
         let mut c = b"\x7fELF\x02\x01\x013\x07".to_vec();
         c.resize(64, 0);
@@ -1265,8 +1216,9 @@ mod tests {
         assert!(e.to_string().contains("entry 1"), "{e}");
         // A compressed size larger than the payload.
         let mut b = bytes.clone();
-        b[16 + 40..16 + 48].copy_from_slice(&0x8011u64.to_le_bytes());
-        b[16 + 16..16 + 20].copy_from_slice(&1000u32.to_le_bytes());
+        let h = entry_header(&mut b, 16);
+        h.flags.set(LE, 0x8011);
+        h.compressed_size.set(LE, 1000);
         assert!(matches!(
             Fatbin::parse(&b).unwrap_err().kind,
             FatbinErrorKind::CompressedSize { .. }
@@ -1276,8 +1228,9 @@ mod tests {
     #[test]
     fn compressed_entries_are_listed_not_decompressed() {
         let mut b = sample();
-        b[16 + 40..16 + 48].copy_from_slice(&0x2011u64.to_le_bytes());
-        b[16 + 16..16 + 20].copy_from_slice(&10u32.to_le_bytes());
+        let h = entry_header(&mut b, 16);
+        h.flags.set(LE, 0x2011);
+        h.compressed_size.set(LE, 10);
         let f = Fatbin::parse(&b).unwrap();
         let e = &f.entries()[0];
         assert_eq!(e.compression(), Some(Compression::Lz4));
@@ -1350,9 +1303,10 @@ mod tests {
         let at = second.offset();
         let p = second.payload_offset();
         b[p..p + block.len()].copy_from_slice(&block);
-        b[at + 16..at + 20].copy_from_slice(&(block.len() as u32).to_le_bytes());
-        b[at + 40..at + 48].copy_from_slice(&0x2011u64.to_le_bytes());
-        b[at + 56..at + 64].copy_from_slice(&14u64.to_le_bytes());
+        let h = entry_header(&mut b, at);
+        h.compressed_size.set(LE, block.len() as u32);
+        h.flags.set(LE, 0x2011);
+        h.uncompressed_size.set(LE, 14);
         let f = Fatbin::parse(&b).unwrap();
         let e = &f.entries()[1];
         assert_eq!(e.decompress(1 << 20).unwrap().unwrap(), b"abcabcabcabcX");
@@ -1362,7 +1316,7 @@ mod tests {
             FatbinErrorKind::TooLarge { size: 14, max: 10 }
         ));
         assert_eq!(f.entries()[0].decompress(1 << 20).unwrap(), None);
-        b[at + 56..at + 64].copy_from_slice(&20u64.to_le_bytes());
+        entry_header(&mut b, at).uncompressed_size.set(LE, 20);
         let e = Fatbin::parse(&b).unwrap().entries()[1]
             .decompress(1 << 20)
             .unwrap_err();
