@@ -611,7 +611,7 @@ pub fn roundtrip_text(data: &[u8]) {
     let entries: Vec<(&[u8], &[u8])> = entries(&mut input, 64)
         .into_iter()
         .filter(|(id, payload)| {
-            !id.contains(&b'\n') && !contains(payload, b"__CLANG_OFFLOAD_BUNDLE__")
+            !id.contains(&b'\n') && !contains(payload, offload_formats::bundle::MAGIC)
         })
         .collect();
     let bytes = write_text(comment, &entries);

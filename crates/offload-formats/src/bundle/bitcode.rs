@@ -201,6 +201,28 @@ fn reading_ops(ops: Vec<Op>) -> Vec<Op> {
 }
 
 /// The blob of the first record with one (STRTAB_BLOB / SYMTAB_BLOB) in a block body.
+/// The operands of a `DEFINE_ABBREV` record.
+fn read_abbrev(r: &mut Bits<'_>) -> Result<Vec<Op>, String> {
+    let n = r.vbr(5)?;
+    let mut ops = Vec::new();
+    for _ in 0..n {
+        if r.fixed(1)? == 1 {
+            r.vbr(8)?;
+            ops.push(Op::Literal);
+            continue;
+        }
+        ops.push(match r.fixed(3)? {
+            1 => Op::Fixed(r.vbr(5)? as u32),
+            2 => Op::Vbr(r.vbr(5)? as u32),
+            3 => Op::Array,
+            4 => Op::Char6,
+            5 => Op::Blob,
+            e => return Err(format!("unknown bitcode operand encoding {e}")),
+        });
+    }
+    Ok(ops)
+}
+
 fn read_blob_block(body: &[u8], width: u32) -> Result<Option<&[u8]>, String> {
     let mut r = Bits::new(body);
     let mut abbrevs: Vec<Vec<Op>> = Vec::new();
@@ -208,26 +230,7 @@ fn read_blob_block(body: &[u8], width: u32) -> Result<Option<&[u8]>, String> {
         match r.fixed(width)? {
             0 => return Ok(None), // END_BLOCK
             1 => return Err("nested block in a bitcode symbol table".into()),
-            2 => {
-                let n = r.vbr(5)?;
-                let mut ops = Vec::new();
-                for _ in 0..n {
-                    if r.fixed(1)? == 1 {
-                        r.vbr(8)?;
-                        ops.push(Op::Literal);
-                        continue;
-                    }
-                    ops.push(match r.fixed(3)? {
-                        1 => Op::Fixed(r.vbr(5)? as u32),
-                        2 => Op::Vbr(r.vbr(5)? as u32),
-                        3 => Op::Array,
-                        4 => Op::Char6,
-                        5 => Op::Blob,
-                        e => return Err(format!("unknown bitcode operand encoding {e}")),
-                    });
-                }
-                abbrevs.push(reading_ops(ops));
-            }
+            2 => abbrevs.push(reading_ops(read_abbrev(&mut r)?)), // DEFINE_ABBREV
             3 => {
                 let _code = r.vbr(6)?;
                 let n = r.vbr(6)?;

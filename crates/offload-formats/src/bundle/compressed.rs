@@ -847,25 +847,12 @@ impl<'data> CompressedBundle<'data> {
             .map(|(d, ())| d)
     }
 
-    /// Decompresses, hashing on a second thread, while `consume` runs on the calling thread
-    /// and reads the bytes as they arrive through [`Progress::wait`]. Returns the bundle and
-    /// what `consume` returned.
-    ///
-    /// Memory: when the zstd frame records its content size (LLVM's always do), that size is
-    /// checked against the header, the compressed bytes and `limits`, then allocated at once
-    /// and filled while `consume` and the hasher read it. Otherwise (a zstd frame without a
-    /// content size, zlib) nothing is allocated for what the header claims: the output grows
-    /// as the data arrives, up to the claimed size (more is [`CompressedError::SizeTooSmall`]),
-    /// and `consume` and the hasher start when it is complete. An allocation the system
-    /// refuses is [`CompressedError::OutOfMemory`], never an abort.
-    pub fn decompress_with<R>(
-        &self,
-        limits: &Limits,
-        consume: impl FnOnce(&Progress<'_>) -> R,
-    ) -> Result<(Decompressed, R), CompressedError> {
+    /// The size to decode into, and whether it is exact (a zstd frame that records its
+    /// content size): neither the header's claim nor the frame's is trusted beyond what the
+    /// compressed bytes can hold. A frame smaller than the claim is a warning.
+    fn output_size(&self, warnings: &mut Vec<Warning>) -> Result<(u64, bool), CompressedError> {
         let claimed = self.header.uncompressed_size;
-        let mut warnings = Vec::new();
-        let (size, exact) = match self.header.method {
+        Ok(match self.header.method {
             Method::Zstd => {
                 // Neither our header nor the frame's is trusted for the allocation: every
                 // zstd block takes at least 4 bytes and yields at most 128 KiB.
@@ -898,13 +885,61 @@ impl<'data> CompressedBundle<'data> {
                 claimed.min((self.payload.len() as u64).saturating_mul(1032) + 64),
                 false,
             ),
-        };
-        if size > limits.max_size || size > isize::MAX as u64 {
-            return Err(CompressedError::TooLarge {
-                size,
-                limit: limits.max_size,
+        })
+    }
+
+    /// The checks after decoding `len` bytes: a claim larger than the output is a warning
+    /// (unless the frame's size already gave one), a hash that differs from the header's is a
+    /// warning, or an error with [`Limits::strict_hash`].
+    fn check_output(
+        &self,
+        len: u64,
+        hash: Option<u64>,
+        limits: &Limits,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), CompressedError> {
+        let claimed = self.header.uncompressed_size;
+        if len < claimed && warnings.is_empty() {
+            warnings.push(Warning::SizeTooLarge {
+                claimed,
+                actual: len,
             });
         }
+        if let Some(computed) = hash.filter(|&h| h != self.header.hash) {
+            if limits.strict_hash {
+                return Err(CompressedError::HashMismatch {
+                    stored: self.header.hash,
+                    computed,
+                });
+            }
+            warnings.push(Warning::HashMismatch {
+                stored: self.header.hash,
+                computed,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decompresses, hashing on a second thread, while `consume` runs on the calling thread
+    /// and reads the bytes as they arrive through [`Progress::wait`]. Returns the bundle and
+    /// what `consume` returned.
+    ///
+    /// Memory: when the zstd frame records its content size (LLVM's always do), that size is
+    /// checked against the header, the compressed bytes and `limits`, then allocated at once
+    /// and filled while `consume` and the hasher read it. Otherwise (a zstd frame without a
+    /// content size, zlib) nothing is allocated for what the header claims: the output grows
+    /// as the data arrives, up to the claimed size (more is [`CompressedError::SizeTooSmall`]),
+    /// and `consume` and the hasher start when it is complete. An allocation the system
+    /// refuses is [`CompressedError::OutOfMemory`], never an abort.
+    pub fn decompress_with<R>(
+        &self,
+        limits: &Limits,
+        consume: impl FnOnce(&Progress<'_>) -> R,
+    ) -> Result<(Decompressed, R), CompressedError> {
+        let claimed = self.header.uncompressed_size;
+        let mut warnings = Vec::new();
+        let (size, exact) = self.output_size(&mut warnings)?;
+        check_size(size, limits)?;
         let start = Instant::now();
         // The decompressed length and time, when decompression is already over.
         let mut done = None;
@@ -965,24 +1000,7 @@ impl<'data> CompressedBundle<'data> {
         buffer.truncate(len);
         // Decompression succeeded, so a hasher that ran has a hash.
         let hash = hash.flatten();
-        if (len as u64) < claimed && warnings.is_empty() {
-            warnings.push(Warning::SizeTooLarge {
-                claimed,
-                actual: len as u64,
-            });
-        }
-        if let Some(computed) = hash.filter(|&h| h != self.header.hash) {
-            if limits.strict_hash {
-                return Err(CompressedError::HashMismatch {
-                    stored: self.header.hash,
-                    computed,
-                });
-            }
-            warnings.push(Warning::HashMismatch {
-                stored: self.header.hash,
-                computed,
-            });
-        }
+        self.check_output(len as u64, hash, limits, &mut warnings)?;
         Ok((
             Decompressed {
                 data: buffer,
@@ -993,6 +1011,18 @@ impl<'data> CompressedBundle<'data> {
             value,
         ))
     }
+}
+
+/// Refuses to decode into `size` bytes above [`Limits::max_size`] (or what one allocation
+/// can hold).
+fn check_size(size: u64, limits: &Limits) -> Result<(), CompressedError> {
+    if size > limits.max_size || size > isize::MAX as u64 {
+        return Err(CompressedError::TooLarge {
+            size,
+            limit: limits.max_size,
+        });
+    }
+    Ok(())
 }
 
 /// A zeroed buffer of `len` bytes, or [`CompressedError::OutOfMemory`] when the allocator

@@ -37,7 +37,7 @@ use object::{Object, ObjectSection, SectionKind};
 use crate::bundle::BinaryBundle;
 use crate::bundle::binary::{Descriptor, HeaderRead, read_header};
 use crate::bundle::compressed::{CompressedBundle, CompressedError, Limits};
-use crate::bundle::sequence::{Item, Sequence, SequenceError};
+use crate::bundle::sequence::{Item, Segment, Sequence, SequenceError};
 use crate::id::EntryId;
 use crate::package::scan::split;
 use crate::package::{LlvmVersion, OffloadBinary};
@@ -666,6 +666,92 @@ impl<'data> Scanner<'_, 'data> {
         out
     }
 
+    /// A compressed bundle of a sequence, at `offset` in the file: listed from its header
+    /// when its entry table can be read that way (decoded whole later with
+    /// [`Options::verify`]), else decoded whole now.
+    fn compressed_bundle(
+        &mut self,
+        c: &CompressedBundle<'data>,
+        seg: &Segment<'data>,
+        offset: u64,
+        place: &Place,
+    ) -> Result<(), InspectError> {
+        if self.listed_from_header(c, seg.len, offset, place) {
+            return Ok(());
+        }
+        // The whole decode, with the checks a headers-only walk skipped.
+        let strict;
+        let c = if self.options.verify {
+            c
+        } else {
+            strict = CompressedBundle::parse(seg.data).map_err(|error| {
+                let error = SequenceError::Compressed {
+                    offset: seg.offset,
+                    error,
+                };
+                self.failed(place, "", error)
+            })?;
+            &strict
+        };
+        let context = || format!("compressed bundle at offset {offset}");
+        let (compression, data) = decompress(c).map_err(|e| self.failed(place, context(), e))?;
+        let bundle = BinaryBundle::parse(&data)
+            .map_err(|e| self.failed(place, context(), e))?
+            .ok_or_else(|| {
+                let message = format!("{} does not hold a binary bundle", context());
+                self.err(place, message)
+            })?;
+        let entries = self.bundle_entries(&bundle, None);
+        let compression = Some(compression);
+        self.push(
+            place,
+            "compressed-bundle",
+            offset,
+            seg.len,
+            compression,
+            entries,
+        );
+        Ok(())
+    }
+
+    /// Lists a compressed bundle of `len` bytes at `offset` from its entry table, decoding
+    /// only that far; false when the table cannot be read that way.
+    fn listed_from_header(
+        &mut self,
+        c: &CompressedBundle<'data>,
+        len: u64,
+        offset: u64,
+        place: &Place,
+    ) -> bool {
+        let Some((compression, header)) = header_only(c) else {
+            return false;
+        };
+        let descriptors = read_header(&header, compression.uncompressed_size);
+        let Ok(Some(HeaderRead::Complete(descriptors, _))) = descriptors else {
+            return false;
+        };
+        let entries = self.descriptor_entries(descriptors, None);
+        let compression = Some(compression);
+        self.push(
+            place,
+            "compressed-bundle",
+            offset,
+            len,
+            compression,
+            entries,
+        );
+        if self.options.verify {
+            // Decoded whole and hashed later, beside the others.
+            self.pending.push(Pending {
+                container: self.containers.len() - 1,
+                bundle: *c,
+                place: place.clone(),
+                offset,
+            });
+        }
+        true
+    }
+
     fn bundles(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
         let region_offset = self.offset_of(region);
         let sequence = if self.options.verify {
@@ -681,73 +767,7 @@ impl<'data> Scanner<'_, 'data> {
                     let entries = self.bundle_entries(b, Some(offset));
                     self.push(place, "bundle", offset, seg.len, None, entries);
                 }
-                Item::Compressed(c) => {
-                    if let Some((compression, header)) = header_only(c) {
-                        let descriptors = read_header(&header, compression.uncompressed_size);
-                        if let Ok(Some(HeaderRead::Complete(descriptors, _))) = descriptors {
-                            let entries = self.descriptor_entries(descriptors, None);
-                            self.push(
-                                place,
-                                "compressed-bundle",
-                                offset,
-                                seg.len,
-                                Some(compression),
-                                entries,
-                            );
-                            if self.options.verify {
-                                // Decoded whole and hashed later, beside the others.
-                                self.pending.push(Pending {
-                                    container: self.containers.len() - 1,
-                                    bundle: *c,
-                                    place: place.clone(),
-                                    offset,
-                                });
-                            }
-                            continue;
-                        }
-                    }
-                    // The whole decode, with the checks a headers-only walk skipped.
-                    let strict;
-                    let c = if self.options.verify {
-                        c
-                    } else {
-                        strict = CompressedBundle::parse(seg.data).map_err(|error| {
-                            self.failed(
-                                place,
-                                "",
-                                SequenceError::Compressed {
-                                    offset: seg.offset,
-                                    error,
-                                },
-                            )
-                        })?;
-                        &strict
-                    };
-                    let (compression, data) = decompress(c).map_err(|e| {
-                        self.failed(place, format!("compressed bundle at offset {offset}"), e)
-                    })?;
-                    let bundle = BinaryBundle::parse(&data)
-                        .map_err(|e| {
-                            self.failed(place, format!("compressed bundle at offset {offset}"), e)
-                        })?
-                        .ok_or_else(|| {
-                            self.err(
-                                place,
-                                format!(
-                                    "compressed bundle at offset {offset} does not hold a binary bundle"
-                                ),
-                            )
-                        })?;
-                    let entries = self.bundle_entries(&bundle, None);
-                    self.push(
-                        place,
-                        "compressed-bundle",
-                        offset,
-                        seg.len,
-                        Some(compression),
-                        entries,
-                    );
-                }
+                Item::Compressed(c) => self.compressed_bundle(c, &seg, offset, place)?,
             }
         }
         Ok(())

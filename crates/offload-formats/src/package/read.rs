@@ -751,18 +751,14 @@ mod tests {
     }
 
     #[test]
-    fn malformed_inputs_are_errors() {
+    fn malformed_headers_are_errors() {
         let good = v1();
         OffloadBinary::parse(&good).unwrap();
         // Every truncation.
         for n in 0..good.len() {
             assert!(OffloadBinary::parse(&good[..n]).is_err(), "prefix {n}");
         }
-        let set = |at: usize, v: u64| {
-            let mut d = good.clone();
-            d[at..at + 8].copy_from_slice(&v.to_le_bytes());
-            d
-        };
+        let set = |at: usize, v: u64| with_u64(&good, at, v);
         for version in [0u32, 4, 99] {
             let mut d = good.clone();
             d[4..8].copy_from_slice(&version.to_le_bytes());
@@ -795,6 +791,22 @@ mod tests {
             kind(&set(24, u64::MAX)),
             PackageReadErrorKind::OutOfRange { .. }
         ));
+        let mut magic = good.clone();
+        magic[3] = 0;
+        assert_eq!(kind(&magic), PackageReadErrorKind::BadMagic);
+    }
+
+    /// `good` with the u64 at `at` set to `v`.
+    fn with_u64(good: &[u8], at: usize, v: u64) -> Vec<u8> {
+        let mut d = good.to_vec();
+        d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        d
+    }
+
+    #[test]
+    fn malformed_entries_are_errors() {
+        let good = v1();
+        let set = |at: usize, v: u64| with_u64(&good, at, v);
         // OffloadEntry fields: string offset 40, count 48, image offset 56, image size 64.
         assert!(matches!(
             kind(&set(40, 76)),
@@ -833,9 +845,6 @@ mod tests {
                 Some(0)
             )
         );
-        let mut magic = good.clone();
-        magic[3] = 0;
-        assert_eq!(kind(&magic), PackageReadErrorKind::BadMagic);
     }
 
     #[test]
