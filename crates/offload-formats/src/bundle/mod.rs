@@ -1,4 +1,4 @@
-//! The clang-offload-bundler container formats.
+//! Bundles: the clang-offload-bundler container and the files built around it.
 //!
 //! A bundle holds one payload per *entry ID* (see [`crate::id`]). Two layouts exist:
 //!
@@ -8,12 +8,15 @@
 //! - [`text`]: payloads framed by comment lines, for preprocessed sources, LLVM IR,
 //!   assembly and dependency files.
 //!
+//! Around them:
+//!
 //! - [`fatobj`]: fat objects, host object files with one `__CLANG_OFFLOAD_BUNDLE__<ID>`
 //!   section per entry (`o` with an object host input).
 //! - [`archive`]: heterogeneous device archives (`a`, unbundling only).
-//! - [`hipfb`]: the HIP fat binary clang's driver writes (a binary bundle of a fixed shape).
+//! - [`hipfb`]: the `.hipfb` bundle clang's HIP driver writes (a binary bundle of a fixed
+//!   shape).
 //!
-//! [`compressed`] wraps a binary or text bundle in a zstd or zlib `CCOB` container;
+//! [`compressed`] wraps a binary or text bundle in a zstd- or zlib-compressed `CCOB` bundle;
 //! [`sequence`] walks binary and compressed bundles placed one after another (a linked
 //! `.hip_fatbin`).
 //!

@@ -69,7 +69,8 @@ impl Report {
     }
 }
 
-/// One container: a bundle, a compressed bundle, an offload binary or a fat-object section.
+/// One container: a bundle, a compressed bundle, an offload binary, an NVIDIA fat binary or a
+/// fat-object section.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ContainerReport {
@@ -489,7 +490,7 @@ impl<'data> Scanner<'_, 'data> {
                 | object::FileKind::MachO64,
             ) => self.object(data, &place),
             _ => {
-                // As cuobjdump: a fat binary anywhere in a file of no other kind.
+                // As cuobjdump: an NVIDIA fat binary anywhere in a file of no other kind.
                 self.nv_fatbins(data, &place, false)?;
                 Ok("other")
             }
@@ -572,7 +573,7 @@ impl<'data> Scanner<'_, 'data> {
                 data_sections.push((contents, here));
             }
         }
-        // A fat binary embedded in data (include_bytes!, a C array), as cuobjdump finds it:
+        // An NVIDIA fat binary embedded in data (include_bytes!, a C array), as cuobjdump finds it:
         // 8-byte aligned in the file, well-formed. Looked for only in an object where no
         // container was found by its section: reading every data page of a large library
         // that has its device code in `.hip_fatbin` would cost what the data costs.
