@@ -473,7 +473,8 @@ fn bundle_compressed(
     };
     let options = &job.compression.options;
     let started = std::time::Instant::now();
-    let ccob = compressed::compress_pieces(&pieces, options).map_err(|e| ctx.error(e))?;
+    let ccob = compressed::compress_pieces_with(&pieces, options, &crate::process::HOOKS)
+        .map_err(|e| ctx.error(e))?;
     if job.verbose {
         report_compressed(ctx, &ccob, options, started.elapsed())?;
     }

@@ -7,7 +7,9 @@
 //! as the same bytes, as LLVM's tools treat it. The tools are thin layers over the
 //! `offload-formats` and `offload-build` libraries; what is theirs alone is argument
 //! parsing (LLVM's `cl` conventions in [`cl`], clap for `offload-build`) and output
-//! policy ([`fileio`]: mapped inputs, atomically replaced outputs).
+//! policy ([`fileio`]: mapped inputs, atomically replaced outputs) and process policy: how many
+//! threads `inspect --verify` decodes on, the priority of compression threads and the memory
+//! advice on large buffers.
 //!
 //! - [`bundler`]: `offload-bundler` (clang-offload-bundler).
 //! - [`packager`]: `offload-packager` (clang-offload-packager, llvm-offload-binary).
@@ -20,6 +22,8 @@ pub mod cl;
 pub mod fileio;
 pub mod offload_build;
 pub mod packager;
+mod process;
+mod verify;
 
 use std::io::{self, Write};
 

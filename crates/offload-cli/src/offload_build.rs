@@ -424,7 +424,7 @@ fn inspect_files(
         inspect::Options::default()
     };
     let mut reports = Vec::new();
-    let inspect = |found: &Found<'_>| inspect::inspect_with(found.data, found.path, &options);
+    let inspect = |found: &Found<'_>| crate::verify::inspect(found.data, found.path, &options);
     let status = walk_reports(files, err, inspect, &mut |r, explicit| {
         // Files found in a directory or a zip file are shown only with device code.
         if r.containers.is_empty() && !explicit {

@@ -38,7 +38,7 @@ use super::{Ctx, Exit};
 use crate::fileio::{Input, OutputFile, error_text};
 use offload_formats::kind::FileKind;
 use offload_formats::package::archive::write_archive;
-use offload_formats::package::order::dense_map_order;
+use offload_formats::package::dense_map_order;
 use offload_formats::package::write::{Image, write_v1_to};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind, scan};
 

@@ -1,17 +1,17 @@
-//! What a file is, by its first bytes: the one sniffer every reader and tool asks.
+//! What a file is, by its first bytes: the one sniffer every reader and tool asks, and the
+//! one place magic numbers are compared.
 //!
 //! [`FileKind::sniff`] follows LLVM's `identify_magic` (`llvm/lib/BinaryFormat/Magic.cpp`)
 //! for the kinds LLVM knows, and adds the offload containers (bundles, compressed bundles,
 //! offload binaries) that LLVM recognises in its tools instead, and NVIDIA fat binaries. The
-//! magic numbers themselves live beside their formats ([`crate::bundle::MAGIC`],
-//! [`crate::bundle::compressed::MAGIC`], [`crate::package::raw::MAGIC`],
-//! [`crate::bundle::archive::AR_MAGIC`], [`crate::nvfatbin::MAGIC`]).
+//! magic numbers themselves are defined with the on-disk headers in the crate's raw
+//! definitions.
 
-use crate::bundle::MAGIC as BUNDLE_MAGIC;
-use crate::bundle::archive::AR_MAGIC;
-use crate::bundle::compressed::MAGIC as CCOB_MAGIC;
-use crate::nvfatbin::MAGIC_BYTES as NVFATBIN_MAGIC;
-use crate::package::raw::MAGIC as OFFLOAD_MAGIC;
+use crate::raw::{
+    AR_MAGIC, BIG_ARCHIVE_MAGIC, BIG_OBJ_CLASS_ID, BITCODE_MAGIC, BITCODE_WRAPPER_MAGIC,
+    BUNDLE_MAGIC, CCOB_MAGIC, DOS_MAGIC, ELF_MAGIC, MACHO_MAGICS, NVFATBIN_MAGIC_BYTES,
+    OFFLOAD_MAGIC, PE_SIGNATURE, THIN_MAGIC, WASM_MAGIC, ZIP_MAGICS, ZSTD_MAGIC, u16_at, u32_at,
+};
 
 /// The kinds of file the offload tools tell apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,17 +57,6 @@ pub enum FileKind {
     Unknown,
 }
 
-const MACHO_MAGICS: [[u8; 4]; 4] = [
-    [0xfe, 0xed, 0xfa, 0xce],
-    [0xfe, 0xed, 0xfa, 0xcf],
-    [0xce, 0xfa, 0xed, 0xfe],
-    [0xcf, 0xfa, 0xed, 0xfe],
-];
-
-const BIG_OBJ_CLASS_ID: [u8; 16] = [
-    0xc7, 0xa1, 0xba, 0xd1, 0xee, 0xba, 0xa9, 0x4b, 0xaf, 0x20, 0xfa, 0xf6, 0x6a, 0xa4, 0xdc, 0xb8,
-];
-
 impl FileKind {
     /// Identifies `data` by its first bytes.
     pub fn sniff(data: &[u8]) -> FileKind {
@@ -80,22 +69,22 @@ impl FileKind {
         if data.starts_with(&OFFLOAD_MAGIC) {
             return FileKind::OffloadBinary;
         }
-        if data.starts_with(&NVFATBIN_MAGIC) {
+        if data.starts_with(&NVFATBIN_MAGIC_BYTES) {
             return FileKind::NvFatbin;
         }
         if data.starts_with(AR_MAGIC) {
             return FileKind::Archive;
         }
-        if data.starts_with(b"!<thin>\n") {
+        if data.starts_with(THIN_MAGIC) {
             return FileKind::ThinArchive;
         }
-        if data.starts_with(b"BC\xc0\xde") {
+        if data.starts_with(BITCODE_MAGIC) {
             return FileKind::Bitcode;
         }
-        if data.starts_with(b"\xde\xc0\x17\x0b") {
+        if data.starts_with(BITCODE_WRAPPER_MAGIC) {
             return FileKind::BitcodeWrapper;
         }
-        if data.starts_with(b"\x7fELF") {
+        if data.starts_with(ELF_MAGIC) {
             if data.len() >= 18 {
                 // e_type in the file's byte order: ET_REL, ET_EXEC or ET_DYN.
                 let (high, low) = if data[5] == 2 { (16, 17) } else { (17, 16) };
@@ -108,15 +97,15 @@ impl FileKind {
         if data.len() >= 4 && MACHO_MAGICS.iter().any(|m| data[..4] == *m) {
             return FileKind::MachO;
         }
-        if data.starts_with(b"\0asm") {
+        if data.starts_with(WASM_MAGIC) {
             return FileKind::Wasm;
         }
-        if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        if data.starts_with(ZSTD_MAGIC) {
             return FileKind::ZstdFrame;
         }
         if data.len() >= 28
             && data[..4] == [0, 0, 0xff, 0xff]
-            && u16::from_le_bytes([data[4], data[5]]) >= 2
+            && u16_at(data, 4).is_some_and(|version| version >= 2)
             && data[12..28] == BIG_OBJ_CLASS_ID
         {
             return FileKind::CoffBigObj;
@@ -134,13 +123,13 @@ impl FileKind {
                 return FileKind::Coff;
             }
         }
-        if data.starts_with(b"MZ") && data.len() >= 0x40 {
-            let at = u32::from_le_bytes([data[0x3c], data[0x3d], data[0x3e], data[0x3f]]) as usize;
-            if data.get(at..at.saturating_add(4)) == Some(b"PE\0\0") {
+        if data.starts_with(DOS_MAGIC) && data.len() >= 0x40 {
+            let at = u32_at(data, 0x3c).unwrap_or(0) as usize;
+            if data.get(at..at.saturating_add(4)) == Some(PE_SIGNATURE) {
                 return FileKind::PeExecutable;
             }
         }
-        if data.starts_with(b"PK\x03\x04") || data.starts_with(b"PK\x05\x06") {
+        if ZIP_MAGICS.iter().any(|m| data.starts_with(*m)) {
             return FileKind::Zip;
         }
         FileKind::Unknown
@@ -177,8 +166,54 @@ pub fn is_llvm_object_file(data: &[u8]) -> bool {
     ];
     match FileKind::sniff(data) {
         FileKind::Elf | FileKind::ElfOther | FileKind::Wasm | FileKind::MachO => true,
-        _ => data.len() >= 20 && COFF_MACHINES.contains(&u16::from_le_bytes([data[0], data[1]])),
+        _ => data.len() >= 20 && u16_at(data, 0).is_some_and(|m| COFF_MACHINES.contains(&m)),
     }
+}
+
+/// Whether `prefix` could be the start of a binary bundle: it starts with the magic, or is
+/// shorter than the magic and a prefix of it.
+pub(crate) fn may_start_bundle(prefix: &[u8]) -> bool {
+    may_start_with(prefix, BUNDLE_MAGIC)
+}
+
+/// Whether `prefix` could be the start of an offload binary (as [`may_start_bundle`]).
+pub(crate) fn may_start_offload_binary(prefix: &[u8]) -> bool {
+    may_start_with(prefix, &OFFLOAD_MAGIC)
+}
+
+fn may_start_with(prefix: &[u8], magic: &[u8]) -> bool {
+    magic.starts_with(&prefix[..prefix.len().min(magic.len())])
+}
+
+/// Whether `data` starts with AIX's big-archive magic (`<bigaf>\n`), which LLVM's archive
+/// reader accepts and the offload tools do not read.
+pub(crate) fn is_big_archive(data: &[u8]) -> bool {
+    data.starts_with(BIG_ARCHIVE_MAGIC)
+}
+
+/// Whether `data` starts as a 64-bit little-endian ELF file (`EI_CLASS` 2, `EI_DATA` 1): what
+/// a cubin is.
+pub(crate) fn is_elf64_le(data: &[u8]) -> bool {
+    data.starts_with(ELF_MAGIC) && data.get(4..6) == Some(&[2, 1])
+}
+
+/// The entry ID of a fat object's bundle section: `name` after the bundle magic.
+pub(crate) fn bundle_section_id(name: &[u8]) -> Option<&[u8]> {
+    name.strip_prefix(&BUNDLE_MAGIC[..])
+}
+
+/// [`bundle_section_id`] of a section name read as text.
+pub(crate) fn bundle_section_id_str(name: &str) -> Option<&str> {
+    // The magic is ASCII, so what follows it starts at a character boundary.
+    bundle_section_id(name.as_bytes()).map(|id| &name[name.len() - id.len()..])
+}
+
+/// The first offset in `data`, a multiple of 8, where an NVIDIA fat binary's magic starts
+/// a whole 8-byte chunk: one comparison per 8 bytes.
+pub(crate) fn next_aligned_nvfatbin(data: &[u8]) -> Option<usize> {
+    data.chunks_exact(8)
+        .position(|c| c[..4] == NVFATBIN_MAGIC_BYTES)
+        .map(|i| i * 8)
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! offload-formats: LLVM's GPU offload containers, read and written byte for byte as LLVM does.
 //!
 //! A GPU program is compiled once per device architecture; LLVM packs the per-device code
-//! objects into one container and embeds it in a host object. This crate is the format layer
+//! objects into one container and embeds it in a host object. "Container" means one of three
+//! formats here: a bundle (clang-offload-bundler's, compressed or not; the HIP driver's
+//! `.hipfb` is one), an offload binary (clang-offload-packager's), or an NVIDIA fat binary
+//! ("nvfatbin"; "fatbin" alone names nothing else in this crate). This crate is the format layer
 //! of offload-build: readers and writers over bytes, with no file or process policy (the
 //! `offload-build` crate drives compiles from `build.rs`; `offload-cli` holds the tools).
 //!
@@ -60,3 +63,4 @@ pub mod kind;
 pub mod llvm;
 pub mod nvfatbin;
 pub mod package;
+mod raw;

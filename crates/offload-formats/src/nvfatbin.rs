@@ -62,7 +62,7 @@
 //! and [`Entry::decompress`] is checked against `cuobjdump -xelf`/`-xptx` of it
 //! (`integration/nvfatbin.rs`). [`Entry::image`] is `None` for a compressed entry and
 //! [`Entry::stored`] gives its compressed bytes; [`Entry::decompress`] decodes it within a size
-//! limit (LZ4 here, zstd with the `compression` feature). The writer never compresses.
+//! limit (LZ4 with `lz4_flex`, zstd with the `compression` feature). The writer never compresses.
 //!
 //! # Differences from nvFatbin's bytes
 //!
@@ -94,10 +94,15 @@
 
 use std::fmt;
 
-/// The magic number of a fat binary's header.
-pub const MAGIC: u32 = 0xBA55_ED50;
-/// The magic number as it is stored (little-endian).
-pub const MAGIC_BYTES: [u8; 4] = MAGIC.to_le_bytes();
+use object::endian::{U16, U32, U64};
+use object::pod::bytes_of;
+
+use crate::kind;
+use crate::raw::{
+    self, LE, NVFATBIN_ENTRY_FIELDS, NVFATBIN_HEADER_FIELDS, NvFatbinEntry, NvFatbinHeader,
+};
+
+pub use crate::raw::{NVFATBIN_MAGIC as MAGIC, NVFATBIN_MAGIC_BYTES as MAGIC_BYTES};
 /// The outer header's version.
 pub const VERSION: u16 = 1;
 /// The outer header's size.
@@ -330,36 +335,39 @@ fn err(kind: FatbinErrorKind, offset: usize, entry: Option<usize>) -> FatbinErro
     }
 }
 
-fn field<const N: usize>(
+/// The error for a field of `size` bytes at `at` that `data` does not hold.
+fn truncated(
     data: &[u8],
     at: usize,
-    name: &'static str,
+    field: &'static str,
+    size: usize,
     entry: Option<usize>,
-) -> Result<[u8; N], FatbinError> {
-    data.get(at..)
-        .and_then(|d| d.get(..N))
-        .map(|s| s.try_into().expect("N bytes"))
-        .ok_or_else(|| {
-            err(
-                FatbinErrorKind::Truncated {
-                    field: name,
-                    needed: N as u64,
-                    available: data.len().saturating_sub(at) as u64,
-                },
-                at,
-                entry,
-            )
-        })
+) -> FatbinError {
+    let available = data.len().saturating_sub(at) as u64;
+    let kind = FatbinErrorKind::Truncated {
+        field,
+        needed: size as u64,
+        available,
+    };
+    err(kind, at, entry)
 }
 
-fn u16_at(d: &[u8], at: usize, name: &'static str, e: Option<usize>) -> Result<u16, FatbinError> {
-    field::<2>(d, at, name, e).map(u16::from_le_bytes)
+/// The `T` at `at`, or the error naming the first of its `fields` that `data` cuts.
+fn read_header<'d, T: object::pod::Pod>(
+    data: &'d [u8],
+    at: usize,
+    fields: &[raw::Field],
+    entry: Option<usize>,
+) -> Result<&'d T, FatbinError> {
+    raw::read_at::<T>(data, at).ok_or_else(|| {
+        let (f, _) = raw::first_cut(fields, data.len().saturating_sub(at))
+            .expect("a header that does not fit cuts a field");
+        truncated(data, at + f.offset, f.name, f.size, entry)
+    })
 }
+
 fn u32_at(d: &[u8], at: usize, name: &'static str, e: Option<usize>) -> Result<u32, FatbinError> {
-    field::<4>(d, at, name, e).map(u32::from_le_bytes)
-}
-fn u64_at(d: &[u8], at: usize, name: &'static str, e: Option<usize>) -> Result<u64, FatbinError> {
-    field::<8>(d, at, name, e).map(u64::from_le_bytes)
+    raw::u32_at(d, at).ok_or_else(|| truncated(d, at, name, 4, e))
 }
 
 /// One entry of a fat binary, borrowing its bytes.
@@ -490,6 +498,115 @@ impl<'a> Entry<'a> {
     }
 }
 
+impl<'a> Entry<'a> {
+    /// Parses entry `index`, whose header is at `at` in `data` (the fat binary, cut at its
+    /// end): its header, payload, identifier and options block, each checked against `data`.
+    fn parse(data: &'a [u8], at: usize, index: usize) -> Result<Entry<'a>, FatbinError> {
+        let e = Some(index);
+        let h: &NvFatbinEntry = read_header(data, at, &NVFATBIN_ENTRY_FIELDS, e)?;
+        let header_size = h.header_size.get(LE);
+        let rest = &data[at..];
+        if (header_size as usize) < ENTRY_HEADER_SIZE || header_size as usize > rest.len() {
+            let kind = FatbinErrorKind::BadEntryHeaderSize(header_size);
+            return Err(err(kind, at + 4, e));
+        }
+        let header = &rest[..header_size as usize];
+        let payload_at = at + header_size as usize;
+        let size = h.size.get(LE);
+        if size > (data.len() - payload_at) as u64 {
+            let kind = FatbinErrorKind::PastEnd {
+                what: "payload",
+                offset: payload_at as u64,
+                size,
+                len: data.len() as u64,
+            };
+            return Err(err(kind, at + 8, e));
+        }
+        let flags = Flags(h.flags.get(LE));
+        let compressed_size = h.compressed_size.get(LE);
+        if flags.0 & (Flags::COMPRESSED_LZ4 | Flags::COMPRESSED_ZSTD) != 0
+            && compressed_size as u64 > size
+        {
+            let kind = FatbinErrorKind::CompressedSize {
+                compressed: compressed_size,
+                payload: size,
+            };
+            return Err(err(kind, at + 16, e));
+        }
+        Ok(Entry {
+            offset: at,
+            kind: EntryKind::from_raw(h.kind.get(LE)),
+            version: h.version.get(LE),
+            header_size,
+            payload: &data[payload_at..payload_at + size as usize],
+            compressed_size,
+            minor: h.minor.get(LE),
+            major: h.major.get(LE),
+            arch: h.arch.get(LE),
+            identifier: identifier(header, h, at, e)?,
+            options: options(header, h.options_offset.get(LE), at, e)?,
+            flags,
+            uncompressed_size: h.uncompressed_size.get(LE),
+        })
+    }
+}
+
+/// The string of `len` bytes at `offset` in an entry's `header` (at `at`), up to a NUL
+/// inside it, as C readers see it; `what` and `field_at` name it in the error.
+fn header_string<'a>(
+    header: &'a [u8],
+    (offset, len): (usize, usize),
+    what: &'static str,
+    (at, field_at): (usize, usize),
+    e: Option<usize>,
+) -> Result<&'a [u8], FatbinError> {
+    let s = header
+        .get(offset..)
+        .and_then(|s| s.get(..len))
+        .ok_or_else(|| {
+            let kind = FatbinErrorKind::PastEnd {
+                what,
+                offset: (at + offset) as u64,
+                size: len as u64,
+                len: (at + header.len()) as u64,
+            };
+            err(kind, field_at, e)
+        })?;
+    Ok(s.split(|&b| b == 0).next().unwrap_or(s))
+}
+
+/// The identifier of the entry at `at` (`None` at offset 0).
+fn identifier<'a>(
+    header: &'a [u8],
+    h: &NvFatbinEntry,
+    at: usize,
+    e: Option<usize>,
+) -> Result<Option<&'a [u8]>, FatbinError> {
+    let (offset, len) = (h.name_offset.get(LE) as usize, h.name_len.get(LE) as usize);
+    if offset == 0 {
+        return Ok(None);
+    }
+    header_string(header, (offset, len), "identifier", (at, at + 32), e).map(Some)
+}
+
+/// The options string of the entry at `at`, through its options block at `block` (`None` at
+/// offset 0).
+fn options(
+    header: &[u8],
+    block: u32,
+    at: usize,
+    e: Option<usize>,
+) -> Result<Option<&[u8]>, FatbinError> {
+    if block == 0 {
+        return Ok(None);
+    }
+    let o = block as usize;
+    let offset = u32_at(header, o, "options string offset", e).map_err(|x| x.at(at))? as usize;
+    let len = u32_at(header, o.saturating_add(4), "options string length", e)
+        .map_err(|x| x.at(at))? as usize;
+    header_string(header, (offset, len), "options string", (at, at + o), e).map(Some)
+}
+
 impl Entry<'_> {
     /// The image of a compressed entry, decompressed as `cuobjdump -xelf`/`-xptx` extracts
     /// it (a cubin; PTX text up to its NUL); `Ok(None)` when the entry is not compressed
@@ -530,8 +647,8 @@ impl Entry<'_> {
     }
 }
 
-/// Decodes one LZ4 block (no frame) into exactly `size` bytes at most; every length and
-/// offset is checked, so crafted input ends in an error, never a panic or an overrun.
+/// Decodes one LZ4 block (no frame) into `size` bytes at most, with `lz4_flex`'s checked
+/// decoder: crafted input ends in an error, never a panic or an overrun.
 fn lz4_block(input: &[u8], size: usize) -> Result<Vec<u8>, String> {
     // An LZ4 sequence of n bytes expands to at most about 255 n bytes: a size beyond that
     // is a lie, refused before allocating it.
@@ -541,61 +658,7 @@ fn lz4_block(input: &[u8], size: usize) -> Result<Vec<u8>, String> {
             input.len()
         ));
     }
-    let mut out: Vec<u8> = Vec::with_capacity(size);
-    let mut i = 0;
-    let length = |i: &mut usize, mut n: usize| -> Result<usize, String> {
-        if n == 15 {
-            loop {
-                let b = *input.get(*i).ok_or("length runs past the end")?;
-                *i += 1;
-                n = n.checked_add(b as usize).ok_or("length overflows")?;
-                if b != 255 {
-                    break;
-                }
-            }
-        }
-        Ok(n)
-    };
-    loop {
-        let token = *input.get(i).ok_or("sequence token past the end")?;
-        i += 1;
-        let literals = length(&mut i, (token >> 4) as usize)?;
-        let lit = input
-            .get(i..)
-            .and_then(|r| r.get(..literals))
-            .ok_or_else(|| format!("{literals} literals at offset {i} run past the end"))?;
-        if out.len() + literals > size {
-            return Err(format!("output longer than {size} bytes"));
-        }
-        out.extend_from_slice(lit);
-        i += literals;
-        if i == input.len() {
-            return Ok(out);
-        }
-        let offset = input
-            .get(i..i + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
-            .ok_or("match offset past the end")?;
-        i += 2;
-        if offset == 0 || offset > out.len() {
-            return Err(format!(
-                "match offset {offset} at input offset {} outside the {} bytes decoded",
-                i - 2,
-                out.len()
-            ));
-        }
-        let len = length(&mut i, (token & 15) as usize)?
-            .checked_add(4)
-            .ok_or("length overflows")?;
-        if out.len() + len > size {
-            return Err(format!("output longer than {size} bytes"));
-        }
-        let start = out.len() - offset;
-        for k in 0..len {
-            let b = out[start + k];
-            out.push(b);
-        }
-    }
+    lz4_flex::block::decompress(input, size).map_err(|e| e.to_string())
 }
 
 #[cfg(feature = "compression")]
@@ -632,20 +695,19 @@ pub struct Fatbin<'a> {
 impl<'a> Fatbin<'a> {
     /// Whether `data` starts with the magic number.
     pub fn is_fatbin(data: &[u8]) -> bool {
-        data.starts_with(&MAGIC_BYTES)
+        kind::FileKind::sniff(data) == kind::FileKind::NvFatbin
     }
 
     /// Parses the fat binary at the start of `data`; bytes after its end (other fat
     /// binaries, padding) are ignored ([`Fatbin::size`] tells where it ends). Every size and
     /// offset is checked against the input.
     pub fn parse(data: &'a [u8]) -> Result<Fatbin<'a>, FatbinError> {
-        let magic = u32_at(data, 0, "magic", None)?;
-        if magic != MAGIC {
+        if data.len() >= 4 && !Fatbin::is_fatbin(data) {
             return Err(err(FatbinErrorKind::BadMagic, 0, None));
         }
-        let version = u16_at(data, 4, "version", None)?;
-        let header_size = u16_at(data, 6, "header size", None)?;
-        let fat_size = u64_at(data, 8, "fat size", None)?;
+        let h: &NvFatbinHeader = read_header(data, 0, &NVFATBIN_HEADER_FIELDS, None)?;
+        let (version, header_size) = (h.version.get(LE), h.header_size.get(LE));
+        let fat_size = h.fat_size.get(LE);
         if (header_size as usize) < HEADER_SIZE {
             return Err(err(FatbinErrorKind::BadHeaderSize(header_size), 6, None));
         }
@@ -653,133 +715,22 @@ impl<'a> Fatbin<'a> {
             .checked_add(fat_size)
             .filter(|&t| t <= data.len() as u64)
             .ok_or_else(|| {
-                err(
-                    FatbinErrorKind::PastEnd {
-                        what: "entries",
-                        offset: header_size as u64,
-                        size: fat_size,
-                        len: data.len() as u64,
-                    },
-                    8,
-                    None,
-                )
+                let kind = FatbinErrorKind::PastEnd {
+                    what: "entries",
+                    offset: header_size as u64,
+                    size: fat_size,
+                    len: data.len() as u64,
+                };
+                err(kind, 8, None)
             })? as usize;
         let data = &data[..total];
         let mut entries = Vec::new();
         let mut at = header_size as usize;
         // Each entry takes at least 64 bytes, so the loop is bounded by the input.
         while at < total {
-            let e = Some(entries.len());
-            let rest = &data[at..];
-            let kind = EntryKind::from_raw(u16_at(data, at, "entry kind", e)?);
-            let version = u16_at(data, at + 2, "entry version", e)?;
-            let header_size = u32_at(data, at + 4, "entry header size", e)?;
-            let size = u64_at(data, at + 8, "payload size", e)?;
-            let compressed_size = u32_at(data, at + 16, "compressed size", e)?;
-            let options_offset = u32_at(data, at + 20, "options offset", e)?;
-            let minor = u16_at(data, at + 24, "minor version", e)?;
-            let major = u16_at(data, at + 26, "major version", e)?;
-            let arch = u32_at(data, at + 28, "arch", e)?;
-            let name_offset = u32_at(data, at + 32, "identifier offset", e)?;
-            let name_len = u32_at(data, at + 36, "identifier length", e)?;
-            let flags = Flags(u64_at(data, at + 40, "flags", e)?);
-            let uncompressed_size = u64_at(data, at + 56, "uncompressed size", e)?;
-            if (header_size as usize) < ENTRY_HEADER_SIZE || header_size as usize > rest.len() {
-                return Err(err(
-                    FatbinErrorKind::BadEntryHeaderSize(header_size),
-                    at + 4,
-                    e,
-                ));
-            }
-            let header = &rest[..header_size as usize];
-            let payload_at = at + header_size as usize;
-            if size > (total - payload_at) as u64 {
-                return Err(err(
-                    FatbinErrorKind::PastEnd {
-                        what: "payload",
-                        offset: payload_at as u64,
-                        size,
-                        len: total as u64,
-                    },
-                    at + 8,
-                    e,
-                ));
-            }
-            let payload = &data[payload_at..payload_at + size as usize];
-            if flags.0 & (Flags::COMPRESSED_LZ4 | Flags::COMPRESSED_ZSTD) != 0
-                && compressed_size as u64 > size
-            {
-                return Err(err(
-                    FatbinErrorKind::CompressedSize {
-                        compressed: compressed_size,
-                        payload: size,
-                    },
-                    at + 16,
-                    e,
-                ));
-            }
-            let identifier = if name_offset == 0 {
-                None
-            } else {
-                let s = header
-                    .get(name_offset as usize..)
-                    .and_then(|s| s.get(..name_len as usize))
-                    .ok_or_else(|| {
-                        err(
-                            FatbinErrorKind::PastEnd {
-                                what: "identifier",
-                                offset: (at + name_offset as usize) as u64,
-                                size: name_len as u64,
-                                len: (at + header.len()) as u64,
-                            },
-                            at + 32,
-                            e,
-                        )
-                    })?;
-                // A NUL inside the claimed length ends the name, as C readers see it.
-                Some(s.split(|&b| b == 0).next().unwrap_or(s))
-            };
-            let options = if options_offset == 0 {
-                None
-            } else {
-                let o = options_offset as usize;
-                let str_offset =
-                    u32_at(header, o, "options string offset", e).map_err(|x| x.at(at))? as usize;
-                let str_len = u32_at(header, o.saturating_add(4), "options string length", e)
-                    .map_err(|x| x.at(at))? as usize;
-                let s = header
-                    .get(str_offset..)
-                    .and_then(|s| s.get(..str_len))
-                    .ok_or_else(|| {
-                        err(
-                            FatbinErrorKind::PastEnd {
-                                what: "options string",
-                                offset: (at + str_offset) as u64,
-                                size: str_len as u64,
-                                len: (at + header.len()) as u64,
-                            },
-                            at + o,
-                            e,
-                        )
-                    })?;
-                Some(s.split(|&b| b == 0).next().unwrap_or(s))
-            };
-            entries.push(Entry {
-                offset: at,
-                kind,
-                version,
-                header_size,
-                payload,
-                compressed_size,
-                minor,
-                major,
-                arch,
-                identifier,
-                options,
-                flags,
-                uncompressed_size,
-            });
-            at = payload_at + size as usize;
+            let entry = Entry::parse(data, at, entries.len())?;
+            at = entry.payload_offset() + entry.payload.len();
+            entries.push(entry);
         }
         Ok(Fatbin {
             data,
@@ -839,11 +790,8 @@ pub fn scan(data: &[u8]) -> (Vec<Found<'_>>, Vec<(usize, FatbinError)>) {
     let mut at = 0;
     while at + HEADER_SIZE <= data.len() {
         // The next aligned magic: one comparison per 8 bytes, over whole chunks.
-        match data[at..]
-            .chunks_exact(8)
-            .position(|c| c[..4] == MAGIC_BYTES)
-        {
-            Some(i) => at += i * 8,
+        match kind::next_aligned_nvfatbin(&data[at..]) {
+            Some(skip) => at += skip,
             None => break,
         }
         if at + HEADER_SIZE > data.len() {
@@ -1022,7 +970,7 @@ impl FatbinWriter {
         Self::check_string(identifier, "identifier")?;
         let (arch, arch_specific) = parse_arch(arch)?;
         // ELFCLASS64, little-endian: the only cubins the 64-bit flag describes.
-        if cubin.len() < 64 || !cubin.starts_with(b"\x7fELF\x02\x01") {
+        if cubin.len() < 64 || !kind::is_elf64_le(cubin) {
             return Err(FatbinWriteError::NotElf64);
         }
         let mut payload = cubin.to_vec();
@@ -1090,39 +1038,44 @@ impl FatbinWriter {
             if let Some(o) = &p.options {
                 options_offset = (ENTRY_HEADER_SIZE + extra.len()) as u32;
                 let str_offset = options_offset + 8;
-                extra.extend(str_offset.to_le_bytes());
-                extra.extend((o.len() as u32).to_le_bytes());
+                extra.extend(bytes_of(&U32::new(LE, str_offset)));
+                extra.extend(bytes_of(&U32::new(LE, o.len() as u32)));
                 extra.extend(padded_string(o));
             }
-            let header_size = (ENTRY_HEADER_SIZE + extra.len()) as u32;
-            body.extend(p.kind.raw().to_le_bytes());
-            body.extend(ENTRY_VERSION.to_le_bytes());
-            body.extend(header_size.to_le_bytes());
-            body.extend((p.payload.len() as u64).to_le_bytes());
-            body.extend(0u32.to_le_bytes());
-            body.extend(options_offset.to_le_bytes());
-            body.extend(p.minor.to_le_bytes());
-            body.extend(p.major.to_le_bytes());
-            body.extend(p.arch.to_le_bytes());
-            body.extend(name_offset.to_le_bytes());
-            body.extend(name_len.to_le_bytes());
             let flags = self.flags.0
                 | if p.arch_specific {
                     Flags::ARCH_SPECIFIC
                 } else {
                     0
                 };
-            body.extend(flags.to_le_bytes());
-            body.extend(0u64.to_le_bytes());
-            body.extend(0u64.to_le_bytes());
+            let header = NvFatbinEntry {
+                kind: U16::new(LE, p.kind.raw()),
+                version: U16::new(LE, ENTRY_VERSION),
+                header_size: U32::new(LE, (ENTRY_HEADER_SIZE + extra.len()) as u32),
+                size: U64::new(LE, p.payload.len() as u64),
+                compressed_size: U32::new(LE, 0),
+                options_offset: U32::new(LE, options_offset),
+                minor: U16::new(LE, p.minor),
+                major: U16::new(LE, p.major),
+                arch: U32::new(LE, p.arch),
+                name_offset: U32::new(LE, name_offset),
+                name_len: U32::new(LE, name_len),
+                flags: U64::new(LE, flags),
+                reserved: U64::new(LE, 0),
+                uncompressed_size: U64::new(LE, 0),
+            };
+            body.extend(bytes_of(&header));
             body.extend(extra);
             body.extend(&p.payload);
         }
+        let header = NvFatbinHeader {
+            magic: U32::new(LE, MAGIC),
+            version: U16::new(LE, VERSION),
+            header_size: U16::new(LE, HEADER_SIZE as u16),
+            fat_size: U64::new(LE, body.len() as u64),
+        };
         let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
-        out.extend(MAGIC_BYTES);
-        out.extend(VERSION.to_le_bytes());
-        out.extend((HEADER_SIZE as u16).to_le_bytes());
-        out.extend((body.len() as u64).to_le_bytes());
+        out.extend(bytes_of(&header));
         out.extend(body);
         out
     }
@@ -1131,6 +1084,11 @@ impl FatbinWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header of the entry at `at`, to edit.
+    fn entry_header(b: &mut [u8], at: usize) -> &mut NvFatbinEntry {
+        object::pod::from_bytes_mut(&mut b[at..]).unwrap().0
+    }
 
     fn cubin(arch: u8) -> Vec<u8> {
         let mut c = b"\x7fELF\x02\x01\x013\x07".to_vec();
@@ -1258,8 +1216,9 @@ mod tests {
         assert!(e.to_string().contains("entry 1"), "{e}");
         // A compressed size larger than the payload.
         let mut b = bytes.clone();
-        b[16 + 40..16 + 48].copy_from_slice(&0x8011u64.to_le_bytes());
-        b[16 + 16..16 + 20].copy_from_slice(&1000u32.to_le_bytes());
+        let h = entry_header(&mut b, 16);
+        h.flags.set(LE, 0x8011);
+        h.compressed_size.set(LE, 1000);
         assert!(matches!(
             Fatbin::parse(&b).unwrap_err().kind,
             FatbinErrorKind::CompressedSize { .. }
@@ -1269,8 +1228,9 @@ mod tests {
     #[test]
     fn compressed_entries_are_listed_not_decompressed() {
         let mut b = sample();
-        b[16 + 40..16 + 48].copy_from_slice(&0x2011u64.to_le_bytes());
-        b[16 + 16..16 + 20].copy_from_slice(&10u32.to_le_bytes());
+        let h = entry_header(&mut b, 16);
+        h.flags.set(LE, 0x2011);
+        h.compressed_size.set(LE, 10);
         let f = Fatbin::parse(&b).unwrap();
         let e = &f.entries()[0];
         assert_eq!(e.compression(), Some(Compression::Lz4));
@@ -1343,9 +1303,10 @@ mod tests {
         let at = second.offset();
         let p = second.payload_offset();
         b[p..p + block.len()].copy_from_slice(&block);
-        b[at + 16..at + 20].copy_from_slice(&(block.len() as u32).to_le_bytes());
-        b[at + 40..at + 48].copy_from_slice(&0x2011u64.to_le_bytes());
-        b[at + 56..at + 64].copy_from_slice(&14u64.to_le_bytes());
+        let h = entry_header(&mut b, at);
+        h.compressed_size.set(LE, block.len() as u32);
+        h.flags.set(LE, 0x2011);
+        h.uncompressed_size.set(LE, 14);
         let f = Fatbin::parse(&b).unwrap();
         let e = &f.entries()[1];
         assert_eq!(e.decompress(1 << 20).unwrap().unwrap(), b"abcabcabcabcX");
@@ -1355,7 +1316,7 @@ mod tests {
             FatbinErrorKind::TooLarge { size: 14, max: 10 }
         ));
         assert_eq!(f.entries()[0].decompress(1 << 20).unwrap(), None);
-        b[at + 56..at + 64].copy_from_slice(&20u64.to_le_bytes());
+        entry_header(&mut b, at).uncompressed_size.set(LE, 20);
         let e = Fatbin::parse(&b).unwrap().entries()[1]
             .decompress(1 << 20)
             .unwrap_err();

@@ -237,6 +237,7 @@ pub fn ccob(data: &[u8]) {
         max_size: MAX_DECOMPRESSED,
         strict_hash: flags & 1 != 0,
         verify_hash: flags & 2 != 0,
+        ..Limits::default()
     };
     let result = bundle.decompress_with(&limits, |p| p.wait(usize::MAX).map(<[u8]>::len));
     if let Ok((d, seen)) = result {
@@ -610,7 +611,7 @@ pub fn roundtrip_text(data: &[u8]) {
     let entries: Vec<(&[u8], &[u8])> = entries(&mut input, 64)
         .into_iter()
         .filter(|(id, payload)| {
-            !id.contains(&b'\n') && !contains(payload, b"__CLANG_OFFLOAD_BUNDLE__")
+            !id.contains(&b'\n') && !contains(payload, offload_formats::bundle::MAGIC)
         })
         .collect();
     let bytes = write_text(comment, &entries);
@@ -651,6 +652,7 @@ pub fn roundtrip_ccob(data: &[u8]) {
         max_size: bundle.len() as u64,
         strict_hash: true,
         verify_hash: true,
+        ..Limits::default()
     };
     let (d, ()) = parsed
         .decompress_with(&limits, |_| ())

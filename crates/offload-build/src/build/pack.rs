@@ -212,7 +212,7 @@ fn offload_binaries(
         };
         for p in pieces {
             let keys = [("triple", triple), ("arch", arch_name.as_str())];
-            let order = offload_formats::package::order::dense_map_order(&keys.map(|k| k.0));
+            let order = offload_formats::package::dense_map_order(&keys.map(|k| k.0));
             let mut image = offload_formats::package::Image::new(p.kind, kind, llvm, &p.data)
                 .map_err(|e| Error::Pack(e.into()))?;
             for i in order {

@@ -12,7 +12,7 @@ use super::device::{DeviceSymbols, DeviceVariable};
 use super::host::{self, Place};
 use super::target::{HostFormat, HostTarget};
 use offload_formats::kind::FileKind;
-use offload_formats::package::raw::SHT_LLVM_OFFLOADING;
+use offload_formats::package::SHT_LLVM_OFFLOADING;
 use offload_formats::package::scan::split;
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadBinary, OffloadKind};
 

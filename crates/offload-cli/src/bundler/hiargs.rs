@@ -122,6 +122,7 @@ fn compression(low: &LowArgs, env: &EnvConfig) -> (bool, Compression) {
             // Off by default, as in LLVM: the MD5 of a large bundle takes longer than the
             // whole unbundling. -verbose prints the recalculated hash, as LLVM does.
             verify_hash: low.verify_hash.unwrap_or(env.verify_hash) || verbose,
+            hooks: crate::process::HOOKS,
         },
     };
     (verbose, compression)

@@ -41,13 +41,10 @@ use super::compressed::CompressedError;
 use super::fatobj::{self, FatObject, FatObjectError};
 use super::{BinaryBundle, BundleReadError};
 use crate::id::{EntryId, target_id};
+use crate::kind::FileKind;
 use object::archive;
 
-/// The 8-byte global header of an `ar` archive (also a complete empty archive).
-pub const AR_MAGIC: &[u8; 8] = b"!<arch>\n";
-
-const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
-const BIG_ARCHIVE_MAGIC: &[u8; 8] = b"<bigaf>\n";
+pub use crate::raw::AR_MAGIC;
 
 /// LLVM's message (`object::Archive::create`, LLVM 19 and 22) for an input that starts with
 /// none of the archive magics, whatever it holds and however long it is: an empty file, one
@@ -57,7 +54,7 @@ pub const NOT_AN_ARCHIVE: &str = "file too small to be an archive";
 /// Whether `data` starts with a magic LLVM's archive reader accepts (`!<arch>\n`,
 /// `!<thin>\n` or AIX's `<bigaf>\n`); when it does not, LLVM reports [`NOT_AN_ARCHIVE`].
 pub fn has_archive_magic(data: &[u8]) -> bool {
-    Archive::is_archive(data) || data.starts_with(BIG_ARCHIVE_MAGIC)
+    Archive::is_archive(data) || crate::kind::is_big_archive(data)
 }
 const HEADER: usize = 60;
 
@@ -123,7 +120,7 @@ pub struct Archive<'data> {
 impl<'data> Archive<'data> {
     /// Whether `data` starts with an archive magic (regular or thin).
     pub fn is_archive(data: &[u8]) -> bool {
-        crate::kind::FileKind::sniff(data).is_archive()
+        FileKind::sniff(data).is_archive()
     }
 
     /// Parses and validates the whole archive with `object`'s reader (the workspace's one
@@ -131,13 +128,14 @@ impl<'data> Archive<'data> {
     /// long-name tables read over and over (`check_long_names`). When `object` refuses the
     /// archive, the failing member header is found again to say what was wrong and where.
     pub fn parse(data: &'data [u8]) -> Result<Self, DeviceArchiveError> {
-        if data.starts_with(THIN_MAGIC) {
+        let kind = FileKind::sniff(data);
+        if kind == FileKind::ThinArchive {
             return Err(DeviceArchiveError::new(
                 0,
                 "thin archives are not supported (their members live in other files)",
             ));
         }
-        if !data.starts_with(AR_MAGIC) {
+        if kind != FileKind::Archive {
             return Err(DeviceArchiveError::new(
                 0,
                 "file does not start with !<arch>",
@@ -321,7 +319,7 @@ fn check_member_name(name: &[u8]) -> Result<(), String> {
 /// table; more than twice the input (plus 1 MiB) is refused before any name is read.
 pub(crate) fn check_long_names(data: &[u8]) -> Result<(), String> {
     const HEADER: usize = 60;
-    if !data.starts_with(b"!<arch>\n") {
+    if FileKind::sniff(data) != FileKind::Archive {
         return Ok(());
     }
     let number = |field: &[u8]| -> Option<usize> {
@@ -901,66 +899,17 @@ pub fn write_gnu_archive_with(
     if members.is_empty() {
         return Ok(AR_MAGIC.to_vec());
     }
-    let mut long_names: Vec<u8> = Vec::new();
-    let mut long_seen: Vec<(&[u8], usize)> = Vec::new();
-    let mut sym_names: Vec<u8> = Vec::new();
-    let mut has_object = false;
-    // Per member: header, symbol name offsets.
-    let mut headers: Vec<Vec<u8>> = Vec::with_capacity(members.len());
-    let mut symbols: Vec<Vec<usize>> = Vec::with_capacity(members.len());
-    for m in members {
-        let size = m.data.len();
-        let mut h = Vec::with_capacity(HEADER);
-        if m.name.len() >= 16 || m.name.contains(&b'/') {
-            let at = match long_seen.iter().find(|(n, _)| *n == &m.name[..]) {
-                Some(&(_, at)) => at,
-                None => {
-                    let at = long_names.len();
-                    long_names.extend_from_slice(&m.name);
-                    long_names.extend_from_slice(b"/\n");
-                    long_seen.push((&m.name, at));
-                    at
-                }
-            };
-            h.extend_from_slice(format!("/{at:<15}").as_bytes());
-        } else {
-            let mut n = m.name.clone();
-            n.push(b'/');
-            h.extend_from_slice(&n);
-            h.resize(16, b' ');
-        }
-        h.extend_from_slice(
-            format!("{:<12}{:<6}{:<6}{:<8o}{:<10}`\n", 0, 0, 0, 0o644, size).as_bytes(),
-        );
-        headers.push(h);
-        let syms = symbols_of(&m.data).map_err(|error| WriteArchiveError::Symbols {
-            member: String::from_utf8_lossy(&m.name).into_owned(),
-            error,
-        })?;
-        let mut offsets = Vec::new();
-        if let Some(names) = syms {
-            has_object = true;
-            for name in names {
-                offsets.push(sym_names.len());
-                sym_names.extend_from_slice(&name);
-                sym_names.push(0);
-            }
-        }
-        symbols.push(offsets);
-    }
-    if has_object && sym_names.is_empty() {
-        sym_names.extend_from_slice(&[0, 0, 0]);
-    }
-    let num_syms: usize = symbols.iter().map(Vec::len).sum();
+    let t = ArchiveTables::build(members, symbols_of)?;
+    let num_syms: usize = t.symbols.iter().map(Vec::len).sum();
     let member_len =
-        |i: usize| headers[i].len() + members[i].data.len() + (members[i].data.len() & 1);
-    let string_member = if long_names.is_empty() {
+        |i: usize| t.headers[i].len() + members[i].data.len() + (members[i].data.len() & 1);
+    let string_member = if t.long_names.is_empty() {
         0
     } else {
-        HEADER + long_names.len() + (long_names.len() & 1)
+        HEADER + t.long_names.len() + (t.long_names.len() & 1)
     };
     let symtab_size = |offset_size: usize| {
-        let s = offset_size + num_syms * offset_size + sym_names.len();
+        let s = offset_size + num_syms * offset_size + t.sym_names.len();
         s + (s & 1)
     };
     let last_header: usize = (0..members.len().saturating_sub(1)).map(member_len).sum();
@@ -972,44 +921,28 @@ pub fn write_gnu_archive_with(
     let total: usize = headers_size + (0..members.len()).map(member_len).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(AR_MAGIC);
-    if !sym_names.is_empty() {
+    if !t.sym_names.is_empty() {
         let size = symtab_size(offset_size);
         let name = if sym64 { "/SYM64/" } else { "/" };
         out.extend_from_slice(
             format!("{name:<16}{:<12}{:<6}{:<6}{:<8o}{size:<10}`\n", 0, 0, 0, 0).as_bytes(),
         );
-        let put = |out: &mut Vec<u8>, v: usize| -> Result<(), WriteArchiveError> {
-            if sym64 {
-                out.extend_from_slice(&(v as u64).to_be_bytes());
-            } else {
-                let v = u32::try_from(v).map_err(|_| WriteArchiveError::TooLarge)?;
-                out.extend_from_slice(&v.to_be_bytes());
-            }
-            Ok(())
-        };
-        put(&mut out, num_syms)?;
-        let mut pos = headers_size;
-        for (i, syms) in symbols.iter().enumerate() {
-            for _ in syms {
-                put(&mut out, pos)?;
-            }
-            pos += member_len(i);
-        }
-        out.extend_from_slice(&sym_names);
-        let written = offset_size + num_syms * offset_size + sym_names.len();
-        if written & 1 == 1 {
-            out.push(0);
-        }
+        let offsets = (0..members.len()).scan(headers_size, |pos, i| {
+            let at = *pos;
+            *pos += member_len(i);
+            Some(std::iter::repeat_n(at, t.symbols[i].len()))
+        });
+        write_symbol_table(&mut out, sym64, num_syms, offsets.flatten(), &t.sym_names)?;
     }
-    if !long_names.is_empty() {
-        let size = long_names.len() + (long_names.len() & 1);
+    if !t.long_names.is_empty() {
+        let size = t.long_names.len() + (t.long_names.len() & 1);
         out.extend_from_slice(format!("{:<48}{size:<10}`\n", "//").as_bytes());
-        out.extend_from_slice(&long_names);
-        if long_names.len() & 1 == 1 {
+        out.extend_from_slice(&t.long_names);
+        if t.long_names.len() & 1 == 1 {
             out.push(b'\n');
         }
     }
-    for (h, m) in headers.iter().zip(members) {
+    for (h, m) in t.headers.iter().zip(members) {
         out.extend_from_slice(h);
         out.extend_from_slice(&m.data);
         if m.data.len() & 1 == 1 {
@@ -1017,6 +950,118 @@ pub fn write_gnu_archive_with(
         }
     }
     Ok(out)
+}
+
+/// The parts of a GNU archive that depend on every member: the long-name table, the symbol
+/// names, and per member its header and the offsets of its symbols' names.
+struct ArchiveTables {
+    long_names: Vec<u8>,
+    sym_names: Vec<u8>,
+    headers: Vec<Vec<u8>>,
+    symbols: Vec<Vec<usize>>,
+}
+
+impl ArchiveTables {
+    fn build(
+        members: &[NewMember<'_>],
+        symbols_of: impl Fn(&[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError>,
+    ) -> Result<ArchiveTables, WriteArchiveError> {
+        let mut t = ArchiveTables {
+            long_names: Vec::new(),
+            sym_names: Vec::new(),
+            headers: Vec::with_capacity(members.len()),
+            symbols: Vec::with_capacity(members.len()),
+        };
+        let mut long_seen: Vec<(&[u8], usize)> = Vec::new();
+        let mut has_object = false;
+        for m in members {
+            let header = t.member_header(m, &mut long_seen);
+            t.headers.push(header);
+            let syms = symbols_of(&m.data).map_err(|error| WriteArchiveError::Symbols {
+                member: String::from_utf8_lossy(&m.name).into_owned(),
+                error,
+            })?;
+            let mut offsets = Vec::new();
+            if let Some(names) = syms {
+                has_object = true;
+                for name in names {
+                    offsets.push(t.sym_names.len());
+                    t.sym_names.extend_from_slice(&name);
+                    t.sym_names.push(0);
+                }
+            }
+            t.symbols.push(offsets);
+        }
+        if has_object && t.sym_names.is_empty() {
+            t.sym_names.extend_from_slice(&[0, 0, 0]);
+        }
+        Ok(t)
+    }
+
+    /// The header of member `m`; a name of 16 bytes or more, or with a `/`, goes to the
+    /// long-name table once (`long_seen`: the names already there, with their offsets).
+    fn member_header<'m>(
+        &mut self,
+        m: &'m NewMember<'_>,
+        long_seen: &mut Vec<(&'m [u8], usize)>,
+    ) -> Vec<u8> {
+        let mut h = Vec::with_capacity(HEADER);
+        if m.name.len() >= 16 || m.name.contains(&b'/') {
+            let at = match long_seen.iter().find(|(n, _)| *n == &m.name[..]) {
+                Some(&(_, at)) => at,
+                None => {
+                    let at = self.long_names.len();
+                    self.long_names.extend_from_slice(&m.name);
+                    self.long_names.extend_from_slice(b"/\n");
+                    long_seen.push((&m.name, at));
+                    at
+                }
+            };
+            h.extend_from_slice(format!("/{at:<15}").as_bytes());
+        } else {
+            let mut n = m.name.clone();
+            n.push(b'/');
+            h.extend_from_slice(&n);
+            h.resize(16, b' ');
+        }
+        let size = m.data.len();
+        h.extend_from_slice(
+            format!("{:<12}{:<6}{:<6}{:<8o}{:<10}`\n", 0, 0, 0, 0o644, size).as_bytes(),
+        );
+        h
+    }
+}
+
+/// The symbol table member's contents (after its header): the count, each symbol's member
+/// offset, the names, padded to an even size. Big-endian 32-bit offsets, or 64-bit ones for
+/// `/SYM64/`.
+fn write_symbol_table(
+    out: &mut Vec<u8>,
+    sym64: bool,
+    num_syms: usize,
+    offsets: impl Iterator<Item = usize>,
+    names: &[u8],
+) -> Result<(), WriteArchiveError> {
+    let put = |out: &mut Vec<u8>, v: usize| -> Result<(), WriteArchiveError> {
+        if sym64 {
+            out.extend_from_slice(&(v as u64).to_be_bytes());
+        } else {
+            let v = u32::try_from(v).map_err(|_| WriteArchiveError::TooLarge)?;
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        Ok(())
+    };
+    put(out, num_syms)?;
+    for offset in offsets {
+        put(out, offset)?;
+    }
+    out.extend_from_slice(names);
+    let offset_size = if sym64 { 8 } else { 4 };
+    let written = offset_size + num_syms * offset_size + names.len();
+    if written & 1 == 1 {
+        out.push(0);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

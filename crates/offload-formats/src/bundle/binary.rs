@@ -20,11 +20,16 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::order::StringMapOrder;
-use super::{BundleReadError, BundleReadErrorKind, BundleWriteError, MAGIC, align_up};
+use object::endian::U64;
+use object::pod::bytes_of;
 
-const HEADER_FIXED: u64 = 32;
-const DESCRIPTOR_FIXED: u64 = 24;
+use super::order::StringMapOrder;
+use super::{BundleReadError, BundleReadErrorKind, BundleWriteError, align_up};
+use crate::kind;
+use crate::raw::{self, BUNDLE_ENTRY_FIELDS, BUNDLE_MAGIC, BundleEntry, BundleHeader, LE};
+
+const HEADER_FIXED: u64 = raw::size_of::<BundleHeader>() as u64;
+const DESCRIPTOR_FIXED: u64 = raw::size_of::<BundleEntry>() as u64;
 
 /// One entry of a binary bundle, borrowing from the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +64,7 @@ pub struct BinaryBundle<'data> {
 impl<'data> BinaryBundle<'data> {
     /// Whether `data` starts with the bundle magic.
     pub fn is_bundle(data: &[u8]) -> bool {
-        crate::kind::FileKind::sniff(data) == crate::kind::FileKind::Bundle
+        kind::FileKind::sniff(data) == kind::FileKind::Bundle
     }
 
     /// Parses the bundle at the start of `data`.
@@ -196,7 +201,7 @@ pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, Bu
     // whole bundle, a field cut short is the error `parse` reports.
     let cut = |need: u64| have < need && have < len;
     if cut(HEADER_FIXED) {
-        if !MAGIC.starts_with(&prefix[..prefix.len().min(MAGIC.len())]) {
+        if !kind::may_start_bundle(prefix) {
             return Ok(None);
         }
         return Ok(Some(HeaderRead::NeedMore(HEADER_FIXED.min(len))));
@@ -204,7 +209,10 @@ pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, Bu
     if !BinaryBundle::is_bundle(prefix) {
         return Ok(None);
     }
-    let count = read_u64(prefix, 24, "entry count", None)?;
+    let count = match raw::read_at::<BundleHeader>(prefix, 0) {
+        Some(header) => header.num_entries.get(LE),
+        None => return Err(truncated(prefix, 24, "entry count", None)),
+    };
     let max = len.saturating_sub(HEADER_FIXED) / DESCRIPTOR_FIXED;
     if count > max {
         return Err(BundleReadError::new(
@@ -220,9 +228,9 @@ pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, Bu
         if cut(pos + DESCRIPTOR_FIXED) {
             return Ok(Some(HeaderRead::NeedMore(pos + DESCRIPTOR_FIXED)));
         }
-        let offset = read_u64(prefix, pos, "payload offset", Some(i))?;
-        let size = read_u64(prefix, pos + 8, "payload size", Some(i))?;
-        let id_len = read_u64(prefix, pos + 16, "ID length", Some(i))?;
+        let fixed = read_descriptor(prefix, pos, i)?;
+        let (offset, size) = (fixed.offset.get(LE), fixed.size.get(LE));
+        let id_len = fixed.id_len.get(LE);
         pos += DESCRIPTOR_FIXED;
         let available = len.saturating_sub(pos);
         if id_len > available {
@@ -260,28 +268,27 @@ pub fn read_header(prefix: &[u8], len: u64) -> Result<Option<HeaderRead<'_>>, Bu
     Ok(Some(HeaderRead::Complete(entries, pos)))
 }
 
-fn read_u64(
-    data: &[u8],
-    pos: u64,
-    field: &'static str,
-    entry: Option<u64>,
-) -> Result<u64, BundleReadError> {
-    let available = (data.len() as u64).saturating_sub(pos);
-    if available < 8 {
-        return Err(BundleReadError::new(
-            BundleReadErrorKind::Truncated {
-                field,
-                needed: 8,
-                available,
-            },
-            pos,
-            entry,
-        ));
-    }
-    let p = pos as usize;
-    Ok(u64::from_le_bytes(
-        data[p..p + 8].try_into().expect("8 bytes"),
-    ))
+/// The fixed part of descriptor `entry` at `pos`, or the error naming the field it cuts.
+fn read_descriptor(data: &[u8], pos: u64, entry: u64) -> Result<&BundleEntry, BundleReadError> {
+    let at = pos as usize;
+    raw::read_at::<BundleEntry>(data, at).ok_or_else(|| {
+        let (field, _) = raw::first_cut(&BUNDLE_ENTRY_FIELDS, data.len() - at)
+            .expect("a descriptor that does not fit cuts a field");
+        truncated(data, pos + field.offset as u64, field.name, Some(entry))
+    })
+}
+
+/// A `u64` field at `pos` that `data` does not hold.
+fn truncated(data: &[u8], pos: u64, field: &'static str, entry: Option<u64>) -> BundleReadError {
+    BundleReadError::new(
+        BundleReadErrorKind::Truncated {
+            field,
+            needed: 8,
+            available: (data.len() as u64).saturating_sub(pos),
+        },
+        pos,
+        entry,
+    )
 }
 
 /// Plans a binary bundle: entry IDs and payload sizes in, header and offsets out.
@@ -359,12 +366,16 @@ impl BinaryBundleWriter {
             offsets.push((offset, *size));
         }
         let mut header = Vec::with_capacity(header_len as usize);
-        header.extend_from_slice(MAGIC);
-        header.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
-        for ((id, _), (offset, size)) in self.entries.iter().zip(&offsets) {
-            header.extend_from_slice(&offset.to_le_bytes());
-            header.extend_from_slice(&size.to_le_bytes());
-            header.extend_from_slice(&(id.len() as u64).to_le_bytes());
+        header.extend_from_slice(bytes_of(&BundleHeader {
+            magic: *BUNDLE_MAGIC,
+            num_entries: U64::new(LE, self.entries.len() as u64),
+        }));
+        for ((id, _), &(offset, size)) in self.entries.iter().zip(&offsets) {
+            header.extend_from_slice(bytes_of(&BundleEntry {
+                offset: U64::new(LE, offset),
+                size: U64::new(LE, size),
+                id_len: U64::new(LE, id.len() as u64),
+            }));
             header.extend_from_slice(id);
         }
         Ok(BinaryLayout {
@@ -544,9 +555,11 @@ mod tests {
     fn writes_spec_worked_example() {
         let b = spec_example();
         assert_eq!(b.len(), 216);
-        assert_eq!(&b[..24], MAGIC);
-        assert_eq!(u64::from_le_bytes(b[24..32].try_into().unwrap()), 3);
-        assert_eq!(u64::from_le_bytes(b[32..40].try_into().unwrap()), 195);
+        let header = raw::read_at::<BundleHeader>(&b, 0).unwrap();
+        assert_eq!(&header.magic, BUNDLE_MAGIC);
+        assert_eq!(header.num_entries.get(LE), 3);
+        let first = raw::read_at::<BundleEntry>(&b, 32).unwrap();
+        assert_eq!(first.offset.get(LE), 195);
         assert_eq!(&b[0xc3..0xcb], b"HOSTDATA");
         assert_eq!(&b[0xcf..], b"DEVICE2!!");
     }

@@ -109,9 +109,8 @@ fn symbols_of(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
     };
     let truncated = || "bitcode symbol table is truncated".to_string();
     let word = |at: usize| -> Result<usize, String> {
-        symtab
-            .get(at..at.checked_add(4).ok_or_else(truncated)?)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        crate::raw::u32_at(symtab, at)
+            .map(|w| w as usize)
             .ok_or_else(truncated)
     };
     let (first, count) = (word(28)?, word(32)?);
@@ -151,14 +150,11 @@ fn symbols_of(data: &[u8]) -> Result<BitcodeSymbols<'_>, String> {
 fn unwrap(data: &[u8]) -> Result<&[u8], String> {
     let kind = crate::kind::FileKind::sniff(data);
     if kind == crate::kind::FileKind::BitcodeWrapper {
-        let word = |at: usize| {
-            data.get(at..at + 4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        };
-        let (off, size) = (word(8), word(12));
+        // The offset and size fields, without needing the CPU type after them.
+        let (off, size) = (crate::raw::u32_at(data, 8), crate::raw::u32_at(data, 12));
         return off
             .zip(size)
-            .and_then(|(o, s)| data.get(o..o.checked_add(s)?))
+            .and_then(|(o, s)| data.get(o as usize..(o as usize).checked_add(s as usize)?))
             .ok_or_else(|| "bitcode wrapper points past the end of the file".into());
     }
     data.get(4..)
@@ -205,6 +201,28 @@ fn reading_ops(ops: Vec<Op>) -> Vec<Op> {
 }
 
 /// The blob of the first record with one (STRTAB_BLOB / SYMTAB_BLOB) in a block body.
+/// The operands of a `DEFINE_ABBREV` record.
+fn read_abbrev(r: &mut Bits<'_>) -> Result<Vec<Op>, String> {
+    let n = r.vbr(5)?;
+    let mut ops = Vec::new();
+    for _ in 0..n {
+        if r.fixed(1)? == 1 {
+            r.vbr(8)?;
+            ops.push(Op::Literal);
+            continue;
+        }
+        ops.push(match r.fixed(3)? {
+            1 => Op::Fixed(r.vbr(5)? as u32),
+            2 => Op::Vbr(r.vbr(5)? as u32),
+            3 => Op::Array,
+            4 => Op::Char6,
+            5 => Op::Blob,
+            e => return Err(format!("unknown bitcode operand encoding {e}")),
+        });
+    }
+    Ok(ops)
+}
+
 fn read_blob_block(body: &[u8], width: u32) -> Result<Option<&[u8]>, String> {
     let mut r = Bits::new(body);
     let mut abbrevs: Vec<Vec<Op>> = Vec::new();
@@ -212,26 +230,7 @@ fn read_blob_block(body: &[u8], width: u32) -> Result<Option<&[u8]>, String> {
         match r.fixed(width)? {
             0 => return Ok(None), // END_BLOCK
             1 => return Err("nested block in a bitcode symbol table".into()),
-            2 => {
-                let n = r.vbr(5)?;
-                let mut ops = Vec::new();
-                for _ in 0..n {
-                    if r.fixed(1)? == 1 {
-                        r.vbr(8)?;
-                        ops.push(Op::Literal);
-                        continue;
-                    }
-                    ops.push(match r.fixed(3)? {
-                        1 => Op::Fixed(r.vbr(5)? as u32),
-                        2 => Op::Vbr(r.vbr(5)? as u32),
-                        3 => Op::Array,
-                        4 => Op::Char6,
-                        5 => Op::Blob,
-                        e => return Err(format!("unknown bitcode operand encoding {e}")),
-                    });
-                }
-                abbrevs.push(reading_ops(ops));
-            }
+            2 => abbrevs.push(reading_ops(read_abbrev(&mut r)?)), // DEFINE_ABBREV
             3 => {
                 let _code = r.vbr(6)?;
                 let n = r.vbr(6)?;

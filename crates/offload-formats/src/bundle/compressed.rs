@@ -34,10 +34,14 @@ use std::fmt;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::md5::Md5;
+use object::endian::{U16, U32, U64};
+use object::pod::bytes_of;
 
-/// The 4 magic bytes that start a compressed bundle.
-pub const MAGIC: [u8; 4] = *b"CCOB";
+use crate::raw::{self, CCOB_MAGIC, CcobHeaderV1, CcobHeaderV2, CcobHeaderV3, CcobPrefix, LE};
+use CompressError::UncompressedTooLarge;
+use md5::{Digest, Md5};
+
+pub use crate::raw::CCOB_MAGIC as MAGIC;
 
 /// Whether `data` starts with the compressed-bundle magic.
 pub fn is_compressed(data: &[u8]) -> bool {
@@ -151,18 +155,6 @@ pub struct Header {
     pub hash: u64,
 }
 
-fn u16_at(d: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([d[at], d[at + 1]])
-}
-
-fn u32_at(d: &[u8], at: usize) -> u64 {
-    u32::from_le_bytes(d[at..at + 4].try_into().expect("4 bytes")).into()
-}
-
-fn u64_at(d: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(d[at..at + 8].try_into().expect("8 bytes"))
-}
-
 impl Header {
     /// Parses the header at the start of `data`.
     pub fn parse(data: &[u8]) -> Result<Header, CompressedError> {
@@ -175,7 +167,8 @@ impl Header {
                 available: data.len() as u64,
             });
         }
-        let raw_version = u16_at(data, 4);
+        let prefix = raw::read_at::<CcobPrefix>(data, 0).expect("8 bytes");
+        let raw_version = prefix.version.get(LE);
         let version =
             Version::from_raw(raw_version).ok_or(CompressedError::UnknownVersion(raw_version))?;
         if data.len() < version.header_len() {
@@ -184,14 +177,10 @@ impl Header {
                 available: data.len() as u64,
             });
         }
-        let raw_method = u16_at(data, 6);
+        let raw_method = prefix.method.get(LE);
         let method =
             Method::from_raw(raw_method).ok_or(CompressedError::UnknownMethod(raw_method))?;
-        let (total_size, uncompressed_size, hash) = match version {
-            Version::V1 => (None, u32_at(data, 8), u64_at(data, 12)),
-            Version::V2 => (Some(u32_at(data, 8)), u32_at(data, 12), u64_at(data, 16)),
-            Version::V3 => (Some(u64_at(data, 8)), u64_at(data, 16), u64_at(data, 24)),
-        };
+        let (total_size, uncompressed_size, hash) = read_sizes(data, version);
         Ok(Header {
             version,
             method,
@@ -214,30 +203,66 @@ impl Header {
     /// The header's bytes. Fails when a size does not fit the version's fields, with
     /// LLVM 22's message for version 2.
     pub fn to_bytes(&self) -> Result<Vec<u8>, CompressError> {
-        let mut out = Vec::with_capacity(self.len());
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&self.version.raw().to_le_bytes());
-        out.extend_from_slice(&self.method.raw().to_le_bytes());
+        let prefix = CcobPrefix {
+            magic: CCOB_MAGIC,
+            version: U16::new(LE, self.version.raw()),
+            method: U16::new(LE, self.method.raw()),
+        };
         let total = self.total_size.unwrap_or(0);
-        let small = |v: u64, what| u32::try_from(v).map_err(|_| what);
-        match self.version {
-            Version::V1 => {
-                let u = small(self.uncompressed_size, CompressError::UncompressedTooLarge)?;
-                out.extend_from_slice(&u.to_le_bytes());
-            }
+        let small = |v: u64, what| u32::try_from(v).map(|v| U32::new(LE, v)).map_err(|_| what);
+        let hash = U64::new(LE, self.hash);
+        Ok(match self.version {
+            Version::V1 => bytes_of(&CcobHeaderV1 {
+                prefix,
+                uncompressed_size: small(self.uncompressed_size, UncompressedTooLarge)?,
+                hash,
+            })
+            .to_vec(),
             Version::V2 => {
-                let u = small(self.uncompressed_size, CompressError::UncompressedTooLarge)?;
-                let t = small(total, CompressError::TotalTooLarge)?;
-                out.extend_from_slice(&t.to_le_bytes());
-                out.extend_from_slice(&u.to_le_bytes());
+                let uncompressed_size = small(self.uncompressed_size, UncompressedTooLarge)?;
+                let total_size = small(total, CompressError::TotalTooLarge)?;
+                let header = CcobHeaderV2 {
+                    prefix,
+                    total_size,
+                    uncompressed_size,
+                    hash,
+                };
+                bytes_of(&header).to_vec()
             }
-            Version::V3 => {
-                out.extend_from_slice(&total.to_le_bytes());
-                out.extend_from_slice(&self.uncompressed_size.to_le_bytes());
-            }
+            Version::V3 => bytes_of(&CcobHeaderV3 {
+                prefix,
+                total_size: U64::new(LE, total),
+                uncompressed_size: U64::new(LE, self.uncompressed_size),
+                hash,
+            })
+            .to_vec(),
+        })
+    }
+}
+
+/// Total size (v2, v3), uncompressed size and hash of a header of `version`, which `data`
+/// holds entirely.
+fn read_sizes(data: &[u8], version: Version) -> (Option<u64>, u64, u64) {
+    const WHOLE: &str = "the header's length was checked";
+    match version {
+        Version::V1 => {
+            let h = raw::read_at::<CcobHeaderV1>(data, 0).expect(WHOLE);
+            (None, h.uncompressed_size.get(LE).into(), h.hash.get(LE))
         }
-        out.extend_from_slice(&self.hash.to_le_bytes());
-        Ok(out)
+        Version::V2 => {
+            let h = raw::read_at::<CcobHeaderV2>(data, 0).expect(WHOLE);
+            let total = u64::from(h.total_size.get(LE));
+            (
+                Some(total),
+                h.uncompressed_size.get(LE).into(),
+                h.hash.get(LE),
+            )
+        }
+        Version::V3 => {
+            let h = raw::read_at::<CcobHeaderV3>(data, 0).expect(WHOLE);
+            let total = h.total_size.get(LE);
+            (Some(total), h.uncompressed_size.get(LE), h.hash.get(LE))
+        }
     }
 }
 
@@ -257,7 +282,7 @@ fn truncated_md5_of(pieces: &[&[u8]]) -> u64 {
 }
 
 fn low_u64(digest: &[u8]) -> u64 {
-    u64::from_le_bytes(digest[..8].try_into().expect("16-byte digest"))
+    raw::u64_at(digest, 0).expect("16-byte digest")
 }
 
 /// Whether this build compresses and decompresses (the `compression` feature, on by
@@ -474,6 +499,51 @@ impl CompressOptions {
     }
 }
 
+/// What a caller may do to the process around compressing and decompressing: this crate sets
+/// no thread priority and gives the kernel no memory advice of its own. Both default to
+/// nothing. Two `Hooks` are equal when they hold the same functions (by address).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hooks {
+    /// Runs first on the thread that compresses beside the hash when zstd workers are asked
+    /// for ([`CompressOptions::threads`] above 0); the workers inherit what it sets
+    /// (`offload-bundler` lowers their priority, so that the hash keeps a core).
+    pub compressor_thread: Option<fn()>,
+    /// Runs on each fresh buffer that a compressed bundle is gathered, compressed or
+    /// decompressed into, before it is filled (`offload-bundler` asks for transparent huge
+    /// pages on large ones).
+    pub fresh_buffer: Option<fn(&mut [u8])>,
+}
+
+impl PartialEq for Hooks {
+    fn eq(&self, other: &Hooks) -> bool {
+        let thread = match (self.compressor_thread, other.compressor_thread) {
+            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        let buffer = match (self.fresh_buffer, other.fresh_buffer) {
+            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        thread && buffer
+    }
+}
+
+impl Eq for Hooks {}
+
+impl Hooks {
+    fn compressor_thread(&self) {
+        if let Some(hook) = self.compressor_thread {
+            hook();
+        }
+    }
+
+    fn fresh_buffer(&self, buffer: &mut [u8]) {
+        if let Some(hook) = self.fresh_buffer {
+            hook(buffer);
+        }
+    }
+}
+
 /// Compresses a finished bundle into a compressed bundle (header plus data).
 ///
 /// The MD5 of the input is computed on a second thread while the compression runs.
@@ -489,6 +559,15 @@ pub fn compress_pieces(
     pieces: &[&[u8]],
     options: &CompressOptions,
 ) -> Result<Vec<u8>, CompressError> {
+    compress_pieces_with(pieces, options, &Hooks::default())
+}
+
+/// [`compress_pieces`], running the caller's `hooks` on the compressing thread and buffers.
+pub fn compress_pieces_with(
+    pieces: &[&[u8]],
+    options: &CompressOptions,
+    hooks: &Hooks,
+) -> Result<Vec<u8>, CompressError> {
     if options.version == Version::V1 {
         return Err(CompressError::ReadOnlyVersion);
     }
@@ -501,20 +580,20 @@ pub fn compress_pieces(
         let compressor = s.spawn(|| {
             if options.threads > 0 {
                 // The hash is the critical path and cannot be split: zstd's workers (which
-                // inherit this thread's priority) take what the hash leaves of the CPUs.
-                yield_cpu_to_hash();
+                // inherit this thread's settings) take what the hash leaves of the CPUs.
+                hooks.compressor_thread();
             }
             if let [one] = pieces {
-                compress_payload(one, options, header_len)
+                compress_payload(one, options, header_len, hooks)
             } else {
                 let mut whole = try_zeroed(len as usize).map_err(|_| CompressError::OutOfMemory)?;
-                advise_huge_pages(&mut whole);
+                hooks.fresh_buffer(&mut whole);
                 let mut at = 0;
                 for piece in pieces {
                     whole[at..at + piece.len()].copy_from_slice(piece);
                     at += piece.len();
                 }
-                compress_payload(&whole, options, header_len)
+                compress_payload(&whole, options, header_len, hooks)
             }
         });
         let hash = truncated_md5_of(pieces);
@@ -535,20 +614,14 @@ pub fn compress_pieces(
     Ok(data)
 }
 
-/// Lowers the calling thread's scheduling priority (and that of the threads it starts).
-/// Best effort; only Linux gives each thread its own nice value.
-fn yield_cpu_to_hash() {
-    #[cfg(target_os = "linux")]
-    {
-        // `None` is the calling thread on Linux; raising one's own nice value needs no
-        // privilege. The thread ends with the compression.
-        let _ = rustix::process::setpriority_process(None, 10);
-    }
-}
-
 /// The compressed data after `header_len` reserved (zeroed) bytes.
 #[cfg(not(feature = "compression"))]
-fn compress_payload(_: &[u8], _: &CompressOptions, _: usize) -> Result<Vec<u8>, CompressError> {
+fn compress_payload(
+    _: &[u8],
+    _: &CompressOptions,
+    _: usize,
+    _: &Hooks,
+) -> Result<Vec<u8>, CompressError> {
     Err(CompressError::Unsupported)
 }
 
@@ -557,6 +630,7 @@ fn compress_payload(
     input: &[u8],
     options: &CompressOptions,
     header_len: usize,
+    hooks: &Hooks,
 ) -> Result<Vec<u8>, CompressError> {
     let level = options.effective_level();
     match options.method {
@@ -573,7 +647,7 @@ fn compress_payload(
             }
             let bound = zstd_safe::compress_bound(input.len());
             let mut out = try_zeroed(header_len + bound).map_err(|_| CompressError::OutOfMemory)?;
-            advise_huge_pages(&mut out);
+            hooks.fresh_buffer(&mut out);
             let n = cctx.compress2(&mut out[header_len..], input).map_err(lib)?;
             out.truncate(header_len + n);
             Ok(out)
@@ -601,7 +675,7 @@ fn compress_payload(
     }
 }
 
-/// Limits and policy of a reader.
+/// Limits and checks of a reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Largest uncompressed size accepted (default 16 GiB). Nothing larger is allocated,
@@ -614,6 +688,8 @@ pub struct Limits {
     /// beside decompression but, being sequential, it bounds the time of a large bundle at
     /// about 1.5 ms per MiB.
     pub verify_hash: bool,
+    /// What the caller runs on the decompression buffer (nothing by default).
+    pub hooks: Hooks,
 }
 
 impl Default for Limits {
@@ -622,6 +698,7 @@ impl Default for Limits {
             max_size: 16 << 30,
             strict_hash: false,
             verify_hash: true,
+            hooks: Hooks::default(),
         }
     }
 }
@@ -770,25 +847,12 @@ impl<'data> CompressedBundle<'data> {
             .map(|(d, ())| d)
     }
 
-    /// Decompresses, hashing on a second thread, while `consume` runs on the calling thread
-    /// and reads the bytes as they arrive through [`Progress::wait`]. Returns the bundle and
-    /// what `consume` returned.
-    ///
-    /// Memory: when the zstd frame records its content size (LLVM's always do), that size is
-    /// checked against the header, the compressed bytes and `limits`, then allocated at once
-    /// and filled while `consume` and the hasher read it. Otherwise (a zstd frame without a
-    /// content size, zlib) nothing is allocated for what the header claims: the output grows
-    /// as the data arrives, up to the claimed size (more is [`CompressedError::SizeTooSmall`]),
-    /// and `consume` and the hasher start when it is complete. An allocation the system
-    /// refuses is [`CompressedError::OutOfMemory`], never an abort.
-    pub fn decompress_with<R>(
-        &self,
-        limits: &Limits,
-        consume: impl FnOnce(&Progress<'_>) -> R,
-    ) -> Result<(Decompressed, R), CompressedError> {
+    /// The size to decode into, and whether it is exact (a zstd frame that records its
+    /// content size): neither the header's claim nor the frame's is trusted beyond what the
+    /// compressed bytes can hold. A frame smaller than the claim is a warning.
+    fn output_size(&self, warnings: &mut Vec<Warning>) -> Result<(u64, bool), CompressedError> {
         let claimed = self.header.uncompressed_size;
-        let mut warnings = Vec::new();
-        let (size, exact) = match self.header.method {
+        Ok(match self.header.method {
             Method::Zstd => {
                 // Neither our header nor the frame's is trusted for the allocation: every
                 // zstd block takes at least 4 bytes and yields at most 128 KiB.
@@ -821,19 +885,67 @@ impl<'data> CompressedBundle<'data> {
                 claimed.min((self.payload.len() as u64).saturating_mul(1032) + 64),
                 false,
             ),
-        };
-        if size > limits.max_size || size > isize::MAX as u64 {
-            return Err(CompressedError::TooLarge {
-                size,
-                limit: limits.max_size,
+        })
+    }
+
+    /// The checks after decoding `len` bytes: a claim larger than the output is a warning
+    /// (unless the frame's size already gave one), a hash that differs from the header's is a
+    /// warning, or an error with [`Limits::strict_hash`].
+    fn check_output(
+        &self,
+        len: u64,
+        hash: Option<u64>,
+        limits: &Limits,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), CompressedError> {
+        let claimed = self.header.uncompressed_size;
+        if len < claimed && warnings.is_empty() {
+            warnings.push(Warning::SizeTooLarge {
+                claimed,
+                actual: len,
             });
         }
+        if let Some(computed) = hash.filter(|&h| h != self.header.hash) {
+            if limits.strict_hash {
+                return Err(CompressedError::HashMismatch {
+                    stored: self.header.hash,
+                    computed,
+                });
+            }
+            warnings.push(Warning::HashMismatch {
+                stored: self.header.hash,
+                computed,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decompresses, hashing on a second thread, while `consume` runs on the calling thread
+    /// and reads the bytes as they arrive through [`Progress::wait`]. Returns the bundle and
+    /// what `consume` returned.
+    ///
+    /// Memory: when the zstd frame records its content size (LLVM's always do), that size is
+    /// checked against the header, the compressed bytes and `limits`, then allocated at once
+    /// and filled while `consume` and the hasher read it. Otherwise (a zstd frame without a
+    /// content size, zlib) nothing is allocated for what the header claims: the output grows
+    /// as the data arrives, up to the claimed size (more is [`CompressedError::SizeTooSmall`]),
+    /// and `consume` and the hasher start when it is complete. An allocation the system
+    /// refuses is [`CompressedError::OutOfMemory`], never an abort.
+    pub fn decompress_with<R>(
+        &self,
+        limits: &Limits,
+        consume: impl FnOnce(&Progress<'_>) -> R,
+    ) -> Result<(Decompressed, R), CompressedError> {
+        let claimed = self.header.uncompressed_size;
+        let mut warnings = Vec::new();
+        let (size, exact) = self.output_size(&mut warnings)?;
+        check_size(size, limits)?;
         let start = Instant::now();
         // The decompressed length and time, when decompression is already over.
         let mut done = None;
         let mut buffer = if exact {
             let mut buffer = try_zeroed(size as usize)?;
-            advise_huge_pages(&mut buffer);
+            limits.hooks.fresh_buffer(&mut buffer);
             buffer
         } else {
             let buffer = inflate_growing(self.header.method, self.payload, size as usize, claimed)?;
@@ -888,24 +1000,7 @@ impl<'data> CompressedBundle<'data> {
         buffer.truncate(len);
         // Decompression succeeded, so a hasher that ran has a hash.
         let hash = hash.flatten();
-        if (len as u64) < claimed && warnings.is_empty() {
-            warnings.push(Warning::SizeTooLarge {
-                claimed,
-                actual: len as u64,
-            });
-        }
-        if let Some(computed) = hash.filter(|&h| h != self.header.hash) {
-            if limits.strict_hash {
-                return Err(CompressedError::HashMismatch {
-                    stored: self.header.hash,
-                    computed,
-                });
-            }
-            warnings.push(Warning::HashMismatch {
-                stored: self.header.hash,
-                computed,
-            });
-        }
+        self.check_output(len as u64, hash, limits, &mut warnings)?;
         Ok((
             Decompressed {
                 data: buffer,
@@ -916,6 +1011,18 @@ impl<'data> CompressedBundle<'data> {
             value,
         ))
     }
+}
+
+/// Refuses to decode into `size` bytes above [`Limits::max_size`] (or what one allocation
+/// can hold).
+fn check_size(size: u64, limits: &Limits) -> Result<(), CompressedError> {
+    if size > limits.max_size || size > isize::MAX as u64 {
+        return Err(CompressedError::TooLarge {
+            size,
+            limit: limits.max_size,
+        });
+    }
+    Ok(())
 }
 
 /// A zeroed buffer of `len` bytes, or [`CompressedError::OutOfMemory`] when the allocator
@@ -1159,31 +1266,6 @@ fn zstd_stream_error(code: usize) -> CompressedError {
     } else {
         CompressedError::Corrupt(format!("zstd: {name}"))
     }
-}
-
-/// Asks for transparent huge pages on a large fresh buffer: filling it then takes a few
-/// hundred page faults instead of tens of thousands. Only advice; failures are ignored.
-fn advise_huge_pages(buffer: &mut [u8]) {
-    #[cfg(target_os = "linux")]
-    if buffer.len() >= 8 << 20 {
-        const HUGE: usize = 2 << 20;
-        let start = buffer.as_mut_ptr() as usize;
-        let aligned = start.next_multiple_of(HUGE);
-        let end = (start + buffer.len()) & !(HUGE - 1);
-        if end > aligned {
-            // SAFETY: the range lies inside `buffer`, which this function borrows mutably;
-            // MADV_HUGEPAGE changes no contents.
-            let _ = unsafe {
-                rustix::mm::madvise(
-                    aligned as *mut std::ffi::c_void,
-                    end - aligned,
-                    rustix::mm::Advice::LinuxHugepage,
-                )
-            };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buffer;
 }
 
 /// Length of the zstd frame or zlib stream at the start of `data`.

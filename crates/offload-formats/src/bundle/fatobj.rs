@@ -46,8 +46,6 @@
 
 use std::fmt;
 
-use object::Endian as _;
-
 use super::MAGIC;
 
 /// The payload of the host entry's section: one zero byte.
@@ -252,7 +250,7 @@ impl<'data> FatObject<'data> {
             let Ok(name) = section.name_bytes() else {
                 continue;
             };
-            let Some(id) = name.strip_prefix(&MAGIC[..]) else {
+            let Some(id) = crate::kind::bundle_section_id(name) else {
                 continue;
             };
             let range = section.file_range();
@@ -412,113 +410,158 @@ fn quote_command(args: &[String]) -> String {
     s
 }
 
-/// Little helpers over byte slices in the object's byte order (`object`'s [`Endianness`]).
-///
-/// [`Endianness`]: object::Endianness
-#[derive(Clone, Copy)]
-struct Endian {
-    order: object::Endianness,
-}
-
-impl Endian {
-    fn u16(self, d: &[u8], at: usize) -> Option<u16> {
-        Some(
-            self.order
-                .read_u16_bytes(d.get(at..at + 2)?.try_into().ok()?),
-        )
-    }
-    fn u32(self, d: &[u8], at: usize) -> Option<u32> {
-        Some(
-            self.order
-                .read_u32_bytes(d.get(at..at + 4)?.try_into().ok()?),
-        )
-    }
-    fn u64(self, d: &[u8], at: usize) -> Option<u64> {
-        Some(
-            self.order
-                .read_u64_bytes(d.get(at..at + 8)?.try_into().ok()?),
-        )
-    }
-    fn put16(self, d: &mut [u8], at: usize, v: u16) {
-        d[at..at + 2].copy_from_slice(&self.order.write_u16_bytes(v));
-    }
-    fn put32(self, d: &mut [u8], at: usize, v: u32) {
-        d[at..at + 4].copy_from_slice(&self.order.write_u32_bytes(v));
-    }
-    fn put64(self, d: &mut [u8], at: usize, v: u64) {
-        d[at..at + 8].copy_from_slice(&self.order.write_u64_bytes(v));
-    }
-}
-
 mod elf {
     //! The ELF section appender and remover.
 
-    use super::{Endian, FatObjectError, malformed, section_name};
+    use object::elf::{
+        FileHeader32, FileHeader64, SHN_XINDEX, SHT_DYNSYM, SHT_PROGBITS, SHT_SYMTAB,
+        SectionHeader32, SectionHeader64, Sym32, Sym64,
+    };
+    use object::pod;
 
-    const SHT_PROGBITS: u32 = 1;
-    const SHF_EXCLUDE: u64 = 0x8000_0000;
-    const SHN_LORESERVE: u64 = 0xff00;
-    const SHN_XINDEX: u16 = 0xffff;
+    use super::{FatObjectError, malformed, section_name};
 
-    /// Where the fields of the ELF header and of a section header are, per class.
+    const SHF_EXCLUDE: u64 = object::elf::SHF_EXCLUDE as u64;
+    const SHN_LORESERVE: u64 = object::elf::SHN_LORESERVE as u64;
+
+    type E = object::Endianness;
+
+    /// The class and byte order of an ELF file: which of object's header types its bytes are.
     struct Layout {
         is64: bool,
-        e: Endian,
+        e: E,
+    }
+
+    fn too_large(v: u64) -> Result<u32, FatObjectError> {
+        u32::try_from(v).map_err(|_| FatObjectError::TooLarge)
     }
 
     impl Layout {
-        fn shoff_at(&self) -> usize {
-            if self.is64 { 0x28 } else { 0x20 }
-        }
-        fn shentsize_at(&self) -> usize {
-            if self.is64 { 0x3a } else { 0x2e }
-        }
-        fn shnum_at(&self) -> usize {
-            self.shentsize_at() + 2
-        }
-        fn shstrndx_at(&self) -> usize {
-            self.shentsize_at() + 4
-        }
         fn shentsize(&self) -> usize {
-            if self.is64 { 64 } else { 40 }
-        }
-        /// (offset, width) of a section header field: name, type, flags, addr, offset,
-        /// size, link, info, addralign, entsize.
-        fn field(&self, f: Field) -> (usize, usize) {
-            let w = if self.is64 { 8 } else { 4 };
-            match f {
-                Field::Name => (0, 4),
-                Field::Type => (4, 4),
-                Field::Flags => (8, w),
-                Field::Offset => (if self.is64 { 24 } else { 16 }, w),
-                Field::Size => (if self.is64 { 32 } else { 20 }, w),
-                Field::Link => (if self.is64 { 40 } else { 24 }, 4),
-                Field::Align => (if self.is64 { 48 } else { 32 }, w),
+            if self.is64 {
+                size_of::<SectionHeader64<E>>()
+            } else {
+                size_of::<SectionHeader32<E>>()
             }
         }
-        fn get(&self, d: &[u8], at: usize, width: usize) -> Option<u64> {
-            if width == 8 {
-                self.e.u64(d, at)
+        fn header64<'d>(&self, data: &'d [u8]) -> &'d FileHeader64<E> {
+            pod::from_bytes(data)
+                .expect("the ELF header's length was checked")
+                .0
+        }
+        fn header32<'d>(&self, data: &'d [u8]) -> &'d FileHeader32<E> {
+            pod::from_bytes(data)
+                .expect("the ELF header's length was checked")
+                .0
+        }
+        /// `e_shoff`, `e_shentsize`, `e_shnum` and `e_shstrndx` of a whole ELF header.
+        fn file_fields(&self, data: &[u8]) -> (u64, u16, u16, u16) {
+            let e = self.e;
+            if self.is64 {
+                let h = self.header64(data);
+                let (shoff, shentsize) = (h.e_shoff.get(e), h.e_shentsize.get(e));
+                (shoff, shentsize, h.e_shnum.get(e), h.e_shstrndx.get(e))
             } else {
-                self.e.u32(d, at).map(u64::from)
+                let h = self.header32(data);
+                let (shoff, shentsize) = (h.e_shoff.get(e).into(), h.e_shentsize.get(e));
+                (shoff, shentsize, h.e_shnum.get(e), h.e_shstrndx.get(e))
             }
         }
-        fn set(&self, d: &mut [u8], at: usize, width: usize, v: u64) -> Result<(), FatObjectError> {
-            if width == 8 {
-                self.e.put64(d, at, v);
+        /// Sets `e_shoff` and `e_shnum` in a whole ELF header.
+        fn set_table(
+            &self,
+            data: &mut [u8],
+            shoff: Option<u64>,
+            shnum: u16,
+        ) -> Result<(), FatObjectError> {
+            let e = self.e;
+            let whole = "the ELF header's length was checked";
+            if self.is64 {
+                let h: &mut FileHeader64<E> = pod::from_bytes_mut(data).expect(whole).0;
+                if let Some(shoff) = shoff {
+                    h.e_shoff.set(e, shoff);
+                }
+                h.e_shnum.set(e, shnum);
             } else {
-                let v = u32::try_from(v).map_err(|_| FatObjectError::TooLarge)?;
-                self.e.put32(d, at, v);
+                let h: &mut FileHeader32<E> = pod::from_bytes_mut(data).expect(whole).0;
+                if let Some(shoff) = shoff {
+                    h.e_shoff.set(e, too_large(shoff)?);
+                }
+                h.e_shnum.set(e, shnum);
             }
             Ok(())
         }
+        /// A field of the section header `header` (exactly [`Layout::shentsize`] bytes).
         fn sh(&self, header: &[u8], f: Field) -> u64 {
-            let (at, w) = self.field(f);
-            self.get(header, at, w).unwrap_or(0)
+            let e = self.e;
+            if self.is64 {
+                let h: &SectionHeader64<E> = pod::from_bytes(header).expect("a section header").0;
+                match f {
+                    Field::Name => h.sh_name.get(e).into(),
+                    Field::Type => h.sh_type.get(e).into(),
+                    Field::Flags => h.sh_flags.get(e),
+                    Field::Offset => h.sh_offset.get(e),
+                    Field::Size => h.sh_size.get(e),
+                    Field::Link => h.sh_link.get(e).into(),
+                    Field::Align => h.sh_addralign.get(e),
+                }
+            } else {
+                let h: &SectionHeader32<E> = pod::from_bytes(header).expect("a section header").0;
+                u64::from(match f {
+                    Field::Name => h.sh_name.get(e),
+                    Field::Type => h.sh_type.get(e),
+                    Field::Flags => h.sh_flags.get(e),
+                    Field::Offset => h.sh_offset.get(e),
+                    Field::Size => h.sh_size.get(e),
+                    Field::Link => h.sh_link.get(e),
+                    Field::Align => h.sh_addralign.get(e),
+                })
+            }
         }
+        /// Sets a field of the section header `header`; a value its field cannot hold is
+        /// [`FatObjectError::TooLarge`].
         fn set_sh(&self, header: &mut [u8], f: Field, v: u64) -> Result<(), FatObjectError> {
-            let (at, w) = self.field(f);
-            self.set(header, at, w, v)
+            let e = self.e;
+            if self.is64 {
+                let h: &mut SectionHeader64<E> =
+                    pod::from_bytes_mut(header).expect("a section header").0;
+                match f {
+                    Field::Name => h.sh_name.set(e, too_large(v)?),
+                    Field::Type => h.sh_type.set(e, too_large(v)?),
+                    Field::Flags => h.sh_flags.set(e, v),
+                    Field::Offset => h.sh_offset.set(e, v),
+                    Field::Size => h.sh_size.set(e, v),
+                    Field::Link => h.sh_link.set(e, too_large(v)?),
+                    Field::Align => h.sh_addralign.set(e, v),
+                }
+            } else {
+                let h: &mut SectionHeader32<E> =
+                    pod::from_bytes_mut(header).expect("a section header").0;
+                let v = too_large(v)?;
+                match f {
+                    Field::Name => h.sh_name.set(e, v),
+                    Field::Type => h.sh_type.set(e, v),
+                    Field::Flags => h.sh_flags.set(e, v),
+                    Field::Offset => h.sh_offset.set(e, v),
+                    Field::Size => h.sh_size.set(e, v),
+                    Field::Link => h.sh_link.set(e, v),
+                    Field::Align => h.sh_addralign.set(e, v),
+                }
+            }
+            Ok(())
+        }
+        /// `st_shndx` of each symbol of a symbol table's contents.
+        fn symbol_sections<'d>(&self, syms: &'d [u8]) -> Box<dyn Iterator<Item = u16> + 'd> {
+            let e = self.e;
+            if self.is64 {
+                let (all, _) = pod::slice_from_bytes::<Sym64<E>>(syms, syms.len() / 24)
+                    .expect("whole symbols");
+                Box::new(all.iter().map(move |s| s.st_shndx.get(e)))
+            } else {
+                let (all, _) = pod::slice_from_bytes::<Sym32<E>>(syms, syms.len() / 16)
+                    .expect("whole symbols");
+                Box::new(all.iter().map(move |s| s.st_shndx.get(e)))
+            }
         }
     }
 
@@ -553,26 +596,27 @@ mod elf {
                 2 => true,
                 c => return Err(malformed(format!("unknown ELF class {c}"))),
             };
-            let order = match data[5] {
-                1 => object::Endianness::Little,
-                2 => object::Endianness::Big,
+            let e = match data[5] {
+                1 => E::Little,
+                2 => E::Big,
                 c => return Err(malformed(format!("unknown ELF data encoding {c}"))),
             };
-            let l = Layout {
-                is64,
-                e: Endian { order },
+            let l = Layout { is64, e };
+            let header_size = if is64 {
+                size_of::<FileHeader64<E>>()
+            } else {
+                size_of::<FileHeader32<E>>()
             };
-            if data.len() < if is64 { 64 } else { 52 } {
+            if data.len() < header_size {
                 return Err(malformed("truncated ELF header"));
             }
-            let shoff = l.get(data, l.shoff_at(), if is64 { 8 } else { 4 });
-            let shoff = shoff.ok_or_else(|| malformed("truncated ELF header"))?;
+            let (shoff, entsize, shnum, shstrndx) = l.file_fields(data);
             if shoff == 0 {
                 return Err(malformed("the object has no section header table"));
             }
             let shoff =
                 usize::try_from(shoff).map_err(|_| malformed("section header table offset"))?;
-            let entsize = l.e.u16(data, l.shentsize_at()).unwrap_or(0) as usize;
+            let entsize = entsize as usize;
             if entsize != l.shentsize() {
                 return Err(malformed(format!(
                     "section header size {entsize}, expected {}",
@@ -582,12 +626,12 @@ mod elf {
             let first = data
                 .get(shoff..shoff.saturating_add(entsize))
                 .ok_or_else(|| malformed("section header table past the end of the file"))?;
-            let mut shnum = l.e.u16(data, l.shnum_at()).unwrap_or(0) as u64;
+            let mut shnum = u64::from(shnum);
             let extended_shnum = shnum == 0;
             if extended_shnum {
                 shnum = l.sh(first, Field::Size);
             }
-            let mut shstrndx = l.e.u16(data, l.shstrndx_at()).unwrap_or(0) as u64;
+            let mut shstrndx = u64::from(shstrndx);
             if shstrndx == u64::from(SHN_XINDEX) {
                 shstrndx = l.sh(first, Field::Link);
             }
@@ -685,14 +729,12 @@ mod elf {
             out.extend_from_slice(&h);
         }
         // The ELF header: new table offset and count.
-        let (at, w) = (l.shoff_at(), if l.is64 { 8 } else { 4 });
-        l.set(&mut out, at, w, shoff)?;
         let shnum_field = if total as u64 >= SHN_LORESERVE {
             0
         } else {
             total as u16
         };
-        l.e.put16(&mut out, l.shnum_at(), shnum_field);
+        l.set_table(&mut out, Some(shoff), shnum_field)?;
         Ok(out)
     }
 
@@ -724,43 +766,41 @@ mod elf {
                     "section {i} links to section {link}"
                 )));
             }
-            // SHT_SYMTAB (2) and SHT_DYNSYM (11): symbols defined in a removed section.
-            if ty == 2 || ty == 11 {
+            // Symbols defined in a removed section.
+            if ty == SHT_SYMTAB || ty == SHT_DYNSYM {
                 check_symbols(&elf, h, first)?;
             }
         }
         let mut out = data.to_vec();
         let total = first;
         if elf.extended_shnum || total as u64 >= SHN_LORESERVE {
-            let size_at = elf.shoff + l.field(Field::Size).0;
-            let w = l.field(Field::Size).1;
             let v = if total as u64 >= SHN_LORESERVE {
                 total as u64
             } else {
                 0
             };
-            l.set(&mut out, size_at, w, v)?;
+            let first = &mut out[elf.shoff..elf.shoff + l.shentsize()];
+            l.set_sh(first, Field::Size, v)?;
         }
         let shnum_field = if total as u64 >= SHN_LORESERVE {
             0
         } else {
             total as u16
         };
-        l.e.put16(&mut out, l.shnum_at(), shnum_field);
+        l.set_table(&mut out, None, shnum_field)?;
         Ok(out)
     }
 
     fn check_symbols(elf: &Elf<'_>, h: &[u8], first: usize) -> Result<(), FatObjectError> {
         let l = &elf.l;
         let (off, size) = (l.sh(h, Field::Offset), l.sh(h, Field::Size));
-        let (entsize, shndx_at) = if l.is64 { (24, 6) } else { (16, 14) };
         let syms = usize::try_from(off)
             .ok()
             .zip(usize::try_from(size).ok())
             .and_then(|(o, s)| elf.data.get(o..o.checked_add(s)?))
             .ok_or_else(|| malformed("symbol table past the end of the file"))?;
-        for (n, sym) in syms.chunks_exact(entsize).enumerate() {
-            let shndx = l.e.u16(sym, shndx_at).unwrap_or(0) as usize;
+        for (n, shndx) in l.symbol_sections(syms).enumerate() {
+            let shndx = shndx as usize;
             if shndx >= first && shndx < SHN_LORESERVE as usize {
                 return Err(FatObjectError::NotRemovable(format!(
                     "symbol {n} is defined in section {shndx}"
@@ -774,60 +814,63 @@ mod elf {
 mod coff {
     //! The COFF section appender and remover (relocatable objects).
 
-    use super::{Endian, FatObjectError, malformed, section_name};
+    use object::LittleEndian as LE;
+    use object::endian::U32;
+    use object::pe::{ImageFileHeader, ImageSectionHeader, ImageSymbol};
+    use object::pod::{self, bytes_of};
 
-    const HEADER: usize = 20;
-    const SECTION: usize = 40;
-    const SYMBOL: usize = 18;
+    use super::{FatObjectError, malformed, section_name};
+
+    const HEADER: usize = size_of::<ImageFileHeader>();
+    const SECTION: usize = size_of::<ImageSectionHeader>();
+    const SYMBOL: usize = size_of::<ImageSymbol>();
     /// `IMAGE_SCN_LNK_REMOVE | IMAGE_SCN_MEM_READ`, what llvm-objcopy writes for
     /// `readonly,exclude`.
-    const CHARACTERISTICS: u32 = 0x4000_0800;
-    const LE: Endian = Endian {
-        order: object::Endianness::Little,
-    };
+    const CHARACTERISTICS: u32 = object::pe::IMAGE_SCN_LNK_REMOVE | object::pe::IMAGE_SCN_MEM_READ;
+
+    fn u32_of(v: usize) -> Result<u32, FatObjectError> {
+        u32::try_from(v).map_err(|_| FatObjectError::TooLarge)
+    }
 
     struct Coff<'a> {
         data: &'a [u8],
-        nsections: usize,
+        header: &'a ImageFileHeader,
+        sections: &'a [ImageSectionHeader],
         symtab: usize,
         nsymbols: usize,
     }
 
     impl<'a> Coff<'a> {
         fn parse(data: &'a [u8]) -> Result<Self, FatObjectError> {
-            if data.len() < HEADER {
+            let Ok((header, rest)) = pod::from_bytes::<ImageFileHeader>(data) else {
                 return Err(malformed("truncated COFF header"));
-            }
-            if LE.u16(data, 0) == Some(0) && LE.u16(data, 2) == Some(0xffff) {
+            };
+            let nsections = header.number_of_sections.get(LE) as usize;
+            if header.machine.get(LE) == 0 && nsections == 0xffff {
                 return Err(FatObjectError::Unsupported(
                     "fat objects are not supported for COFF bigobj or import files".into(),
                 ));
             }
-            if LE.u16(data, 16) != Some(0) {
+            if header.size_of_optional_header.get(LE) != 0 {
                 return Err(FatObjectError::Unsupported(
                     "fat objects need a COFF object file, not an image with an optional header"
                         .into(),
                 ));
             }
-            let nsections = LE.u16(data, 2).unwrap_or(0) as usize;
-            let symtab = LE.u32(data, 8).unwrap_or(0) as usize;
-            let nsymbols = LE.u32(data, 12).unwrap_or(0) as usize;
-            if HEADER + nsections * SECTION > data.len() {
-                return Err(malformed("section table past the end of the file"));
-            }
+            let symtab = header.pointer_to_symbol_table.get(LE) as usize;
+            let nsymbols = header.number_of_symbols.get(LE) as usize;
+            let (sections, _) = pod::slice_from_bytes(rest, nsections)
+                .map_err(|()| malformed("section table past the end of the file"))?;
             if symtab != 0 && symtab.saturating_add(nsymbols.saturating_mul(SYMBOL)) > data.len() {
                 return Err(malformed("symbol table past the end of the file"));
             }
             Ok(Coff {
                 data,
-                nsections,
+                header,
+                sections,
                 symtab,
                 nsymbols,
             })
-        }
-
-        fn section(&self, i: usize) -> &'a [u8] {
-            &self.data[HEADER + i * SECTION..HEADER + (i + 1) * SECTION]
         }
 
         /// The symbol table bytes and the string table (with its size field).
@@ -837,7 +880,7 @@ mod coff {
             }
             let syms = &self.data[self.symtab..self.symtab + self.nsymbols * SYMBOL];
             let str_at = self.symtab + self.nsymbols * SYMBOL;
-            let strings = match LE.u32(self.data, str_at) {
+            let strings = match crate::raw::u32_at(self.data, str_at) {
                 None => &[][..],
                 Some(n) => self
                     .data
@@ -853,39 +896,19 @@ mod coff {
         entries: &[(&str, &[u8])],
     ) -> Result<Vec<u8>, FatObjectError> {
         let coff = Coff::parse(host)?;
-        let total = coff.nsections + entries.len();
+        let total = coff.sections.len() + entries.len();
         if total > 65279 {
             return Err(FatObjectError::TooLarge);
         }
         let shift = entries.len() * SECTION;
-        let table_end = HEADER + coff.nsections * SECTION;
-        let moved = |p: u32| -> Result<u32, FatObjectError> {
-            if p == 0 {
-                return Ok(0);
-            }
-            let p = p as usize;
-            if p < table_end {
-                return Err(malformed("a file pointer points into the section table"));
-            }
-            u32::try_from(p + shift).map_err(|_| FatObjectError::TooLarge)
-        };
+        let table_end = HEADER + coff.sections.len() * SECTION;
         let (syms, strings) = coff.tables()?;
 
         let mut out = Vec::with_capacity(host.len() + shift + 4096);
-        out.extend_from_slice(&host[..HEADER]);
-        LE.put16(&mut out, 2, total as u16);
-        let mut va_end = 0u64;
-        for i in 0..coff.nsections {
-            let mut h = coff.section(i).to_vec();
-            for at in [20, 24, 28] {
-                let p = LE.u32(&h, at).unwrap_or(0);
-                LE.put32(&mut h, at, moved(p)?);
-            }
-            va_end = va_end.max(
-                u64::from(LE.u32(&h, 12).unwrap_or(0)) + u64::from(LE.u32(&h, 8).unwrap_or(0)),
-            );
-            out.extend_from_slice(&h);
-        }
+        let mut header = *coff.header;
+        header.number_of_sections.set(LE, total as u16);
+        out.extend_from_slice(bytes_of(&header));
+        let va_end = moved_sections(&mut out, coff.sections, table_end, shift)?;
         let new_headers_at = out.len();
         out.resize(out.len() + shift, 0);
         out.extend_from_slice(&host[table_end..]);
@@ -905,38 +928,84 @@ mod coff {
             out.extend_from_slice(&crate::id::raw::bytes(&section_name(id)));
             out.push(0);
         }
-        let strings_len =
-            u32::try_from(out.len() - strings_at).map_err(|_| FatObjectError::TooLarge)?;
-        LE.put32(&mut out, strings_at, strings_len);
-        let symtab_field = u32::try_from(symtab_at).map_err(|_| FatObjectError::TooLarge)?;
-        LE.put32(&mut out, 8, symtab_field);
+        let strings_len = u32_of(out.len() - strings_at)?;
+        let size_field: &mut U32<LE> = pod::from_bytes_mut(&mut out[strings_at..]).unwrap().0;
+        size_field.set(LE, strings_len);
+        let file_header: &mut ImageFileHeader = pod::from_bytes_mut(&mut out).unwrap().0;
+        file_header
+            .pointer_to_symbol_table
+            .set(LE, u32_of(symtab_at)?);
 
         let mut va = va_end;
         for (i, (_, payload)) in entries.iter().enumerate() {
             let data_at = out.len();
             out.extend_from_slice(payload);
-            let mut h = [0u8; SECTION];
-            let name = format!("/{}", name_offsets[i]);
-            if name.len() > 8 {
-                return Err(FatObjectError::TooLarge);
-            }
-            h[..name.len()].copy_from_slice(name.as_bytes());
-            let size = u32::try_from(payload.len()).map_err(|_| FatObjectError::TooLarge)?;
-            LE.put32(&mut h, 8, size);
-            LE.put32(
-                &mut h,
-                12,
-                u32::try_from(va).map_err(|_| FatObjectError::TooLarge)?,
-            );
-            LE.put32(&mut h, 16, size);
-            let ptr = u32::try_from(data_at).map_err(|_| FatObjectError::TooLarge)?;
-            LE.put32(&mut h, 20, if payload.is_empty() { 0 } else { ptr });
-            LE.put32(&mut h, 36, CHARACTERISTICS);
-            va += u64::from(size);
+            let h = new_section(name_offsets[i], payload.len(), va, data_at)?;
+            va += u64::from(h.size_of_raw_data.get(LE));
             let at = new_headers_at + i * SECTION;
-            out[at..at + SECTION].copy_from_slice(&h);
+            out[at..at + SECTION].copy_from_slice(bytes_of(&h));
         }
         Ok(out)
+    }
+
+    /// Appends `sections` to `out` with their file pointers moved by `shift` (the new section
+    /// headers inserted at `table_end`); returns where their virtual addresses end.
+    fn moved_sections(
+        out: &mut Vec<u8>,
+        sections: &[ImageSectionHeader],
+        table_end: usize,
+        shift: usize,
+    ) -> Result<u64, FatObjectError> {
+        let moved = |p: &mut U32<LE>| -> Result<(), FatObjectError> {
+            let at = p.get(LE) as usize;
+            if at == 0 {
+                return Ok(());
+            }
+            if at < table_end {
+                return Err(malformed("a file pointer points into the section table"));
+            }
+            p.set(LE, u32_of(at + shift)?);
+            Ok(())
+        };
+        let mut va_end = 0u64;
+        for section in sections {
+            let mut h = *section;
+            moved(&mut h.pointer_to_raw_data)?;
+            moved(&mut h.pointer_to_relocations)?;
+            moved(&mut h.pointer_to_linenumbers)?;
+            let end = u64::from(h.virtual_address.get(LE)) + u64::from(h.virtual_size.get(LE));
+            va_end = va_end.max(end);
+            out.extend_from_slice(bytes_of(&h));
+        }
+        Ok(va_end)
+    }
+
+    /// The header of a new section of `size` bytes at `data_at`, named by the string table
+    /// offset `name_offset`, at virtual address `va`.
+    fn new_section(
+        name_offset: usize,
+        size: usize,
+        va: u64,
+        data_at: usize,
+    ) -> Result<ImageSectionHeader, FatObjectError> {
+        let name = format!("/{name_offset}");
+        if name.len() > 8 {
+            return Err(FatObjectError::TooLarge);
+        }
+        let mut h = *pod::from_bytes::<ImageSectionHeader>(&[0; SECTION])
+            .unwrap()
+            .0;
+        h.name[..name.len()].copy_from_slice(name.as_bytes());
+        let size32 = u32_of(size)?;
+        h.virtual_size.set(LE, size32);
+        h.virtual_address
+            .set(LE, u32::try_from(va).map_err(|_| FatObjectError::TooLarge)?);
+        h.size_of_raw_data.set(LE, size32);
+        let ptr = u32_of(data_at)?;
+        h.pointer_to_raw_data
+            .set(LE, if size == 0 { 0 } else { ptr });
+        h.characteristics.set(LE, CHARACTERISTICS);
+        Ok(h)
     }
 
     pub(super) fn truncate_sections(
@@ -945,26 +1014,25 @@ mod coff {
         count: usize,
     ) -> Result<Vec<u8>, FatObjectError> {
         let coff = Coff::parse(data)?;
-        if first + count != coff.nsections {
+        if first + count != coff.sections.len() {
             return Err(FatObjectError::NotRemovable(
                 "they are not the last sections of the section table".into(),
             ));
         }
         let (syms, _) = coff.tables()?;
         let mut i = 0;
-        while i + SYMBOL <= syms.len() {
-            let sym = &syms[i..i + SYMBOL];
-            let number = LE.u16(sym, 12).unwrap_or(0) as i16;
+        while let Some(sym) = crate::raw::read_at::<ImageSymbol>(syms, i * SYMBOL) {
+            let number = sym.section_number.get(LE) as i16;
             if number > 0 && number as usize > first {
                 return Err(FatObjectError::NotRemovable(format!(
-                    "symbol {} is defined in section {number}",
-                    i / SYMBOL
+                    "symbol {i} is defined in section {number}"
                 )));
             }
-            i += SYMBOL * (1 + sym[17] as usize);
+            i += 1 + sym.number_of_aux_symbols as usize;
         }
         let mut out = data.to_vec();
-        LE.put16(&mut out, 2, first as u16);
+        let header: &mut ImageFileHeader = pod::from_bytes_mut(&mut out).unwrap().0;
+        header.number_of_sections.set(LE, first as u16);
         Ok(out)
     }
 }
@@ -995,46 +1063,50 @@ mod tests {
     }
 
     /// A minimal relocatable ELF64 LE object: null, .text ("ABCD"), .shstrtab.
+    /// A 64-bit little-endian relocatable ELF file with `.text` ("ABCD") and `.shstrtab`.
     fn tiny_elf() -> Vec<u8> {
-        let mut d = vec![0u8; 64];
-        d[..4].copy_from_slice(b"\x7fELF");
-        d[4] = 2;
-        d[5] = 1;
-        d[6] = 1;
-        d[16] = 1; // ET_REL
-        d[18] = 62; // EM_X86_64
-        d[0x34] = 64; // e_ehsize
-        d[0x3a] = 64;
+        use object::elf::{FileHeader64, SectionHeader64};
+        use object::pod::{bytes_of, from_bytes_mut};
+        let e = object::LittleEndian;
+        let mut d = vec![0u8; size_of::<FileHeader64<object::LittleEndian>>()];
         let text_at = d.len();
         d.extend_from_slice(b"ABCD");
         let names_at = d.len();
         d.extend_from_slice(b"\0.text\0.shstrtab\0");
         let names_len = d.len() - names_at;
-        while d.len() % 8 != 0 {
-            d.push(0);
-        }
+        d.resize(d.len().next_multiple_of(8), 0);
         let shoff = d.len();
         let sh = |name: u32, ty: u32, flags: u64, off: usize, size: usize, align: u64| {
-            let mut h = [0u8; 64];
-            h[0..4].copy_from_slice(&name.to_le_bytes());
-            h[4..8].copy_from_slice(&ty.to_le_bytes());
-            h[8..16].copy_from_slice(&flags.to_le_bytes());
-            h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
-            h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
-            h[48..56].copy_from_slice(&align.to_le_bytes());
+            let mut h: SectionHeader64<object::LittleEndian> =
+                *object::pod::from_bytes(&[0; 64]).unwrap().0;
+            h.sh_name.set(e, name);
+            h.sh_type.set(e, ty);
+            h.sh_flags.set(e, flags);
+            h.sh_offset.set(e, off as u64);
+            h.sh_size.set(e, size as u64);
+            h.sh_addralign.set(e, align);
             h
         };
         let hs = [
-            [0u8; 64],
+            sh(0, 0, 0, 0, 0, 0),
             sh(1, 1, 6, text_at, 4, 4),
             sh(7, 3, 0, names_at, names_len, 1),
         ];
         for h in hs {
-            d.extend_from_slice(&h);
+            d.extend_from_slice(bytes_of(&h));
         }
-        d[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
-        d[0x3c] = 3;
-        d[0x3e] = 2;
+        let h: &mut FileHeader64<object::LittleEndian> = from_bytes_mut(&mut d).unwrap().0;
+        h.e_ident.magic = object::elf::ELFMAG;
+        h.e_ident.class = object::elf::ELFCLASS64;
+        h.e_ident.data = object::elf::ELFDATA2LSB;
+        h.e_ident.version = 1;
+        h.e_type.set(e, object::elf::ET_REL);
+        h.e_machine.set(e, object::elf::EM_X86_64);
+        h.e_ehsize.set(e, 64);
+        h.e_shentsize.set(e, 64);
+        h.e_shoff.set(e, shoff as u64);
+        h.e_shnum.set(e, 3);
+        h.e_shstrndx.set(e, 2);
         d
     }
 
@@ -1084,10 +1156,14 @@ mod tests {
         )
         .unwrap();
         let mut bad = fat.clone();
-        let shoff = u64::from_le_bytes(bad[0x28..0x30].try_into().unwrap()) as usize;
+        let e = object::LittleEndian;
+        let header: &object::elf::FileHeader64<object::LittleEndian> =
+            object::pod::from_bytes(&bad).unwrap().0;
         // Section 3 (after null, .text, .shstrtab): sh_offset past the end.
-        let field = shoff + 3 * 64 + 24;
-        bad[field..field + 8].copy_from_slice(&0x10_0000u64.to_le_bytes());
+        let at = header.e_shoff.get(e) as usize + 3 * 64;
+        let section: &mut object::elf::SectionHeader64<object::LittleEndian> =
+            object::pod::from_bytes_mut(&mut bad[at..]).unwrap().0;
+        section.sh_offset.set(e, 0x10_0000);
         let e = FatObject::parse(&bad).unwrap_err();
         assert!(matches!(
             e,

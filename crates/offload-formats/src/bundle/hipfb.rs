@@ -1,5 +1,6 @@
-//! The HIP fat binary (`.hipfb`): the binary bundle clang's HIP driver writes for a
-//! translation unit and embeds in `.hip_fatbin`.
+//! The `.hipfb` file: the binary bundle clang's HIP driver writes for a translation unit and
+//! embeds in the `.hip_fatbin` section (a bundle, not an NVIDIA fat binary, whatever the
+//! names say).
 //!
 //! Its layout, as clang 19 and 22 write it:
 //!
@@ -27,7 +28,7 @@ use super::BundleWriteError;
 use super::binary::write_bundle;
 use crate::id::EntryId;
 
-/// The host entry clang writes into every HIP fat binary, whatever the host.
+/// The host entry clang writes into every `.hipfb` bundle, whatever the host.
 pub const HOST_ENTRY_ID: &str = "host-x86_64-unknown-linux--";
 
 /// The payload alignment clang's HIP driver asks the bundler for.

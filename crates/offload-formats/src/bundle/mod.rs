@@ -1,4 +1,4 @@
-//! The clang-offload-bundler container formats.
+//! Bundles: the clang-offload-bundler container and the files built around it.
 //!
 //! A bundle holds one payload per *entry ID* (see [`crate::id`]). Two layouts exist:
 //!
@@ -8,16 +8,19 @@
 //! - [`text`]: payloads framed by comment lines, for preprocessed sources, LLVM IR,
 //!   assembly and dependency files.
 //!
+//! Around them:
+//!
 //! - [`fatobj`]: fat objects, host object files with one `__CLANG_OFFLOAD_BUNDLE__<ID>`
 //!   section per entry (`o` with an object host input).
 //! - [`archive`]: heterogeneous device archives (`a`, unbundling only).
-//! - [`hipfb`]: the HIP fat binary clang's driver writes (a binary bundle of a fixed shape).
+//! - [`hipfb`]: the `.hipfb` bundle clang's HIP driver writes (a binary bundle of a fixed
+//!   shape).
 //!
-//! [`compressed`] wraps a binary or text bundle in a zstd or zlib `CCOB` container;
+//! [`compressed`] wraps a binary or text bundle in a zstd- or zlib-compressed `CCOB` bundle;
 //! [`sequence`] walks binary and compressed bundles placed one after another (a linked
 //! `.hip_fatbin`).
 //!
-//! [`order`] reproduces the hash-table iteration order LLVM uses when listing and
+//! The `order` module reproduces the hash-table iteration order LLVM uses when listing and
 //! unbundling binary bundles. Readers work over borrowed bytes (a mapped file, a
 //! section) and never allocate what a header merely claims; writers stream payloads.
 
@@ -27,14 +30,13 @@ pub mod bitcode;
 pub mod compressed;
 pub mod fatobj;
 pub mod hipfb;
-pub mod order;
+mod order;
 mod prefix;
 pub mod sequence;
 pub mod targets;
 pub mod text;
 
 mod error;
-mod md5;
 
 pub use prefix::Prefix;
 
@@ -43,8 +45,7 @@ pub use compressed::{CompressOptions, CompressedBundle};
 pub use error::{BundleReadError, BundleReadErrorKind, BundleWriteError};
 pub use text::{TextBundle, TextEntry};
 
-/// The 24 magic bytes that start a binary bundle and name the sections of a fat object.
-pub const MAGIC: &[u8; 24] = b"__CLANG_OFFLOAD_BUNDLE__";
+pub use crate::raw::BUNDLE_MAGIC as MAGIC;
 
 /// A bundle file type, the value of clang-offload-bundler's `-type=` option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -937,8 +937,14 @@ pub fn parse_sub_arch(name: &str) -> SubArch {
         return first_suffix(name, &KALIMBA).unwrap_or(NoSubArch);
     }
 
+    arm_sub_arch_of(arm::parse_arch(arm_sub_arch))
+}
+
+/// The sub-architecture of an ARM architecture version (a table).
+fn arm_sub_arch_of(kind: arm::ArchKind) -> SubArch {
+    use SubArch::*;
     use arm::ArchKind as K;
-    match arm::parse_arch(arm_sub_arch) {
+    match kind {
         K::V4 => NoSubArch,
         K::V4t => ArmV4t,
         K::V5t => ArmV5,
@@ -1183,207 +1189,263 @@ pub fn normalize(s: &str, form: CanonicalForm) -> String {
 /// instead of returning.
 pub fn try_normalize(s: &str, form: CanonicalForm) -> Result<String, NormalizeError> {
     let mut components: Vec<Cow<'_, str>> = s.split('-').map(Cow::Borrowed).collect();
-    let count = components.len();
-
     // A component that already parses in its own position stays there; this
     // avoids moving a component that is both (say) a valid arch and OS.
-    let mut arch = parse_arch(&components[0]);
-    let mut vendor = if count > 1 {
-        parse_vendor(&components[1])
-    } else {
-        Vendor::Unknown
-    };
-    let mut os = Os::Unknown;
-    let mut is_cygwin = false;
-    let mut is_mingw32 = false;
-    if count > 2 {
-        let c = &components[2];
-        os = parse_os(c);
-        is_cygwin = c.starts_with("cygwin") || c.starts_with("msys");
-        is_mingw32 = c.starts_with("mingw");
-    }
-    let mut environment = if count > 3 {
-        parse_environment(&components[3])
-    } else {
-        Environment::Unknown
-    };
-    let mut object_format = if count > 4 {
-        parse_format(&components[4])
-    } else {
-        ObjectFormat::Unknown
-    };
-
-    let mut found = [
-        arch != Arch::Unknown,
-        vendor != Vendor::Unknown,
-        os != Os::Unknown,
-        environment != Environment::Unknown,
-    ];
-    let fixed = |found: &[bool; 4], i: usize| i < found.len() && found[i];
-
+    let mut r = Recognized::in_place(&components);
+    let mut found = r.found();
     for pos in 0..found.len() {
-        if found[pos] {
-            continue;
-        }
-        let mut idx = 0;
-        while idx < components.len() {
-            if fixed(&found, idx) {
-                idx += 1;
-                continue;
-            }
-            let comp = components[idx].clone();
-            let valid = match pos {
-                0 => {
-                    arch = parse_arch(&comp);
-                    arch != Arch::Unknown
-                }
-                1 => {
-                    vendor = parse_vendor(&comp);
-                    vendor != Vendor::Unknown
-                }
-                2 => {
-                    os = parse_os(&comp);
-                    is_cygwin = comp.starts_with("cygwin") || comp.starts_with("msys");
-                    is_mingw32 = comp.starts_with("mingw");
-                    os != Os::Unknown || is_cygwin || is_mingw32
-                }
-                _ => {
-                    environment = parse_environment(&comp);
-                    let mut valid = environment != Environment::Unknown;
-                    if !valid {
-                        object_format = parse_format(&comp);
-                        valid = object_format != ObjectFormat::Unknown;
-                    }
-                    valid
-                }
-            };
-            if !valid {
-                idx += 1;
-                continue;
-            }
-
-            // Move the component to its position, pushing non-fixed
-            // components in the way to the right.
-            if pos < idx {
-                // Insert left: a-b-i386 -> i386-a-b. The moved component's
-                // old slot becomes empty, which ends the chain of pushes.
-                let mut current = std::mem::replace(&mut components[idx], Cow::Borrowed(""));
-                let mut i = pos;
-                while !current.is_empty() {
-                    while fixed(&found, i) {
-                        i += 1;
-                    }
-                    std::mem::swap(&mut current, &mut components[i]);
-                    i += 1;
-                }
-            } else if pos > idx {
-                // Push right by inserting empty components until the component
-                // reaches its position: pc-a -> -pc-a.
-                loop {
-                    let mut current: Cow<'_, str> = Cow::Borrowed("");
-                    let mut i = idx;
-                    while i < components.len() {
-                        std::mem::swap(&mut current, &mut components[i]);
-                        if current.is_empty() {
-                            break;
-                        }
-                        i += 1;
-                        while fixed(&found, i) {
-                            i += 1;
-                        }
-                    }
-                    if !current.is_empty() {
-                        components.push(current);
-                    }
-                    idx += 1;
-                    while fixed(&found, idx) {
-                        idx += 1;
-                    }
-                    if idx >= pos {
-                        break;
-                    }
-                }
-            }
-            debug_assert!(pos < components.len() && components[pos] == comp);
-            found[pos] = true;
-            break;
+        if !found[pos] {
+            place(&mut components, &mut found, &mut r, pos);
         }
     }
-
-    // "none" in the middle of a three-component triple is the OS, not the
-    // vendor.
-    if found[0]
-        && !found[1]
-        && !found[2]
-        && found[3]
-        && components[1] == "none"
-        && components[2].is_empty()
-    {
-        components.swap(1, 2);
-    }
-
-    for c in components.iter_mut() {
-        if c.is_empty() {
-            *c = Cow::Borrowed("unknown");
-        }
-    }
-
-    if environment == Environment::Android {
-        if let Some(version) = components[3].strip_prefix("androideabi") {
-            components[3] = if version.is_empty() {
-                Cow::Borrowed("android")
-            } else {
-                Cow::Owned(format!("android{version}"))
-            };
-        }
-    }
-
-    // SUSE uses "gnueabi" to mean "gnueabihf".
-    if vendor == Vendor::Suse && environment == Environment::GnuEabi {
-        components[3] = Cow::Borrowed("gnueabihf");
-    }
-
-    // `SmallVector::resize` pads with empty strings here: the "unknown"
-    // replacement has already happened.
-    if os == Os::Win32 {
-        components.resize(4, Cow::Borrowed(""));
-        components[2] = Cow::Borrowed("windows");
-        if environment == Environment::Unknown {
-            components[3] = match object_format {
-                ObjectFormat::Unknown | ObjectFormat::Coff => Cow::Borrowed("msvc"),
-                other => Cow::Borrowed(other.name()),
-            };
-        }
-    } else if is_mingw32 {
-        components.resize(4, Cow::Borrowed(""));
-        components[2] = Cow::Borrowed("windows");
-        components[3] = Cow::Borrowed("gnu");
-    } else if is_cygwin {
-        components.resize(4, Cow::Borrowed(""));
-        components[2] = Cow::Borrowed("windows");
-        components[3] = Cow::Borrowed("cygnus");
-    }
-    if (is_mingw32 || is_cygwin || (os == Os::Win32 && environment != Environment::Unknown))
-        && object_format != ObjectFormat::Unknown
-        && object_format != ObjectFormat::Coff
-    {
-        components.resize(5, Cow::Borrowed(""));
-        components[4] = Cow::Borrowed(object_format.name());
-    }
-
-    // A DXIL triple without a version takes it from the shader model.
-    if components[0] == "dxil" {
-        components.truncate(4);
-        if os == Os::ShaderModel {
-            components[0] = Cow::Borrowed(dxil_arch_from_shader_model(&components[2])?);
-        }
-    }
-
+    r.finish(&mut components, &found)?;
     if let Some(n) = form.component_count() {
         components.resize(n, Cow::Borrowed("unknown"));
     }
-
     Ok(components.join("-"))
+}
+
+/// What `normalize` recognised the components of a triple as.
+struct Recognized {
+    arch: Arch,
+    vendor: Vendor,
+    os: Os,
+    environment: Environment,
+    object_format: ObjectFormat,
+    is_cygwin: bool,
+    is_mingw32: bool,
+}
+
+/// Whether position `i` holds a component recognised in place.
+fn fixed(found: &[bool; 4], i: usize) -> bool {
+    i < found.len() && found[i]
+}
+
+impl Recognized {
+    /// Each component parsed in its own position.
+    fn in_place(components: &[Cow<'_, str>]) -> Recognized {
+        let count = components.len();
+        let mut r = Recognized {
+            arch: parse_arch(&components[0]),
+            vendor: Vendor::Unknown,
+            os: Os::Unknown,
+            environment: Environment::Unknown,
+            object_format: ObjectFormat::Unknown,
+            is_cygwin: false,
+            is_mingw32: false,
+        };
+        if count > 1 {
+            r.vendor = parse_vendor(&components[1]);
+        }
+        if count > 2 {
+            let c = &components[2];
+            r.os = parse_os(c);
+            r.is_cygwin = c.starts_with("cygwin") || c.starts_with("msys");
+            r.is_mingw32 = c.starts_with("mingw");
+        }
+        if count > 3 {
+            r.environment = parse_environment(&components[3]);
+        }
+        if count > 4 {
+            r.object_format = parse_format(&components[4]);
+        }
+        r
+    }
+
+    /// Which of arch, vendor, OS and environment were recognised.
+    fn found(&self) -> [bool; 4] {
+        [
+            self.arch != Arch::Unknown,
+            self.vendor != Vendor::Unknown,
+            self.os != Os::Unknown,
+            self.environment != Environment::Unknown,
+        ]
+    }
+
+    /// Parses `comp` as the component of position `pos` (the last one: environment or object
+    /// format), keeping what it is; whether it is one.
+    fn try_position(&mut self, pos: usize, comp: &str) -> bool {
+        match pos {
+            0 => {
+                self.arch = parse_arch(comp);
+                self.arch != Arch::Unknown
+            }
+            1 => {
+                self.vendor = parse_vendor(comp);
+                self.vendor != Vendor::Unknown
+            }
+            2 => {
+                self.os = parse_os(comp);
+                self.is_cygwin = comp.starts_with("cygwin") || comp.starts_with("msys");
+                self.is_mingw32 = comp.starts_with("mingw");
+                self.os != Os::Unknown || self.is_cygwin || self.is_mingw32
+            }
+            _ => {
+                self.environment = parse_environment(comp);
+                let mut valid = self.environment != Environment::Unknown;
+                if !valid {
+                    self.object_format = parse_format(comp);
+                    valid = self.object_format != ObjectFormat::Unknown;
+                }
+                valid
+            }
+        }
+    }
+
+    /// The canonical spellings once every component is in place: `unknown` for empty
+    /// components, and LLVM's rewrites of Android, SUSE, Windows and DXIL triples.
+    fn finish(
+        &self,
+        components: &mut Vec<Cow<'_, str>>,
+        found: &[bool; 4],
+    ) -> Result<(), NormalizeError> {
+        // "none" in the middle of a three-component triple is the OS, not the
+        // vendor.
+        if found[0]
+            && !found[1]
+            && !found[2]
+            && found[3]
+            && components[1] == "none"
+            && components[2].is_empty()
+        {
+            components.swap(1, 2);
+        }
+        for c in components.iter_mut() {
+            if c.is_empty() {
+                *c = Cow::Borrowed("unknown");
+            }
+        }
+        if self.environment == Environment::Android {
+            if let Some(version) = components[3].strip_prefix("androideabi") {
+                components[3] = if version.is_empty() {
+                    Cow::Borrowed("android")
+                } else {
+                    Cow::Owned(format!("android{version}"))
+                };
+            }
+        }
+        // SUSE uses "gnueabi" to mean "gnueabihf".
+        if self.vendor == Vendor::Suse && self.environment == Environment::GnuEabi {
+            components[3] = Cow::Borrowed("gnueabihf");
+        }
+        self.windows(components);
+        // A DXIL triple without a version takes it from the shader model.
+        if components[0] == "dxil" {
+            components.truncate(4);
+            if self.os == Os::ShaderModel {
+                components[0] = Cow::Borrowed(dxil_arch_from_shader_model(&components[2])?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The OS and environment of Windows triples (MSVC, MinGW, Cygwin), and their object
+    /// format when it is not COFF.
+    fn windows(&self, components: &mut Vec<Cow<'_, str>>) {
+        // `SmallVector::resize` pads with empty strings here: the "unknown"
+        // replacement has already happened.
+        let (os, environment, format) = (self.os, self.environment, self.object_format);
+        if os == Os::Win32 {
+            components.resize(4, Cow::Borrowed(""));
+            components[2] = Cow::Borrowed("windows");
+            if environment == Environment::Unknown {
+                components[3] = match format {
+                    ObjectFormat::Unknown | ObjectFormat::Coff => Cow::Borrowed("msvc"),
+                    other => Cow::Borrowed(other.name()),
+                };
+            }
+        } else if self.is_mingw32 {
+            components.resize(4, Cow::Borrowed(""));
+            components[2] = Cow::Borrowed("windows");
+            components[3] = Cow::Borrowed("gnu");
+        } else if self.is_cygwin {
+            components.resize(4, Cow::Borrowed(""));
+            components[2] = Cow::Borrowed("windows");
+            components[3] = Cow::Borrowed("cygnus");
+        }
+        let windows = self.is_mingw32
+            || self.is_cygwin
+            || (os == Os::Win32 && environment != Environment::Unknown);
+        if windows && format != ObjectFormat::Unknown && format != ObjectFormat::Coff {
+            components.resize(5, Cow::Borrowed(""));
+            components[4] = Cow::Borrowed(format.name());
+        }
+    }
+}
+
+/// Finds the first component not fixed in place that parses as the component of position
+/// `pos`, and moves it there.
+fn place(
+    components: &mut Vec<Cow<'_, str>>,
+    found: &mut [bool; 4],
+    r: &mut Recognized,
+    pos: usize,
+) {
+    let mut idx = 0;
+    while idx < components.len() {
+        if fixed(found, idx) {
+            idx += 1;
+            continue;
+        }
+        let comp = components[idx].clone();
+        if !r.try_position(pos, &comp) {
+            idx += 1;
+            continue;
+        }
+        // Move the component to its position, pushing non-fixed
+        // components in the way to the right.
+        if pos < idx {
+            move_left(components, found, pos, idx);
+        } else if pos > idx {
+            push_right(components, found, pos, idx);
+        }
+        debug_assert!(pos < components.len() && components[pos] == comp);
+        found[pos] = true;
+        return;
+    }
+}
+
+/// Insert left: a-b-i386 -> i386-a-b. The moved component's old slot becomes empty, which
+/// ends the chain of pushes.
+fn move_left(components: &mut [Cow<'_, str>], found: &[bool; 4], pos: usize, idx: usize) {
+    let mut current = std::mem::replace(&mut components[idx], Cow::Borrowed(""));
+    let mut i = pos;
+    while !current.is_empty() {
+        while fixed(found, i) {
+            i += 1;
+        }
+        std::mem::swap(&mut current, &mut components[i]);
+        i += 1;
+    }
+}
+
+/// Push right by inserting empty components until the component at `idx` reaches `pos`:
+/// pc-a -> -pc-a.
+fn push_right(components: &mut Vec<Cow<'_, str>>, found: &[bool; 4], pos: usize, mut idx: usize) {
+    loop {
+        let mut current: Cow<'_, str> = Cow::Borrowed("");
+        let mut i = idx;
+        while i < components.len() {
+            std::mem::swap(&mut current, &mut components[i]);
+            if current.is_empty() {
+                break;
+            }
+            i += 1;
+            while fixed(found, i) {
+                i += 1;
+            }
+        }
+        if !current.is_empty() {
+            components.push(current);
+        }
+        idx += 1;
+        while fixed(found, idx) {
+            idx += 1;
+        }
+        if idx >= pos {
+            break;
+        }
+    }
 }
 
 /// LLVM's `getDXILArchNameFromShaderModel`: `shadermodel6.N` → `dxilv1.N`,

@@ -36,12 +36,12 @@ use object::{Object, ObjectSection, SectionKind};
 
 use crate::bundle::BinaryBundle;
 use crate::bundle::binary::{Descriptor, HeaderRead, read_header};
-use crate::bundle::compressed::{CompressedBundle, CompressedError};
-use crate::bundle::sequence::{Item, Sequence, SequenceError};
+use crate::bundle::compressed::{CompressedBundle, CompressedError, Limits};
+use crate::bundle::sequence::{Item, Segment, Sequence, SequenceError};
 use crate::id::EntryId;
-use crate::package::raw::SHT_LLVM_OFFLOADING;
 use crate::package::scan::split;
 use crate::package::{LlvmVersion, OffloadBinary};
+use crate::raw::SHT_LLVM_OFFLOADING;
 
 pub use extract::{ExtractError, Selected, Selector, entry_bytes, range, select};
 
@@ -69,7 +69,8 @@ impl Report {
     }
 }
 
-/// One container: a bundle, a compressed bundle, an offload binary or a fat-object section.
+/// One container: a bundle, a compressed bundle, an offload binary, an NVIDIA fat binary or a
+/// fat-object section.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ContainerReport {
@@ -291,24 +292,93 @@ pub fn inspect(data: &[u8], path: &str) -> Result<Report, InspectError> {
     inspect_with(data, path, &Options::default())
 }
 
-/// Inspects `data`, the contents of the file `path`.
+/// Inspects `data`, the contents of the file `path`. With [`Options::verify`] the compressed
+/// bundles are decoded one after the other on the calling thread; a caller that wants them
+/// decoded side by side uses [`Unverified`].
 pub fn inspect_with(data: &[u8], path: &str, options: &Options) -> Result<Report, InspectError> {
-    let mut s = Scanner {
-        path,
-        file: data,
-        containers: Vec::new(),
-        entries: 0,
-        options: *options,
-        pending: Vec::new(),
-    };
-    let format = s.scan(data, None, 0)?;
-    s.verify_pending()?;
-    Ok(Report {
-        path: path.to_owned(),
-        format,
-        size: data.len() as u64,
-        containers: s.containers,
-    })
+    let unverified = Unverified::scan(data, path, options)?;
+    let bundles: Vec<_> = unverified.bundles().copied().collect();
+    let limits = Limits::default();
+    unverified.finish(bundles.iter().map(|b| verify_bundle(b, &limits)))
+}
+
+/// An inspection whose compressed bundles are listed from their headers, not yet decoded
+/// whole: what [`Options::verify`] still has to decode and hash. The caller decodes
+/// [`Unverified::bundles`] with [`verify_bundle`] in any order, on any threads, and hands the
+/// results back in the same order to [`Unverified::finish`].
+pub struct Unverified<'p, 'data> {
+    scanner: Scanner<'p, 'data>,
+    format: &'static str,
+}
+
+impl fmt::Debug for Unverified<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Unverified")
+            .field("path", &self.scanner.path)
+            .field("bundles", &self.scanner.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'p, 'data> Unverified<'p, 'data> {
+    /// Lists `data`, the contents of the file `path`, leaving the whole decoding that
+    /// [`Options::verify`] asks for to the caller (none without it).
+    pub fn scan(
+        data: &'data [u8],
+        path: &'p str,
+        options: &Options,
+    ) -> Result<Unverified<'p, 'data>, InspectError> {
+        let mut scanner = Scanner {
+            path,
+            file: data,
+            containers: Vec::new(),
+            entries: 0,
+            options: *options,
+            pending: Vec::new(),
+        };
+        let format = scanner.scan(data, None, 0)?;
+        Ok(Unverified { scanner, format })
+    }
+
+    /// The compressed bundles to decode whole, in file order.
+    pub fn bundles(&self) -> impl ExactSizeIterator<Item = &CompressedBundle<'data>> + '_ {
+        self.scanner.pending.iter().map(|p| &p.bundle)
+    }
+
+    /// The report, with what decoding each of [`Unverified::bundles`] gave ([`verify_bundle`]),
+    /// in the same order. The first failure, in file order, is the error; the results after it
+    /// are not looked at.
+    pub fn finish(
+        mut self,
+        results: impl IntoIterator<Item = Result<Compression, CompressedError>>,
+    ) -> Result<Report, InspectError> {
+        let pending = std::mem::take(&mut self.scanner.pending);
+        let s = &mut self.scanner;
+        for (p, r) in pending.iter().zip(results) {
+            match r {
+                Ok(compression) => s.containers[p.container].compression = Some(compression),
+                Err(e) => {
+                    let context = format!("compressed bundle at offset {}", p.offset);
+                    return Err(s.failed(&p.place, context, e));
+                }
+            }
+        }
+        Ok(Report {
+            path: s.path.to_owned(),
+            format: self.format,
+            size: s.file.len() as u64,
+            containers: std::mem::take(&mut s.containers),
+        })
+    }
+}
+
+/// Decodes a compressed bundle whole within `limits` and hashes it, for
+/// [`Unverified::finish`]: its compression details, with whether the hash matches.
+pub fn verify_bundle(
+    bundle: &CompressedBundle<'_>,
+    limits: &Limits,
+) -> Result<Compression, CompressedError> {
+    decompress_within(bundle, limits).map(|(compression, _)| compression)
 }
 
 struct Scanner<'p, 'data> {
@@ -420,7 +490,7 @@ impl<'data> Scanner<'_, 'data> {
                 | object::FileKind::MachO64,
             ) => self.object(data, &place),
             _ => {
-                // As cuobjdump: a fat binary anywhere in a file of no other kind.
+                // As cuobjdump: an NVIDIA fat binary anywhere in a file of no other kind.
                 self.nv_fatbins(data, &place, false)?;
                 Ok("other")
             }
@@ -487,7 +557,7 @@ impl<'data> Scanner<'_, 'data> {
             };
             if offloading {
                 self.offload_binaries(contents, &here)?;
-            } else if let Some(id) = name.strip_prefix("__CLANG_OFFLOAD_BUNDLE__") {
+            } else if let Some(id) = crate::kind::bundle_section_id_str(&name) {
                 self.fat_object_section(contents, id, &here);
             } else if name == ".hip_fatbin" || Sequence::starts_with_bundle(contents) {
                 self.bundles(contents, &here)?;
@@ -503,7 +573,7 @@ impl<'data> Scanner<'_, 'data> {
                 data_sections.push((contents, here));
             }
         }
-        // A fat binary embedded in data (include_bytes!, a C array), as cuobjdump finds it:
+        // An NVIDIA fat binary embedded in data (include_bytes!, a C array), as cuobjdump finds it:
         // 8-byte aligned in the file, well-formed. Looked for only in an object where no
         // container was found by its section: reading every data page of a large library
         // that has its device code in `.hip_fatbin` would cost what the data costs.
@@ -513,28 +583,6 @@ impl<'data> Scanner<'_, 'data> {
             }
         }
         Ok(format)
-    }
-
-    /// Decodes and hashes the bundles listed from their headers, several at once (one per
-    /// CPU, at most [`VERIFY_IN_FLIGHT`] bytes of decoded bundles held at a time, a larger
-    /// one alone), and records what the whole decode says; the first failure, in file order,
-    /// is the error a decode in file order would have given.
-    fn verify_pending(&mut self) -> Result<(), InspectError> {
-        let pending = std::mem::take(&mut self.pending);
-        let results = decode_all(&pending);
-        for (p, r) in pending.iter().zip(results) {
-            match r {
-                Ok(compression) => self.containers[p.container].compression = Some(compression),
-                Err(e) => {
-                    return Err(self.failed(
-                        &p.place,
-                        format!("compressed bundle at offset {}", p.offset),
-                        e,
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     fn next_entry(&mut self) -> usize {
@@ -619,6 +667,92 @@ impl<'data> Scanner<'_, 'data> {
         out
     }
 
+    /// A compressed bundle of a sequence, at `offset` in the file: listed from its header
+    /// when its entry table can be read that way (decoded whole later with
+    /// [`Options::verify`]), else decoded whole now.
+    fn compressed_bundle(
+        &mut self,
+        c: &CompressedBundle<'data>,
+        seg: &Segment<'data>,
+        offset: u64,
+        place: &Place,
+    ) -> Result<(), InspectError> {
+        if self.listed_from_header(c, seg.len, offset, place) {
+            return Ok(());
+        }
+        // The whole decode, with the checks a headers-only walk skipped.
+        let strict;
+        let c = if self.options.verify {
+            c
+        } else {
+            strict = CompressedBundle::parse(seg.data).map_err(|error| {
+                let error = SequenceError::Compressed {
+                    offset: seg.offset,
+                    error,
+                };
+                self.failed(place, "", error)
+            })?;
+            &strict
+        };
+        let context = || format!("compressed bundle at offset {offset}");
+        let (compression, data) = decompress(c).map_err(|e| self.failed(place, context(), e))?;
+        let bundle = BinaryBundle::parse(&data)
+            .map_err(|e| self.failed(place, context(), e))?
+            .ok_or_else(|| {
+                let message = format!("{} does not hold a binary bundle", context());
+                self.err(place, message)
+            })?;
+        let entries = self.bundle_entries(&bundle, None);
+        let compression = Some(compression);
+        self.push(
+            place,
+            "compressed-bundle",
+            offset,
+            seg.len,
+            compression,
+            entries,
+        );
+        Ok(())
+    }
+
+    /// Lists a compressed bundle of `len` bytes at `offset` from its entry table, decoding
+    /// only that far; false when the table cannot be read that way.
+    fn listed_from_header(
+        &mut self,
+        c: &CompressedBundle<'data>,
+        len: u64,
+        offset: u64,
+        place: &Place,
+    ) -> bool {
+        let Some((compression, header)) = header_only(c) else {
+            return false;
+        };
+        let descriptors = read_header(&header, compression.uncompressed_size);
+        let Ok(Some(HeaderRead::Complete(descriptors, _))) = descriptors else {
+            return false;
+        };
+        let entries = self.descriptor_entries(descriptors, None);
+        let compression = Some(compression);
+        self.push(
+            place,
+            "compressed-bundle",
+            offset,
+            len,
+            compression,
+            entries,
+        );
+        if self.options.verify {
+            // Decoded whole and hashed later, beside the others.
+            self.pending.push(Pending {
+                container: self.containers.len() - 1,
+                bundle: *c,
+                place: place.clone(),
+                offset,
+            });
+        }
+        true
+    }
+
     fn bundles(&mut self, region: &'data [u8], place: &Place) -> Result<(), InspectError> {
         let region_offset = self.offset_of(region);
         let sequence = if self.options.verify {
@@ -634,73 +768,7 @@ impl<'data> Scanner<'_, 'data> {
                     let entries = self.bundle_entries(b, Some(offset));
                     self.push(place, "bundle", offset, seg.len, None, entries);
                 }
-                Item::Compressed(c) => {
-                    if let Some((compression, header)) = header_only(c) {
-                        let descriptors = read_header(&header, compression.uncompressed_size);
-                        if let Ok(Some(HeaderRead::Complete(descriptors, _))) = descriptors {
-                            let entries = self.descriptor_entries(descriptors, None);
-                            self.push(
-                                place,
-                                "compressed-bundle",
-                                offset,
-                                seg.len,
-                                Some(compression),
-                                entries,
-                            );
-                            if self.options.verify {
-                                // Decoded whole and hashed later, beside the others.
-                                self.pending.push(Pending {
-                                    container: self.containers.len() - 1,
-                                    bundle: *c,
-                                    place: place.clone(),
-                                    offset,
-                                });
-                            }
-                            continue;
-                        }
-                    }
-                    // The whole decode, with the checks a headers-only walk skipped.
-                    let strict;
-                    let c = if self.options.verify {
-                        c
-                    } else {
-                        strict = CompressedBundle::parse(seg.data).map_err(|error| {
-                            self.failed(
-                                place,
-                                "",
-                                SequenceError::Compressed {
-                                    offset: seg.offset,
-                                    error,
-                                },
-                            )
-                        })?;
-                        &strict
-                    };
-                    let (compression, data) = decompress(c).map_err(|e| {
-                        self.failed(place, format!("compressed bundle at offset {offset}"), e)
-                    })?;
-                    let bundle = BinaryBundle::parse(&data)
-                        .map_err(|e| {
-                            self.failed(place, format!("compressed bundle at offset {offset}"), e)
-                        })?
-                        .ok_or_else(|| {
-                            self.err(
-                                place,
-                                format!(
-                                    "compressed bundle at offset {offset} does not hold a binary bundle"
-                                ),
-                            )
-                        })?;
-                    let entries = self.bundle_entries(&bundle, None);
-                    self.push(
-                        place,
-                        "compressed-bundle",
-                        offset,
-                        seg.len,
-                        Some(compression),
-                        entries,
-                    );
-                }
+                Item::Compressed(c) => self.compressed_bundle(c, &seg, offset, place)?,
             }
         }
         Ok(())
@@ -850,8 +918,16 @@ fn ratio(uncompressed: u64, compressed: u64) -> f64 {
 /// Decompresses a compressed bundle, with its compression details.
 pub(crate) fn decompress(
     c: &CompressedBundle<'_>,
-) -> Result<(Compression, Vec<u8>), crate::bundle::compressed::CompressedError> {
-    let d = c.decompress()?;
+) -> Result<(Compression, Vec<u8>), CompressedError> {
+    decompress_within(c, &Limits::default())
+}
+
+/// [`decompress`] within `limits`.
+fn decompress_within(
+    c: &CompressedBundle<'_>,
+    limits: &Limits,
+) -> Result<(Compression, Vec<u8>), CompressedError> {
+    let (d, ()) = c.decompress_with(limits, |_| ())?;
     let h = c.header();
     let compressed = c.len() as u64;
     Ok((
@@ -865,59 +941,6 @@ pub(crate) fn decompress(
         },
         d.data,
     ))
-}
-
-/// Decoded bytes that `inspect --verify` holds at once (a larger bundle is decoded alone).
-const VERIFY_IN_FLIGHT: u64 = 1 << 30;
-
-/// [`decompress`] of every bundle, on up to one thread per CPU, within [`VERIFY_IN_FLIGHT`].
-fn decode_all(
-    pending: &[Pending<'_>],
-) -> Vec<Result<Compression, crate::bundle::compressed::CompressedError>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Condvar, Mutex};
-    let decode = |p: &Pending<'_>| decompress(&p.bundle).map(|(compression, _)| compression);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(pending.len());
-    if workers <= 1 {
-        return pending.iter().map(decode).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<_>>> = pending.iter().map(|_| Mutex::new(None)).collect();
-    let in_flight = Mutex::new(0u64);
-    let freed = Condvar::new();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = pending.get(i) else { break };
-                    let size = p.bundle.header().uncompressed_size;
-                    let mut held = in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                    while *held > 0 && held.saturating_add(size) > VERIFY_IN_FLIGHT {
-                        held = freed.wait(held).unwrap_or_else(|e| e.into_inner());
-                    }
-                    *held += size;
-                    drop(held);
-                    let r = decode(p);
-                    *in_flight.lock().unwrap_or_else(|e| e.into_inner()) -= size;
-                    freed.notify_all();
-                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or(Err(crate::bundle::compressed::CompressedError::Corrupt(
-                    "not decoded".into(),
-                )))
-        })
-        .collect()
 }
 
 /// The decoded size of a compressed bundle whose entry table may be read without decoding it

@@ -6,13 +6,12 @@
 //! (versions 2 and 3), each with an image kind, an offload kind and a string map
 //! (`triple`, `arch`, …). Binaries are concatenated, each 8-byte aligned.
 //!
-//! - [`raw`]: layout constants, [`ImageKind`], [`OffloadKind`] and the two
-//!   offload-kind numberings ([`LlvmVersion`]).
+//! - [`ImageKind`], [`OffloadKind`] and the two offload-kind numberings ([`LlvmVersion`]).
 //! - [`read`]: [`OffloadBinary::parse`] over borrowed bytes, [`decompress`] for
 //!   compressed version-3 binaries.
 //! - [`write`](mod@write): version 1 (default) and version 2 writers, byte-identical to LLVM.
-//! - [`strtab`] and [`order`]: LLVM's string-table builder and the `DenseMap`
-//!   order in which the packager writes string entries.
+//! - LLVM's string-table builder, and the `DenseMap` order in which the packager writes
+//!   string entries ([`dense_map_order`]).
 //! - [`scan`](mod@scan): finding binaries in ELF and COFF objects, archives and raw files.
 //! - [`archive`]: the deterministic GNU archive `--archive` extraction writes.
 //!
@@ -33,17 +32,19 @@
 //! ```
 
 pub mod archive;
-pub mod order;
-pub mod raw;
 pub mod read;
 pub mod scan;
-pub mod strtab;
 pub mod write;
 
 mod error;
+mod kinds;
+mod order;
+mod strtab;
 
+pub use crate::raw::SHT_LLVM_OFFLOADING;
 pub use error::{InflateError, PackageReadError, PackageReadErrorKind, PackageWriteError};
-pub use raw::{ImageKind, ImageKindValue, LlvmVersion, OffloadKind, OffloadKindValue};
+pub use kinds::{ImageKind, ImageKindValue, LlvmVersion, OffloadKind, OffloadKindValue};
+pub use order::dense_map_order;
 pub use read::{OffloadBinary, OffloadEntry, decompress, decompress_limited, is_compressed};
 pub use scan::{Found, ScanError, ScanErrorKind, ScanKind, scan};
 pub use write::{FormatVersion, Image, write, write_v1, write_v2};

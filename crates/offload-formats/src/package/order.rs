@@ -17,13 +17,11 @@ const K3: u64 = 0xc949_d7c7_509e_6557;
 const SEED: u64 = 0xff51_afd7_ed55_8ccd;
 
 fn fetch64(s: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"))
+    crate::raw::u64_at(s, at).expect("8 bytes")
 }
 
 fn fetch32(s: &[u8], at: usize) -> u64 {
-    u64::from(u32::from_le_bytes(
-        s[at..at + 4].try_into().expect("4 bytes"),
-    ))
+    crate::raw::u32_at(s, at).expect("4 bytes").into()
 }
 
 fn rotate(v: u64, shift: u32) -> u64 {

@@ -18,24 +18,30 @@ use std::io::Read;
 use std::sync::Arc;
 
 use super::error::{InflateError, PackageReadError, PackageReadErrorKind};
-use super::raw::{
-    ENTRY_SIZE, HEADER_SIZE, HEADER_SIZE_V3, ImageKindValue, MAGIC, NEWEST_VERSION,
-    OffloadKindValue, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
+use super::kinds::{ImageKindValue, OffloadKindValue};
+use crate::kind;
+use crate::raw::{
+    self, LE, OFFLOAD_ENTRY_SIZE as ENTRY_SIZE, OFFLOAD_HEADER_SIZE as HEADER_SIZE,
+    OFFLOAD_HEADER_SIZE_V3 as HEADER_SIZE_V3, OFFLOAD_NEWEST_VERSION as NEWEST_VERSION,
+    STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2, u32_at,
 };
 
-pub(crate) fn u16_at(d: &[u8], at: u64) -> u16 {
-    let at = at as usize;
-    u16::from_le_bytes([d[at], d[at + 1]])
+/// The fixed part of entry `at` of a binary whose entry table was checked.
+fn entry_at(d: &[u8], at: u64) -> &raw::OffloadEntry {
+    raw::read_at(d, at as usize).expect("the entry table was checked")
 }
 
-pub(crate) fn u32_at(d: &[u8], at: u64) -> u32 {
-    let at = at as usize;
-    u32::from_le_bytes(d[at..at + 4].try_into().expect("4 bytes"))
-}
-
-pub(crate) fn u64_at(d: &[u8], at: u64) -> u64 {
-    let at = at as usize;
-    u64::from_le_bytes(d[at..at + 8].try_into().expect("8 bytes"))
+/// `(key offset, value offset, value size)` of the string entry at `se` of a binary of
+/// `version` whose string entries were checked (no value size in version 1).
+fn string_entry(d: &[u8], se: u64, version: u32) -> (u64, u64, Option<u64>) {
+    const CHECKED: &str = "the string entries were checked";
+    if version == 1 {
+        let e: &raw::StringEntryV1 = raw::read_at(d, se as usize).expect(CHECKED);
+        (e.key.get(LE), e.value.get(LE), None)
+    } else {
+        let e: &raw::StringEntryV2 = raw::read_at(d, se as usize).expect(CHECKED);
+        (e.key.get(LE), e.value.get(LE), Some(e.value_size.get(LE)))
+    }
 }
 
 /// The header fields every version shares, read after checking magic, version and length.
@@ -64,7 +70,7 @@ impl Header {
         let len = input.len() as u64;
         let err = |kind| PackageReadError::new(kind, 0, None);
         if len < 8 {
-            if !MAGIC.starts_with(&input[..input.len().min(4)]) {
+            if !kind::may_start_offload_binary(input) {
                 return Err(err(PackageReadErrorKind::BadMagic));
             }
             return Err(err(PackageReadErrorKind::Truncated {
@@ -73,10 +79,10 @@ impl Header {
                 available: len,
             }));
         }
-        if input[..4] != MAGIC {
+        if kind::FileKind::sniff(input) != kind::FileKind::OffloadBinary {
             return Err(err(PackageReadErrorKind::BadMagic));
         }
-        let version = u32_at(input, 4);
+        let version = u32_at(input, 4).expect("8 bytes");
         if version == 0 || version > NEWEST_VERSION {
             return Err(err(PackageReadErrorKind::UnsupportedVersion(version)));
         }
@@ -88,12 +94,20 @@ impl Header {
                 available: len,
             }));
         }
+        let fixed: &raw::OffloadHeader = raw::read_at(input, 0).expect("the length was checked");
+        let inflated_size = match version {
+            3.. => raw::read_at::<raw::OffloadHeaderV3Tail>(input, HEADER_SIZE as usize)
+                .expect("the length was checked")
+                .inflated_size
+                .get(LE),
+            _ => 0,
+        };
         let h = Header {
             version,
-            size: u64_at(input, 8),
-            entries_offset: u64_at(input, 16),
-            word3: u64_at(input, 24),
-            inflated_size: if version >= 3 { u64_at(input, 32) } else { 0 },
+            size: fixed.size.get(LE),
+            entries_offset: fixed.entries_offset.get(LE),
+            word3: fixed.entry_size_or_count.get(LE),
+            inflated_size,
         };
         if h.size > len || h.size < header_size {
             return Err(err(PackageReadErrorKind::BadSize {
@@ -144,8 +158,48 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, Packag
     if !h.is_compressed() {
         return Ok(input[..h.size as usize].to_vec());
     }
-    let header_size = HEADER_SIZE_V3;
-    if h.entries_offset < header_size || h.entries_offset > h.size {
+    let payload = compressed_payload(input, &h)?;
+    let body_size = h.inflated_size - h.entries_offset;
+    // The header, then the body decompressed behind it: the buffer grows with the data
+    // (read_to_end reserves fallibly), starting from at most four times the compressed
+    // bytes; a refused allocation is an "out of memory" error, never an abort.
+    let start = h.entries_offset as usize;
+    let first = start as u64 + body_size.min(payload.len() as u64 * 4);
+    let inflate_error =
+        |e: std::io::Error| PackageReadError::new(inflate_kind(e), h.entries_offset, None);
+    let mut out = Vec::new();
+    out.try_reserve_exact(first as usize)
+        .map_err(|_| inflate_error(std::io::ErrorKind::OutOfMemory.into()))?;
+    out.extend_from_slice(&input[..start]);
+    let (header, _) =
+        object::pod::from_bytes_mut::<raw::OffloadHeader>(&mut out).expect("a version 3 header");
+    header.size.set(LE, h.inflated_size);
+    let (tail, _) = object::pod::from_bytes_mut::<raw::OffloadHeaderV3Tail>(&mut out[32..])
+        .expect("a version 3 header");
+    tail.inflated_size.set(LE, 0);
+    inflate(payload, &mut out, body_size.saturating_add(1)).map_err(inflate_error)?;
+    let found = (out.len() - start) as u64;
+    if found != body_size {
+        return Err(PackageReadError::new(
+            PackageReadErrorKind::InflatedSize {
+                expected: body_size,
+                found,
+            },
+            h.entries_offset,
+            None,
+        ));
+    }
+    Ok(out)
+}
+
+fn inflate_kind(e: std::io::Error) -> PackageReadErrorKind {
+    PackageReadErrorKind::Inflate(InflateError(Arc::new(e)))
+}
+
+/// The compressed payload of a compressed binary with header `h`, once its offset and the
+/// inflated size are checked.
+fn compressed_payload<'d>(input: &'d [u8], h: &Header) -> Result<&'d [u8], PackageReadError> {
+    if h.entries_offset < HEADER_SIZE_V3 || h.entries_offset > h.size {
         return Err(PackageReadError::new(
             PackageReadErrorKind::OutOfRange {
                 field: "compressed payload",
@@ -167,63 +221,29 @@ pub fn decompress_limited(input: &[u8], max_size: u64) -> Result<Vec<u8>, Packag
             None,
         ));
     }
-    let payload = &input[h.entries_offset as usize..h.size as usize];
-    let body_size = h.inflated_size - h.entries_offset;
-    // The header, then the body decompressed behind it: the buffer grows with the data
-    // (read_to_end reserves fallibly), starting from at most four times the compressed
-    // bytes; a refused allocation is an "out of memory" error, never an abort.
-    let start = h.entries_offset as usize;
-    let first = start as u64 + body_size.min(payload.len() as u64 * 4);
-    let mut out = Vec::new();
-    out.try_reserve_exact(first as usize).map_err(|_| {
-        PackageReadError::new(
-            PackageReadErrorKind::Inflate(InflateError(Arc::new(std::io::Error::from(
-                std::io::ErrorKind::OutOfMemory,
-            )))),
-            h.entries_offset,
-            None,
-        )
-    })?;
-    out.extend_from_slice(&input[..start]);
-    out[8..16].copy_from_slice(&h.inflated_size.to_le_bytes());
-    out[32..40].copy_from_slice(&0u64.to_le_bytes());
-    let limit = body_size.saturating_add(1);
-    #[cfg(feature = "compression")]
-    let result = if crate::kind::FileKind::sniff(payload) == crate::kind::FileKind::ZstdFrame {
-        zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(&mut out))
+    Ok(&input[h.entries_offset as usize..h.size as usize])
+}
+
+/// Appends at most `limit` bytes inflated from `payload` to `out`: zstd when the payload
+/// starts with zstd's magic, zlib otherwise, as LLVM decides.
+#[cfg(feature = "compression")]
+fn inflate(payload: &[u8], out: &mut Vec<u8>, limit: u64) -> std::io::Result<usize> {
+    if kind::FileKind::sniff(payload) == kind::FileKind::ZstdFrame {
+        zstd::stream::read::Decoder::new(payload).and_then(|d| d.take(limit).read_to_end(out))
     } else {
         flate2::read::ZlibDecoder::new(payload)
             .take(limit)
-            .read_to_end(&mut out)
-    };
-    #[cfg(not(feature = "compression"))]
-    let result: std::io::Result<usize> = {
-        let _ = limit;
-        Err(std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "compressed offload binaries are not supported by this build \
-             (offload-formats without its `compression` feature)",
-        ))
-    };
-    if let Err(e) = result {
-        return Err(PackageReadError::new(
-            PackageReadErrorKind::Inflate(InflateError(Arc::new(e))),
-            h.entries_offset,
-            None,
-        ));
+            .read_to_end(out)
     }
-    let found = (out.len() - start) as u64;
-    if found != body_size {
-        return Err(PackageReadError::new(
-            PackageReadErrorKind::InflatedSize {
-                expected: body_size,
-                found,
-            },
-            h.entries_offset,
-            None,
-        ));
-    }
-    Ok(out)
+}
+
+#[cfg(not(feature = "compression"))]
+fn inflate(_: &[u8], _: &mut Vec<u8>, _: u64) -> std::io::Result<usize> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "compressed offload binaries are not supported by this build \
+         (offload-formats without its `compression` feature)",
+    ))
 }
 
 /// One parsed, validated offload binary borrowed from its input.
@@ -316,10 +336,11 @@ impl<'data> OffloadBinary<'data> {
         let size = d.len() as u64;
         let at = self.entries_offset + index * ENTRY_SIZE;
         let e = Some(index);
-        let string_offset = u64_at(d, at + 8);
-        let num_strings = u64_at(d, at + 16);
-        let image_offset = u64_at(d, at + 24);
-        let image_size = u64_at(d, at + 32);
+        let entry = entry_at(d, at);
+        let string_offset = entry.string_offset.get(LE);
+        let num_strings = entry.num_strings.get(LE);
+        let image_offset = entry.image_offset.get(LE);
+        let image_size = entry.image_size.get(LE);
         check_range("image", image_offset, Some(image_size), size, at + 24, e)?;
         if string_offset % 8 != 0 {
             return Err(PackageReadError::new(
@@ -342,19 +363,15 @@ impl<'data> OffloadBinary<'data> {
         )?;
         for s in 0..num_strings {
             let se = string_offset + s * ses;
-            c_string(d, u64_at(d, se), "key").map_err(|k| PackageReadError::new(k, se, e))?;
-            if self.version == 1 {
-                c_string(d, u64_at(d, se + 8), "value")
-                    .map_err(|k| PackageReadError::new(k, se + 8, e))?;
-            } else {
-                check_range(
-                    "value",
-                    u64_at(d, se + 8),
-                    Some(u64_at(d, se + 16)),
-                    size,
-                    se + 8,
-                    e,
-                )?;
+            let (key, value, value_size) = string_entry(d, se, self.version);
+            c_string(d, key, "key").map_err(|k| PackageReadError::new(k, se, e))?;
+            match value_size {
+                None => {
+                    c_string(d, value, "value").map_err(|k| PackageReadError::new(k, se + 8, e))?;
+                }
+                Some(value_size) => {
+                    check_range("value", value, Some(value_size), size, se + 8, e)?;
+                }
             }
         }
         Ok(())
@@ -393,17 +410,18 @@ impl<'data> OffloadBinary<'data> {
     fn entry_unchecked(&self, index: u64) -> OffloadEntry<'data> {
         let d = self.data;
         let at = self.entries_offset + index * ENTRY_SIZE;
-        let image_offset = u64_at(d, at + 24) as usize;
-        let image_size = u64_at(d, at + 32) as usize;
+        let entry = entry_at(d, at);
+        let image_offset = entry.image_offset.get(LE) as usize;
+        let image_size = entry.image_size.get(LE) as usize;
         OffloadEntry {
             data: d,
             version: self.version,
             index,
-            image_kind: ImageKindValue(u16_at(d, at)),
-            offload_kind: OffloadKindValue(u16_at(d, at + 2)),
-            flags: u32_at(d, at + 4),
-            string_offset: u64_at(d, at + 8),
-            num_strings: u64_at(d, at + 16),
+            image_kind: ImageKindValue(entry.image_kind.get(LE)),
+            offload_kind: OffloadKindValue(entry.offload_kind.get(LE)),
+            flags: entry.flags.get(LE),
+            string_offset: entry.string_offset.get(LE),
+            num_strings: entry.num_strings.get(LE),
             image: &d[image_offset..image_offset + image_size],
         }
     }
@@ -506,12 +524,11 @@ impl<'data> OffloadEntry<'data> {
         (0..self.num_strings as usize).map(move |i| {
             let d = self.data;
             let se = self.string_offset + i as u64 * ses;
-            let key = c_string(d, u64_at(d, se), "key").expect("checked by parse");
-            let value = if self.version == 1 {
-                c_string(d, u64_at(d, se + 8), "value").expect("checked by parse")
-            } else {
-                let off = u64_at(d, se + 8) as usize;
-                &d[off..off + u64_at(d, se + 16) as usize]
+            let (key, value, value_size) = string_entry(d, se, self.version);
+            let key = c_string(d, key, "key").expect("checked by parse");
+            let value = match value_size {
+                None => c_string(d, value, "value").expect("checked by parse"),
+                Some(size) => &d[value as usize..(value + size) as usize],
             };
             (key, value)
         })
@@ -548,7 +565,7 @@ mod tests {
     /// module docs (not by this crate's writer).
     fn hand_v2(header: u64) -> Vec<u8> {
         let mut d = Vec::new();
-        d.extend_from_slice(&MAGIC);
+        d.extend_from_slice(&crate::raw::OFFLOAD_MAGIC);
         d.extend_from_slice(&(if header == 40 { 3u32 } else { 2u32 }).to_le_bytes());
         le(&mut d, 0); // size, patched below
         le(&mut d, header);
@@ -734,18 +751,14 @@ mod tests {
     }
 
     #[test]
-    fn malformed_inputs_are_errors() {
+    fn malformed_headers_are_errors() {
         let good = v1();
         OffloadBinary::parse(&good).unwrap();
         // Every truncation.
         for n in 0..good.len() {
             assert!(OffloadBinary::parse(&good[..n]).is_err(), "prefix {n}");
         }
-        let set = |at: usize, v: u64| {
-            let mut d = good.clone();
-            d[at..at + 8].copy_from_slice(&v.to_le_bytes());
-            d
-        };
+        let set = |at: usize, v: u64| with_u64(&good, at, v);
         for version in [0u32, 4, 99] {
             let mut d = good.clone();
             d[4..8].copy_from_slice(&version.to_le_bytes());
@@ -778,6 +791,22 @@ mod tests {
             kind(&set(24, u64::MAX)),
             PackageReadErrorKind::OutOfRange { .. }
         ));
+        let mut magic = good.clone();
+        magic[3] = 0;
+        assert_eq!(kind(&magic), PackageReadErrorKind::BadMagic);
+    }
+
+    /// `good` with the u64 at `at` set to `v`.
+    fn with_u64(good: &[u8], at: usize, v: u64) -> Vec<u8> {
+        let mut d = good.to_vec();
+        d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        d
+    }
+
+    #[test]
+    fn malformed_entries_are_errors() {
+        let good = v1();
+        let set = |at: usize, v: u64| with_u64(&good, at, v);
         // OffloadEntry fields: string offset 40, count 48, image offset 56, image size 64.
         assert!(matches!(
             kind(&set(40, 76)),
@@ -816,9 +845,6 @@ mod tests {
                 Some(0)
             )
         );
-        let mut magic = good.clone();
-        magic[3] = 0;
-        assert_eq!(kind(&magic), PackageReadErrorKind::BadMagic);
     }
 
     #[test]

@@ -25,8 +25,8 @@ use object::read::elf::{FileHeader, SectionHeader};
 use object::{Endianness, Object, ObjectSection, elf};
 
 use super::error::PackageReadError;
-use super::raw::{ALIGNMENT, SHT_LLVM_OFFLOADING};
 use super::read::{Header, OffloadBinary, decompress};
+use crate::raw::{OFFLOAD_ALIGNMENT as ALIGNMENT, SHT_LLVM_OFFLOADING};
 
 /// What a file is, as far as finding offload binaries goes (LLVM's `identify_magic`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,8 +271,8 @@ fn elf_regions<H: FileHeader<Endian = Endianness>>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::raw::{ImageKind, LlvmVersion, OffloadKind};
     use super::super::write::{Image, write_v1};
+    use super::super::{ImageKind, LlvmVersion, OffloadKind};
     use super::*;
 
     /// Resource budget: 20,000 members named through one 1 MiB long-name line took 10 s to
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn identify() {
         assert_eq!(
-            ScanKind::identify(&super::super::raw::MAGIC),
+            ScanKind::identify(&crate::raw::OFFLOAD_MAGIC),
             ScanKind::OffloadBinary
         );
         assert_eq!(ScanKind::identify(b"!<arch>\n"), ScanKind::Archive);

@@ -4,17 +4,21 @@
 //!
 //! Output is deterministic and byte-identical to LLVM's `OffloadBinary::write` for
 //! the same image: string entries in the order given, string table as
-//! [`StringTable`], image at the next multiple of 8 after the table, zero padding
+//! LLVM's `StringTableBuilder` builds it, image at the next multiple of 8 after the table, zero padding
 //! to a multiple of 8.
 
 use std::io::{self, Write};
 
 use super::error::PackageWriteError;
-use super::raw::{
-    ALIGNMENT, ENTRY_SIZE, HEADER_SIZE, ImageKind, LlvmVersion, MAGIC, OffloadKind,
-    STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
-};
+use object::endian::{U16, U32, U64};
+use object::pod::bytes_of;
+
+use super::kinds::{ImageKind, LlvmVersion, OffloadKind};
 use super::strtab::StringTable;
+use crate::raw::{
+    self, LE, OFFLOAD_ALIGNMENT as ALIGNMENT, OFFLOAD_ENTRY_SIZE as ENTRY_SIZE,
+    OFFLOAD_HEADER_SIZE as HEADER_SIZE, STRING_ENTRY_SIZE_V1, STRING_ENTRY_SIZE_V2,
+};
 
 /// The layout version to write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -155,15 +159,13 @@ pub fn write_v1_to(image: &Image<'_>, out: &mut dyn Write) -> Result<(), WriteOr
         STRING_ENTRY_SIZE_V1,
     )?;
     let mut head = Vec::with_capacity(l.data_offset as usize);
-    head.extend_from_slice(&MAGIC);
-    head.extend_from_slice(&1u32.to_le_bytes());
-    head.extend_from_slice(&l.size.to_le_bytes());
-    head.extend_from_slice(&HEADER_SIZE.to_le_bytes());
-    head.extend_from_slice(&ENTRY_SIZE.to_le_bytes());
+    push_header(&mut head, 1, l.size, ENTRY_SIZE);
     push_entry(&mut head, image, HEADER_SIZE + ENTRY_SIZE, l.data_offset);
     for (k, v) in &image.strings {
-        head.extend_from_slice(&(l.strtab_offset + offset(&l.strtab, k)).to_le_bytes());
-        head.extend_from_slice(&(l.strtab_offset + offset(&l.strtab, v)).to_le_bytes());
+        head.extend_from_slice(bytes_of(&raw::StringEntryV1 {
+            key: U64::new(LE, l.strtab_offset + offset(&l.strtab, k)),
+            value: U64::new(LE, l.strtab_offset + offset(&l.strtab, v)),
+        }));
     }
     head.extend_from_slice(l.strtab.bytes());
     head.resize(l.data_offset as usize, 0);
@@ -188,11 +190,7 @@ pub fn write_v2_to(images: &[Image<'_>], out: &mut dyn Write) -> Result<(), Writ
     }
     let l = layout(images, HEADER_SIZE, STRING_ENTRY_SIZE_V2)?;
     let mut head = Vec::with_capacity(l.data_offset as usize);
-    head.extend_from_slice(&MAGIC);
-    head.extend_from_slice(&2u32.to_le_bytes());
-    head.extend_from_slice(&l.size.to_le_bytes());
-    head.extend_from_slice(&HEADER_SIZE.to_le_bytes());
-    head.extend_from_slice(&(images.len() as u64).to_le_bytes());
+    push_header(&mut head, 2, l.size, images.len() as u64);
     let mut string_entry = HEADER_SIZE + ENTRY_SIZE * images.len() as u64;
     let mut image_offset = l.data_offset;
     for image in images {
@@ -201,9 +199,11 @@ pub fn write_v2_to(images: &[Image<'_>], out: &mut dyn Write) -> Result<(), Writ
         image_offset += image.data.len() as u64;
     }
     for (k, v) in images.iter().flat_map(|i| &i.strings) {
-        head.extend_from_slice(&(l.strtab_offset + offset(&l.strtab, k)).to_le_bytes());
-        head.extend_from_slice(&(l.strtab_offset + offset(&l.strtab, v)).to_le_bytes());
-        head.extend_from_slice(&(crate::id::raw::bytes(v).len() as u64).to_le_bytes());
+        head.extend_from_slice(bytes_of(&raw::StringEntryV2 {
+            key: U64::new(LE, l.strtab_offset + offset(&l.strtab, k)),
+            value: U64::new(LE, l.strtab_offset + offset(&l.strtab, v)),
+            value_size: U64::new(LE, crate::id::raw::bytes(v).len() as u64),
+        }));
     }
     head.extend_from_slice(l.strtab.bytes());
     head.resize(l.data_offset as usize, 0);
@@ -244,14 +244,27 @@ fn offset(strtab: &StringTable, s: &str) -> u64 {
         .expect("string added to the table")
 }
 
+/// A version 1 or 2 header: the entry at [`HEADER_SIZE`], and the entry size (v1) or count.
+fn push_header(head: &mut Vec<u8>, version: u32, size: u64, entry_size_or_count: u64) {
+    head.extend_from_slice(bytes_of(&raw::OffloadHeader {
+        magic: raw::OFFLOAD_MAGIC,
+        version: U32::new(LE, version),
+        size: U64::new(LE, size),
+        entries_offset: U64::new(LE, HEADER_SIZE),
+        entry_size_or_count: U64::new(LE, entry_size_or_count),
+    }));
+}
+
 fn push_entry(head: &mut Vec<u8>, image: &Image<'_>, string_offset: u64, image_offset: u64) {
-    head.extend_from_slice(&image.image_kind.to_le_bytes());
-    head.extend_from_slice(&image.offload_kind.to_le_bytes());
-    head.extend_from_slice(&image.flags.to_le_bytes());
-    head.extend_from_slice(&string_offset.to_le_bytes());
-    head.extend_from_slice(&(image.strings.len() as u64).to_le_bytes());
-    head.extend_from_slice(&image_offset.to_le_bytes());
-    head.extend_from_slice(&(image.data.len() as u64).to_le_bytes());
+    head.extend_from_slice(bytes_of(&raw::OffloadEntry {
+        image_kind: U16::new(LE, image.image_kind),
+        offload_kind: U16::new(LE, image.offload_kind),
+        flags: U32::new(LE, image.flags),
+        string_offset: U64::new(LE, string_offset),
+        num_strings: U64::new(LE, image.strings.len() as u64),
+        image_offset: U64::new(LE, image_offset),
+        image_size: U64::new(LE, image.data.len() as u64),
+    }));
 }
 
 /// A write that failed in the format or in the output stream.

@@ -1,42 +1,9 @@
-//! Layout constants and the two enumerations of the offload binary format
-//! (LLVM's `llvm/Object/OffloadBinary.h`), with both offload-kind numberings.
-//!
-//! All integers are little-endian. Version 1 and 2 headers are 32 bytes:
-//!
-//! | off | size | v1 | v2 | v3 |
-//! |---|---|---|---|---|
-//! | 0 | 4 | magic `10 FF 10 AD` | = | = |
-//! | 4 | 4 | version | = | = |
-//! | 8 | 8 | total size | = | = (compressed: header + payload, padding excluded) |
-//! | 16 | 8 | entry offset | entries offset | = |
-//! | 24 | 8 | entry size (40) | entries count | = |
-//! | 32 | 8 | — | — | inflated size (0: not compressed) |
-//!
-//! Entries are 40 bytes: image kind u16, offload kind u16, flags u32, string-entry
-//! offset, string count, image offset, image size (u64 each). String entries are
-//! `(key offset, value offset)` in v1 (16 bytes, NUL-terminated strings) and
-//! `(key offset, value offset, value size)` from v2 on (24 bytes).
+//! The two enumerations of the offload binary format (LLVM's `llvm/Object/OffloadBinary.h`):
+//! image kinds, and offload kinds with both of their numberings. The layout itself (headers,
+//! entries, string entries and their sizes) is defined with the crate's other on-disk
+//! structures.
 
 use std::fmt;
-
-/// The four bytes every offload binary starts with.
-pub const MAGIC: [u8; 4] = [0x10, 0xFF, 0x10, 0xAD];
-/// Alignment of offload binaries in memory and in sections, and of their sizes.
-pub const ALIGNMENT: u64 = 8;
-/// Size of a version 1 or 2 header.
-pub const HEADER_SIZE: u64 = 32;
-/// Size of a version 3 header (adds the inflated size).
-pub const HEADER_SIZE_V3: u64 = 40;
-/// Size of one entry.
-pub const ENTRY_SIZE: u64 = 40;
-/// Size of a version 1 string entry.
-pub const STRING_ENTRY_SIZE_V1: u64 = 16;
-/// Size of a version 2 or 3 string entry.
-pub const STRING_ENTRY_SIZE_V2: u64 = 24;
-/// The newest layout version this crate reads.
-pub const NEWEST_VERSION: u32 = 3;
-/// `SHT_LLVM_OFFLOADING`, the ELF section type that marks embedded offload binaries.
-pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;
 
 pub use crate::llvm::LlvmVersion;
 
