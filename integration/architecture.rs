@@ -6,6 +6,7 @@
 //! - no function is longer than 80 lines, except the data tables and generated code named
 //!   in [`LONG_FUNCTION_ALLOWED`];
 //! - the top-level modules of offload-formats import each other without a cycle;
+//! - magic bytes are compared only in offload-formats' `kind.rs` (defined in `raw.rs`);
 //! - every path that `ARCHITECTURE.md` names exists.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -382,5 +383,54 @@ fn every_path_architecture_md_names_exists() {
     assert!(
         missing.is_empty(),
         "ARCHITECTURE.md names paths that do not exist: {missing:?}"
+    );
+}
+
+/// The part of a source that is not test code: everything before its first `#[cfg(test)]`,
+/// with `//` comment lines dropped.
+fn non_test_code(src: &str) -> String {
+    let body = src.split("#[cfg(test)]").next().unwrap_or("");
+    body.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn magic_bytes_are_compared_only_in_kind_rs() {
+    // The magic numbers of every file kind offload-formats recognises, as they would be
+    // written in a comparison, and comparisons against a named magic constant.
+    const LITERALS: &[&str] = &[
+        r#"b"\x7fELF"#,
+        r#"b"CCOB"#,
+        r#"b"!<arch>"#,
+        r#"b"BC\xc0\xde"#,
+        r#"b"__CLANG_OFFLOAD_BUNDLE__"#,
+        "0x10ff10ad",
+        "0xba55ed50",
+        "0x464c457f",
+    ];
+    let mut found = Vec::new();
+    for rel in crate_sources() {
+        let path = rel.to_string_lossy().replace('\\', "/");
+        if path.ends_with("/kind.rs") || path.ends_with("/raw.rs") {
+            continue;
+        }
+        for (n, line) in non_test_code(&read(&rel)).lines().enumerate() {
+            let lower = line.to_ascii_lowercase();
+            let literal = LITERALS
+                .iter()
+                .any(|m| lower.contains(&m.to_ascii_lowercase()));
+            let compared = line.contains("MAGIC")
+                && (line.contains("starts_with(") || line.contains("== ") || line.contains("!= "));
+            if literal || compared {
+                found.push(format!("{path}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "magic bytes compared outside offload-formats' kind.rs (ask `kind` instead):\n{}",
+        found.join("\n")
     );
 }

@@ -29,7 +29,7 @@ use super::error::Error;
 
 // Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit; version 3
 // the context (`= `) and each output's size and content hash (`> `).
-const RECORD_MAGIC: &str = "offload-build cache record 3";
+const RECORD_HEADER: &str = "offload-build cache record 3";
 
 /// How long before a job starts a change to one of its inputs makes its result unrecorded:
 /// the file systems' timestamps come from a clock that may lag the one read here by a tick.
@@ -164,7 +164,7 @@ pub(crate) struct Record {
 
 impl Record {
     fn render(&self) -> String {
-        let mut s = format!("{RECORD_MAGIC}\n= {:032x}\n", self.context);
+        let mut s = format!("{RECORD_HEADER}\n= {:032x}\n", self.context);
         for (p, size, h) in &self.outputs {
             s.push_str(&format!("> {size} {h:032x} {}\n", p.display()));
         }
@@ -179,7 +179,7 @@ impl Record {
 
     fn parse(text: &str) -> Option<Record> {
         let mut lines = text.lines();
-        if lines.next()? != RECORD_MAGIC {
+        if lines.next()? != RECORD_HEADER {
             return None;
         }
         let context = u128::from_str_radix(lines.next()?.strip_prefix("= ")?, 16).ok()?;
