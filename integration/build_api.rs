@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use offload_build::build::{Build, Container, Error, Language};
+use offload_build::builder::{Build, Container, Error, Language};
 use offload_build::bundle::BinaryBundle;
 
 const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
@@ -777,7 +777,7 @@ fn write_warning_kernel(p: &Project) {
 }
 
 /// The `cargo:warning=` directives of a build, without the prefix.
-fn warning_lines(c: &offload_build::build::Compiled) -> Vec<&str> {
+fn warning_lines(c: &offload_build::builder::Compiled) -> Vec<&str> {
     c.cargo_directives
         .iter()
         .filter_map(|l| l.strip_prefix("warning="))
@@ -891,7 +891,7 @@ fn clang_22_compiles_show_no_depfile_complaint_and_pass_with_werror() {
 
 #[test]
 fn progress_reports_each_compile_and_link_that_runs() {
-    use offload_build::build::{Progress, ProgressStep};
+    use offload_build::builder::{Progress, ProgressStep};
     use std::sync::{Arc, Mutex};
     let p = Project::new();
     let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();

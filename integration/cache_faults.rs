@@ -486,7 +486,7 @@ fn a_build_rs_out_dir_that_holds_an_input_is_refused() {
     // A header named as the generated `<name>.rs`, in the out_dir.
     std::fs::write(d.join("k.hip"), kernel_with("k.rs")).unwrap();
     std::fs::write(d.join("k.rs"), "#define VALUE 1\n").unwrap();
-    let mut b = offload_build::build::Build::new();
+    let mut b = offload_build::builder::Build::new();
     b.out_dir(d)
         .cargo_metadata(false)
         .compiler(CLANG)

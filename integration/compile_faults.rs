@@ -172,7 +172,7 @@ fn a_hanging_compile_is_killed_at_the_timeout_with_its_children() {
 
     // The library, with the timeout from the environment: the typed error.
     let pidfile = d.join("pid2");
-    let mut b = offload_build::build::Build::new();
+    let mut b = offload_build::builder::Build::new();
     b.out_dir(d.join("out"))
         .cargo_metadata(false)
         .compiler(&cc)
@@ -183,7 +183,7 @@ fn a_hanging_compile_is_killed_at_the_timeout_with_its_children() {
         .env_remove("OFFLOAD_BUILD_LAUNCHER");
     let e = b.try_compile("k").unwrap_err();
     assert!(
-        matches!(&e, offload_build::build::Error::CompileTimedOut { arch, .. } if arch == "gfx1100"),
+        matches!(&e, offload_build::builder::Error::CompileTimedOut { arch, .. } if arch == "gfx1100"),
         "{e}"
     );
     assert!(e.to_string().contains("timeout of 0.5 s"), "{e}");

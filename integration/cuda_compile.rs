@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use offload_build::build::{Build, Compiled, Error};
+use offload_build::builder::{Build, Compiled, Error};
 use offload_build::package::{ImageKind, OffloadBinary};
 
 const VENV: &str = "/opt/offload-build/nvidia-venv";
@@ -232,7 +232,7 @@ fn all_major_native_and_a_clang_crash_in_one_line() {
     assert_eq!(r.archs, ["sm_75", "sm_90"]);
     std::fs::remove_file(&smi).unwrap();
     let r = p.build(19, "native").try_resolve_archs().unwrap();
-    assert_eq!(r.archs, offload_build::build::DEFAULT_CUDA_ARCHS);
+    assert_eq!(r.archs, offload_build::builder::DEFAULT_CUDA_ARCHS);
     assert!(
         r.warnings.iter().any(|w| w.contains("found no GPU")),
         "{:?}",

@@ -20,7 +20,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use offload_build::build::{Build, Embed, Error};
+use offload_build::builder::{Build, Embed, Error};
 use offload_build::bundle::BinaryBundle;
 
 /// The clang Debian's ROCm 5.2 was built for (what its `hipconfig` reports).

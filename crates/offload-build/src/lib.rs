@@ -14,7 +14,8 @@
 //! HIP driver would make:
 //!
 //! ```no_run
-//! // build.rs    ([build-dependencies] offload-build = "0.1"), in `fn main`:
+//! // build.rs, in `fn main`. Not on crates.io yet: [build-dependencies]
+//! // offload-build = { path = "../offload-build/crates/offload-build" } (or a git URL).
 //! offload_build::Build::new()
 //!     .files(["kernels/vector_add.hip", "kernels/scale.hip"])
 //!     .include("kernels")
@@ -22,7 +23,8 @@
 //!     // The crate's default: <CRATE>_OFFLOAD_ARCH and OFFLOAD_ARCH override it. Or leave
 //!     // it out: AMDGPU_TARGETS, …, the machine's GPUs, then a default set (with a warning;
 //!     // never an error).
-//!     .archs("gfx90a;gfx942:xnack+;gfx1100;gfx11-generic")
+//!     // (what Debian 12's ROCm 5.2 serves; newer ROCm adds gfx942, gfx1100, gfx11-generic…)
+//!     .archs("gfx90a;gfx1030;gfx906")
 //!     .compile("kernels");
 //! ```
 //!
@@ -31,20 +33,21 @@
 //! include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 //! fn main() {
 //!     println!("{} bytes for {:?}: {:?}", fatbin().len(), ARCHS, KERNELS);
-//!     // hipModuleLoadData(&mut module, fatbin().as_ptr().cast()), then launch KERNELS[0] …
+//!     // Load fatbin() with the HIP runtime and launch kernels::VECTOR_ADD by its name:
+//!     // examples/hip-vector-add/src/launch.rs does so through `hip-runtime-sys`.
 //! }
 //! ```
 //!
-//! [`Build::try_compile`](build::Build::try_compile) returns typed [`build::Error`]s (compiler
+//! [`Build::try_compile`](builder::Build::try_compile) returns typed [`builder::Error`]s (compiler
 //! not found with every path searched, architecture unsupported with the supported list,
-//! compile failed with the architecture, exact command and clang's output). See [`build`] for
+//! compile failed with the architecture, exact command and clang's output). See [`builder`] for
 //! the architecture resolution order and the environment variables, and
 //! `examples/hip-vector-add` for a complete program (`cargo run --release -p hip-vector-add`).
 //!
 //! # Packing by hand
 //!
 //! Code objects built elsewhere (by clang, by rustc for `amdgcn-amd-amdhsa`) can be packed with
-//! [`Build::image`](build::Build::image), or directly with the bundle writer:
+//! [`Build::image`](builder::Build::image), or directly with the bundle writer:
 //!
 //! ```no_run
 //! use std::fs;
@@ -93,7 +96,7 @@
 //!
 //! # Modules
 //!
-//! - [`build`]: the `build.rs` API ([`Build`]): toolchain discovery, architecture
+//! - [`builder`]: the `build.rs` API ([`Build`]): toolchain discovery, architecture
 //!   resolution, parallel cached device compiles, packing, the generated `<name>.rs`.
 //! - [`embed`]: host objects carrying device code (`.hip_fatbin` with a registering
 //!   constructor, `.llvm.offloading` for the new offload driver).
@@ -118,9 +121,9 @@
 //! error that names the entry and offset — never a panic.
 #![deny(missing_docs)]
 
-pub mod build;
+pub mod builder;
 pub mod embed;
 
 pub use offload_formats::{bundle, id, inspect, nvfatbin, package};
 
-pub use build::{Build, Compiled, Container, Embed, Language};
+pub use builder::{Build, CancelToken, Compiled, Container, Embed, Error, Language};

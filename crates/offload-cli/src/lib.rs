@@ -20,7 +20,7 @@
 pub mod bundler;
 pub mod cl;
 pub mod fileio;
-pub mod offload_build;
+pub mod helper;
 pub mod packager;
 mod process;
 mod verify;

@@ -7,7 +7,7 @@ mod launch;
 
 use std::process::ExitCode;
 
-use offload_build::build::amdgpu_kernels;
+use offload_build::builder::amdgpu_kernels;
 use offload_build::bundle::BinaryBundle;
 
 use launch::DeviceBuffer;

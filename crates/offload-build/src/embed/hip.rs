@@ -11,7 +11,7 @@ use object::write::{
 use object::{SectionFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope, elf};
 
 use super::EmbedError;
-use super::codegen::{self, KernelRef, PPC64_LOCAL_ENTRY, Refs, VariableRef};
+use super::ctor::{self, KernelRef, PPC64_LOCAL_ENTRY, Refs, VariableRef};
 use super::device::{DeviceSymbols, DeviceVariable};
 use super::host::{self, Place};
 use super::target::{HostArch, HostFormat, HostTarget};
@@ -394,7 +394,7 @@ fn add_code(
     text: SectionId,
     refs: &Refs<'_>,
 ) -> Result<u64, EmbedError> {
-    let code = codegen::generate(t, refs)?;
+    let code = ctor::generate(t, refs)?;
     let base = obj.append_section_data(text, &code.bytes, 16);
     for mut r in code.relocations {
         r.offset += base;

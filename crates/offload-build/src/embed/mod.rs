@@ -20,7 +20,7 @@
 //! write), `device` (kernels and variables read from code objects), `target` (host triples)
 //! and `error`.
 
-mod codegen;
+mod ctor;
 mod device;
 mod error;
 mod hip;

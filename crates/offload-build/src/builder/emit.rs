@@ -7,12 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::codegen;
 use super::embed_glue;
 use super::env::Env;
 use super::error::Error;
 use super::pack::Packed;
 use super::plan::Plan;
+use super::rust_module;
 use super::{Compiled, Embed, fs};
 
 /// Writes the outputs of a compile plan and tells Cargo how to link them.
@@ -42,7 +42,7 @@ pub(crate) fn run(
         _ => Some(embed(plan, &packed, &target, &symbols, env)?),
     };
 
-    let text = codegen::render(&codegen::Generated {
+    let text = rust_module::render(&rust_module::Generated {
         name,
         fatbin_file: &out.fatbin.to_string_lossy(),
         fatbin_len: packed.bytes.len(),
@@ -133,7 +133,7 @@ fn write_kernel_header(
     kernels: &[String],
     symbols: &embed_glue::HostSymbols,
 ) -> Result<(), Error> {
-    let header = codegen::render_header(name, kernels, symbols);
+    let header = rust_module::render_header(name, kernels, symbols);
     fs::write_if_changed(
         &out_dir.join(format!("{name}_kernels.h")),
         header.as_bytes(),

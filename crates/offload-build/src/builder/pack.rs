@@ -12,11 +12,11 @@ use offload_formats::bundle::compressed::{self, CompressOptions, Version};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
 use super::arch::Arch;
-use super::codegen::{amdgpu_kernels, ptx_kernels};
 use super::compile::Built;
 use super::env::Env;
 use super::error::Error;
 use super::plan::Plan;
+use super::rust_module::{amdgpu_kernels, ptx_kernels};
 use super::{Container, Language};
 
 /// One image of one architecture.

@@ -53,7 +53,7 @@ pub(crate) enum RunError {
 /// # Example
 ///
 /// ```no_run
-/// let cancel = offload_build::build::CancelToken::new();
+/// let cancel = offload_build::builder::CancelToken::new();
 /// let on_signal = cancel.clone(); // cancelled from a signal handler's thread
 /// # std::thread::spawn(move || on_signal.cancel());
 /// let result = offload_build::Build::new()

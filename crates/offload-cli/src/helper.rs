@@ -14,7 +14,7 @@
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
-//! `compile` is the command-line face of [`offload_build::build::Build`] (the same orchestrator,
+//! `compile` is the command-line face of [`offload_build::builder::Build`] (the same orchestrator,
 //! cache and parallelism), for CMake and other build systems: it prints no Cargo directives;
 //! on standard error it prints one progress line per finished device compile
 //! (`[3/14] gfx90a k.hip 2.1 s`, unless `--quiet`), the compiler's warnings once per distinct
@@ -926,7 +926,7 @@ fn depfile_name(path: &str, depfile: &str) -> Result<String, Failure> {
 }
 
 /// The library's message, with its builder-call names turned into this command's options.
-fn build_error(e: offload_build::build::Error) -> Failure {
+fn build_error(e: offload_build::builder::Error) -> Failure {
     Failure::Message(
         e.to_string()
             .replace("(from Build::archs)", "(from --archs)")
@@ -937,15 +937,15 @@ fn build_error(e: offload_build::build::Error) -> Failure {
 }
 
 /// The one mapping from `compile`'s options to the builder: every option becomes the
-/// [`Build`](offload_build::build::Build) setter of the same meaning, and the build's own plan
+/// [`Build`](offload_build::builder::Build) setter of the same meaning, and the build's own plan
 /// (shared with `build.rs` builds and `--resolve`) decides everything from there.
 ///
 /// To add a builder option: 1) a field and a setter in `Build`, 2) its decision in the build's
-/// `Plan` (crates/offload-build/src/build/plan.rs), 3) the flag in [`CompileArgs`] and its
+/// `Plan` (crates/offload-build/src/builder/plan.rs), 3) the flag in [`CompileArgs`] and its
 /// mapping here, 4) the CMake argument (`_offload_add_fatbin_command` in
 /// build-support/cmake/OffloadBuild.cmake).
-fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
-    use offload_build::build::{Build, Embed};
+fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
+    use offload_build::builder::{Build, Embed};
     let mut b = Build::new();
     b.cargo_metadata(false);
     // Outside Cargo: never take the crate-specific variable from an enclosing build script.
@@ -986,8 +986,11 @@ fn builder(a: &CompileArgs) -> Result<offload_build::build::Build, Failure> {
 
 /// `compile`'s sources, architectures, compiler flags, language and container, onto `b`
 /// (for [`builder`]).
-fn sources_and_flags(b: &mut offload_build::build::Build, a: &CompileArgs) -> Result<(), Failure> {
-    use offload_build::build::{Container, Language};
+fn sources_and_flags(
+    b: &mut offload_build::builder::Build,
+    a: &CompileArgs,
+) -> Result<(), Failure> {
+    use offload_build::builder::{Container, Language};
     b.files(a.sources.iter().map(|s| raw::os(s)));
     // The user's own choice (CMake's ARCHITECTURES too): as before, the environment does
     // not override it.
@@ -1036,7 +1039,7 @@ fn sources_and_flags(b: &mut offload_build::build::Build, a: &CompileArgs) -> Re
 
 /// `compile`'s warnings, progress, compiler, timeout and parallelism, onto `b` (for
 /// [`builder`]).
-fn run_settings(b: &mut offload_build::build::Build, a: &CompileArgs) -> Result<(), Failure> {
+fn run_settings(b: &mut offload_build::builder::Build, a: &CompileArgs) -> Result<(), Failure> {
     b.warnings(!a.no_warnings)
         .warnings_into_errors(a.warnings_into_errors);
     if !a.quiet {
@@ -1071,7 +1074,7 @@ fn run_settings(b: &mut offload_build::build::Build, a: &CompileArgs) -> Result<
 }
 
 fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
-    use offload_build::build::CancelToken;
+    use offload_build::builder::CancelToken;
     // SIGINT/SIGTERM/SIGHUP cancel the build: its compilers (each in a process group of its
     // own) are killed with their children before the signal ends this process. The hook is a
     // plain `fn`, so the token it cancels is this process's one.
@@ -1145,7 +1148,7 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
 
 /// What `compile` writes to its output: the library, its one object, or (`--embed fatbin`)
 /// the container.
-fn compiled_bytes(c: &offload_build::build::Compiled, output: &str) -> Result<Vec<u8>, Failure> {
+fn compiled_bytes(c: &offload_build::builder::Compiled, output: &str) -> Result<Vec<u8>, Failure> {
     let object_out = output.ends_with(".o") || output.ends_with(".obj");
     Ok(match (&c.library, object_out) {
         (None, _) => read(&path_text(&c.fatbin))?.data.to_vec(),

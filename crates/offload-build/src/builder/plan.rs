@@ -17,7 +17,7 @@
 //! To add a builder option: 1) a field and a setter in [`Build`], 2) the decision in [`Plan`]
 //! (read from the `Build` in [`Plan::new`], or in [`compile_options`] for the compiler's
 //! arguments; the later stages see only the plan), 3) the CLI flag and its mapping in one place
-//! (`builder` in `crates/offload-cli/src/offload_build.rs`), 4) the CMake argument
+//! (`builder` in `crates/offload-cli/src/helper.rs`), 4) the CMake argument
 //! (`_offload_add_fatbin_command` in `build-support/cmake/OffloadBuild.cmake`).
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -190,7 +190,6 @@
 mod arch;
 mod cache;
 mod clang;
-mod codegen;
 mod command;
 mod compile;
 mod diag;
@@ -204,6 +203,7 @@ mod lookup;
 mod pack;
 mod plan;
 mod process;
+mod rust_module;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -211,11 +211,11 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
-pub use codegen::{amdgpu_kernels, ptx_kernels};
 pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
 pub use process::CancelToken;
+pub use rust_module::{amdgpu_kernels, ptx_kernels};
 
 use offload_formats::bundle::compressed::CompressOptions;
 
@@ -422,7 +422,7 @@ impl<S: AsRef<str>> ArchList for Vec<S> {
 /// ```
 // To add a builder option: 1) a field here and its setter below, 2) its decision in `Plan`
 // (plan.rs; the jobs, pack and emit stages read only the plan), 3) the CLI flag and its
-// mapping in one place (`CompileArgs` and `builder` in crates/offload-cli/src/offload_build.rs),
+// mapping in one place (`CompileArgs` and `builder` in crates/offload-cli/src/helper.rs),
 // 4) the CMake argument (`_offload_add_fatbin_command` in build-support/cmake/OffloadBuild.cmake).
 #[derive(Clone, Debug)]
 pub struct Build {
@@ -798,7 +798,7 @@ impl Build {
     /// # Example
     ///
     /// ```
-    /// let token = offload_build::build::CancelToken::new();
+    /// let token = offload_build::builder::CancelToken::new();
     /// offload_build::Build::new().cancel_token(&token);
     /// ```
     pub fn cancel_token(&mut self, token: &CancelToken) -> &mut Build {
@@ -1306,7 +1306,7 @@ mod tests {
     fn docs_name_the_generated_items_and_the_resolve_flag_as_they_are() {
         let docs = [
             ("mod.rs", include_str!("mod.rs")),
-            ("codegen.rs", include_str!("codegen.rs")),
+            ("rust_module.rs", include_str!("rust_module.rs")),
             ("README.md", include_str!("../../../../README.md")),
         ];
         let wrong = [
@@ -1326,7 +1326,7 @@ mod tests {
             "x86_64-unknown-linux-gnu",
             Path::new("/t/debug/build/pkg-0123/out"),
         );
-        let generated = codegen::render(&codegen::Generated {
+        let generated = rust_module::render(&rust_module::Generated {
             name: "kernels",
             fatbin_file: "/o/kernels.hipfb",
             fatbin_len: 0,
