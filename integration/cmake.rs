@@ -883,7 +883,7 @@ fn documented_compile_flags_exist() {
         root.join("build-support/cmake/OffloadBuild.cmake"),
         root.join("crates/offload-cli/src/helper.rs"),
     ];
-    for e in std::fs::read_dir(root.join("crates/offload-build/src/build")).unwrap() {
+    for e in std::fs::read_dir(root.join("crates/offload-build/src/builder")).unwrap() {
         files.push(e.unwrap().path());
     }
     let mut checked = 0;

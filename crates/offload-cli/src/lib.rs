@@ -13,7 +13,7 @@
 //!
 //! - [`bundler`]: `offload-bundler` (clang-offload-bundler).
 //! - [`packager`]: `offload-packager` (clang-offload-packager, llvm-offload-binary).
-//! - [`offload_build`]: `offload-build` (inspect, extract, embed; no LLVM counterpart).
+//! - [`helper`]: `offload-build` (compile, inspect, extract, check, embed; no LLVM counterpart).
 
 #![deny(missing_docs)]
 

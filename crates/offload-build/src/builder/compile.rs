@@ -256,6 +256,29 @@ struct JobOut {
     stderr: Vec<String>,
 }
 
+impl JobOut {
+    /// The result of `job`: compiled in `seconds` (`Some`), or taken from the cache (`None`).
+    fn of(
+        job: &CompileJob,
+        images: Vec<Vec<u8>>,
+        deps: Vec<PathBuf>,
+        stderr: Vec<String>,
+        seconds: Option<f64>,
+    ) -> JobOut {
+        JobOut {
+            source: job.source.clone(),
+            arch: job.arch.clone(),
+            rdc: job.rdc,
+            outputs: job.outputs.clone(),
+            images,
+            deps,
+            ran: seconds.is_some(),
+            seconds: seconds.unwrap_or(0.0),
+            stderr,
+        }
+    }
+}
+
 /// A failed step's command as the user can run it again: with the cache's file names instead
 /// of the job's private directory (removed when the job ends).
 fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
@@ -561,17 +584,7 @@ impl Runner<'_> {
             }
             images.push(data);
         }
-        Some(JobOut {
-            source: job.source.clone(),
-            arch: job.arch.clone(),
-            rdc: job.rdc,
-            outputs: job.outputs.clone(),
-            images,
-            deps,
-            ran: false,
-            seconds: 0.0,
-            stderr: rec.stderr,
-        })
+        Some(JobOut::of(job, images, deps, rec.stderr, None))
     }
 
     /// Passes on the warnings gathered so far.
@@ -652,17 +665,13 @@ impl Runner<'_> {
         if let Some(rec) = self.record_of(job, &deps, &images, started, &stderr) {
             rec.store(&job.record)?;
         }
-        Ok(JobOut {
-            source: job.source.clone(),
-            arch: job.arch.clone(),
-            rdc: job.rdc,
-            outputs: job.outputs.clone(),
+        Ok(JobOut::of(
+            job,
             images,
             deps,
-            ran: true,
-            seconds: start.elapsed().as_secs_f64(),
             stderr,
-        })
+            Some(start.elapsed().as_secs_f64()),
+        ))
     }
 
     /// Runs the job's steps in its private directory; each output is checked to be the device

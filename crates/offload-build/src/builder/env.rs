@@ -242,7 +242,7 @@ mod tests {
     /// The gateway is the only reader of the environment in this module.
     #[test]
     fn no_other_file_reads_the_environment() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/build");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/builder");
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.file_name() == Some(OsStr::new("env.rs")) {
