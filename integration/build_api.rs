@@ -992,7 +992,8 @@ fn opt_level_and_debug_reach_the_device_compiles() {
 /// shared and kept between runs):
 /// `dep`, whose `build.rs` runs `compiles` (builder calls, each ending in `.compile(NAME)`) on
 /// `k.hip` with clang 19 and whose `lib.rs` includes each NAME's module as `dep::NAME`, and
-/// `app`, whose `main.rs` prints `dep::NAME::ARCHS` for each. Returns `cargo run -p app`
+/// `app`, whose `main.rs` prints `dep::NAME::ARCHS` for each (packages `dep-<name>` and
+/// `app-<name>`). Returns `cargo run -p app-<name>`
 /// with `OFFLOAD_ARCH` set to its argument: (success, stdout, stderr).
 fn outside_workspace(
     name: &str,
@@ -1024,7 +1025,11 @@ fn outside_workspace(
         (
             "dep/Cargo.toml",
             format!(
-                "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                // Package names of their own: two workspaces sharing the target directory
+                // would otherwise share the build script's OUT_DIR (Cargo's metadata hash of
+                // a path package does not include its path).
+                "[package]\nname = \"dep-{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [lib]\nname = \"dep\"\n\n\
                  [build-dependencies]\noffload-build = {{ path = {:?} }}\n",
                 offload_build.display().to_string()
             ),
@@ -1034,9 +1039,10 @@ fn outside_workspace(
         ("dep/src/lib.rs", mods),
         (
             "app/Cargo.toml",
-            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             [dependencies]\ndep = { path = \"../dep\" }\n"
-                .to_string(),
+            format!(
+                "[package]\nname = \"app-{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\ndep = {{ package = \"dep-{name}\", path = \"../dep\" }}\n"
+            ),
         ),
         (
             "app/src/main.rs",
@@ -1051,11 +1057,12 @@ fn outside_workspace(
         std::fs::write(ws.join(path), text).unwrap();
     }
     std::fs::copy(repo_root().join("Cargo.lock"), ws.join("Cargo.lock")).unwrap();
+    let app = format!("app-{name}");
     move |arch: &str| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut c = std::process::Command::new(cargo);
         c.current_dir(&ws)
-            .args(["run", "--offline", "-p", "app"])
+            .args(["run", "--offline", "-p", &app])
             .env("CARGO_TARGET_DIR", base.join("target"))
             .env("OFFLOAD_ARCH", arch);
         for var in BUILD_ENV_VARS.iter().filter(|&&v| v != "OFFLOAD_ARCH") {
