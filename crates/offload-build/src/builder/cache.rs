@@ -142,6 +142,15 @@ impl ContentHashes {
         }
     }
 
+    /// The device and inode of `path` as it was hashed, without touching the file system;
+    /// `None` when it was not hashed (or off Unix).
+    pub(crate) fn file_id(&self, path: &Path) -> Option<(u64, u64)> {
+        match self.memo().get(path) {
+            Some(Some((_, Some(stamp)))) if cfg!(unix) => Some(stamp.id),
+            _ => None,
+        }
+    }
+
     /// Forgets what is known of `path` (after it was written).
     pub(crate) fn forget(&self, path: &Path) {
         self.memo().remove(path);

@@ -56,7 +56,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         return Ok(built);
     };
     let sources: Vec<PathBuf> = plan.compiles.iter().map(|(s, _)| s.clone()).collect();
-    refuse_clobbering(plan, &sources, "source")?;
+    refuse_clobbering(plan, &sources, "source", |_| None)?;
     cache::remove_leftovers(&plan.cache_dir);
     let runner = Runner {
         processes: env.processes(),
@@ -83,7 +83,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         .flat_map(|o| o.deps.iter().skip(1))
         .cloned()
         .collect();
-    refuse_clobbering(plan, &headers, "header")?;
+    refuse_clobbering(plan, &headers, "header", |p| runner.hashes.file_id(p))?;
     // The cache records track every header; Cargo is told only of those outside the system
     // include directories (hundreds of lines otherwise), so an edit of a system header is
     // caught by the next build that runs, not by Cargo.
@@ -126,12 +126,23 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
 /// An error when an output of the build (the container, the generated `<name>.rs`) is one
 /// of `inputs` (`kind`: "source", "header"): an `out_dir` that holds the build's own inputs
 /// under those names would have them overwritten.
-fn refuse_clobbering(plan: &Plan, inputs: &[PathBuf], kind: &str) -> Result<(), Error> {
+fn refuse_clobbering(
+    plan: &Plan,
+    inputs: &[PathBuf],
+    kind: &str,
+    id_of: impl Fn(&Path) -> Option<(u64, u64)>,
+) -> Result<(), Error> {
     let Some(out) = plan.outputs.as_ref() else {
         return Ok(());
     };
-    for output in [&out.fatbin, &out.generated] {
-        if let Some(input) = inputs.iter().find(|i| same_file(i, output)) {
+    // Each output's identity once, each input once (the jobs share most headers).
+    let outputs = [&out.fatbin, &out.generated].map(|o| (o, file_id(o)));
+    let mut seen = std::collections::HashSet::new();
+    for input in inputs.iter().filter(|i| seen.insert(*i)) {
+        let clobbered = outputs.iter().find(|(output, id)| {
+            input == *output || (id.is_some() && id_of(input).or_else(|| file_id(input)) == *id)
+        });
+        if let Some((output, _)) = clobbered {
             return Err(Error::Config(format!(
                 "{}: the build would overwrite this {kind} with its output {}; choose another \
                  out_dir or name",
@@ -143,16 +154,18 @@ fn refuse_clobbering(plan: &Plan, inputs: &[PathBuf], kind: &str) -> Result<(), 
     Ok(())
 }
 
-/// Whether `a` and `b` name the same file (the same inode when both exist).
-fn same_file(a: &Path, b: &Path) -> bool {
+/// The device and inode of a file; `None` when it does not exist (or off Unix).
+fn file_id(path: &Path) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return (x.dev(), x.ino()) == (y.dev(), y.ino());
-        }
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
     }
-    a == b
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 impl Built {
