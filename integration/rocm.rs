@@ -8,7 +8,7 @@
 //!   device libraries, with no undefined symbol;
 //! - the same sources through the CMake package's `offload_add_fatbin`;
 //! - at `-O0` the kernel calls `__ocml_exp_f32`, a function the device libraries define;
-//! - an `Embed::HipObject` build links `libamdhip64` (`Build::link_hip_runtime(false)`: not);
+//! - an `Embed::HipObject` or `FatbinOnly` build links `libamdhip64` (`Build::link_hip_runtime(false)`: not);
 //! - gfx1100, which these device libraries lack, is refused naming what is installed;
 //! - another clang (`CLANG=clang-19`) on such a source says the ROCm install is not used with
 //!   it; `HIPCXX` / `HIP_CLANG_PATH` naming no compiler is an error naming the variable.
@@ -312,7 +312,8 @@ fn device_math_is_ocml_from_the_device_libraries() {
     );
 }
 
-/// An `Embed::HipObject` build links the HIP runtime of the install it compiled with.
+/// An `Embed::HipObject` or `FatbinOnly` build links the HIP runtime of the install it compiled
+/// with.
 #[test]
 fn hip_object_links_the_hip_runtime_unless_turned_off() {
     require_rocm();
@@ -334,9 +335,17 @@ fn hip_object_links_the_hip_runtime_unless_turned_off() {
         "{:?}",
         c.cargo_directives
     );
-    // Only the object mode registers with the runtime: the fat binary alone links nothing.
+    // The fat binary alone (FatbinOnly) is loaded with the runtime's hipModuleLoadData: it
+    // links the runtime too (issue 28), unless turned off.
     let mut b = build(src.path());
     b.arch("gfx90a");
+    let c = b.try_compile("k").unwrap();
+    assert!(
+        c.cargo_directives.contains(&lib) && c.cargo_directives.contains(&search),
+        "{:?}",
+        c.cargo_directives
+    );
+    b.link_hip_runtime(false);
     let c = b.try_compile("k").unwrap();
     assert!(!c.cargo_directives.iter().any(|d| d.contains("amdhip64")));
 }

@@ -41,6 +41,13 @@ pub(crate) fn run(
         Embed::FatbinOnly => None,
         _ => Some(embed(plan, &packed, &target, &symbols, env)?),
     };
+    // The HIP runtime of the ROCm install the code was compiled with: HipObject's constructor
+    // calls __hipRegisterFatBinary & co., a FatbinOnly program loads fatbin() with it.
+    if let Some(dir) = &plan.hip_runtime_dir {
+        let d = env.directives();
+        d.push(format!("rustc-link-search=native={}", dir.display()));
+        d.push("rustc-link-lib=dylib=amdhip64".into());
+    }
 
     let text = rust_module::render(&rust_module::Generated {
         name,
@@ -112,12 +119,6 @@ fn embed(
         d.push(format!("rustc-link-lib=static:+whole-archive={link}"));
     } else {
         d.push(format!("rustc-link-lib=static={link}"));
-    }
-    // The HipObject's constructor calls __hipRegisterFatBinary & co.: link the runtime
-    // of the ROCm install the code was compiled with.
-    if let Some(dir) = &plan.hip_runtime_dir {
-        d.push(format!("rustc-link-search=native={}", dir.display()));
-        d.push("rustc-link-lib=dylib=amdhip64".into());
     }
     if plan.embed == Embed::HipObject {
         write_kernel_header(&out.out_dir, name, &packed.kernels, symbols)?;

@@ -137,9 +137,12 @@
 //!
 //! An [`Embed::HipObject`] build links a constructor that calls `__hipRegisterFatBinary`,
 //! `__hipRegisterFunction` and `__hipUnregisterFatBinary` from the HIP runtime
-//! (`libamdhip64.so`). When a ROCm install is in use and holds that library, the build prints
+//! (`libamdhip64.so`); an [`Embed::FatbinOnly`] HIP build's program loads `fatbin()` with it
+//! (`hipModuleLoadData`, then `hipModuleGetFunction` by the kernel's name). For both, when a
+//! ROCm install is in use and holds that library, the build prints
 //! `cargo:rustc-link-search=native=<dir>` and `cargo:rustc-link-lib=dylib=amdhip64`;
-//! [`Build::link_hip_runtime`]`(false)` turns that off. A link that fails with
+//! [`Build::link_hip_runtime`]`(false)` turns that off (a program that opens the runtime with
+//! `dlopen` needs no link). A link that fails with
 //! `undefined symbol: __hipRegisterFatBinary` has no HIP runtime: install one (Debian 12:
 //! `apt-get install libamdhip64-dev`) so that it is found, or link one yourself
 //! (`cargo:rustc-link-lib=dylib=amdhip64` with its search path), or use
@@ -995,12 +998,14 @@ impl Build {
         self
     }
 
-    /// Whether an [`Embed::HipObject`] build links the HIP runtime (default `true`): when a
-    /// ROCm install is in use and has `libamdhip64.so`, the build prints
-    /// `cargo:rustc-link-search=native=<its directory>` and `cargo:rustc-link-lib=dylib=amdhip64`,
-    /// because the object's constructor calls `__hipRegisterFatBinary`. Turn it off to link a
-    /// runtime of your own (a stand-in, or one loaded another way); without any, the link fails
-    /// with `undefined symbol: __hipRegisterFatBinary` (see the [module docs](self#the-hip-runtime)).
+    /// Whether an [`Embed::HipObject`] or [`Embed::FatbinOnly`] HIP build links the HIP runtime
+    /// (default `true`): when a ROCm install is in use and has `libamdhip64.so`, the build
+    /// prints `cargo:rustc-link-search=native=<its directory>` and
+    /// `cargo:rustc-link-lib=dylib=amdhip64`, because the object's constructor calls
+    /// `__hipRegisterFatBinary` (HipObject) or the program loads `fatbin()` with
+    /// `hipModuleLoadData` (FatbinOnly). Turn it off to link a runtime of your own (a
+    /// stand-in, or one opened with `dlopen`); without any, a HipObject link fails with
+    /// `undefined symbol: __hipRegisterFatBinary` (see the [module docs](self#the-hip-runtime)).
     ///
     /// # Example
     ///

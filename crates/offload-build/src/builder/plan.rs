@@ -238,7 +238,12 @@ impl Plan {
         } else {
             check_all_supported(&global, &tc, lang, &origin)?;
         }
-        if build.link_hip_runtime && self.embed == Embed::HipObject {
+        // HipObject's constructor calls the HIP runtime; a FatbinOnly HIP build's program
+        // loads `fatbin()` with it (`hipModuleLoadData`).
+        if build.link_hip_runtime
+            && lang == Language::Hip
+            && matches!(self.embed, Embed::HipObject | Embed::FatbinOnly)
+        {
             self.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
         }
         self.archs = global;
