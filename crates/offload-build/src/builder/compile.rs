@@ -114,10 +114,9 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     runner.flush_warnings(env);
     for l in linked {
         built.count(l.ran);
-        let data = std::fs::read(&l.co).map_err(|e| Error::io("reading", &l.co, e))?;
         built.per_arch.entry(l.arch).or_default().push(Piece {
             kind: ImageKind::Object,
-            data,
+            data: l.data,
         });
     }
     Ok(built)
@@ -246,7 +245,9 @@ struct Runner<'a> {
 /// A finished device link.
 struct Linked {
     arch: Arch,
-    co: PathBuf,
+    /// The linked code object, as checked (read once: another build may replace the file
+    /// meanwhile, as with a compile job's images).
+    data: Vec<u8>,
     ran: bool,
     seconds: f64,
     stderr: Vec<String>,
@@ -768,17 +769,15 @@ impl Runner<'_> {
         e
     }
 
-    /// Whether the cached device link `co` is a code object for `arch` (a damaged one is
+    /// The cached device link `co`, when it is a code object for `arch` (a damaged one is
     /// linked again, with a warning).
-    fn cached_link_is_good(&self, co: &Path, arch: &Arch) -> bool {
-        let Ok(data) = std::fs::read(co) else {
-            return false;
-        };
+    fn cached_link(&self, co: &Path, arch: &Arch) -> Option<Vec<u8>> {
+        let data = std::fs::read(co).ok()?;
         match target_mismatch(ImageKind::Object, arch, &data) {
-            None => true,
+            None => Some(data),
             Some(why) => {
                 self.warn(co, &why);
-                false
+                None
             }
         }
     }
@@ -804,13 +803,13 @@ impl Runner<'_> {
         ));
         // What the link printed is kept beside it, to replay on a cache hit.
         let printed = co.with_extension("co.stderr");
-        if self.cached_link_is_good(&co, &arch) {
+        if let Some(data) = self.cached_link(&co, &arch) {
             let stderr = std::fs::read_to_string(&printed)
                 .map(|t| t.lines().map(str::to_string).collect())
                 .unwrap_or_default();
             return Ok(Linked {
                 arch,
-                co,
+                data,
                 ran: false,
                 seconds: 0.0,
                 stderr,
@@ -849,7 +848,7 @@ impl Runner<'_> {
             .map_err(|e| Error::io("renaming", e.path.to_path_buf(), e.error))?;
         Ok(Linked {
             arch,
-            co,
+            data,
             ran: true,
             seconds: start.elapsed().as_secs_f64(),
             stderr,
