@@ -15,7 +15,6 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
-const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 
 /// The embedding modes: (arguments, output name).
 const MODES: [(&[&str], &str); 4] = [
@@ -58,24 +57,10 @@ fn compile_with(dir: &Path, compiler: &Path) -> Command {
         Path::new(CLANG).is_file(),
         "{CLANG} missing: run build-support/setup.sh"
     );
-    let mut c = Command::new(EXE);
-    c.current_dir(dir)
-        .arg("compile")
-        .arg("--quiet")
-        .arg("--compiler")
-        .arg(compiler);
-    for &var in crate::support::BUILD_ENV_VARS {
-        c.env_remove(var);
-    }
-    for var in [
-        "OFFLOAD_BUILD_LAUNCHER",
-        "OFFLOAD_BUILD_COMPILE_TIMEOUT",
-        "RUSTC_WRAPPER",
-        "CLANG",
-        "CPATH",
-        "C_INCLUDE_PATH",
-        "CPLUS_INCLUDE_PATH",
-    ] {
+    let mut c = crate::compile_faults::compile_cmd(dir);
+    c.arg("--compiler").arg(compiler);
+    // The search path variables too: the cases set them on purpose.
+    for var in ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"] {
         c.env_remove(var);
     }
     c

@@ -59,7 +59,9 @@ fn source(dir: &Path, name: &str) -> PathBuf {
     p
 }
 
-fn compile_cmd(dir: &Path) -> Command {
+/// `offload-build compile --quiet` in `dir`, with none of the variables that choose archs,
+/// a launcher, a timeout or a compiler from the outer environment.
+pub(crate) fn compile_cmd(dir: &Path) -> Command {
     let mut c = Command::new(EXE);
     c.current_dir(dir).arg("compile").arg("--quiet");
     for &var in crate::support::BUILD_ENV_VARS {
