@@ -10,19 +10,42 @@ use std::path::{Path, PathBuf};
 
 use crate::fileio::{OutputFile, error_text, os_path};
 
-/// Whether `a` and `b` name the same file: the same inode when both exist, else the same
-/// absolute path.
-fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return (x.dev(), x.ino()) == (y.dev(), y.ino());
+/// What tells whether two names are the same file: the device and inode when the file
+/// exists, and the absolute path.
+struct Identity {
+    inode: Option<(u64, u64)>,
+    /// The absolute path, when it can be made.
+    absolute: Option<PathBuf>,
+    path: PathBuf,
+}
+
+impl Identity {
+    /// One `stat` of `p`.
+    fn of(p: &Path) -> Identity {
+        #[cfg(unix)]
+        let inode = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+        };
+        #[cfg(not(unix))]
+        let inode = None;
+        Identity {
+            inode,
+            absolute: std::path::absolute(p).ok(),
+            path: p.to_path_buf(),
         }
     }
-    match (std::path::absolute(a), std::path::absolute(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
+
+    /// Whether both name the same file: the same inode when both exist, else the same
+    /// absolute path (the same name when one cannot be made absolute).
+    fn same(&self, other: &Identity) -> bool {
+        if let (Some(a), Some(b)) = (self.inode, other.inode) {
+            return a == b;
+        }
+        match (&self.absolute, &other.absolute) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.path == other.path,
+        }
     }
 }
 
@@ -41,9 +64,11 @@ impl<'a> Outputs<'a> {
     /// An error when an output names one of `inputs` (`kind`: "source", "header") or
     /// another output.
     pub(super) fn refuse_inputs(&self, kind: &str, inputs: &[PathBuf]) -> Result<(), String> {
+        // Each name is looked at once (a build reads hundreds of headers).
+        let known: Vec<Identity> = inputs.iter().map(|i| Identity::of(i)).collect();
         for (what, path) in &self.named {
-            let p = os_path(path);
-            if let Some(input) = inputs.iter().find(|i| same_file(&p, i)) {
+            let p = Identity::of(&os_path(path));
+            if let Some((input, _)) = inputs.iter().zip(&known).find(|(_, k)| p.same(k)) {
                 return Err(format!(
                     "'{path}': the {what} is {} {kind} of this build ({}), which it would \
                      overwrite; choose another {what}",
@@ -53,7 +78,7 @@ impl<'a> Outputs<'a> {
             }
         }
         if let [(_, out), (_, dep)] = self.named[..] {
-            if same_file(&os_path(out), &os_path(dep)) {
+            if Identity::of(&os_path(out)).same(&Identity::of(&os_path(dep))) {
                 return Err(format!(
                     "'{dep}': the depfile is also the output; choose another depfile"
                 ));
