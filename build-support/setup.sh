@@ -97,9 +97,15 @@ REQUIRED_FILES=(
 #   nvidia-cuda-cuobjdump  cuobjdump (nvidia/cu13/bin/cuobjdump)
 #   nvidia-nvfatbin-cu12   libnvfatbin.so.12 (nvidia/nvfatbin/lib), NVIDIA's fat binary writer
 #   nvidia-cuda-nvcc       CUDA 13's nvcc, fatbinary, nvlink and ptxas (nvidia/cu13/bin); the
-#                          cu12 wheel ships only ptxas. Its dependencies (nvvm, cudart, crt
-#                          headers) are not needed to make fat binaries from PTX and cubins,
-#                          so every wheel is installed with --no-deps.
+#                          cu12 wheel ships only ptxas
+#   nvidia-nvvm            cicc and libdevice (nvidia/cu13/nvvm): nvcc's device front end
+#   nvidia-cuda-runtime    cuda_runtime.h and the rest of the toolkit's headers (cu13/include)
+#   nvidia-cuda-crt        the crt/ headers nvcc and clang include (cu13/include/crt)
+#   nvidia-cuda-cccl       cub, thrust, libcu++ (cu13/include/cccl)
+#   nvidia-cuda-profiler-api  cuda_profiler_api.h
+# One CUDA release (13.5) across the CUDA 13 wheels: a mutually consistent toolkit, which
+# integration/cuda_real.rs builds real CUDA sources with (nvcc, and clang with a directory of
+# links into it). Every wheel is installed with --no-deps (pip would pull other releases).
 # The tests find the virtualenv there, or where OFFLOAD_BUILD_NVIDIA_VENV points.
 NVIDIA_VENV="${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}"
 NVIDIA_PIP_PACKAGES=(
@@ -107,6 +113,11 @@ NVIDIA_PIP_PACKAGES=(
     nvidia-cuda-cuobjdump==13.5.37
     nvidia-nvfatbin-cu12==12.9.82
     nvidia-cuda-nvcc==13.5.37
+    nvidia-nvvm==13.5.37
+    nvidia-cuda-runtime==13.5.37
+    nvidia-cuda-crt==13.5.37
+    nvidia-cuda-cccl==13.3.5.0.6
+    nvidia-cuda-profiler-api==13.5.25
 )
 NVIDIA_SITE="lib/python3*/site-packages/nvidia"
 NVIDIA_REQUIRED_FILES=(
@@ -117,6 +128,13 @@ NVIDIA_REQUIRED_FILES=(
     "$NVIDIA_SITE/cu13/bin/fatbinary"
     "$NVIDIA_SITE/cu13/bin/ptxas"
     "$NVIDIA_SITE/nvfatbin/lib/libnvfatbin.so.12"
+    "$NVIDIA_SITE/cu13/nvvm/bin/cicc"
+    "$NVIDIA_SITE/cu13/nvvm/libdevice/libdevice.10.bc"
+    "$NVIDIA_SITE/cu13/include/cuda_runtime.h"
+    "$NVIDIA_SITE/cu13/include/crt/host_defines.h"
+    "$NVIDIA_SITE/cu13/include/cuda_fp16.h"
+    "$NVIDIA_SITE/cu13/include/cuda_profiler_api.h"
+    "$NVIDIA_SITE/cu13/include/cccl/cub/cub.cuh"
 )
 
 # Edition 2024 needs cargo 1.85 or newer.

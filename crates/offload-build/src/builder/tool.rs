@@ -674,13 +674,14 @@ fn find_cuda(env: &Env<'_>, path: Option<&OsString>, cwd: &Path) -> Option<PathB
     ok(&root).then_some(root)
 }
 
-/// The directories of NVIDIA's Python wheels that hold `ptxas` under a `site-packages`:
-/// `nvidia/cuda_nvcc/bin` (`nvidia-cuda-nvcc-cu12`), then `nvidia/cu13/bin` (CUDA 13's).
-const WHEEL_PTXAS: &[&str] = &["nvidia/cuda_nvcc/bin", "nvidia/cu13/bin"];
+/// The directories of NVIDIA's Python wheels that hold the CUDA tools (`ptxas`, `nvcc`) under
+/// a `site-packages`: `nvidia/cuda_nvcc/bin` (CUDA 12's `nvidia-cuda-nvcc-cu12`), then
+/// `nvidia/cu13/bin` (CUDA 13's `nvidia-cuda-nvcc`).
+pub(crate) const WHEEL_BIN_DIRS: &[&str] = &["nvidia/cuda_nvcc/bin", "nvidia/cu13/bin"];
 
 /// Finds `ptxas`, recording every place looked at: [`Build::ptxas`](super::Build::ptxas);
 /// `PTXAS` (a path or a name on `PATH`; naming none is an error, not a fallback); the CUDA install's
-/// `bin/ptxas`; `ptxas` on `PATH`; NVIDIA's wheels ([`WHEEL_PTXAS`]) in the virtualenv of
+/// `bin/ptxas`; `ptxas` on `PATH`; NVIDIA's wheels ([`WHEEL_BIN_DIRS`]) in the virtualenv of
 /// `VIRTUAL_ENV` (`lib/python3*/site-packages`), then in the `site-packages` of the `python3`
 /// on `PATH` (asked with a 30 s timeout).
 pub(crate) fn find_ptxas(
@@ -721,22 +722,23 @@ pub(crate) fn find_ptxas(
     if let Some(p) = path_or_name(&exe("ptxas"), path, cwd, &mut searched) {
         return Ok((Some(p), searched));
     }
-    let found = wheel_ptxas(env, path, cwd, &mut searched);
+    let found = wheel_tool(env, "ptxas", path, cwd, &mut searched);
     Ok((found, searched))
 }
 
-/// `ptxas` from NVIDIA's wheels ([`WHEEL_PTXAS`]): in the virtualenv of `VIRTUAL_ENV`
-/// (`lib/python3*/site-packages`), then in the `site-packages` of the `python3` on `PATH`
-/// (asked with the probe timeout); every place looked at is recorded.
-fn wheel_ptxas(
+/// The tool `name` (`ptxas`, `nvcc`) from NVIDIA's wheels ([`WHEEL_BIN_DIRS`]): in the
+/// virtualenv of `VIRTUAL_ENV` (`lib/python3*/site-packages`), then in the `site-packages` of
+/// the `python3` on `PATH` (asked with the probe timeout); every place looked at is recorded.
+pub(crate) fn wheel_tool(
     env: &Env<'_>,
+    name: &str,
     path: Option<&OsString>,
     cwd: &Path,
     searched: &mut Vec<PathBuf>,
 ) -> Option<PathBuf> {
     let in_site = |site: &Path, searched: &mut Vec<PathBuf>| -> Option<PathBuf> {
-        WHEEL_PTXAS.iter().find_map(|d| {
-            let p = site.join(d).join(exe("ptxas"));
+        WHEEL_BIN_DIRS.iter().find_map(|d| {
+            let p = site.join(d).join(exe(name));
             searched.push(p.clone());
             p.is_file().then_some(p)
         })
