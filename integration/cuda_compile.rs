@@ -81,7 +81,7 @@ impl Project {
 }
 
 /// (arch, image kind, image) of every offload binary in the container, in order.
-fn images(c: &Compiled) -> Vec<(String, ImageKind, Vec<u8>)> {
+pub(crate) fn images(c: &Compiled) -> Vec<(String, ImageKind, Vec<u8>)> {
     let bytes = std::fs::read(&c.fatbin).unwrap();
     let mut out = Vec::new();
     let mut at = 0;

@@ -108,6 +108,9 @@
 //!   `sm_NN` needs and one warning without `ptxas`; cubins with the `ptxas` of NVIDIA's
 //!   `nvidia-cuda-nvcc-cu12` wheel (the setup script's virtualenv); `NN-real`, `all-major`, a
 //!   clang crash in one line.
+//! - `nvcc`: nvcc from NVIDIA's CUDA 13 wheels as the default CUDA compiler: a cubin
+//!   byte-identical to `nvcc -cubin`'s, the PTX of `nvcc -ptx`, `NN-real`/`NN-virtual`, nvcc's
+//!   flags and host compiler, cached rebuilds, clang still chosen by `cuda_compiler`/`CUDACXX`.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -169,6 +172,7 @@ mod hostobj_fixtures;
 mod inspect_cli;
 mod kernel_names;
 mod memory_limits;
+mod nvcc;
 mod nvfatbin;
 mod objects_fixtures;
 mod outputs;

@@ -126,4 +126,4 @@ pub mod embed;
 
 pub use offload_formats::{bundle, id, inspect, nvfatbin, package};
 
-pub use builder::{Build, CancelToken, Compiled, Container, Embed, Error, Language};
+pub use builder::{Build, CancelToken, Compiled, CompilerKind, Container, Embed, Error, Language};

@@ -137,9 +137,13 @@ struct CompileArgs {
     /// for the new offload driver for offload binaries); `fatbin`: the container alone.
     #[arg(long, value_enum, default_value = "object")]
     embed: EmbedArg,
-    /// The compiler (default: discovery, as for `Build`).
-    #[arg(long, value_name = "CLANG")]
+    /// The compiler: a clang, or (CUDA) an nvcc (default: discovery, as for `Build`).
+    #[arg(long, value_name = "COMPILER")]
     compiler: Option<String>,
+    /// The CUDA compiler (default: nvcc when one is found: `CUDACXX`, `CUDA_PATH`, `PATH`,
+    /// `/usr/local/cuda`, NVIDIA's wheels; else clang).
+    #[arg(long, value_enum, value_name = "KIND")]
+    cuda_compiler: Option<CudaCompilerArg>,
     /// Host target triple of the object (default: this machine's).
     #[arg(long)]
     target: Option<String>,
@@ -186,6 +190,12 @@ struct CompileArgs {
 enum LanguageArg {
     Hip,
     Cuda,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum CudaCompilerArg {
+    Nvcc,
+    Clang,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -1050,6 +1060,12 @@ fn run_settings(b: &mut offload_build::builder::Build, a: &CompileArgs) -> Resul
     }
     if let Some(c) = &a.compiler {
         b.compiler(raw::os(c));
+    }
+    if let Some(k) = a.cuda_compiler {
+        b.cuda_compiler(match k {
+            CudaCompilerArg::Nvcc => offload_build::CompilerKind::Nvcc,
+            CudaCompilerArg::Clang => offload_build::CompilerKind::Clang,
+        });
     }
     if let Some(p) = &a.ptxas {
         b.ptxas(p);

@@ -46,6 +46,8 @@ pub(crate) struct CompileOptions {
     /// Whether a CUDA compile without a CUDA install gets the oldest PTX ISA its
     /// architecture needs (unless a flag chooses one: `--cuda-feature=+ptx78`).
     pub min_ptx_isa: bool,
+    /// nvcc's host compiler (`-ccbin <path>`), when the environment chooses one.
+    pub host_compiler: Vec<OsString>,
 }
 
 /// One planned (source, architecture) compile: its commands, outputs and cache files.
@@ -82,8 +84,10 @@ pub(crate) struct LinkJob {
     pub command: Command,
 }
 
-const OUT: &str = "<out>";
-const DEP: &str = "<depfile>";
+/// The placeholder of a compile's output in its arguments, until the job key names it.
+pub(crate) const OUT: &str = "<out>";
+/// The placeholder of a compile's depfile in its arguments.
+pub(crate) const DEP: &str = "<depfile>";
 
 /// The device compile's arguments up to the user's flags (no source, output or depfile), and
 /// the position of the optimization flag.
@@ -156,6 +160,40 @@ pub(crate) fn compile_job(
     if o.depfile_in_compile {
         args.extend(["-MD", "-MF", DEP].map(OsString::from));
     }
+    let first_ext = match (o.lang, rdc) {
+        (Language::Hip, false) => "o",
+        (Language::Hip, true) => "bc",
+        (Language::Cuda, _) => "ptx",
+    };
+    let (mut job, key) = new_job(o, tc, cache_dir, source, arch, rdc, args, first_ext);
+    let compile = &mut job.steps[0];
+    if o.cuid_from_key {
+        compile
+            .args
+            .insert(opt_at, OsString::from(format!("-cuid={key:032x}")));
+    }
+    compile.depfile = o.depfile_in_compile.then(|| job.depfile.clone());
+    job.deps_only = deps_only(compile, &tc.clang, &job.depfile);
+    let first_out = compile.outputs[0].clone();
+    add_later_steps(&mut job, o, tc, first_out);
+    job
+}
+
+/// A compile job of one command, `args` (with the [`OUT`] and [`DEP`] placeholders), run by
+/// the toolchain's compiler with the launcher, and its key (over the compiler identity, the
+/// launcher and the arguments): its files in `cache_dir` are named `<stem>-<arch>-<key>` (the
+/// first output with extension `first_ext`); no later steps or outputs yet.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn new_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    arch: &Arch,
+    rdc: bool,
+    args: Vec<OsString>,
+    first_ext: &str,
+) -> (CompileJob, u128) {
     let mut compile = Command::new(&tc.clang);
     compile.launcher = o.launcher.clone();
     compile.args = args;
@@ -165,21 +203,12 @@ pub(crate) fn compile_job(
     k.u128(tc.identity);
     compile.add_to_key(&mut k, |_| None);
     let key = k.finish();
-    if o.cuid_from_key {
-        compile
-            .args
-            .insert(opt_at, OsString::from(format!("-cuid={key:032x}")));
-    }
     let stem = source
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let base = cache_dir.join(format!("{stem}-{}-{:016x}", arch.file_tag(), key as u64));
-    let first_out = base.with_extension(match (o.lang, rdc) {
-        (Language::Hip, false) => "o",
-        (Language::Hip, true) => "bc",
-        (Language::Cuda, _) => "ptx",
-    });
+    let first_out = base.with_extension(first_ext);
     let depfile = base.with_extension("d");
     for a in compile.args.iter_mut() {
         if a == OUT {
@@ -189,22 +218,19 @@ pub(crate) fn compile_job(
         }
     }
     compile.inputs = vec![source.to_path_buf()];
-    compile.outputs = vec![first_out.clone()];
-    compile.depfile = o.depfile_in_compile.then(|| depfile.clone());
-    let deps_only = deps_only(&compile, &tc.clang, &depfile);
-    let mut job = CompileJob {
+    compile.outputs = vec![first_out];
+    let job = CompileJob {
         source: source.to_path_buf(),
         arch: arch.clone(),
         rdc,
         steps: vec![compile],
-        deps_only,
+        deps_only: Command::new(&tc.clang),
         outputs: Vec::new(),
         depfile,
         record: base.with_extension("rec"),
         base,
     };
-    add_later_steps(&mut job, o, tc, first_out);
-    job
+    (job, key)
 }
 
 /// The steps after the compile: code generation of `-fgpu-rdc` bitcode, `ptxas` for a CUDA

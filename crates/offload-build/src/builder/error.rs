@@ -190,6 +190,15 @@ fn tool_not_found(f: &mut fmt::Formatter<'_>, tool: &str, searched: &[PathBuf]) 
     for p in searched {
         writeln!(f, "    {}", p.display())?;
     }
+    if tool.starts_with("nvcc") {
+        return write!(
+            f,
+            "set CUDACXX (or Build::compiler, or CUDA_PATH) to NVIDIA's nvcc, or install it: \
+             `pip install nvidia-cuda-nvcc nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-crt \
+             nvidia-cuda-cccl` in the virtualenv of VIRTUAL_ENV; or compile with clang \
+             (Build::cuda_compiler(CompilerKind::Clang))"
+        );
+    }
     if tool.starts_with("ptxas") {
         return write!(
             f,

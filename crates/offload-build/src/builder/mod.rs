@@ -114,7 +114,26 @@
 //!
 //! ## CUDA
 //!
-//! CUDA sources (`.cu`) compile with any supported clang (19, 22) and no CUDA install: each
+//! CUDA sources (`.cu`) compile with nvcc or clang. nvcc is the default when one is found, as
+//! in CMake: [`Build::compiler`] or `CUDACXX` naming an `nvcc`; `CUDA_PATH`, `CUDA_HOME`,
+//! `CUDA_ROOT` (`bin/nvcc`); `nvcc` on `PATH`; `/usr/local/cuda/bin/nvcc`; NVIDIA's wheels
+//! (`pip install nvidia-cuda-nvcc nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-crt
+//! nvidia-cuda-cccl`: `site-packages/nvidia/cu13/bin/nvcc`) in the virtualenv of
+//! `VIRTUAL_ENV`, else in the `site-packages` of `python3` on `PATH`. [`Build::cuda_compiler`]
+//! chooses ([`CompilerKind`]); `CUDACXX` or [`Build::compiler`] naming a clang chooses clang.
+//!
+//! With nvcc, each (source, architecture) is one job: `nvcc -ptx -arch=compute_NN` (with the
+//! depfile), then for an architecture with machine code `nvcc -cubin -arch=sm_NN` of that PTX,
+//! which is what `nvcc -cubin` runs itself (the cubin is byte-identical to `nvcc -cubin
+//! -arch=sm_NN` of the source). The builder's includes, defines and flags reach both
+//! (`--use_fast_math`, `--expt-relaxed-constexpr`, `-lineinfo`, `-Xptxas -v`, `-std=c++17`);
+//! [`Build::debug`] adds `-G`; [`Build::warnings_into_errors`] adds `-Werror all-warnings`;
+//! the host compiler nvcc preprocesses with is `-ccbin` from a flag, else `NVCC_CCBIN`,
+//! `CUDAHOSTCXX`, then `CXX`, else nvcc's default. The optimization level is nvcc's own
+//! (`-O3` for device code; pass `-Xptxas -O<n>` to change it). [`Build::ptxas`] and `PTXAS`
+//! do not apply: nvcc runs its own `ptxas`.
+//!
+//! With clang, CUDA sources compile with any supported clang (19, 22) and no CUDA install: each
 //! `sm_NN` is compiled to PTX with the oldest PTX ISA that LLVM accepts for it
 //! (`-Xclang -target-feature -Xclang +ptx63` for `sm_75`, `+ptx78` for `sm_90`, …) and
 //! `-nocudainc -nocudalib`, unless a flag already chooses one (`--cuda-feature=+ptxNN`). A
@@ -159,11 +178,13 @@
 //! | `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES` | unset | HIP architectures, as ROCm libraries and PyTorch read them |
 //! | `CUDAARCHS`, `CUDA_COMPUTE_CAP` | unset | CUDA architectures (CMake / candle conventions) |
 //! | `HIPCXX`, `HIP_CLANG_PATH`, `CLANG` | unset | the compiler (see discovery) |
+//! | `CUDACXX` | unset | the CUDA compiler: an `nvcc` or a clang (see [CUDA](self#cuda)) |
+//! | `NVCC_CCBIN`, `CUDAHOSTCXX`, `CXX` | unset | nvcc's host compiler (`-ccbin`), first set wins |
 //! | `ROCM_PATH`, `HIP_PATH` | unset | ROCm install: its clang, `--rocm-path`, `--rocm-device-lib-path` (see [ROCm](self#rocm)) |
 //! | `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` | `/usr/local/cuda`, else `nvcc`'s on `PATH` | CUDA install: `--cuda-path` and `ptxas` |
 //! | `PTXAS` | unset | the `ptxas` that makes cubins (see [CUDA](self#cuda)) |
-//! | `VIRTUAL_ENV` | unset | a virtualenv whose `site-packages` may hold NVIDIA's `ptxas` wheel |
-//! | `PATH` | | where `clang-NN`, `clang`, `hipconfig`, `ptxas`, `amdgpu-arch` are looked for |
+//! | `VIRTUAL_ENV` | unset | a virtualenv whose `site-packages` may hold NVIDIA's wheels (`nvcc`, `ptxas`, the CUDA headers) |
+//! | `PATH` | | where `clang-NN`, `clang`, `nvcc`, `hipconfig`, `ptxas`, `amdgpu-arch` are looked for |
 //! | `HIPFLAGS`, `CUDAFLAGS` | unset | extra compiler flags (white-space separated), after the builder's |
 //! | `OFFLOAD_BUILD_LAUNCHER` | unset | a compiler launcher put in front of every source compile (`sccache`, `ccache`; may hold arguments) |
 //! | `RUSTC_WRAPPER` | unset | used as the launcher when it is `sccache`, `cachepot` or `buildcache` and `OFFLOAD_BUILD_LAUNCHER` is unset |
@@ -203,6 +224,7 @@ mod error;
 mod fs;
 mod jobs;
 mod lookup;
+mod nvcc;
 mod pack;
 mod plan;
 mod process;
@@ -244,6 +266,10 @@ pub const ENV_VARS: &[&str] = &[
     "CUDA_PATH",
     "CUDA_HOME",
     "CUDA_ROOT",
+    "CUDACXX",
+    "NVCC_CCBIN",
+    "CUDAHOSTCXX",
+    "CXX",
     "PTXAS",
     "VIRTUAL_ENV",
     "PATH",
@@ -256,6 +282,28 @@ pub const ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_COMPILE_TIMEOUT",
     "NUM_JOBS",
 ];
+
+/// Which compiler compiles CUDA sources ([`Build::cuda_compiler`]).
+///
+/// # Example
+///
+/// ```
+/// use offload_build::{Build, CompilerKind, Language};
+///
+/// Build::new()
+///     .language(Language::Cuda)
+///     .cuda_compiler(CompilerKind::Nvcc);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CompilerKind {
+    /// clang (`-x cuda --cuda-device-only`, then `ptxas`); HIP is always compiled by clang.
+    #[default]
+    Clang,
+    /// NVIDIA's nvcc (`-ptx`, then `-cubin`), as CMake's CUDA language and the `cc` crate use
+    /// it.
+    Nvcc,
+}
 
 /// The source language.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -450,6 +498,7 @@ pub struct Build {
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
     compiler: Option<PathBuf>,
+    cuda_compiler: Option<CompilerKind>,
     link_hip_runtime: bool,
     env: BTreeMap<OsString, Option<OsString>>,
     jobserver: Option<jobserver::Client>,
@@ -607,6 +656,7 @@ impl Build {
             out_dir: None,
             cargo_metadata: true,
             compiler: None,
+            cuda_compiler: None,
             link_hip_runtime: true,
             env: BTreeMap::new(),
             jobserver: None,
@@ -981,6 +1031,23 @@ impl Build {
     /// ```
     pub fn compiler(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.compiler = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Chooses the CUDA compiler: nvcc or clang. By default nvcc when one is found
+    /// (`CUDACXX`, the CUDA install of `CUDA_PATH`/`CUDA_HOME`/`CUDA_ROOT`, `PATH`,
+    /// `/usr/local/cuda`, NVIDIA's `nvidia-cuda-nvcc` wheel), as in CMake, else clang; see
+    /// [CUDA](self#cuda). A [`Build::compiler`] or `CUDACXX` of the other kind is an error.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use offload_build::{Build, CompilerKind};
+    ///
+    /// Build::new().cuda_compiler(CompilerKind::Clang);
+    /// ```
+    pub fn cuda_compiler(&mut self, kind: CompilerKind) -> &mut Build {
+        self.cuda_compiler = Some(kind);
         self
     }
 

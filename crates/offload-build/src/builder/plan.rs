@@ -33,8 +33,9 @@ use super::command::Command;
 use super::env::{Directives, Env};
 use super::error::Error;
 use super::jobs;
+use super::nvcc;
 use super::tool::{self, Toolchain};
-use super::{Build, Container, Embed, Language};
+use super::{Build, CompilerKind, Container, Embed, Language};
 
 /// What the plan is for.
 #[derive(Clone, Copy, Debug)]
@@ -216,14 +217,12 @@ impl Plan {
         let lang = self.lang;
         std::fs::create_dir_all(&self.cache_dir)
             .map_err(|e| Error::io("creating", &self.cache_dir, e))?;
-        let tc = tool::discover(
-            env,
-            lang,
-            build.compiler.as_deref(),
-            build.ptxas.as_deref(),
-            &self.cache_dir,
-            &self.cwd,
-        )?;
+        let wanted = tool::Wanted {
+            compiler: build.compiler.as_deref(),
+            cuda_compiler: build.cuda_compiler,
+            ptxas: build.ptxas.as_deref(),
+        };
+        let tc = tool::discover(env, lang, wanted, &self.cache_dir, &self.cwd)?;
         let crate_var = env
             .get("CARGO_PKG_NAME")
             .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
@@ -545,8 +544,14 @@ pub(crate) fn compile_options(
     if !build.warnings {
         flags.push("-w".into());
     }
+    let nvcc = tc.kind == CompilerKind::Nvcc;
     if build.warnings_into_errors {
-        flags.push("-Werror".into());
+        // nvcc's -Werror takes the kinds of warnings to make errors.
+        flags.extend(if nvcc {
+            vec!["-Werror".into(), "all-warnings".into()]
+        } else {
+            vec![OsString::from("-Werror")]
+        });
     }
     flags.extend(build.flags.iter().cloned());
     for f in &build.flags_if_supported {
@@ -567,7 +572,12 @@ pub(crate) fn compile_options(
     // Without a CUDA install clang 22 defaults to PTX ISA 4.2, which no current processor
     // accepts: the oldest ISA each architecture needs, unless a flag chooses one.
     let min_ptx_isa =
-        lang == Language::Cuda && tc.cuda.is_none() && !any_flag(&|f| f.contains("+ptx"));
+        lang == Language::Cuda && !nvcc && tc.cuda.is_none() && !any_flag(&|f| f.contains("+ptx"));
+    let host_compiler = if nvcc {
+        nvcc::ccbin_args(env, &flags)
+    } else {
+        Vec::new()
+    };
     CompileOptions {
         lang,
         launcher: Vec::new(),
@@ -593,9 +603,10 @@ pub(crate) fn compile_options(
         // clang 22 ignores `-MD -MF` in device-only compiles (and says so, as a warning that
         // -Werror would make an error): it gets no depfile flags, and the dependencies come
         // from a host-side preprocessing. Older (and unknown) versions write it.
-        depfile_in_compile: tc.major < 22,
+        depfile_in_compile: nvcc || tc.major < 22,
         cuid_from_key,
         min_ptx_isa,
+        host_compiler,
     }
 }
 
@@ -625,7 +636,10 @@ pub(crate) fn compiler_command(
     o.launcher = launcher(env);
     let mut c = Command::new(&tc.clang);
     c.launcher = o.launcher.clone();
-    c.args = clang::device_args(&o, tc, arch, false).0;
+    c.args = match tc.kind {
+        CompilerKind::Nvcc => nvcc::device_args(&o, arch),
+        _ => clang::device_args(&o, tc, arch, false).0,
+    };
     c.env = o.env;
     Ok(c)
 }
@@ -649,7 +663,10 @@ fn jobs_of(
     for (src, archs) in compiles {
         for a in archs {
             let rdc = o.lang == Language::Hip && sources_per_arch[a] > 1;
-            let job = clang::compile_job(o, tc, cache_dir, src, a, rdc);
+            let job = match tc.kind {
+                CompilerKind::Nvcc => nvcc::compile_job(o, tc, cache_dir, src, a),
+                _ => clang::compile_job(o, tc, cache_dir, src, a, rdc),
+            };
             if rdc {
                 to_link
                     .entry(a.clone())

@@ -27,20 +27,23 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::Language;
 use super::arch::Arch;
 use super::command::{self, Domain, KeyBuilder};
 use super::env::Env;
 use super::error::Error;
 use super::fs;
+use super::nvcc;
 use super::process::{self, Processes};
+use super::{CompilerKind, Language};
 
 /// The compiler and the installs around it.
 #[derive(Clone, Debug)]
 pub(crate) struct Toolchain {
-    /// The compiler.
+    /// Which compiler it is: clang, or (CUDA) nvcc.
+    pub kind: CompilerKind,
+    /// The compiler (clang, or nvcc when `kind` says so).
     pub clang: PathBuf,
-    /// First line of `clang --version`.
+    /// The version line of `clang --version` (`nvcc --version`'s `release` line for nvcc).
     pub version: String,
     /// LLVM major version (0 when it cannot be read).
     pub major: u32,
@@ -141,7 +144,7 @@ fn path_dirs(path: Option<&OsString>) -> Vec<PathBuf> {
 }
 
 /// A value that is a path (has a separator) or a name to look up on `PATH`.
-fn path_or_name(
+pub(crate) fn path_or_name(
     value: &str,
     path: Option<&OsString>,
     cwd: &Path,
@@ -340,7 +343,7 @@ fn has_lld(clang: &Path) -> bool {
         .is_some_and(|d| d.join(exe("ld.lld")).is_file())
 }
 
-fn exe(name: &str) -> String {
+pub(crate) fn exe(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
 }
 
@@ -821,13 +824,21 @@ pub(crate) fn parse_supported(text: &str, lang: Language) -> Vec<String> {
 fn compiler_info(
     env: &Env<'_>,
     clang: &Path,
+    kind: CompilerKind,
     lang: Language,
     cache_dir: &Path,
 ) -> Result<(u128, String, Vec<String>), Error> {
     let stamp = KeyBuilder::new(Domain::CompilerStamp)
         .file_stamp(clang)
         .map_err(|e| Error::io("reading", clang, e))?
-        .str(&format!("{lang:?}"))
+        .str(&format!(
+            "{lang:?}{}",
+            if kind == CompilerKind::Nvcc {
+                " nvcc"
+            } else {
+                ""
+            }
+        ))
         .finish();
     let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
     if let Ok(text) = std::fs::read_to_string(&info_path) {
@@ -841,19 +852,16 @@ fn compiler_info(
     }
     let mut version = command::Command::new(clang);
     version.add_arg("--version");
-    let version = run_text(env.processes(), &mut version.to_command(), clang)?
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let mut cpus = command::Command::new(clang);
-    cpus.add_arg(match lang {
-        Language::Hip => "--target=amdgcn-amd-amdhsa",
-        Language::Cuda => "--target=nvptx64-nvidia-cuda",
-    })
-    .add_args(["-nogpulib", "--print-supported-cpus"]);
-    let text = run_text(env.processes(), &mut cpus.to_command(), clang)?;
-    let supported = parse_supported(&text, lang);
+    let version = run_text(env.processes(), &mut version.to_command(), clang)?;
+    let (version, supported) = if kind == CompilerKind::Nvcc {
+        let mut codes = command::Command::new(clang);
+        codes.add_arg("--list-gpu-code");
+        let codes = run_text(env.processes(), &mut codes.to_command(), clang)?;
+        (nvcc::version_line(&version), nvcc::parse_gpu_code(&codes))
+    } else {
+        let version = version.lines().next().unwrap_or_default().to_string();
+        (version, supported_cpus(env, clang, lang)?)
+    };
     // Atomically: builds sharing the cache read it while another writes it.
     let _ = fs::write_atomic(
         &info_path,
@@ -862,21 +870,126 @@ fn compiler_info(
     Ok((stamp, version, supported))
 }
 
+/// The processors clang supports for `lang`'s device target (`--print-supported-cpus`).
+fn supported_cpus(env: &Env<'_>, clang: &Path, lang: Language) -> Result<Vec<String>, Error> {
+    let mut cpus = command::Command::new(clang);
+    cpus.add_arg(match lang {
+        Language::Hip => "--target=amdgcn-amd-amdhsa",
+        Language::Cuda => "--target=nvptx64-nvidia-cuda",
+    })
+    .add_args(["-nogpulib", "--print-supported-cpus"]);
+    let text = run_text(env.processes(), &mut cpus.to_command(), clang)?;
+    Ok(parse_supported(&text, lang))
+}
+
+/// What a build asks of discovery: the compiler, the CUDA compiler kind and `ptxas` it names.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Wanted<'a> {
+    /// [`Build::compiler`](super::Build::compiler).
+    pub compiler: Option<&'a Path>,
+    /// [`Build::cuda_compiler`](super::Build::cuda_compiler).
+    pub cuda_compiler: Option<CompilerKind>,
+    /// [`Build::ptxas`](super::Build::ptxas).
+    pub ptxas: Option<&'a Path>,
+}
+
 /// Discovers the toolchain for `lang`, using `cache_dir` to remember what the compiler said.
 pub(crate) fn discover(
     env: &Env<'_>,
     lang: Language,
-    explicit: Option<&Path>,
-    explicit_ptxas: Option<&Path>,
+    wanted: Wanted<'_>,
     cache_dir: &Path,
     cwd: &Path,
 ) -> Result<Toolchain, Error> {
     let path = env.get_os("PATH");
+    if lang == Language::Cuda {
+        match nvcc::choose(
+            env,
+            wanted.cuda_compiler,
+            wanted.compiler,
+            path.as_ref(),
+            cwd,
+        )? {
+            nvcc::Choice::Nvcc(p, origin) => return discover_nvcc(env, p, origin, cache_dir),
+            nvcc::Choice::Clang(Some((p, origin))) => {
+                return discover_clang(env, lang, Some((p, origin)), wanted, cache_dir, cwd);
+            }
+            nvcc::Choice::Clang(None) => {}
+        }
+    }
+    discover_clang(env, lang, None, wanted, cache_dir, cwd)
+}
+
+/// The toolchain of nvcc `nvcc` (CUDA): its toolkit (`--cuda-path`'s equivalent, for the
+/// system headers) and the `ptxas` beside it.
+fn discover_nvcc(
+    env: &Env<'_>,
+    nvcc_path: PathBuf,
+    origin: String,
+    cache_dir: &Path,
+) -> Result<Toolchain, Error> {
+    let (stamp, version, supported) = compiler_info(
+        env,
+        &nvcc_path,
+        CompilerKind::Nvcc,
+        Language::Cuda,
+        cache_dir,
+    )?;
+    let mut id = KeyBuilder::new(Domain::Toolchain);
+    id.u128(stamp).str(&version);
+    nvcc::identity(&mut id, &nvcc_path);
+    let root = nvcc::root(&nvcc_path);
+    let ptxas = nvcc_path.with_file_name(exe("ptxas"));
+    let mut tool_dirs: Vec<PathBuf> = nvcc_path
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    tool_dirs.extend(path_dirs(env.get_os("PATH").as_ref()));
+    Ok(Toolchain {
+        kind: CompilerKind::Nvcc,
+        major: parse_major(&version.replace("release ", "version ")),
+        clang: nvcc_path,
+        version,
+        origin,
+        rocm: None,
+        rocm_found: None,
+        rocm_looked: Vec::new(),
+        cuda: root,
+        ptxas_searched: vec![ptxas.clone()],
+        ptxas: ptxas.is_file().then_some(ptxas),
+        supported,
+        identity: id.finish(),
+        tool_dirs,
+    })
+}
+
+/// The toolchain of clang: `named` when the CUDA compiler choice named one, else found by
+/// [`find_clang`]'s rules.
+fn discover_clang(
+    env: &Env<'_>,
+    lang: Language,
+    named: Option<(PathBuf, String)>,
+    wanted: Wanted<'_>,
+    cache_dir: &Path,
+    cwd: &Path,
+) -> Result<Toolchain, Error> {
+    let path = env.get_os("PATH");
+    let explicit_ptxas = wanted.ptxas;
     let (rocm_found, rocm_looked) = match lang {
         Language::Hip => find_rocm(env, path.as_ref(), cwd, cache_dir),
         Language::Cuda => (None, Vec::new()),
     };
-    let (clang, origin) = find_clang(env, explicit, rocm_found.as_ref(), path.as_ref(), cwd)?;
+    let (clang, origin) = match named {
+        Some(n) => n,
+        None => find_clang(
+            env,
+            wanted.compiler,
+            rocm_found.as_ref(),
+            path.as_ref(),
+            cwd,
+        )?,
+    };
     let rocm = rocm_found.clone().filter(|r| match &r.clang {
         Some(c) => same_install(c, &clang),
         None => matches!(
@@ -893,7 +1006,8 @@ pub(crate) fn discover(
             (cuda, ptxas, searched)
         }
     };
-    let (stamp, version, supported) = compiler_info(env, &clang, lang, cache_dir)?;
+    let (stamp, version, supported) =
+        compiler_info(env, &clang, CompilerKind::Clang, lang, cache_dir)?;
     let mut id = KeyBuilder::new(Domain::Toolchain);
     id.u128(stamp).str(&version);
     for p in [&cuda, &ptxas].into_iter().flatten() {
@@ -907,6 +1021,7 @@ pub(crate) fn discover(
     let mut tool_dirs: Vec<PathBuf> = clang.parent().map(Path::to_path_buf).into_iter().collect();
     tool_dirs.extend(path_dirs(path.as_ref()));
     Ok(Toolchain {
+        kind: CompilerKind::Clang,
         major: parse_major(&version),
         clang,
         version,
@@ -957,7 +1072,10 @@ pub(crate) fn flag_supported(
         return false;
     }
     let out = dir.path().join("empty.o");
-    let cmd = super::clang::flag_probe(tc, lang, arch, flag, &source, &out);
+    let cmd = match tc.kind {
+        CompilerKind::Nvcc => nvcc::flag_probe(tc, arch, flag, &source, &out),
+        _ => super::clang::flag_probe(tc, lang, arch, flag, &source, &out),
+    };
     let ok = matches!(
         process::probe(env.processes(), &mut cmd.to_command()),
         Ok(Some(o)) if o.status.success()
@@ -1005,6 +1123,7 @@ mod tests {
 
     fn toolchain(rocm_found: Option<Rocm>, looked: Vec<String>) -> Toolchain {
         Toolchain {
+            kind: CompilerKind::Clang,
             clang: PathBuf::from("/usr/lib/llvm-19/bin/clang"),
             version: String::new(),
             major: 19,

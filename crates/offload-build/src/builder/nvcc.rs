@@ -1,0 +1,352 @@
+//! nvcc as the CUDA compiler: where it is found, which CUDA compiler a build uses, and how
+//! nvcc's commands are built from what the plan decided ([`CompileOptions`]).
+//!
+//! One job per (source, architecture), like clang's: `nvcc -ptx -arch=compute_NN` writes the
+//! PTX and the depfile, then, for an architecture with machine code, `nvcc -cubin
+//! -arch=sm_NN` turns that PTX into the cubin. That is the pipeline `nvcc -cubin` and
+//! `nvcc -fatbin` run themselves (one `cicc`, then `ptxas` with the options nvcc derives from
+//! the user's flags: `-Xptxas`, `-lineinfo`, `-G`), so the cubin is byte-identical to
+//! `nvcc -cubin -arch=sm_NN` of the source, with one front-end pass per architecture.
+//!
+//! nvcc is found as CMake and the `cc` crate find it: [`Build::compiler`](super::Build::compiler)
+//! naming an `nvcc`; `CUDACXX`; `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` (`bin/nvcc`); `nvcc` on
+//! `PATH`; `/usr/local/cuda/bin/nvcc`; then NVIDIA's wheels (`nvidia/cu13/bin/nvcc` of
+//! `nvidia-cuda-nvcc`, with `nvidia-nvvm` for `cicc`) in the virtualenv of `VIRTUAL_ENV`, else
+//! in the `site-packages` of `python3`. When nvcc is found it is the default CUDA compiler,
+//! as in CMake; [`Build::cuda_compiler`](super::Build::cuda_compiler) chooses.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use offload_formats::package::ImageKind;
+
+use super::CompilerKind;
+use super::arch::Arch;
+use super::clang::{CompileJob, CompileOptions, DEP, OUT};
+use super::command::{Command, KeyBuilder};
+use super::env::Env;
+use super::error::Error;
+use super::tool::{self, Toolchain};
+
+/// Whether `path` names nvcc (its file name starts with `nvcc`).
+pub(crate) fn is_nvcc(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("nvcc"))
+}
+
+/// The compiler a CUDA build uses: nvcc (its path and how it was chosen), or clang (found by
+/// [`tool`]'s rules, from `explicit` when that is set).
+pub(crate) enum Choice {
+    /// nvcc, with how it was chosen (`CUDACXX`, `NVIDIA's wheels (…)`, …).
+    Nvcc(PathBuf, String),
+    /// clang; `Some` when the choice names it (`Build::compiler`, `CUDACXX`), with the origin.
+    Clang(Option<(PathBuf, String)>),
+}
+
+/// Chooses the CUDA compiler: `kind` ([`Build::cuda_compiler`](super::Build::cuda_compiler))
+/// and `explicit` ([`Build::compiler`](super::Build::compiler)) first, then `CUDACXX` (nvcc or
+/// a clang), then nvcc wherever it is found, else clang.
+pub(crate) fn choose(
+    env: &Env<'_>,
+    kind: Option<CompilerKind>,
+    explicit: Option<&Path>,
+    path: Option<&OsString>,
+    cwd: &Path,
+) -> Result<Choice, Error> {
+    let named = match (explicit, env.get("CUDACXX")) {
+        (Some(p), _) => Some((p.to_path_buf(), "Build::compiler".to_string())),
+        (None, Some(v)) => {
+            let mut tried = Vec::new();
+            match tool::path_or_name(&v, path, cwd, &mut tried) {
+                Some(p) => Some((p, "CUDACXX".to_string())),
+                None => {
+                    return Err(Error::CompilerVar {
+                        var: "CUDACXX".into(),
+                        value: v,
+                        searched: tried,
+                    });
+                }
+            }
+        }
+        (None, None) => None,
+    };
+    if let Some((p, origin)) = named {
+        let nvcc = is_nvcc(&p);
+        return match (kind, nvcc) {
+            (Some(CompilerKind::Clang), true) | (Some(CompilerKind::Nvcc), false) => {
+                Err(Error::Config(format!(
+                    "{origin} names {}, which is not the CUDA compiler Build::cuda_compiler \
+                     asks for ({:?})",
+                    p.display(),
+                    kind.unwrap_or_default()
+                )))
+            }
+            (_, true) => Ok(Choice::Nvcc(p, origin)),
+            (_, false) => Ok(Choice::Clang(Some((p, origin)))),
+        };
+    }
+    if kind == Some(CompilerKind::Clang) {
+        return Ok(Choice::Clang(None));
+    }
+    let mut searched = Vec::new();
+    match find(env, path, cwd, &mut searched) {
+        Some((p, origin)) => Ok(Choice::Nvcc(p, origin)),
+        None if kind == Some(CompilerKind::Nvcc) => Err(Error::ToolNotFound {
+            tool: "nvcc (asked for by Build::cuda_compiler)".into(),
+            searched,
+        }),
+        None => Ok(Choice::Clang(None)),
+    }
+}
+
+/// nvcc from `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`, `PATH`, `/usr/local/cuda` or NVIDIA's
+/// wheels, in that order, recording every place looked at.
+fn find(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    searched: &mut Vec<PathBuf>,
+) -> Option<(PathBuf, String)> {
+    let nvcc = tool::exe("nvcc");
+    for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
+        if let Some(v) = env.get_os(var) {
+            let p = Path::new(&v).join("bin").join(&nvcc);
+            searched.push(p.clone());
+            if p.is_file() {
+                return Some((p, var.to_string()));
+            }
+        }
+    }
+    if let Some(p) = tool::path_or_name(&nvcc, path, cwd, searched) {
+        return Some((p, "nvcc on PATH".into()));
+    }
+    let usr = Path::new("/usr/local/cuda/bin").join(&nvcc);
+    searched.push(usr.clone());
+    if usr.is_file() {
+        return Some((usr, "/usr/local/cuda".into()));
+    }
+    tool::wheel_tool(env, "nvcc", path, cwd, searched).map(|p| (p, "NVIDIA's wheels".into()))
+}
+
+/// The toolkit files beside nvcc that decide its output (`cicc`, `ptxas`, libdevice), for the
+/// toolchain's identity.
+pub(crate) fn toolkit_files(nvcc: &Path) -> Vec<PathBuf> {
+    let Some(bin) = nvcc.parent() else {
+        return Vec::new();
+    };
+    let root = bin.parent().unwrap_or(bin);
+    vec![
+        root.join("nvvm/bin").join(tool::exe("cicc")),
+        bin.join(tool::exe("ptxas")),
+        root.join("nvvm/libdevice/libdevice.10.bc"),
+    ]
+}
+
+/// The toolkit root of nvcc (`<root>/bin/nvcc`), whose `include` holds the CUDA headers.
+pub(crate) fn root(nvcc: &Path) -> Option<PathBuf> {
+    Some(nvcc.parent()?.parent()?.to_path_buf())
+}
+
+/// The version line of `nvcc --version` (`Cuda compilation tools, release 13.5, V13.5.37`).
+pub(crate) fn version_line(text: &str) -> String {
+    text.lines()
+        .find(|l| l.contains("release"))
+        .or_else(|| text.lines().find(|l| !l.trim().is_empty()))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The real architectures of `nvcc --list-gpu-code` (`sm_75`, …), sorted.
+pub(crate) fn parse_gpu_code(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .split_whitespace()
+        .filter(|w| w.starts_with("sm_"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The host compiler nvcc preprocesses with, as `-ccbin` arguments: none when a flag sets one
+/// (`-ccbin`, `--compiler-bindir`); else `NVCC_CCBIN`, `CUDAHOSTCXX`, then `CXX` (a single
+/// word), as CMake and the `cc` crate pass it; else nvcc's own default (`gcc` on `PATH`).
+pub(crate) fn ccbin_args(env: &Env<'_>, flags: &[OsString]) -> Vec<OsString> {
+    let set_by_flag = flags.iter().any(|f| {
+        let f = f.to_string_lossy();
+        f == "-ccbin" || f.starts_with("-ccbin=") || f.starts_with("--compiler-bindir")
+    });
+    if set_by_flag {
+        return Vec::new();
+    }
+    ["NVCC_CCBIN", "CUDAHOSTCXX", "CXX"]
+        .iter()
+        .find_map(|var| {
+            env.get(var)
+                .filter(|v| !v.trim().is_empty() && !v.contains(' '))
+        })
+        .map(|v| vec![OsString::from("-ccbin"), OsString::from(v)])
+        .unwrap_or_default()
+}
+
+/// The virtual architecture whose PTX nvcc writes for `arch` (`compute_90a` for `sm_90a`).
+fn virtual_arch(arch: &Arch) -> String {
+    let sm = arch.offload_arch();
+    match sm.strip_prefix("sm_") {
+        Some(n) => format!("compute_{n}"),
+        None => sm,
+    }
+}
+
+/// nvcc's arguments for the PTX of `arch`, up to the user's flags (no source, output or
+/// depfile).
+pub(crate) fn device_args(o: &CompileOptions, arch: &Arch) -> Vec<OsString> {
+    let mut c = Command::new("nvcc");
+    c.add_arg("-ptx")
+        .add_arg(format!("-arch={}", virtual_arch(arch)));
+    c.add_args(&o.host_compiler);
+    if o.debug {
+        c.add_arg("-G");
+    }
+    for i in &o.includes {
+        c.add_arg(format!("-I{}", i.display()));
+    }
+    for (n, v) in &o.defines {
+        c.add_arg(match v {
+            Some(v) => format!("-D{n}={v}"),
+            None => format!("-D{n}"),
+        });
+    }
+    c.add_args(&o.flags);
+    c.args
+}
+
+/// The compile job of `source` for `arch` with nvcc, its files named in `cache_dir` after
+/// its key: the PTX (and the depfile), then the cubin unless `arch` is virtual.
+pub(crate) fn compile_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    arch: &Arch,
+) -> CompileJob {
+    let mut args = device_args(o, arch);
+    args.push(source.as_os_str().to_os_string());
+    args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
+    let (mut job, _) = super::clang::new_job(o, tc, cache_dir, source, arch, false, args, "ptx");
+    job.steps[0].depfile = Some(job.depfile.clone());
+    job.deps_only = deps_only(&job.steps[0], &job.depfile);
+    let ptx = job.steps[0].outputs[0].clone();
+    job.outputs.push((ImageKind::Ptx, ptx.clone()));
+    if !arch.is_virtual() {
+        let cubin = job.base.with_extension("cubin");
+        let mut c = Command::new(&tc.clang);
+        c.env = o.env.clone();
+        c.add_arg("-cubin")
+            .add_arg(format!("-arch={}", arch.offload_arch()));
+        if o.debug {
+            c.add_arg("-G");
+        }
+        c.add_args(&o.flags)
+            .add_arg(&ptx)
+            .add_arg("-o")
+            .add_arg(&cubin);
+        c.inputs = vec![ptx];
+        c.outputs = vec![cubin.clone()];
+        job.steps.push(c);
+        job.outputs.push((ImageKind::Cubin, cubin));
+    }
+    job
+}
+
+/// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
+fn deps_only(compile: &Command, depfile: &Path) -> Command {
+    let mut c = Command::new(&compile.program);
+    c.env = compile.env.clone();
+    c.inputs = compile.inputs.clone();
+    let mut skip = 0;
+    for a in &compile.args {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        match a.to_str() {
+            Some("-ptx" | "-MD") => {}
+            Some("-o" | "-MF") => skip = 1,
+            _ => {
+                c.add_arg(a);
+            }
+        }
+    }
+    c.add_args(["-M", "-MF"]).add_arg(depfile);
+    c.depfile = Some(depfile.to_path_buf());
+    c
+}
+
+/// A PTX compile of the empty `source` with `flag`: whether nvcc accepts the flag (it rejects
+/// unknown options).
+pub(crate) fn flag_probe(
+    tc: &Toolchain,
+    arch: Option<&Arch>,
+    flag: &OsString,
+    source: &Path,
+    out: &Path,
+) -> Command {
+    let mut c = Command::new(&tc.clang);
+    c.add_arg("-ptx");
+    if let Some(a) = arch {
+        c.add_arg(format!("-arch={}", virtual_arch(a)));
+    }
+    c.add_arg(flag).add_arg(source).add_arg("-o").add_arg(out);
+    c.inputs = vec![source.to_path_buf()];
+    c.outputs = vec![out.to_path_buf()];
+    c
+}
+
+/// The identity of nvcc and the toolkit files beside it, for the toolchain key.
+pub(crate) fn identity(k: &mut KeyBuilder, nvcc: &Path) {
+    for f in toolkit_files(nvcc) {
+        // A missing file is part of the identity too (its absence).
+        if k.file_stamp(&f).is_err() {
+            k.str("absent").os(&f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_nvcc_version_and_architectures() {
+        let v = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2026 NVIDIA \
+                 Corporation\nBuilt on Mon_Oct_12\nCuda compilation tools, release 13.5, \
+                 V13.5.37\nBuild cuda_13.5.r13.5/compiler.39125733_0\n";
+        assert_eq!(
+            version_line(v),
+            "Cuda compilation tools, release 13.5, V13.5.37"
+        );
+        assert_eq!(
+            parse_gpu_code("sm_90\nsm_75\nsm_80\nsm_100\n"),
+            ["sm_100", "sm_75", "sm_80", "sm_90"]
+        );
+    }
+
+    #[test]
+    fn virtual_architectures_follow_the_real_ones() {
+        let a = |s: &str| virtual_arch(&Arch::new(s).unwrap());
+        assert_eq!(a("sm_90"), "compute_90");
+        assert_eq!(a("sm_90a"), "compute_90a");
+        assert_eq!(a("90-real"), "compute_90");
+        assert_eq!(a("compute_80"), "compute_80");
+    }
+
+    #[test]
+    fn names_of_nvcc() {
+        assert!(is_nvcc(Path::new("/usr/local/cuda/bin/nvcc")));
+        assert!(is_nvcc(Path::new("nvcc.exe")));
+        assert!(!is_nvcc(Path::new("/usr/bin/clang-19")));
+    }
+}
