@@ -21,10 +21,8 @@ const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 
 /// nvcc of the program `name` for [`ARCHS`], then what cuobjdump and our reader see in it.
 fn check_program(name: &str) {
-    let program = cuda_ref::program(name);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join(format!("{name}.fatbin"));
-    let bytes = cuda_ref::nvcc_program(&program, &ARCHS, &out);
+    let out = cuda_ref::reference_fatbin(&cuda_ref::program(name), &ARCHS);
+    let bytes = std::fs::read(&out).unwrap();
 
     let expected: BTreeSet<Image> = ARCHS
         .iter()

@@ -8,10 +8,12 @@
 //! the virtual `compute_80` (cuobjdump names both `sm_80`; here the PTX is renamed so that one
 //! map holds both). A missing tool or header fails the test, naming `build-support/setup.sh`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use super::fixtures::process_dir;
 use super::nvidia;
 
 /// What a fat binary image is: a cubin (cuobjdump's "ELF file") or PTX.
@@ -217,6 +219,31 @@ pub(crate) fn nvcc_program(program: &Program, archs: &[&str], out: &Path) -> Vec
         .collect();
     flags.extend(program.flags.iter().map(|f| f.to_string()));
     nvcc_fatbin(&program.source, &gencodes(archs), &flags, out)
+}
+
+/// [`nvcc_program`] of `program` for `archs`, compiled once per test process (tests that compare
+/// their own build of a program with nvcc's share it): the fat binary's path, in this
+/// process's `$CARGO_TARGET_TMPDIR/cuda-ref-<pid>/`.
+pub(crate) fn reference_fatbin(program: &Program, archs: &[&str]) -> PathBuf {
+    type Slot = Arc<OnceLock<PathBuf>>;
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    static BUILT: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    let key = format!("{}.{}", program.name, archs.join("-"));
+    let slot = Arc::clone(
+        BUILT
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.clone())
+            .or_default(),
+    );
+    slot.get_or_init(|| {
+        let dir = DIR.get_or_init(|| process_dir("cuda-ref-"));
+        let out = dir.join(format!("{key}.fatbin"));
+        nvcc_program(program, archs, &out);
+        out
+    })
+    .clone()
 }
 
 /// `cuobjdump <args> <file>`'s stdout.
