@@ -111,6 +111,11 @@
 //! - `nvcc`: nvcc from NVIDIA's CUDA 13 wheels as the default CUDA compiler: a cubin
 //!   byte-identical to `nvcc -cubin`'s, the PTX of `nvcc -ptx`, `NN-real`/`NN-virtual`, nvcc's
 //!   flags and host compiler, cached rebuilds, clang still chosen by `cuda_compiler`/`CUDACXX`.
+//! - `cuda_third_party`: code nobody in the project wrote, kept verbatim with provenance in
+//!   `integration/third-party/` (four NVIDIA cuda-samples, nine candle kernel files), built by
+//!   the wheels' `nvcc -fatbin` for sm_80 and sm_90: a cubin and PTX per arch, the same kernels
+//!   in both (cuobjdump), the images our reader lists; `support::cuda_ref` holds these
+//!   references for the builds of the same sources by offload-build.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -161,6 +166,7 @@ mod check_cli;
 mod cmake;
 mod compile_faults;
 mod cuda_compile;
+mod cuda_third_party;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
