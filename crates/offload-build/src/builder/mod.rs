@@ -195,6 +195,7 @@ mod cache;
 mod clang;
 mod command;
 mod compile;
+mod cuda_toolkit;
 mod diag;
 mod embed_glue;
 mod emit;

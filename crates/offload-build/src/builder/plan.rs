@@ -234,6 +234,7 @@ impl Plan {
             self.jobs = Some(job_settings(build, env, &tc, lang, self)?);
             if lang == Language::Cuda {
                 check_ptxas(&self.compiles, &tc, env.directives())?;
+                super::cuda_toolkit::warn(&tc, env.directives());
             }
         } else {
             check_all_supported(&global, &tc, lang, &origin)?;
