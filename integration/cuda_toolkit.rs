@@ -173,6 +173,16 @@ fn clang_22_builds_real_cuda_with_the_wheels_toolkit() {
             assert!(found, "{k} missing from the {arch} {kind:?}");
         }
     }
+    // The toolkit's headers are system headers: Cargo watches the source alone.
+    let watched: Vec<&String> = c
+        .cargo_directives
+        .iter()
+        .filter(|d| d.contains("rerun-if-changed"))
+        .collect();
+    assert!(
+        watched.len() == 1 && watched[0].ends_with("v.cu"),
+        "{watched:?}"
+    );
     // The links directory: one root for --cuda-path, CCCL's headers merged into include/.
     let dirs = toolkit_dirs(&p.path("out/offload-build-cache"));
     assert_eq!(dirs.len(), 1, "{dirs:?}");
@@ -234,6 +244,16 @@ fn without_cuda_the_standard_spelling_compiles_with_one_warning() {
         // No compiler warnings either (the prelude's macros are the spelling of v.cu's
         // ancestors, and nothing else is printed).
         assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        // The prelude in the cache is no header Cargo watches.
+        let watched: Vec<&String> = c
+            .cargo_directives
+            .iter()
+            .filter(|d| d.contains("rerun-if-changed"))
+            .collect();
+        assert!(
+            watched.len() == 1 && watched[0].ends_with("v.cu"),
+            "{watched:?}"
+        );
         let imgs = images(&c);
         let got: Vec<(&str, ImageKind)> = imgs.iter().map(|(a, k, _)| (a.as_str(), *k)).collect();
         assert_eq!(got, [("sm_75", ImageKind::Ptx), ("sm_90", ImageKind::Ptx)]);

@@ -570,4 +570,71 @@ mod tests {
         let mine = "k.cu:1:10: fatal error: 'my.h' file not found";
         assert_eq!(missing_header(mine), None);
     }
+
+    /// CUDA 12's split wheels: one links directory with the runtime's headers first, the other
+    /// wheels' include directories merged (a directory in two of them merged too), the cuRAND
+    /// stand-in, and the version from cuda.h.
+    #[test]
+    fn cuda_12_split_wheels_are_laid_out_as_one_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("site-packages");
+        let nv = site.join("nvidia");
+        let files = [
+            "cuda_nvcc/bin/ptxas",
+            "cuda_nvcc/nvvm/libdevice/libdevice.10.bc",
+            "cuda_nvcc/include/crt/host_config.h",
+            "cuda_runtime/include/cuda.h",
+            "cuda_runtime/include/cuda_runtime.h",
+            "cuda_runtime/include/crt/host_defines.h",
+            "cuda_runtime/lib/libcudart.so.12",
+            "cuda_cccl/include/cub/cub.cuh",
+        ];
+        for f in files {
+            let p = nv.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "").unwrap();
+        }
+        std::fs::write(
+            nv.join("cuda_runtime/include/cuda.h"),
+            "#define CUDA_VERSION 12090\n",
+        )
+        .unwrap();
+        let cache = dir.path().join("cache");
+        std::fs::create_dir_all(&cache).unwrap();
+        let mut looked = Vec::new();
+        let t = in_sites(std::slice::from_ref(&site), &mut looked, &cache)
+            .unwrap()
+            .expect("a toolkit");
+        assert_eq!(t.version, Some((12, 9)));
+        assert_eq!(t.origin, nv.join("cuda_nvcc"));
+        assert!(t.root.starts_with(&cache));
+        for f in [
+            "bin/ptxas",
+            "nvvm/libdevice/libdevice.10.bc",
+            "lib/libcudart.so.12",
+            "include/cuda_runtime.h",
+            "include/cub/cub.cuh",
+            "include/crt/host_config.h",
+            "include/crt/host_defines.h",
+            "include/curand_mtgp32_kernel.h",
+        ] {
+            assert!(t.root.join(f).is_file(), "{f}");
+        }
+        assert_eq!(newest_supported(22), Some((12, 9)));
+        assert_eq!(t.too_new_for(22), None);
+        assert_eq!(t.too_new_for(19), Some((12, 5)));
+        // The same wheels again: the same directory.
+        let again = in_sites(std::slice::from_ref(&site), &mut looked, &cache)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.root, t.root);
+        // Without the runtime's headers there is no toolkit, and the reason is recorded.
+        std::fs::remove_file(nv.join("cuda_runtime/include/cuda_runtime.h")).unwrap();
+        let none = in_sites(std::slice::from_ref(&site), &mut looked, &cache).unwrap();
+        assert!(none.is_none());
+        assert!(
+            looked.last().unwrap().contains("no CUDA toolkit wheels"),
+            "{looked:?}"
+        );
+    }
 }

@@ -805,29 +805,41 @@ pub(crate) fn venv_site_packages(env: &Env<'_>) -> Vec<PathBuf> {
 }
 
 /// The `site-packages` directories of the `python3` on `PATH` (`site.getsitepackages()` and
-/// the user's), asked with the probe timeout; empty without a `python3`.
+/// the user's), asked with the probe timeout once per `python3` in a process (the CUDA toolkit
+/// and `ptxas` are both looked for there); empty without a `python3`.
 pub(crate) fn python_site_packages(
     env: &Env<'_>,
     path: Option<&OsString>,
     cwd: &Path,
 ) -> Vec<PathBuf> {
+    type Answers = std::sync::Mutex<Vec<(PathBuf, Vec<PathBuf>)>>;
+    static ASKED: std::sync::OnceLock<Answers> = std::sync::OnceLock::new();
     let Ok(python) = which::which_in(exe("python3"), path, cwd) else {
         return Vec::new();
     };
+    let asked = ASKED.get_or_init(Default::default);
+    let known = asked.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, sites)) = known.iter().find(|(p, _)| *p == python) {
+        return sites.clone();
+    }
+    drop(known);
     let mut cmd = Command::new(&python);
     cmd.args([
         "-c",
         "import site, sys\n\
          for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)",
     ]);
-    match process::probe(env.processes(), &mut cmd) {
+    let sites: Vec<PathBuf> = match process::probe(env.processes(), &mut cmd) {
         Ok(Some(o)) => String::from_utf8_lossy(&o.stdout)
             .lines()
             .map(|l| PathBuf::from(l.trim()))
             .filter(|p| p.is_absolute())
             .collect(),
         _ => Vec::new(),
-    }
+    };
+    let mut known = asked.lock().unwrap_or_else(|e| e.into_inner());
+    known.push((python, sites.clone()));
+    sites
 }
 
 fn parse_major(version: &str) -> u32 {
