@@ -373,10 +373,13 @@ fn links_dir(parts: &Parts, cache_dir: &Path) -> Result<PathBuf, Error> {
     lay_out(parts, tmp.path())?;
     // A complete directory appears at once; another build that laid out the same one first
     // wins (the rename onto its non-empty directory fails, and ours is removed).
-    if let Err(e) = std::fs::rename(tmp.path(), &dir) {
-        if !dir.join("include").is_dir() {
-            return Err(Error::io("creating", &dir, e));
+    match std::fs::rename(tmp.path(), &dir) {
+        Ok(()) => {
+            // Renamed away: nothing is left for the temporary directory to remove.
+            let _ = tmp.keep();
         }
+        Err(e) if !dir.join("include").is_dir() => return Err(Error::io("creating", &dir, e)),
+        Err(_) => {}
     }
     Ok(dir)
 }
@@ -628,6 +631,21 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(again.root, t.root);
+        // Builds laying out the same directory at once (a fresh cache): one directory, every
+        // one gets it complete, no temporary directory is left.
+        let cache2 = dir.path().join("cache2");
+        std::fs::create_dir_all(&cache2).unwrap();
+        let parts = Parts::of_wheels(&site).unwrap();
+        let roots: Vec<PathBuf> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| links_dir(&parts, &cache2).unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(roots.iter().all(|r| *r == roots[0]));
+        assert!(roots[0].join("include/cub/cub.cuh").is_file());
+        let left: Vec<_> = std::fs::read_dir(&cache2).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
         // Without the runtime's headers there is no toolkit, and the reason is recorded.
         std::fs::remove_file(nv.join("cuda_runtime/include/cuda_runtime.h")).unwrap();
         let none = in_sites(std::slice::from_ref(&site), &mut looked, &cache).unwrap();
