@@ -44,14 +44,17 @@ pub(crate) const CUDA_WHEELS: &str =
 
 /// The newest CUDA release each clang major knows (its `CudaVersion::PARTIALLY_SUPPORTED` in
 /// `clang/include/clang/Basic/Cuda.h`); a newer toolkit makes clang warn
-/// (`-Wunknown-cuda-version`) and, for CUDA 13 with clang 19, fail on its headers.
+/// (`-Wunknown-cuda-version`) and, for CUDA 13 with clang 19, fail on its headers. Measured
+/// (clang's own warning with a toolkit of version 99.0): 15, 19, 22; read in `Cuda.h` of the
+/// 18 branch: 18; from LLVM's and CCCL's history (the commits adding 11.8, 12.1, 12.8 and
+/// CCCL's per-clang PTX ISA table): 16, 17, 20, 21.
 const NEWEST_SUPPORTED: &[(u32, (u32, u32))] = &[
     (15, (11, 5)),
     (16, (11, 8)),
     (17, (12, 1)),
     (18, (12, 3)),
     (19, (12, 5)),
-    (20, (12, 6)),
+    (20, (12, 8)),
     (21, (12, 8)),
     (22, (12, 9)),
 ];

@@ -131,7 +131,7 @@
 //! and their stamps, so a changed toolkit gets a new one. `cuda_runtime.h`, `cuda_fp16.h`,
 //! `cuda_bf16.h` and cub then compile, and clang picks the PTX ISA from the toolkit's
 //! version (`version.json`, else `CUDA_VERSION` in `cuda.h`). A toolkit newer than the newest
-//! CUDA the clang knows (clang 15: 11.5, 16: 11.8, 17: 12.1, 18: 12.3, 19: 12.5, 20: 12.6,
+//! CUDA the clang knows (clang 15: 11.5, 16: 11.8, 17: 12.1, 18: 12.3, 19: 12.5, 20: 12.8,
 //! 21: 12.8, 22: 12.9) is used with `-Wno-unknown-cuda-version` and one `cargo:warning`
 //! naming both versions; a compile that fails then carries a hint naming the clang, the
 //! newest CUDA it supports, the toolkit's version and place, and what to do (a newer clang,
