@@ -176,8 +176,13 @@ pub(crate) fn find(
     if let Some(t) = in_sites(&venv, &mut looked, cache_dir)? {
         return Ok(CudaHeaders::Toolkit(t));
     }
-    if env.get_os("VIRTUAL_ENV").is_none() {
-        looked.push("VIRTUAL_ENV (unset)".into());
+    match env.get_os("VIRTUAL_ENV") {
+        None => looked.push("VIRTUAL_ENV (unset)".into()),
+        Some(v) if !venv.iter().any(|s| s.is_dir()) => looked.push(format!(
+            "VIRTUAL_ENV={} (no site-packages)",
+            Path::new(&v).display()
+        )),
+        Some(_) => {}
     }
     let python = tool::python_site_packages(env, path, cwd);
     if python.is_empty() {
@@ -196,7 +201,7 @@ fn in_sites(
     looked: &mut Vec<String>,
     cache_dir: &Path,
 ) -> Result<Option<Toolkit>, Error> {
-    for site in sites {
+    for site in sites.iter().filter(|s| s.is_dir()) {
         match Parts::of_wheels(site) {
             Ok(parts) => {
                 let origin = parts.bin.parent().unwrap_or(site).to_path_buf();
@@ -249,7 +254,8 @@ impl Parts {
 
     /// NVIDIA's wheels in `site`: CUDA 13's `nvidia/cu13`, else CUDA 12's split wheels
     /// (`nvidia/cuda_nvcc` with `nvidia/cuda_runtime/include`, and every other
-    /// `nvidia/*/include`). Why not, when there is none.
+    /// `nvidia/*/include`); each needs `cuda.h`, `cuda_runtime.h` and `nvvm/libdevice`. Why
+    /// not, when there is none.
     fn of_wheels(site: &Path) -> Result<Parts, String> {
         let nv = site.join("nvidia");
         let cu13 = nv.join("cu13");
@@ -279,11 +285,7 @@ impl Parts {
                 version_json: None,
             });
         }
-        Err(format!(
-            "{} (no CUDA toolkit wheels: neither nvidia/cu13 nor nvidia/cuda_nvcc with \
-             nvidia/cuda_runtime holds cuda.h, cuda_runtime.h and nvvm/libdevice)",
-            site.display()
-        ))
+        Err(format!("{} (no CUDA toolkit wheels)", site.display()))
     }
 
     /// Whether clang can take the toolkit's root as it is: one include directory that holds
