@@ -223,6 +223,29 @@ fn clang_19_with_a_cuda_13_toolkit_fails_naming_the_versions() {
 }
 
 #[test]
+fn cuda_13_ptxas_refuses_old_gpus_with_a_hint_and_no_clang_blame() {
+    require_cu13();
+    let p = Project::new();
+    let source = "#include <cuda_runtime.h>\n\
+                  extern \"C\" __global__ void k(float *a) { a[threadIdx.x] += 1.0f; }\n";
+    let e = build(&p, source, 22, "sm_70", Some(Path::new(VENV)))
+        .try_compile("k")
+        .unwrap_err();
+    let Error::CompileFailed { hint, command, .. } = &e else {
+        panic!("not a compile failure: {e}");
+    };
+    assert!(command.contains("bin/ptxas -arch=sm_70"), "{command}");
+    let hint = hint.as_deref().unwrap_or_else(|| panic!("no hint: {e}"));
+    assert!(hint.contains("builds sm_75 and newer only"), "{hint}");
+    assert!(!hint.contains("supports CUDA up to"), "{hint}");
+    // As PTX only, sm_70 builds.
+    let c = build(&p, source, 22, "70-virtual", Some(Path::new(VENV)))
+        .try_compile("k")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.archs, ["compute_70"]);
+}
+
+#[test]
 fn without_cuda_the_standard_spelling_compiles_with_one_warning() {
     for major in [19, 22] {
         let p = Project::new();

@@ -111,8 +111,8 @@
 //! - `cuda_toolkit`: clang with a real CUDA toolkit: NVIDIA's CUDA 13.5 wheels laid out as one
 //!   links directory for `--cuda-path` (a kernel with `cuda_runtime.h`, `cuda_fp16.h`,
 //!   `cuda_bf16.h` and cub for `sm_80;sm_90` with clang 22, one version warning; clang 19
-//!   failing with both versions named; the directory reused and laid out again when the
-//!   toolkit changes); without any CUDA, the standard spelling through clang's builtin headers
+//!   failing with both versions named; CUDA 13's ptxas refusing `sm_70` with a hint; the
+//!   directory reused and laid out again when the toolkit changes); without any CUDA, the standard spelling through clang's builtin headers
 //!   with one warning, and the clear error for a toolkit header.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and

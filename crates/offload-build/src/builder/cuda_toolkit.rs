@@ -18,7 +18,8 @@
 //!
 //! A toolkit newer than the clang knows ([`newest_supported`]) is used with
 //! `-Wno-unknown-cuda-version` and one warning per build; a compile that fails then gets a
-//! hint naming both versions. Without a toolkit, every compile force-includes the prelude
+//! hint naming both versions (and CUDA 13's `ptxas` refusing a GPU older than `sm_75` gets one
+//! saying so). Without a toolkit, every compile force-includes the prelude
 //! (`cuda_prelude.h`, written once into the cache), keeping `-nocudainc -nocudalib`, with one
 //! warning per build; a source that includes a toolkit header then fails with a hint saying
 //! where a toolkit was looked for and how to get one.
@@ -490,9 +491,10 @@ pub(crate) fn warn(tc: &Toolchain, d: &Directives) {
     }
 }
 
-/// What offload-build knows about a failed CUDA compile: a toolkit header missing without a
-/// toolkit, or a toolkit newer than the compiler supports.
-pub(crate) fn hint(tc: &Toolchain, stderr: &str) -> Option<String> {
+/// What offload-build knows about a failed CUDA compile (its `command` and `stderr`): a toolkit
+/// header missing without a toolkit, or a toolkit newer than the compiler supports (for a
+/// failure of the compiler, not of `ptxas`).
+pub(crate) fn hint(tc: &Toolchain, command: &str, stderr: &str) -> Option<String> {
     match tc.cuda_headers.as_ref()? {
         CudaHeaders::Builtins { looked, .. } => {
             let header = missing_header(stderr)?;
@@ -505,8 +507,24 @@ pub(crate) fn hint(tc: &Toolchain, stderr: &str) -> Option<String> {
                 looked.join("; ")
             ))
         }
+        CudaHeaders::Toolkit(t)
+            if t.version >= Some((13, 0))
+                && command.contains(&*t.root.join("bin").to_string_lossy())
+                && stderr.contains("is not defined for option 'gpu-name'") =>
+        {
+            Some(format!(
+                "this ptxas does not know the architecture: CUDA 13's (the toolkit at {} is \
+                 CUDA {}) builds sm_75 and newer only. Build older GPUs as PTX only \
+                 (`70-virtual`, `compute_70`), or name a CUDA 12 ptxas (PTXAS, Build::ptxas)",
+                t.origin.display(),
+                t.version_text()
+            ))
+        }
         CudaHeaders::Toolkit(t) => {
             let (a, b) = t.too_new_for(tc.major)?;
+            if !command.contains(&*tc.clang.to_string_lossy()) {
+                return None;
+            }
             Some(format!(
                 "{} is clang {}, which supports CUDA up to {a}.{b}, but the CUDA toolkit is \
                  CUDA {} ({}, {}): its headers may be beyond this clang. Use a newer clang \
