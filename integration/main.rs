@@ -116,6 +116,12 @@
 //!   the wheels' `nvcc -fatbin` for sm_80 and sm_90: a cubin and PTX per arch, the same kernels
 //!   in both (cuobjdump), the images our reader lists; `support::cuda_ref` holds these
 //!   references for the builds of the same sources by offload-build.
+//! - `cuda_toolkit`: clang with a real CUDA toolkit: NVIDIA's CUDA 13.5 wheels laid out as one
+//!   links directory for `--cuda-path` (a kernel with `cuda_runtime.h`, `cuda_fp16.h`,
+//!   `cuda_bf16.h` and cub for `sm_80;sm_90` with clang 22, one version warning; clang 19
+//!   failing with both versions named; CUDA 13's ptxas refusing `sm_70` with a hint; the
+//!   directory reused and laid out again when the toolkit changes); without any CUDA, the standard spelling through clang's builtin headers
+//!   with one warning, and the clear error for a toolkit header.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -167,6 +173,7 @@ mod cmake;
 mod compile_faults;
 mod cuda_compile;
 mod cuda_third_party;
+mod cuda_toolkit;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;
