@@ -80,8 +80,11 @@
 //!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
 //!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
 //!   and `extract` find fat binaries in raw files and host objects, `Build` with
-//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
-//!   (`-D warnings`), runs and is inspected.
+//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` (standard
+//!   CUDA) builds with nvcc and with clang 22 (`-D warnings`), runs and is inspected.
+//! - `cuda_examples`: `examples/cuda-kernels` (fp16/bf16, shared memory, cub, a template
+//!   kernel) built with Cargo with the wheels' nvcc and with clang 22 using the wheels'
+//!   toolkit, and run: its own checks of kernel names and image kinds, cuobjdump's listing.
 //!
 //! Building device code (`offload_build::Build`, `offload-build compile`, CMake):
 //!
@@ -161,6 +164,7 @@ mod check_cli;
 mod cmake;
 mod compile_faults;
 mod cuda_compile;
+mod cuda_examples;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;

@@ -104,8 +104,7 @@ fn nvcc_from_the_wheels_is_the_default_and_matches_nvcc_cubin() {
     assert!(version.contains("release 13."), "{version}");
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     let imgs = images(&c);
-    let mut kinds: Vec<(&str, ImageKind)> =
-        imgs.iter().map(|(a, k, _)| (a.as_str(), *k)).collect();
+    let mut kinds: Vec<(&str, ImageKind)> = imgs.iter().map(|(a, k, _)| (a.as_str(), *k)).collect();
     kinds.sort_by_key(|(a, k)| (a.to_string(), format!("{k:?}")));
     // 75-real: the cubin alone; 90-virtual: one more PTX.
     assert_eq!(
