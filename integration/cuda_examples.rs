@@ -17,7 +17,7 @@ use crate::support::nvidia;
 
 /// The variables that choose or find a CUDA compiler or toolkit: removed from every example
 /// build, which then sets only those it tests.
-const CUDA_ENV_VARS: &[&str] = &[
+pub const CUDA_ENV_VARS: &[&str] = &[
     "CUDACXX",
     "CUDA_PATH",
     "CUDA_HOME",
