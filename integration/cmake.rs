@@ -9,6 +9,8 @@
 //! `build-support/install.sh` installs a package that `find_package` finds with its tools; from
 //! a checkout without a helper, the package builds it with cargo once, into the CMake build
 //! directory (a stand-in cargo here), and a package that is found prints no "Could NOT find".
+//! CUDA: `CUDA_COMPILER nvcc` with NVIDIA's wheels in `VIRTUAL_ENV`, and `CMAKE_CUDA_COMPILER`
+//! naming that nvcc, build standard CUDA that cuobjdump lists (a cubin and the PTX per arch).
 //! Also `offload-build compile` alone: depfile, object output and one-line errors.
 //!
 //! cmake and ninja are required (`build-support/setup.sh`): a missing one fails the tests.

@@ -93,8 +93,9 @@
 //!   fallback, typed errors, bundles byte-identical to clang's own.
 //! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
 //!   (program output, header tracking per arch from a counting launcher, configure-time errors,
-//!   the no-GPU fallback, the helper built from a checkout into the build directory) and
-//!   `offload-build compile` on its own.
+//!   the no-GPU fallback, the helper built from a checkout into the build directory), CUDA
+//!   with `CUDA_COMPILER nvcc` and `CMAKE_CUDA_COMPILER` (the wheels' nvcc; cuobjdump lists a
+//!   cubin and the PTX per arch) and `offload-build compile` on its own.
 //! - `readme`: the README's quick start (`Cargo.toml`, `build.rs`, `main.rs`) and its
 //!   `CMakeLists.txt`, copied verbatim into a fresh crate and project and built with Debian's
 //!   ROCm 5.2.

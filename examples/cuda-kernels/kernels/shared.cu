@@ -33,9 +33,9 @@ extern "C" __global__ void block_sum_shared(const int *in, int *sums, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   partial[threadIdx.x] = i < n ? in[i] : 0;
   __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half)
-      partial[threadIdx.x] += partial[threadIdx.x + half];
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
     __syncthreads();
   }
   if (threadIdx.x == 0)
