@@ -115,6 +115,17 @@
 //! - `nvcc`: nvcc from NVIDIA's CUDA 13 wheels as the default CUDA compiler: a cubin
 //!   byte-identical to `nvcc -cubin`'s, the PTX of `nvcc -ptx`, `NN-real`/`NN-virtual`, nvcc's
 //!   flags and host compiler, cached rebuilds, clang still chosen by `cuda_compiler`/`CUDACXX`.
+//! - `cuda_third_party`: code nobody in the project wrote, kept verbatim with provenance in
+//!   `integration/third-party/` (four NVIDIA cuda-samples, nine candle kernel files), built by
+//!   the wheels' `nvcc -fatbin` for sm_80 and sm_90: a cubin and PTX per arch, the same kernels
+//!   in both (cuobjdump), the images our reader lists; `support::cuda_ref` holds these
+//!   references for the builds of the same sources by offload-build.
+//! - `cuda_toolkit`: clang with a real CUDA toolkit: NVIDIA's CUDA 13.5 wheels laid out as one
+//!   links directory for `--cuda-path` (a kernel with `cuda_runtime.h`, `cuda_fp16.h`,
+//!   `cuda_bf16.h` and cub for `sm_80;sm_90` with clang 22, one version warning; clang 19
+//!   failing with both versions named; CUDA 13's ptxas refusing `sm_70` with a hint; the
+//!   directory reused and laid out again when the toolkit changes); without any CUDA, the standard spelling through clang's builtin headers
+//!   with one warning, and the clear error for a toolkit header.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -166,6 +177,8 @@ mod cmake;
 mod compile_faults;
 mod cuda_compile;
 mod cuda_examples;
+mod cuda_third_party;
+mod cuda_toolkit;
 mod deps;
 mod fatobj_diff;
 mod fuzz_smoke;

@@ -12,6 +12,7 @@
 
 pub mod args;
 pub mod case;
+pub(crate) mod cuda_ref;
 pub mod diff;
 pub mod fixtures;
 pub mod nvidia;

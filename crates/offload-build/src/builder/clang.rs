@@ -116,10 +116,7 @@ pub(crate) fn device_args(
             c.add_args(["-x", "cuda"]);
             c.add_arg(format!("--offload-arch={}", arch.offload_arch()));
             c.add_arg("--cuda-device-only");
-            match &tc.cuda {
-                Some(cuda) => c.add_arg(format!("--cuda-path={}", cuda.display())),
-                None => c.add_args(["-nocudainc", "-nocudalib"]),
-            };
+            c.add_args(super::cuda_toolkit::clang_args(tc));
             if let Some(v) = arch.min_ptx().filter(|_| o.min_ptx_isa) {
                 c.add_args(["-Xclang", "-target-feature", "-Xclang"]);
                 c.add_arg(format!("+ptx{v}"));

@@ -168,6 +168,9 @@ pub(crate) enum Domain {
     /// Whether the compiler accepts a flag
     /// ([`Build::flag_if_supported`](super::Build::flag_if_supported)).
     FlagProbe,
+    /// A CUDA toolkit's links directory (the directories linked to and their stamps) and the
+    /// CUDA prelude's name ([`super::cuda_toolkit`]).
+    CudaToolkit,
     /// What a compile depends on beside its command and its inputs' content (the
     /// compiler's environment variables, the include search: [`super::lookup`]).
     Context,
@@ -180,6 +183,7 @@ impl Domain {
             Domain::Link => b"offload-build link 2",
             Domain::CompilerStamp => b"offload-build compiler 1",
             Domain::Toolchain => b"offload-build toolchain 1",
+            Domain::CudaToolkit => b"offload-build cuda toolkit 1",
             Domain::HipConfig => b"offload-build hipconfig 1",
             Domain::HostSymbols => b"offload-build host symbols 1",
             Domain::CrashLog => b"offload-build crash 1",

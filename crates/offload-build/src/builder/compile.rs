@@ -756,14 +756,26 @@ impl Runner<'_> {
     }
 
     /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
-    /// while no ROCm install is in use.
+    /// while no ROCm install is in use; a CUDA source that needs a toolkit's headers while none
+    /// was found, or a toolkit newer than the compiler ([`super::cuda_toolkit::hint`]).
     fn explain(&self, mut e: Error) -> Error {
-        if let Error::CompileFailed { stderr, hint, .. } = &mut e {
+        if let Error::CompileFailed {
+            stderr,
+            hint,
+            command,
+            ..
+        } = &mut e
+        {
             if self.lang == Language::Hip
                 && self.tc.rocm.is_none()
                 && stderr.contains("hip/hip_runtime.h")
             {
                 *hint = Some(self.tc.no_rocm_hint());
+            }
+            if self.lang == Language::Cuda {
+                *hint = hint
+                    .take()
+                    .or_else(|| super::cuda_toolkit::hint(self.tc, command, stderr));
             }
         }
         e

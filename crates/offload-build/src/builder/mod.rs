@@ -32,7 +32,8 @@
 //!    adds `-g`; [`Build::get_compiler`] shows the command). An architecture compiled from
 //!    several sources is compiled with `-fgpu-rdc` and device-linked once per architecture
 //!    (`clang --target=amdgcn-amd-amdhsa -mcpu=<arch>`). CUDA sources give PTX per `sm_XX`
-//!    (`-nocudainc -nocudalib` without a CUDA install) and, when `ptxas` is found, a cubin.
+//!    (`--cuda-path=<toolkit>`, or without one `-nocudainc -nocudalib -include <prelude>`)
+//!    and, when `ptxas` is found, a cubin.
 //! 4. Skips every job whose inputs (source and every header the depfile names) have the same
 //!    content as at its last successful run, with the same compiler and arguments.
 //! 5. Packs the results: a HIP fat binary (`.hipfb`: host entry plus
@@ -43,9 +44,9 @@
 //!    build, see [`Embed::HipObject`]).
 //! 7. Tells Cargo: `rerun-if-changed` for every source, image and header outside the system
 //!    include directories (the compiler's resource directory, `/usr/include`, `/usr/lib/gcc`,
-//!    the ROCm and CUDA installs' `include`: as `-MMD` would list them; the cache records
-//!    still track every header, so an edited system header is caught by the next build that
-//!    runs), `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for
+//!    the ROCm install's `include`, the CUDA toolkit's headers: as `-MMD` would list them;
+//!    the cache records still track every header, so an edited system header is caught by the
+//!    next build that runs), `rerun-if-env-changed` for every variable read (`PATH` included), `warning` for
 //!    every fallback and for the compiler's warnings (see [`Build::warnings`]). A failed
 //!    [`Build::compile`] prints its error once, on standard output (see there).
 //!
@@ -133,16 +134,47 @@
 //! (`-O3` for device code; pass `-Xptxas -O<n>` to change it). [`Build::ptxas`] and `PTXAS`
 //! do not apply: nvcc runs its own `ptxas`.
 //!
-//! With clang, CUDA sources compile with any supported clang (19, 22) and no CUDA install: each
-//! `sm_NN` is compiled to PTX with the oldest PTX ISA that LLVM accepts for it
-//! (`-Xclang -target-feature -Xclang +ptx63` for `sm_75`, `+ptx78` for `sm_90`, …) and
-//! `-nocudainc -nocudalib`, unless a flag already chooses one (`--cuda-feature=+ptxNN`). A
-//! CUDA install found (`CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`, `/usr/local/cuda`, `nvcc` on
-//! `PATH`) is passed with `--cuda-path` and clang picks the ISA from its version. `ptxas` makes
-//! cubins from the PTX: [`Build::ptxas`], `PTXAS`, the install's `bin/ptxas`, `ptxas` on
-//! `PATH`, then NVIDIA's Python wheel `nvidia-cuda-nvcc-cu12`
-//! (`site-packages/nvidia/cuda_nvcc/bin/ptxas`, or CUDA 13's `nvidia/cu13/bin`) in the
-//! virtualenv of `VIRTUAL_ENV`, else in the `site-packages` of `python3` on `PATH`.
+//! With clang, CUDA sources compile with the CUDA toolkit found: a system install
+//! (`CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`, `/usr/local/cuda`, `nvcc` on `PATH`; one with
+//! `include/cuda.h` and `nvvm/libdevice`), else NVIDIA's pip wheels in the virtualenv of
+//! `VIRTUAL_ENV`, else in the `site-packages` of `python3` on `PATH`: CUDA 13's one tree
+//! `nvidia/cu13/{bin,include,include/cccl,nvvm,lib}` (`pip install nvidia-cuda-nvcc
+//! nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cccl`), or CUDA 12's split
+//! wheels (`nvidia/cuda_nvcc` with `nvidia/cuda_runtime/include`, and every other
+//! `nvidia/*/include`: CCCL, cuRAND, …). clang's `--cuda-path` wants one root, so a toolkit
+//! whose headers are spread (the wheels, CUDA 13's `include/cccl`, no cuRAND headers) is laid
+//! out once as a directory of links in the cache directory, `cuda-toolkit-<key>` (`bin`,
+//! `nvvm`, `lib` linked; `include` linking every entry of the toolkit's include directories,
+//! CCCL's and the other wheels'; an empty `curand_mtgp32_kernel.h` when cuRAND's headers are
+//! missing, as clang's wrapper includes it unconditionally); the key covers the directories
+//! and their stamps, so a changed toolkit gets a new one. `cuda_runtime.h`, `cuda_fp16.h`,
+//! `cuda_bf16.h` and cub then compile, and clang picks the PTX ISA from the toolkit's
+//! version (`version.json`, else `CUDA_VERSION` in `cuda.h`). A toolkit newer than the newest
+//! CUDA the clang knows (clang 15: 11.5, 16: 11.8, 17: 12.1, 18: 12.3, 19: 12.5, 20: 12.8,
+//! 21: 12.8, 22: 12.9) is used with `-Wno-unknown-cuda-version` and one `cargo:warning`
+//! naming both versions; a compile that fails then carries a hint naming the clang, the
+//! newest CUDA it supports, the toolkit's version and place, and what to do (a newer clang,
+//! an older toolkit, or nvcc): clang 19 cannot parse CUDA 13's headers.
+//!
+//! Without any toolkit, CUDA as tutorials spell it still compiles: every compile keeps
+//! `-nocudainc -nocudalib` and force-includes (`-include`) this crate's prelude, written once
+//! into the cache directory, which defines `__global__`, `__device__`, `__host__`,
+//! `__shared__`, `__constant__`, `__forceinline__`, `__launch_bounds__`, `dim3`/`uint3` and
+//! the atomics (`atomicAdd`, `atomicSub`, `atomicExch`, `atomicMin`, `atomicMax`,
+//! `atomicInc`, `atomicDec`, `atomicCAS`, `atomicAnd`, `atomicOr`, `atomicXor`) over clang's
+//! own CUDA headers (`__clang_cuda_builtin_vars.h` for `threadIdx`, `blockIdx`, `blockDim`,
+//! `gridDim`, `warpSize`; `__clang_cuda_device_functions.h`; `__syncthreads` is a clang
+//! builtin), with one `cargo:warning` saying where a toolkit was looked for and how to get
+//! one. Each `sm_NN` then gets the oldest PTX ISA that LLVM accepts for it
+//! (`-Xclang -target-feature -Xclang +ptx63` for `sm_75`, `+ptx78` for `sm_90`, …), unless a
+//! flag already chooses one (`--cuda-feature=+ptxNN`). A source that includes a toolkit header
+//! (`cuda_runtime.h`, `cuda_fp16.h`, cub, …) then fails with a hint naming where a toolkit was
+//! looked for and the wheels or install that provide one.
+//!
+//! `ptxas` makes cubins from the PTX: [`Build::ptxas`], `PTXAS`, the toolkit's `bin/ptxas`,
+//! `ptxas` on `PATH`, then NVIDIA's wheels (`site-packages/nvidia/cuda_nvcc/bin/ptxas` of
+//! `nvidia-cuda-nvcc-cu12`, or CUDA 13's `nvidia/cu13/bin`) in the virtualenv of
+//! `VIRTUAL_ENV`, else in the `site-packages` of `python3` on `PATH`.
 //!
 //! Images per architecture, in CMake's vocabulary: `sm_90` / `90` gives the cubin and the
 //! PTX when `ptxas` is found, the PTX alone otherwise (with one warning for the whole
@@ -181,7 +213,7 @@
 //! | `CUDACXX` | unset | the CUDA compiler: an `nvcc` or a clang (see [CUDA](self#cuda)) |
 //! | `NVCC_CCBIN`, `CUDAHOSTCXX`, `CXX` | unset | nvcc's host compiler (`-ccbin`), first set wins |
 //! | `ROCM_PATH`, `HIP_PATH` | unset | ROCm install: its clang, `--rocm-path`, `--rocm-device-lib-path` (see [ROCm](self#rocm)) |
-//! | `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` | `/usr/local/cuda`, else `nvcc`'s on `PATH` | CUDA install: `--cuda-path` and `ptxas` |
+//! | `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` | `/usr/local/cuda`, else `nvcc`'s on `PATH`, else NVIDIA's wheels | CUDA toolkit: `--cuda-path` and `ptxas` (see [CUDA](self#cuda)) |
 //! | `PTXAS` | unset | the `ptxas` that makes cubins (see [CUDA](self#cuda)) |
 //! | `VIRTUAL_ENV` | unset | a virtualenv whose `site-packages` may hold NVIDIA's wheels (`nvcc`, `ptxas`, the CUDA headers) |
 //! | `PATH` | | where `clang-NN`, `clang`, `nvcc`, `hipconfig`, `ptxas`, `amdgpu-arch` are looked for |
@@ -216,6 +248,7 @@ mod cache;
 mod clang;
 mod command;
 mod compile;
+mod cuda_toolkit;
 mod diag;
 mod embed_glue;
 mod emit;

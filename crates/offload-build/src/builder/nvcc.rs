@@ -158,6 +158,14 @@ pub(crate) fn version_line(text: &str) -> String {
         .to_string()
 }
 
+/// The CUDA release of nvcc's version line (`release 13.5` → `(13, 5)`).
+pub(crate) fn release(version: &str) -> Option<(u32, u32)> {
+    let rest = version.split("release ").nth(1)?;
+    let v = rest.split(|c: char| c == ',' || c.is_whitespace()).next()?;
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
 /// The real architectures of `nvcc --list-gpu-code` (`sm_75`, …), sorted.
 pub(crate) fn parse_gpu_code(text: &str) -> Vec<String> {
     let mut v: Vec<String> = text
@@ -328,6 +336,7 @@ mod tests {
             version_line(v),
             "Cuda compilation tools, release 13.5, V13.5.37"
         );
+        assert_eq!(release(&version_line(v)), Some((13, 5)));
         assert_eq!(
             parse_gpu_code("sm_90\nsm_75\nsm_80\nsm_100\n"),
             ["sm_100", "sm_75", "sm_80", "sm_90"]

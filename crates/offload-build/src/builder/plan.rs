@@ -233,6 +233,7 @@ impl Plan {
             self.jobs = Some(job_settings(build, env, &tc, lang, self)?);
             if lang == Language::Cuda {
                 check_ptxas(&self.compiles, &tc, env.directives())?;
+                super::cuda_toolkit::warn(&tc, env.directives());
             }
         } else {
             check_all_supported(&global, &tc, lang, &origin)?;
@@ -531,35 +532,8 @@ pub(crate) fn compile_options(
     arch: Option<&Arch>,
     cache_dir: &Path,
 ) -> CompileOptions {
-    let extra_flags: Vec<OsString> = env
-        .get(match lang {
-            Language::Hip => "HIPFLAGS",
-            Language::Cuda => "CUDAFLAGS",
-        })
-        .map(|v| v.split_whitespace().map(OsString::from).collect())
-        .unwrap_or_default();
-    // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
-    // them (`-Wno-error=...`).
-    let mut flags: Vec<OsString> = Vec::new();
-    if !build.warnings {
-        flags.push("-w".into());
-    }
     let nvcc = tc.kind == CompilerKind::Nvcc;
-    if build.warnings_into_errors {
-        // nvcc's -Werror takes the kinds of warnings to make errors.
-        flags.extend(if nvcc {
-            vec!["-Werror".into(), "all-warnings".into()]
-        } else {
-            vec![OsString::from("-Werror")]
-        });
-    }
-    flags.extend(build.flags.iter().cloned());
-    for f in &build.flags_if_supported {
-        if tool::flag_supported(env, tc, lang, arch, f, cache_dir) {
-            flags.push(f.clone());
-        }
-    }
-    flags.extend(extra_flags);
+    let flags = user_flags(build, env, tc, lang, arch, cache_dir);
     // Device code is optimized whatever Cargo's profile (OPT_LEVEL is not read, as nvcc and
     // hipcc do not).
     let level = build.opt_level.as_deref().unwrap_or("3");
@@ -608,6 +582,48 @@ pub(crate) fn compile_options(
         min_ptx_isa,
         host_compiler,
     }
+}
+
+/// The flags of every device compile: the warning switches, the builder's flags, those of
+/// `flag_if_supported` the compiler accepts, then `HIPFLAGS`/`CUDAFLAGS`.
+fn user_flags(
+    build: &Build,
+    env: &Env<'_>,
+    tc: &Toolchain,
+    lang: Language,
+    arch: Option<&Arch>,
+    cache_dir: &Path,
+) -> Vec<OsString> {
+    let extra_flags: Vec<OsString> = env
+        .get(match lang {
+            Language::Hip => "HIPFLAGS",
+            Language::Cuda => "CUDAFLAGS",
+        })
+        .map(|v| v.split_whitespace().map(OsString::from).collect())
+        .unwrap_or_default();
+    // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
+    // them (`-Wno-error=...`).
+    let mut flags: Vec<OsString> = Vec::new();
+    if !build.warnings {
+        flags.push("-w".into());
+    }
+    let nvcc = tc.kind == CompilerKind::Nvcc;
+    if build.warnings_into_errors {
+        // nvcc's -Werror takes the kinds of warnings to make errors.
+        flags.extend(if nvcc {
+            vec!["-Werror".into(), "all-warnings".into()]
+        } else {
+            vec![OsString::from("-Werror")]
+        });
+    }
+    flags.extend(build.flags.iter().cloned());
+    for f in &build.flags_if_supported {
+        if tool::flag_supported(env, tc, lang, arch, f, cache_dir) {
+            flags.push(f.clone());
+        }
+    }
+    flags.extend(extra_flags);
+    flags
 }
 
 /// The device compile's command for the first resolved architecture, up to the user's flags

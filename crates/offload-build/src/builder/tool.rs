@@ -29,6 +29,7 @@ use std::process::Command;
 
 use super::arch::Arch;
 use super::command::{self, Domain, KeyBuilder};
+use super::cuda_toolkit::{self, CudaHeaders};
 use super::env::Env;
 use super::error::Error;
 use super::fs;
@@ -57,8 +58,12 @@ pub(crate) struct Toolchain {
     pub rocm_found: Option<Rocm>,
     /// Where ROCm was looked for without success, in order (for messages).
     pub rocm_looked: Vec<String>,
-    /// The CUDA install passed with `--cuda-path`, if any.
+    /// The CUDA toolkit's root passed with `--cuda-path`, if any: a system install, or the
+    /// links directory laid out for NVIDIA's wheels ([`super::cuda_toolkit`]).
     pub cuda: Option<PathBuf>,
+    /// The CUDA headers clang compiles with (CUDA only): a toolkit, or clang's builtins behind
+    /// the prelude.
+    pub cuda_headers: Option<CudaHeaders>,
     /// `ptxas`, when found ([`find_ptxas`]).
     pub ptxas: Option<PathBuf>,
     /// Where `ptxas` was looked for, in order (for messages).
@@ -94,7 +99,8 @@ impl Toolchain {
     /// The system include directories, whose headers get no `rerun-if-changed` (as `-MMD`
     /// leaves them out of a depfile): the compiler's resource directory (`<prefix>/lib/clang`
     /// of its real path, where clang looks for it), `/usr/include`, `/usr/lib/gcc`
-    /// (libstdc++) and the `include` directories of the ROCm and CUDA installs in use.
+    /// (libstdc++), the `include` directories of the ROCm install in use and the CUDA headers
+    /// directories (the toolkit's `include` and what its links point to, or the prelude).
     pub(crate) fn system_include_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = vec![PathBuf::from("/usr/include"), PathBuf::from("/usr/lib/gcc")];
         let real = self.clang.canonicalize().ok();
@@ -105,7 +111,7 @@ impl Toolchain {
             dirs.push(r.root.join("include"));
             dirs.extend(r.hip.as_ref().map(|h| h.join("include")));
         }
-        dirs.extend(self.cuda.as_ref().map(|c| c.join("include")));
+        dirs.extend(self.cuda_headers.iter().flat_map(CudaHeaders::system_dirs));
         dirs.iter().map(|d| fs::lexical(d)).collect()
     }
 
@@ -654,27 +660,46 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// A CUDA install, passed with `--cuda-path`: `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`,
-/// `/usr/local/cuda`, then the install of `nvcc` on `PATH` (`<root>/bin/nvcc`). An install
-/// has `include/cuda.h` and `nvvm/libdevice` (NVIDIA's Python wheels are none: they bring
-/// `ptxas` alone, see [`find_ptxas`]).
-fn find_cuda(env: &Env<'_>, path: Option<&OsString>, cwd: &Path) -> Option<PathBuf> {
+/// A CUDA install on the system, with how it was found: `CUDA_PATH`, `CUDA_HOME`,
+/// `CUDA_ROOT`, `/usr/local/cuda`, then the install of `nvcc` on `PATH` (`<root>/bin/nvcc`).
+/// An install has `include/cuda.h` and `nvvm/libdevice`; every place looked at without one is
+/// recorded in `looked` (for messages). NVIDIA's wheels are looked for after this
+/// ([`super::cuda_toolkit::find`]).
+pub(crate) fn find_cuda(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    looked: &mut Vec<String>,
+) -> Option<(PathBuf, String)> {
     let ok = |r: &Path| r.join("include/cuda.h").is_file() && r.join("nvvm/libdevice").is_dir();
+    const NOT_ONE: &str = "no include/cuda.h and nvvm/libdevice";
     for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
-        if let Some(v) = env.get_os(var) {
-            let r = PathBuf::from(v);
-            if ok(&r) {
-                return Some(r);
-            }
+        match env.get_os(var) {
+            Some(v) if ok(Path::new(&v)) => return Some((PathBuf::from(v), var.to_string())),
+            Some(v) => looked.push(format!("{var}={} ({NOT_ONE})", Path::new(&v).display())),
+            None => looked.push(format!("{var} (unset)")),
         }
     }
     let usr = Path::new("/usr/local/cuda");
     if ok(usr) {
-        return Some(usr.to_path_buf());
+        return Some((usr.to_path_buf(), "/usr/local/cuda".into()));
     }
-    let nvcc = which::which_in(exe("nvcc"), path, cwd).ok()?;
-    let root = nvcc.canonicalize().ok()?.parent()?.parent()?.to_path_buf();
-    ok(&root).then_some(root)
+    looked.push(format!("/usr/local/cuda ({NOT_ONE})"));
+    let Ok(nvcc) = which::which_in(exe("nvcc"), path, cwd) else {
+        looked.push("nvcc on PATH (not found)".into());
+        return None;
+    };
+    let root = nvcc
+        .canonicalize()
+        .ok()
+        .and_then(|n| Some(n.parent()?.parent()?.to_path_buf()));
+    match root {
+        Some(r) if ok(&r) => Some((r, format!("nvcc on PATH ({})", nvcc.display()))),
+        _ => {
+            looked.push(format!("{} ({NOT_ONE} in its install)", nvcc.display()));
+            None
+        }
+    }
 }
 
 /// The directories of NVIDIA's Python wheels that hold the CUDA tools (`ptxas`, `nvcc`) under
@@ -730,8 +755,8 @@ pub(crate) fn find_ptxas(
 }
 
 /// The tool `name` (`ptxas`, `nvcc`) from NVIDIA's wheels ([`WHEEL_BIN_DIRS`]): in the
-/// virtualenv of `VIRTUAL_ENV` (`lib/python3*/site-packages`), then in the `site-packages` of
-/// the `python3` on `PATH` (asked with the probe timeout); every place looked at is recorded.
+/// virtualenv of `VIRTUAL_ENV` ([`venv_site_packages`]), then in the `site-packages` of the
+/// `python3` on `PATH` ([`python_site_packages`]); every place looked at is recorded.
 pub(crate) fn wheel_tool(
     env: &Env<'_>,
     name: &str,
@@ -746,48 +771,78 @@ pub(crate) fn wheel_tool(
             p.is_file().then_some(p)
         })
     };
-    if let Some(venv) = env.get_os("VIRTUAL_ENV") {
-        let lib = Path::new(&venv).join("lib");
-        let mut sites: Vec<PathBuf> = std::fs::read_dir(&lib)
-            .map(|rd| {
-                rd.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-                    .map(|e| e.path().join("site-packages"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        sites.sort();
-        sites.reverse();
-        if sites.is_empty() {
-            sites.push(lib.join("python3/site-packages"));
-        }
-        // Windows virtualenvs: Lib/site-packages.
-        sites.push(Path::new(&venv).join("Lib").join("site-packages"));
-        for site in sites {
-            if let Some(p) = in_site(&site, searched) {
-                return Some(p);
-            }
+    for site in venv_site_packages(env) {
+        if let Some(p) = in_site(&site, searched) {
+            return Some(p);
         }
     }
-    if let Ok(python) = which::which_in(exe("python3"), path, cwd) {
-        let mut cmd = Command::new(&python);
-        cmd.args([
-            "-c",
-            "import site, sys\n\
-             for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)",
-        ]);
-        if let Ok(Some(o)) = process::probe(env.processes(), &mut cmd) {
-            for line in String::from_utf8_lossy(&o.stdout).lines() {
-                let site = Path::new(line.trim());
-                if site.is_absolute() {
-                    if let Some(p) = in_site(site, searched) {
-                        return Some(p);
-                    }
-                }
-            }
-        }
+    python_site_packages(env, path, cwd)
+        .iter()
+        .find_map(|site| in_site(site, searched))
+}
+
+/// The `site-packages` directories of the virtualenv `VIRTUAL_ENV` names, if any:
+/// `lib/python3*/site-packages` (newest first; `lib/python3/site-packages` when there is none),
+/// then Windows' `Lib/site-packages`.
+pub(crate) fn venv_site_packages(env: &Env<'_>) -> Vec<PathBuf> {
+    let Some(venv) = env.get_os("VIRTUAL_ENV") else {
+        return Vec::new();
+    };
+    let lib = Path::new(&venv).join("lib");
+    let mut sites: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+                .map(|e| e.path().join("site-packages"))
+                .collect()
+        })
+        .unwrap_or_default();
+    sites.sort();
+    sites.reverse();
+    if sites.is_empty() {
+        sites.push(lib.join("python3/site-packages"));
     }
-    None
+    // Windows virtualenvs: Lib/site-packages.
+    sites.push(Path::new(&venv).join("Lib").join("site-packages"));
+    sites
+}
+
+/// The `site-packages` directories of the `python3` on `PATH` (`site.getsitepackages()` and
+/// the user's), asked with the probe timeout once per `python3` in a process (the CUDA toolkit
+/// and `ptxas` are both looked for there); empty without a `python3`.
+pub(crate) fn python_site_packages(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+) -> Vec<PathBuf> {
+    type Answers = std::sync::Mutex<Vec<(PathBuf, Vec<PathBuf>)>>;
+    static ASKED: std::sync::OnceLock<Answers> = std::sync::OnceLock::new();
+    let Ok(python) = which::which_in(exe("python3"), path, cwd) else {
+        return Vec::new();
+    };
+    let asked = ASKED.get_or_init(Default::default);
+    let known = asked.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, sites)) = known.iter().find(|(p, _)| *p == python) {
+        return sites.clone();
+    }
+    drop(known);
+    let mut cmd = Command::new(&python);
+    cmd.args([
+        "-c",
+        "import site, sys\n\
+         for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)",
+    ]);
+    let sites: Vec<PathBuf> = match process::probe(env.processes(), &mut cmd) {
+        Ok(Some(o)) => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| PathBuf::from(l.trim()))
+            .filter(|p| p.is_absolute())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut known = asked.lock().unwrap_or_else(|e| e.into_inner());
+    known.push((python, sites.clone()));
+    sites
 }
 
 fn parse_major(version: &str) -> u32 {
@@ -939,6 +994,16 @@ fn discover_nvcc(
     id.u128(stamp).str(&version);
     nvcc::identity(&mut id, &nvcc_path);
     let root = nvcc::root(&nvcc_path);
+    // nvcc's own headers (`<root>/include`, CCCL's under it): system headers, as for clang.
+    let cuda_headers = root.as_ref().map(|r| {
+        CudaHeaders::Toolkit(cuda_toolkit::Toolkit {
+            root: r.clone(),
+            origin: r.clone(),
+            found_by: origin.clone(),
+            version: nvcc::release(&version),
+            include_targets: r.join("include").canonicalize().into_iter().collect(),
+        })
+    });
     let ptxas = nvcc_path.with_file_name(exe("ptxas"));
     let mut tool_dirs: Vec<PathBuf> = nvcc_path
         .parent()
@@ -956,6 +1021,7 @@ fn discover_nvcc(
         rocm_found: None,
         rocm_looked: Vec::new(),
         cuda: root,
+        cuda_headers,
         ptxas_searched: vec![ptxas.clone()],
         ptxas: ptxas.is_file().then_some(ptxas),
         supported,
@@ -997,21 +1063,28 @@ fn discover_clang(
             "Build::compiler" | "HIPCXX" | "HIP_CLANG_PATH"
         ),
     });
-    let (cuda, ptxas, ptxas_searched) = match lang {
+    let (cuda_headers, ptxas, ptxas_searched) = match lang {
         Language::Hip => (None, None, Vec::new()),
         Language::Cuda => {
-            let cuda = find_cuda(env, path.as_ref(), cwd);
+            let headers = cuda_toolkit::find(env, path.as_ref(), cwd, cache_dir)?;
             let (ptxas, searched) =
-                find_ptxas(env, explicit_ptxas, cuda.as_deref(), path.as_ref(), cwd)?;
-            (cuda, ptxas, searched)
+                find_ptxas(env, explicit_ptxas, headers.root(), path.as_ref(), cwd)?;
+            (Some(headers), ptxas, searched)
         }
     };
+    let cuda = cuda_headers
+        .as_ref()
+        .and_then(|h| h.root())
+        .map(Path::to_path_buf);
     let (stamp, version, supported) =
         compiler_info(env, &clang, CompilerKind::Clang, lang, cache_dir)?;
     let mut id = KeyBuilder::new(Domain::Toolchain);
     id.u128(stamp).str(&version);
     for p in [&cuda, &ptxas].into_iter().flatten() {
         id.os(p);
+    }
+    if let Some(h) = &cuda_headers {
+        id.str(&h.identity());
     }
     if let Some(r) = &rocm {
         for a in r.args() {
@@ -1030,6 +1103,7 @@ fn discover_clang(
         rocm_found,
         rocm_looked,
         cuda,
+        cuda_headers,
         ptxas,
         ptxas_searched,
         supported,
@@ -1132,6 +1206,7 @@ mod tests {
             rocm_found,
             rocm_looked: looked,
             cuda: None,
+            cuda_headers: None,
             ptxas: None,
             ptxas_searched: Vec::new(),
             supported: Vec::new(),
