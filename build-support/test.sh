@@ -51,11 +51,19 @@ step() {
     fi
 }
 
+# examples/cuda-kernels is not a default member (its CUDA headers need a toolkit): linted
+# here with the nvcc of the setup script's NVIDIA virtualenv; the integration tests build and
+# run it with nvcc and with clang.
+NVIDIA_VENV="${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}"
+
 step format cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
+step clippy-cuda-kernels env VIRTUAL_ENV="$NVIDIA_VENV" \
+    cargo clippy -p cuda-kernels --all-targets -- -D warnings
 step tests cargo test --all-targets
 step doctests cargo test --doc
-step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels \
+    --no-deps --quiet
 
 section "summary"
 if ((${#failed[@]} > 0)); then

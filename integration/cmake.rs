@@ -9,6 +9,8 @@
 //! `build-support/install.sh` installs a package that `find_package` finds with its tools; from
 //! a checkout without a helper, the package builds it with cargo once, into the CMake build
 //! directory (a stand-in cargo here), and a package that is found prints no "Could NOT find".
+//! CUDA: `CUDA_COMPILER nvcc` with NVIDIA's wheels in `VIRTUAL_ENV`, and `CMAKE_CUDA_COMPILER`
+//! naming that nvcc, build standard CUDA that cuobjdump lists (a cubin and the PTX per arch).
 //! Also `offload-build compile` alone: depfile, object output and one-line errors.
 //!
 //! cmake and ninja are required (`build-support/setup.sh`): a missing one fails the tests.
@@ -1066,5 +1068,123 @@ fn timeout_argument_kills_a_hanging_compile() {
     assert!(
         stat.is_empty() || stat.contains(") Z "),
         "the compiler's child {pid} was left running: {stat}"
+    );
+}
+
+/// A standard CUDA source (`cuda_fp16.h`, `__global__`, `threadIdx`) for the CUDA compiler
+/// tests.
+const STANDARD_CUDA: &str = r#"#include <cuda_fp16.h>
+extern "C" __global__ void scale(int n, float s, float *a) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] *= s;
+}
+extern "C" __global__ void half_add(__half *a, const __half *b) {
+  a[threadIdx.x] = __hadd(a[threadIdx.x], b[threadIdx.x]);
+}
+"#;
+
+/// `cmake` configuring `proj` into `build` with Ninja and this build's helper, every CUDA
+/// variable of the test's environment removed.
+fn cuda_configure(proj: &Path, build: &Path, args: &[String]) -> Command {
+    let mut c = configure_project(cmake(), proj, build);
+    for var in crate::cuda_examples::CUDA_ENV_VARS {
+        c.env_remove(var);
+    }
+    c.args(["-G", "Ninja"])
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+        .args(args);
+    c
+}
+
+/// `offload_add_fatbin(... CUDA_COMPILER nvcc)` with NVIDIA's wheels in `VIRTUAL_ENV` builds
+/// standard CUDA for `sm_80;sm_90`: cuobjdump lists a cubin and the PTX per architecture.
+/// Without `CUDA_COMPILER`, `CMAKE_CUDA_COMPILER` naming that nvcc is the compiler (no
+/// `VIRTUAL_ENV` then); `CUDA_COMPILER clang` passes over it for a clang.
+#[test]
+fn cuda_compiler_nvcc_and_cmake_cuda_compiler() {
+    require("cmake");
+    require("ninja");
+    let nvcc = crate::support::nvidia::nvcc();
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    write_project(
+        &proj,
+        &format!(
+            "{}offload_add_fatbin(k_nvcc LANGUAGE CUDA SOURCES k.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN CUDA_COMPILER nvcc QUIET)\n\
+             offload_add_fatbin(k_default LANGUAGE CUDA SOURCES k.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN QUIET)\n\
+             offload_add_fatbin(k_clang LANGUAGE CUDA SOURCES k.cu ARCHITECTURES sm_80 sm_90\n  \
+             CONTAINER CUDA_FATBIN EMBED FATBIN CUDA_COMPILER clang QUIET)\n",
+            include_module()
+        ),
+    );
+    std::fs::write(proj.join("k.cu"), STANDARD_CUDA).unwrap();
+    let build = dir.path().join("b");
+    let o = cuda_configure(&proj, &build, &[])
+        .env("VIRTUAL_ENV", crate::support::nvidia::venv())
+        .output()
+        .unwrap();
+    let t = flat(&text(&o));
+    assert!(o.status.success(), "{t}");
+    let with_nvcc = format!("sm_80;sm_90 with {}", nvcc.display());
+    assert!(
+        t.contains(&format!("offload_add_fatbin(k_nvcc): {with_nvcc}")),
+        "{t}"
+    );
+    let o = cmake()
+        .args(["--build"])
+        .arg(&build)
+        .args(["--target", "k_nvcc_offload_build"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let ninja = std::fs::read_to_string(build.join("build.ninja")).unwrap();
+    assert!(ninja.contains("--cuda-compiler nvcc"), "{ninja}");
+    assert_eq!(
+        crate::nvfatbin::cuobjdump_list(&build.join("k_nvcc.fatbin")),
+        [
+            "ELF file    1: k_nvcc.sm_80.cubin",
+            "PTX file    1: k_nvcc.sm_80.ptx",
+            "ELF file    2: k_nvcc.sm_90.cubin",
+            "PTX file    2: k_nvcc.sm_90.ptx",
+        ]
+    );
+
+    // CMAKE_CUDA_COMPILER, no VIRTUAL_ENV: that nvcc by default, a clang for CUDA_COMPILER
+    // clang.
+    let build = dir.path().join("b2");
+    let o = cuda_configure(
+        &proj,
+        &build,
+        &[format!("-DCMAKE_CUDA_COMPILER={}", nvcc.display())],
+    )
+    .output()
+    .unwrap();
+    let t = flat(&text(&o));
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains(&format!("offload_add_fatbin(k_default): {with_nvcc}")),
+        "{t}"
+    );
+    let clang = t
+        .split("offload_add_fatbin(k_clang): sm_80;sm_90 with ")
+        .nth(1);
+    let clang = clang
+        .and_then(|c| c.split_whitespace().next())
+        .unwrap_or("");
+    assert!(clang.contains("clang"), "{t}");
+    let o = cmake()
+        .args(["--build"])
+        .arg(&build)
+        .args(["--target", "k_default_offload_build"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let listing = crate::nvfatbin::cuobjdump_list(&build.join("k_default.fatbin"));
+    assert_eq!(
+        listing.iter().filter(|l| l.starts_with("ELF")).count(),
+        2,
+        "{listing:?}"
     );
 }

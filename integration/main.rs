@@ -80,8 +80,11 @@
 //!   writes the same fields for the same cubins and PTX (sm_90a included), we read and
 //!   decompress (LZ4, zstd) what nvFatbin, `fatbinary` and `nvcc -fatbin` write, `inspect`
 //!   and `extract` find fat binaries in raw files and host objects, `Build` with
-//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` builds
-//!   (`-D warnings`), runs and is inspected.
+//!   `Container::CudaFatbin` writes one cuobjdump reads, and `examples/cuda-saxpy` (standard
+//!   CUDA) builds with nvcc and with clang 22 (`-D warnings`), runs and is inspected.
+//! - `cuda_examples`: `examples/cuda-kernels` (fp16/bf16, shared memory, cub, a template
+//!   kernel) built with Cargo with the wheels' nvcc and with clang 22 using the wheels'
+//!   toolkit, and run: its own checks of kernel names and image kinds, cuobjdump's listing.
 //!
 //! Building device code (`offload_build::Build`, `offload-build compile`, CMake):
 //!
@@ -90,8 +93,9 @@
 //!   fallback, typed errors, bundles byte-identical to clang's own.
 //! - `cmake`: the CMake package and `examples/cmake-hip` with Ninja and Unix Makefiles
 //!   (program output, header tracking per arch from a counting launcher, configure-time errors,
-//!   the no-GPU fallback, the helper built from a checkout into the build directory) and
-//!   `offload-build compile` on its own.
+//!   the no-GPU fallback, the helper built from a checkout into the build directory), CUDA
+//!   with `CUDA_COMPILER nvcc` and `CMAKE_CUDA_COMPILER` (the wheels' nvcc; cuobjdump lists a
+//!   cubin and the PTX per arch) and `offload-build compile` on its own.
 //! - `readme`: the README's quick start (`Cargo.toml`, `build.rs`, `main.rs`) and its
 //!   `CMakeLists.txt`, copied verbatim into a fresh crate and project and built with Debian's
 //!   ROCm 5.2.
@@ -172,6 +176,7 @@ mod check_cli;
 mod cmake;
 mod compile_faults;
 mod cuda_compile;
+mod cuda_examples;
 mod cuda_third_party;
 mod cuda_toolkit;
 mod deps;

@@ -832,30 +832,43 @@ fn arch_specific_sm_90a_as_nvfatbin_writes_it() {
     );
 }
 
-/// `examples/cuda-saxpy` built with Cargo (`RUSTFLAGS=-D warnings`, its own target
-/// directory) and run: it prints its architectures and image kinds, finds its `IMAGES` equal
-/// to the fat binary's entries, and skips the launch without a driver (or launches and checks
-/// `saxpy` with one); `offload-build inspect` and `cuobjdump` find the same entries in the
-/// executable's `.nv_fatbin`.
+/// `examples/cuda-saxpy` (standard CUDA: `__global__`, `blockIdx.x * blockDim.x +
+/// threadIdx.x`) built with Cargo (`RUSTFLAGS=-D warnings`) twice, with the wheels' nvcc
+/// (`VIRTUAL_ENV`) and with clang 22 (`CUDACXX`, no toolkit), and run: it prints its
+/// architectures and image kinds, finds its `IMAGES` equal to the fat binary's entries, and
+/// skips the launch without a driver (or launches and checks `saxpy` with one);
+/// `offload-build inspect` and `cuobjdump` find the same entries in the executable's
+/// `.nv_fatbin`.
 #[test]
 fn cuda_saxpy_example_builds_runs_and_is_inspected() {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-saxpy-target");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .current_dir(crate::support::repo_root())
-        .args(["build", "--offline", "-p", "cuda-saxpy"])
-        .env("CARGO_TARGET_DIR", &target)
-        .env("RUSTFLAGS", "-D warnings")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS");
-    for var in crate::support::BUILD_ENV_VARS {
-        build.env_remove(var);
-    }
-    check(&mut build, "cargo build -p cuda-saxpy");
-    let exe = target.join("debug/cuda-saxpy");
-    let out = check(&mut Command::new(&exe), "cuda-saxpy");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    use crate::cuda_examples::{CLANG22, build_example, nvcc_env};
+    let nvcc = nvcc_env();
+    let envs: Vec<(&str, &std::ffi::OsStr)> =
+        nvcc.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let (exe, stdout) = build_example("cuda-saxpy", &envs);
+    assert!(
+        stdout.contains("built by Cuda compilation tools, release 13"),
+        "{stdout}"
+    );
+    let images = check_saxpy_run(&exe, &stdout);
+    // nvcc makes a cubin for each architecture beside its PTX.
+    let cubins: Vec<&str> = images
+        .iter()
+        .filter(|i| i.0 == "cubin")
+        .map(|i| i.1.as_str())
+        .collect();
+    assert_eq!(cubins, ["sm_80", "sm_90"], "{stdout}");
+    // clang 22 with no CUDA toolkit (no VIRTUAL_ENV; python3's site-packages may hold one):
+    // the standard spelling through clang's own CUDA headers.
+    let (exe, stdout) = build_example("cuda-saxpy", &[("CUDACXX", CLANG22.as_ref())]);
+    assert!(stdout.contains("clang version 22"), "{stdout}");
+    check_saxpy_run(&exe, &stdout);
+}
+
+/// What every build of `examples/cuda-saxpy` prints and holds: its architectures, its own
+/// check passed, a launch skipped or checked, the PTX of each architecture; `inspect` and
+/// `cuobjdump` list the images it printed. Returns them as (kind, arch, size).
+fn check_saxpy_run(exe: &Path, stdout: &str) -> Vec<(String, String, u64)> {
     assert!(stdout.contains("archs: sm_80 sm_90\n"), "{stdout}");
     assert!(stdout.contains("checked: the fat binary's"), "{stdout}");
     assert!(
@@ -881,7 +894,7 @@ fn cuda_saxpy_example_builds_runs_and_is_inspected() {
             && images.iter().any(|i| i.0 == "ptx" && i.1 == "compute_90"),
         "{stdout}"
     );
-    let (_, v) = inspect_json(&exe);
+    let (_, v) = inspect_json(exe);
     let containers = v[0]["containers"].as_array().unwrap();
     assert_eq!(containers.len(), 1, "{v}");
     assert_eq!(containers[0]["section"], ".nv_fatbin");
@@ -898,7 +911,7 @@ fn cuda_saxpy_example_builds_runs_and_is_inspected() {
         })
         .collect();
     assert_eq!(listed, images);
-    let ptx_lines: Vec<String> = cuobjdump_list(&exe)
+    let ptx_lines: Vec<String> = cuobjdump_list(exe)
         .into_iter()
         .filter(|l| l.starts_with("PTX"))
         .collect();
@@ -909,6 +922,7 @@ fn cuda_saxpy_example_builds_runs_and_is_inspected() {
             "PTX file    2: kernels.sm_90.ptx"
         ]
     );
+    images
 }
 
 /// `offload-build compile --container cuda-fatbin --embed fatbin`: the CLI face of

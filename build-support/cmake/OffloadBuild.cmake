@@ -16,8 +16,8 @@
 #                    [ARCHITECTURES <arch>...] [INCLUDE_DIRECTORIES <dir>...]
 #                    [COMPILE_DEFINITIONS <def>...] [COMPILE_OPTIONS <opt>...]
 #                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY|CUDA_FATBIN] [EMBED OBJECT|FATBIN]
-#                    [COMPILER <clang>] [JOB_POOL <pool>] [JOBS <n>] [TIMEOUT <seconds>]
-#                    [PTXAS <ptxas>]
+#                    [COMPILER <clang|nvcc>] [CUDA_COMPILER nvcc|clang]
+#                    [JOB_POOL <pool>] [JOBS <n>] [TIMEOUT <seconds>] [PTXAS <ptxas>]
 #                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL])
 #   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
 #   custom command (Ninja and Makefiles; a depfile names every header, so a header edit
@@ -41,8 +41,14 @@
 #   The list is resolved and checked against the compiler at configure time: an unknown
 #   architecture or a missing compiler is a CMake error naming the cause.
 #   Compiler: COMPILER, else OFFLOAD_HIP_COMPILER / OFFLOAD_CUDA_COMPILER, else
-#   CMAKE_HIP_COMPILER when the HIP language is enabled, else offload-build's discovery
-#   (HIPCXX, HIP_CLANG_PATH, ROCM_PATH, CLANG, clang-NN, ...).
+#   CMAKE_HIP_COMPILER when the HIP language is enabled (and it is clang), else
+#   CMAKE_CUDA_COMPILER when it is set (nvcc or clang), else offload-build's discovery
+#   (HIPCXX, HIP_CLANG_PATH, ROCM_PATH, CLANG, clang-NN, ...; for CUDA: CUDACXX, CUDA_PATH,
+#   nvcc on PATH, /usr/local/cuda, NVIDIA's wheels in VIRTUAL_ENV or python3's
+#   site-packages, then clang).
+#   CUDA_COMPILER (LANGUAGE CUDA): nvcc or clang, passed as `--cuda-compiler`; by default
+#   nvcc when one is found, as in CMake. With CUDA_COMPILER, a CMAKE_CUDA_COMPILER (or
+#   OFFLOAD_CUDA_COMPILER) of the other kind is not used: discovery finds one of this kind.
 #   JOB_POOL: the Ninja job pool of the command (define it in the JOB_POOLS global property);
 #   JOBS: at most this many compiles at once inside the command (default: the CPUs, or
 #   make's jobserver under Makefiles).
@@ -83,7 +89,8 @@ set(_OFFLOAD_BUILD_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 set(OFFLOAD_BUILD_EXECUTABLE "" CACHE FILEPATH "The offload-build helper binary")
 set(OFFLOAD_HIP_COMPILER "" CACHE FILEPATH "clang for HIP device code (empty: discovery)")
-set(OFFLOAD_CUDA_COMPILER "" CACHE FILEPATH "clang for CUDA device code (empty: discovery)")
+set(OFFLOAD_CUDA_COMPILER "" CACHE FILEPATH
+  "nvcc or clang for CUDA device code (empty: CMAKE_CUDA_COMPILER, else discovery)")
 
 function(_offload_build_locate)
   if(OFFLOAD_BUILD_EXECUTABLE)
@@ -149,7 +156,7 @@ endif()
 # Errors are fatal and name the cause; warnings (fallbacks) become CMake warnings.
 # <origin> and <compiler_origin> name where the list and the compiler came from, for errors.
 function(_offload_resolve out_archs out_compiler context language archs compiler origin
-    compiler_origin)
+    compiler_origin cuda_kind)
   string(TOUPPER "${language}" language_uc)
   set(_args compile --resolve --language "${language}")
   if(archs)
@@ -158,6 +165,9 @@ function(_offload_resolve out_archs out_compiler context language archs compiler
   endif()
   if(compiler)
     list(APPEND _args --compiler "${compiler}")
+  endif()
+  if(cuda_kind)
+    list(APPEND _args --cuda-compiler "${cuda_kind}")
   endif()
   execute_process(COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
@@ -233,7 +243,7 @@ endfunction()
 function(offload_add_fatbin target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
     "COMPRESS;NO_WARNINGS;WARNINGS_INTO_ERRORS;QUIET;USES_TERMINAL"
-    "LANGUAGE;CONTAINER;EMBED;COMPILER;JOB_POOL;JOBS;TIMEOUT;PTXAS"
+    "LANGUAGE;CONTAINER;EMBED;COMPILER;CUDA_COMPILER;JOB_POOL;JOBS;TIMEOUT;PTXAS"
     "SOURCES;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_DEFINITIONS;COMPILE_OPTIONS")
   foreach(_kw SOURCES ARCHITECTURES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS)
     _offload_flatten(arg_${_kw} "${arg_${_kw}}")
@@ -255,6 +265,15 @@ function(offload_add_fatbin target)
   endif()
   if(arg_EMBED AND NOT arg_EMBED MATCHES "^(OBJECT|FATBIN)$")
     message(FATAL_ERROR "offload_add_fatbin(${target}): EMBED must be OBJECT or FATBIN")
+  endif()
+  if(arg_CUDA_COMPILER)
+    string(TOLOWER "${arg_CUDA_COMPILER}" arg_CUDA_COMPILER)
+    if(NOT arg_CUDA_COMPILER MATCHES "^(nvcc|clang)$")
+      message(FATAL_ERROR "offload_add_fatbin(${target}): CUDA_COMPILER must be nvcc or clang")
+    endif()
+    if(NOT arg_LANGUAGE STREQUAL "CUDA")
+      message(FATAL_ERROR "offload_add_fatbin(${target}): CUDA_COMPILER needs LANGUAGE CUDA")
+    endif()
   endif()
   set(_sources "")
   foreach(_s IN LISTS arg_SOURCES)
@@ -288,6 +307,7 @@ function(offload_add_fatbin target)
     OFFLOAD_CONTAINER "${arg_CONTAINER}"
     OFFLOAD_EMBED "${arg_EMBED}"
     OFFLOAD_COMPILER "${arg_COMPILER}"
+    OFFLOAD_CUDA_COMPILER "${arg_CUDA_COMPILER}"
     OFFLOAD_JOB_POOL "${arg_JOB_POOL}"
     OFFLOAD_JOBS "${arg_JOBS}"
     OFFLOAD_TIMEOUT "${arg_TIMEOUT}"
@@ -321,10 +341,60 @@ function(offload_add_fatbin target)
     "cmake_language(DEFER CALL _offload_add_fatbin_command [==[${target}]==])")
 endfunction()
 
+# Whether the CUDA compiler <path> is nvcc or clang: from CMAKE_CUDA_COMPILER_ID when
+# <path> is CMAKE_CUDA_COMPILER and the language is enabled, else from its file name.
+function(_offload_cuda_kind out path)
+  if(path STREQUAL "${CMAKE_CUDA_COMPILER}" AND CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA")
+    set(${out} nvcc PARENT_SCOPE)
+  elseif(path STREQUAL "${CMAKE_CUDA_COMPILER}" AND CMAKE_CUDA_COMPILER_ID MATCHES "Clang")
+    set(${out} clang PARENT_SCOPE)
+  else()
+    get_filename_component(_name "${path}" NAME)
+    if(_name MATCHES "nvcc")
+      set(${out} nvcc PARENT_SCOPE)
+    else()
+      set(${out} clang PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
+# Sets <out> to the compiler to pass (empty: offload-build's discovery) and <out_origin> to
+# where it came from: COMPILER, else OFFLOAD_<LANG>_COMPILER, else CMAKE_HIP_COMPILER when it
+# is clang, or CMAKE_CUDA_COMPILER (nvcc or clang). With CUDA_COMPILER (<cuda_kind>), an
+# OFFLOAD_CUDA_COMPILER or CMAKE_CUDA_COMPILER of the other kind is passed over; COMPILER
+# is the user's own word and always passed (offload-build names a mismatch).
+function(_offload_pick_compiler out out_origin language compiler cuda_kind)
+  set(_origin "COMPILER")
+  set(_candidates "")
+  if(NOT compiler)
+    list(APPEND _candidates "OFFLOAD_${language}_COMPILER")
+    if(language STREQUAL "HIP" AND CMAKE_HIP_COMPILER_ID MATCHES "Clang")
+      list(APPEND _candidates CMAKE_HIP_COMPILER)
+    elseif(language STREQUAL "CUDA")
+      list(APPEND _candidates CMAKE_CUDA_COMPILER)
+    endif()
+  endif()
+  foreach(_var IN LISTS _candidates)
+    if(compiler OR NOT ${_var})
+      continue()
+    endif()
+    if(cuda_kind)
+      _offload_cuda_kind(_kind "${${_var}}")
+      if(NOT _kind STREQUAL cuda_kind)
+        continue()
+      endif()
+    endif()
+    set(compiler "${${_var}}")
+    set(_origin "${_var}")
+  endforeach()
+  set(${out} "${compiler}" PARENT_SCOPE)
+  set(${out_origin} "${_origin}" PARENT_SCOPE)
+endfunction()
+
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
-      CONTAINER EMBED COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS WARNINGS_INTO_ERRORS QUIET
-      USES_TERMINAL)
+      CONTAINER EMBED COMPILER CUDA_COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS
+      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
       set(_${_p} "")
@@ -341,25 +411,18 @@ function(_offload_add_fatbin_command target)
   if(NOT "${_archs}" STREQUAL "${_initial}" OR NOT _arch_origin)
     set(_arch_origin "the ${_LANGUAGE}_ARCHITECTURES property of ${target}")
   endif()
-  set(_compiler_origin "COMPILER")
-  if(NOT _COMPILER)
-    set(_COMPILER "${OFFLOAD_${_LANGUAGE}_COMPILER}")
-    set(_compiler_origin "OFFLOAD_${_LANGUAGE}_COMPILER")
-  endif()
-  if(NOT _COMPILER AND CMAKE_${_LANGUAGE}_COMPILER AND CMAKE_${_LANGUAGE}_COMPILER_ID MATCHES "Clang")
-    set(_COMPILER "${CMAKE_${_LANGUAGE}_COMPILER}")
-    set(_compiler_origin "CMAKE_${_LANGUAGE}_COMPILER")
-  endif()
+  _offload_pick_compiler(_COMPILER _compiler_origin "${_LANGUAGE}" "${_COMPILER}"
+    "${_CUDA_COMPILER}")
   if(_archs MATCHES [[\$<]])
     # Generator expressions are known only at build time: the command resolves the list
     # (errors then come from the build); the compiler is still checked now.
     _offload_resolve(_unused _compiler "offload_add_fatbin(${target})" "${_lang}" "default"
-      "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}")
+      "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}" "${_CUDA_COMPILER}")
     string(REPLACE ";" "," _arch_list "${_archs}")
     message(STATUS "offload_add_fatbin(${target}): ${_archs} (at build time) with ${_compiler}")
   else()
     _offload_resolve(_archs _compiler "offload_add_fatbin(${target})" "${_lang}" "${_archs}"
-      "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}")
+      "${_COMPILER}" "${_arch_origin}" "${_compiler_origin}" "${_CUDA_COMPILER}")
     message(STATUS "offload_add_fatbin(${target}): ${_archs} with ${_compiler}")
     string(REPLACE ";" "," _arch_list "${_archs}")
   endif()
@@ -371,12 +434,16 @@ function(_offload_add_fatbin_command target)
   # argument here (and the offload_add_fatbin keyword and target property above).
   set(_args compile --language "${_lang}" --archs "${_arch_list}" --compiler "${_compiler}"
     --name "${target}")
+  if(_CUDA_COMPILER)
+    list(APPEND _args --cuda-compiler "${_CUDA_COMPILER}")
+  endif()
   foreach(_s IN LISTS _SOURCES)
     list(APPEND _args "${_s}")
     get_source_file_property(_sa "${_s}" OFFLOAD_ARCHITECTURES)
     if(_sa AND NOT _sa MATCHES "-NOTFOUND$")
       _offload_resolve(_sa _unused "offload_add_fatbin(${target})" "${_lang}" "${_sa}"
-        "${_compiler}" "the OFFLOAD_ARCHITECTURES property of ${_s}" "${_compiler_origin}")
+        "${_compiler}" "the OFFLOAD_ARCHITECTURES property of ${_s}" "${_compiler_origin}"
+        "${_CUDA_COMPILER}")
       string(REPLACE ";" "," _sa "${_sa}")
       list(APPEND _args "--file-archs=${_s}=${_sa}")
     endif()

@@ -1,7 +1,20 @@
-//! Compiles `kernels/saxpy.cu` for `sm_80` and `sm_90` into an NVIDIA fat binary
-//! (`Container::CudaFatbin`): PTX from clang for each architecture, and a cubin too when
-//! `ptxas` is found (a CUDA install, or NVIDIA's `nvidia-cuda-nvcc-cu12` wheel). No CUDA
-//! install and no GPU are needed to build it.
+//! Compiles `kernels/saxpy.cu`, standard CUDA (`__global__`, `blockIdx`, `threadIdx`), for
+//! `sm_80` and `sm_90` into an NVIDIA fat binary (`Container::CudaFatbin`): a cubin and the
+//! PTX for each architecture. No GPU is needed to build it.
+//!
+//! The CUDA compiler is found as CMake finds it. nvcc is the default when one is found:
+//! `CUDACXX`, a CUDA install (`CUDA_PATH`, `PATH`, `/usr/local/cuda`), or NVIDIA's wheels
+//! (`pip install nvidia-cuda-nvcc nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-crt`) in the
+//! virtualenv of `VIRTUAL_ENV` or in `python3`'s `site-packages`:
+//!
+//! ```text
+//! VIRTUAL_ENV=/opt/offload-build/nvidia-venv cargo run -p cuda-saxpy
+//! ```
+//!
+//! clang builds it too: `CUDACXX=clang-22` (or `Build::cuda_compiler(CompilerKind::Clang)`
+//! here), with a CUDA toolkit when one is found (an install or the wheels), else with clang's
+//! own CUDA headers; the cubins then need `ptxas` (without one, each architecture is packed
+//! as PTX alone, with one warning).
 
 use offload_build::{Build, Container};
 

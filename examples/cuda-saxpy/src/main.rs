@@ -120,8 +120,8 @@ fn launch(fat: &'static [u8]) -> Result<(), Outcome> {
         shared_mem_bytes: 0,
     };
     let mut args = stream.launch_builder(&saxpy);
-    args.arg(&a).arg(&dx).arg(&mut dy).arg(&n);
-    // SAFETY: the arguments are saxpy's parameters (float, const float*, float*, int), the
+    args.arg(&n).arg(&a).arg(&dx).arg(&mut dy);
+    // SAFETY: the arguments are saxpy's parameters (int, float, const float*, float*), the
     // buffers hold n values each.
     unsafe { args.launch(config) }?;
     let out = stream.clone_dtoh(&dy)?;
