@@ -115,6 +115,10 @@
 //! - `nvcc`: nvcc from NVIDIA's CUDA 13 wheels as the default CUDA compiler: a cubin
 //!   byte-identical to `nvcc -cubin`'s, the PTX of `nvcc -ptx`, `NN-real`/`NN-virtual`, nvcc's
 //!   flags and host compiler, cached rebuilds, clang still chosen by `cuda_compiler`/`CUDACXX`.
+//! - `cuda_real`: the vendored cuda-samples and candle kernels built for sm_80;sm_90 three
+//!   ways (`offload-build compile`, a `build.rs`, CMake's `offload_add_fatbin`) with the
+//!   wheels' nvcc, and with clang 22 and the wheels' headers: a cubin and PTX per arch per
+//!   source, and the kernel names per arch of `nvcc -fatbin`.
 //! - `cuda_third_party`: code nobody in the project wrote, kept verbatim with provenance in
 //!   `integration/third-party/` (four NVIDIA cuda-samples, nine candle kernel files), built by
 //!   the wheels' `nvcc -fatbin` for sm_80 and sm_90: a cubin and PTX per arch, the same kernels
@@ -177,6 +181,7 @@ mod cmake;
 mod compile_faults;
 mod cuda_compile;
 mod cuda_examples;
+mod cuda_real;
 mod cuda_third_party;
 mod cuda_toolkit;
 mod deps;
