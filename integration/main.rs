@@ -130,6 +130,11 @@
 //!   failing with both versions named; CUDA 13's ptxas refusing `sm_70` with a hint; the
 //!   directory reused and laid out again when the toolkit changes); without any CUDA, the standard spelling through clang's builtin headers
 //!   with one warning, and the clear error for a toolkit header.
+//! - `pch`: precompiled preambles (issue 25) as `Build::try_get_preamble` spells them, with
+//!   Debian's ROCm 5.2 clang 15, clang 19 and 22: code objects byte-identical to the compile
+//!   without PCH (macros before includes, a header without guards, `__FILE__`/`__LINE__`,
+//!   `-D`/`-I`/`-std`/`-fgpu-rdc`; C++20 and `-g` turn it off), the same errors, PCH names per (directory, preamble,
+//!   architecture, flags); timings printed.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -201,6 +206,7 @@ mod objects_fixtures;
 mod outputs;
 mod packager_diff;
 mod packager_malformed;
+mod pch;
 mod readme;
 mod rocm;
 mod shipped_libs;

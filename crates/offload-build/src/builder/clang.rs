@@ -255,7 +255,7 @@ fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, fir
 
 /// The host-side preprocessing of the same source with the same flags, writing only the
 /// depfile (`-M -MF`): for compilers that write none in a device-only compile (clang 22).
-fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
+pub(crate) fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
     let mut c = Command::new(clang);
     c.env = compile.env.clone();
     c.inputs = compile.inputs.clone();

@@ -174,6 +174,8 @@ pub(crate) enum Domain {
     /// What a compile depends on beside its command and its inputs' content (the
     /// compiler's environment variables, the include search: [`super::lookup`]).
     Context,
+    /// A precompiled preamble ([`super::preamble`]): its cache files.
+    Preamble,
 }
 
 impl Domain {
@@ -189,6 +191,7 @@ impl Domain {
             Domain::CrashLog => b"offload-build crash 1",
             Domain::FlagProbe => b"offload-build flag probe 1",
             Domain::Context => b"offload-build context 1",
+            Domain::Preamble => b"offload-build preamble 1",
         }
     }
 }

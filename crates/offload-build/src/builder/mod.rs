@@ -260,6 +260,7 @@ mod lookup;
 mod nvcc;
 mod pack;
 mod plan;
+mod preamble;
 mod process;
 mod rust_module;
 mod tool;
@@ -272,6 +273,7 @@ pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
 pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
+pub use preamble::PreambleCommands;
 pub use process::CancelToken;
 pub use rust_module::{amdgpu_kernels, ptx_kernels};
 

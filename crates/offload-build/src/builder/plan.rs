@@ -1010,7 +1010,7 @@ fn compile_timeout(env: &Env<'_>) -> Result<Option<std::time::Duration>, Error> 
 }
 
 /// The launcher: `OFFLOAD_BUILD_LAUNCHER`, else a caching `RUSTC_WRAPPER`.
-fn launcher(env: &Env<'_>) -> Vec<OsString> {
+pub(crate) fn launcher(env: &Env<'_>) -> Vec<OsString> {
     if let Some(v) = env.get("OFFLOAD_BUILD_LAUNCHER") {
         return v.split_whitespace().map(OsString::from).collect();
     }

@@ -1,0 +1,298 @@
+//! Precompiled preambles (issue 25): the commands `Build::try_get_preamble` spells, run by
+//! hand, give device code byte-identical to the compile without PCH, and the same errors.
+//!
+//! For Debian's ROCm 5.2 with its clang 15 (`hip/hip_runtime.h`), and clang 19 and 22
+//! (`-nogpulib -nogpuinc`), HIP for `gfx90a`: the preamble is written, precompiled (no
+//! diagnostic allowed), and the source compiled without and with the PCH; the code objects
+//! must be equal byte for byte. Sources: a saxpy, macros defined before the includes and read
+//! by a header without include guards (included twice), a quoted include, `__FILE__` and
+//! `__LINE__` in a kernel, `-D`/`-I`/`-std`/`-O` variations and `-fgpu-rdc` (C++20 and `-g`
+//! turn the PCH off: clang 15 and 19 reject the preamble of `hip/hip_runtime.h` in C++20, and
+//! with `-g` debug entries differ). A body with errors fails both ways with the same
+//! `file:line:column: error: message` lines (the rest of clang's output may differ: the build
+//! is to rerun without PCH a compile that printed anything; see the module `preamble` of the
+//! build crate). The time of each step is printed, not
+//! asserted (`-- --nocapture`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use offload_build::builder::{Build, Command, PreambleCommands};
+
+const CLANG19: &str = "/usr/lib/llvm-19/bin/clang";
+const CLANG22: &str = "/usr/lib/llvm-22/bin/clang";
+
+const SAXPY: &str = "#include <hip/hip_runtime.h>
+
+__global__ void saxpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+";
+
+/// No include guard: each inclusion declares what `SCALE` says.
+const UNGUARDED: &str = "#ifdef SCALE
+static __attribute__((device)) int scale_a = SCALE;
+#else
+static __attribute__((device)) int scale_b = 1;
+#endif
+";
+
+const TWICE: &str = "#pragma once
+#define N 4
+template <class T> __attribute__((device)) T twice(T x) { return x * N; }
+";
+
+/// Macros before the includes, a header without guards twice, a quoted include through `-I`,
+/// `__FILE__` and `__LINE__` in the kernel, a closed conditional, a macro from `-D`.
+const MIXED: &str = "// leading comment
+/* a block comment */
+#define SCALE 7
+#include \"unguarded.h\"
+#undef SCALE
+#include \"unguarded.h\"
+#if defined(__HIP__) && EXTRA > 0
+#include <twice.h>
+#else
+#define NO_HIP 1
+#endif
+#include <stddef.h>
+
+__attribute__((global)) void k(int *p, const char **f) {
+  p[0] = scale_a * __LINE__ + scale_b + twice(EXTRA);
+  f[0] = __FILE__;
+  p[1] = sizeof(size_t);
+}
+";
+
+/// Errors in the body: a macro of the preamble, a template of a header.
+const BROKEN: &str = "#include <twice.h>
+#define BAD(x) (x + undeclared_thing)
+
+__attribute__((global)) void k(int *p) {
+  p[0] = BAD(1);
+  p[1] = twice((void*)p);
+}
+";
+
+/// A directory with the sources and `include/twice.h`.
+fn sources() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let inc = dir.path().join("include");
+    std::fs::create_dir_all(&inc).unwrap();
+    for (name, text) in [
+        ("saxpy.hip", SAXPY),
+        ("mixed.hip", MIXED),
+        ("broken.hip", BROKEN),
+        ("unguarded.h", UNGUARDED),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    std::fs::write(inc.join("twice.h"), TWICE).unwrap();
+    dir
+}
+
+/// A builder for `arch` (`build`: `gfx90a`) with `clang` (`None`: discovery, which finds Debian's ROCm) and
+/// nothing from the outer environment.
+fn build(dir: &Path, clang: Option<&str>, out: &str) -> Build {
+    build_for(dir, clang, out, "gfx90a")
+}
+
+fn build_for(dir: &Path, clang: Option<&str>, out: &str, arch: &str) -> Build {
+    let mut b = Build::new();
+    b.out_dir(dir.join(out))
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", dir)
+        .env("CARGO_PKG_NAME", "pch-kernels")
+        .env("TARGET", "x86_64-unknown-linux-gnu")
+        .include(dir.join("include"))
+        .define("EXTRA", Some("3"))
+        .arch(arch);
+    for &var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
+        b.env_remove(var);
+    }
+    if let Some(c) = clang {
+        b.env("CLANG", c);
+    }
+    b
+}
+
+struct Ran {
+    ok: bool,
+    stderr: String,
+    object: Option<Vec<u8>>,
+    seconds: f64,
+}
+
+fn run(c: &Command, output: &Path) -> Ran {
+    let _ = std::fs::remove_file(output);
+    let t = Instant::now();
+    let o = c.to_command().output().expect("the compiler runs");
+    Ran {
+        ok: o.status.success(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        object: std::fs::read(output).ok(),
+        seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// The commands for `source`, its PCH made (without a diagnostic), and the compile run
+/// without and with it.
+fn compile_both(b: &Build, source: &Path) -> (PreambleCommands, Ran, Ran, f64) {
+    let p = b
+        .try_get_preamble(source)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{} has a preamble", source.display()));
+    std::fs::create_dir_all(p.preamble_file().parent().unwrap()).unwrap();
+    std::fs::write(p.preamble_file(), p.preamble()).unwrap();
+    let made = run(p.make_pch(), p.pch());
+    assert!(
+        made.ok && made.stderr.is_empty() && p.pch().is_file(),
+        "{:?}\n{}",
+        p.make_pch().argv(),
+        made.stderr
+    );
+    let plain = run(p.compile(), p.output());
+    let with = run(p.compile_with_pch(), p.output());
+    (p, plain, with, made.seconds)
+}
+
+/// Each case compiles the same bytes with and without PCH.
+fn same_objects(clang: Option<&str>, name: &str, flags: &[&str]) {
+    let dir = sources();
+    for (i, source) in ["saxpy.hip", "mixed.hip"].iter().enumerate() {
+        if clang.is_some() && *source == "saxpy.hip" {
+            continue; // no HIP headers without ROCm
+        }
+        let mut b = build(dir.path(), clang, &format!("out{i}"));
+        for f in flags {
+            b.flag(f);
+        }
+        let (p, plain, with, pch_s) = compile_both(&b, &dir.path().join(source));
+        assert!(plain.ok, "{:?}\n{}", p.compile().argv(), plain.stderr);
+        assert!(
+            with.ok,
+            "{:?}\n{}",
+            p.compile_with_pch().argv(),
+            with.stderr
+        );
+        assert_eq!(plain.stderr, with.stderr, "{name} {source}");
+        assert!(
+            plain.object.is_some() && plain.object == with.object,
+            "{name} {source} {flags:?}: the code objects differ\n{:?}\n{:?}",
+            p.compile().argv(),
+            p.compile_with_pch().argv()
+        );
+        println!(
+            "{name} {source} {flags:?}: preamble {} bytes; compile {:.2} s, PCH {:.2} s, \
+             compile with PCH {:.2} s",
+            p.preamble().len(),
+            plain.seconds,
+            pch_s,
+            with.seconds
+        );
+    }
+}
+
+/// The `file:line:column: error: message` lines of clang's output.
+fn errors(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(": error: ")).collect()
+}
+
+fn same_errors(clang: Option<&str>, name: &str) {
+    let dir = sources();
+    let b = build(dir.path(), clang, "out");
+    let source = dir.path().join("broken.hip");
+    let (_, plain, with, _) = compile_both(&b, &source);
+    assert!(!plain.ok && !with.ok, "{name}: both compiles fail");
+    let errs = errors(&plain.stderr);
+    let at = format!(
+        "{}:5:10: error: use of undeclared identifier",
+        source.display()
+    );
+    assert!(
+        errs.iter().any(|l| l.starts_with(&at)),
+        "{name}:\n{}",
+        plain.stderr
+    );
+    assert_eq!(
+        errs,
+        errors(&with.stderr),
+        "{name}:\n{}\n---\n{}",
+        plain.stderr,
+        with.stderr
+    );
+}
+
+fn require(clang: &str) -> Option<&str> {
+    assert!(
+        Path::new(clang).is_file(),
+        "{clang} is missing: run build-support/setup.sh as root"
+    );
+    Some(clang)
+}
+
+#[test]
+fn rocm_clang15_same_objects() {
+    crate::rocm::require_rocm();
+    same_objects(None, "clang-15+ROCm", &[]);
+    same_objects(None, "clang-15+ROCm", &["-std=c++17", "-DMORE=1"]);
+    same_objects(None, "clang-15+ROCm", &["-fgpu-rdc"]);
+}
+
+#[test]
+fn rocm_clang15_same_errors() {
+    crate::rocm::require_rocm();
+    same_errors(None, "clang-15+ROCm");
+}
+
+#[test]
+fn clang19_same_objects_and_errors() {
+    let c = require(CLANG19);
+    same_objects(c, "clang-19", &[]);
+    same_objects(c, "clang-19", &["-O1", "-DMORE=2", "-std=c++17"]);
+    same_objects(c, "clang-19", &["-fgpu-rdc"]);
+    same_errors(c, "clang-19");
+}
+
+#[test]
+fn clang22_same_objects_and_errors() {
+    let c = require(CLANG22);
+    same_objects(c, "clang-22", &[]);
+    same_objects(c, "clang-22", &["-fgpu-rdc", "-std=c++14"]);
+    same_errors(c, "clang-22");
+}
+
+/// Two sources of one directory with the same preamble share one PCH; another directory,
+/// another architecture or another flag gets another.
+#[test]
+fn pch_names_follow_their_inputs() {
+    let c = require(CLANG19);
+    let dir = sources();
+    std::fs::write(dir.path().join("other.hip"), MIXED.replace("p[1]", "p[2]")).unwrap();
+    let pch = |b: &Build, s: &str| -> PathBuf {
+        let p = b.try_get_preamble(dir.path().join(s)).unwrap().unwrap();
+        p.pch().file_name().unwrap().into()
+    };
+    let b = build(dir.path(), c, "out");
+    assert_eq!(pch(&b, "mixed.hip"), pch(&b, "other.hip"));
+    let arch = build_for(dir.path(), c, "out", "gfx1030");
+    assert_ne!(pch(&b, "mixed.hip"), pch(&arch, "mixed.hip"));
+    let mut flag = build(dir.path(), c, "out");
+    flag.flag("-DMORE");
+    assert_ne!(pch(&b, "mixed.hip"), pch(&flag, "mixed.hip"));
+    let sub = dir.path().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(dir.path().join("mixed.hip"), sub.join("mixed.hip")).unwrap();
+    assert_ne!(pch(&b, "mixed.hip"), pch(&b, "sub/mixed.hip"));
+    // A flag that changes how a PCH is read turns it off.
+    for f in ["-Weverything", "-std=c++20", "-g"] {
+        let mut off = build(dir.path(), c, "out");
+        off.flag(f);
+        assert!(
+            off.try_get_preamble(dir.path().join("mixed.hip"))
+                .unwrap()
+                .is_none()
+        );
+    }
+}
