@@ -10,7 +10,9 @@ pub const DEFAULT_VENV: &str = "/opt/offload-build/nvidia-venv";
 /// What to tell someone whose machine lacks NVIDIA's wheels.
 pub const NVIDIA_SETUP_HINT: &str = "run `build-support/setup.sh` as root: it makes the virtualenv \
      /opt/offload-build/nvidia-venv with NVIDIA's wheels (nvidia-cuda-nvcc-cu12, \
-     nvidia-cuda-cuobjdump, nvidia-nvfatbin-cu12, nvidia-cuda-nvcc); \
+     nvidia-cuda-cuobjdump, nvidia-nvfatbin-cu12, and CUDA 13.5's nvidia-cuda-nvcc, \
+     nvidia-nvvm, nvidia-cuda-runtime, nvidia-cuda-crt, nvidia-cuda-cccl, \
+     nvidia-cuda-profiler-api); \
      OFFLOAD_BUILD_NVIDIA_VENV=DIR names another virtualenv";
 
 /// The virtualenv: `OFFLOAD_BUILD_NVIDIA_VENV`, else [`DEFAULT_VENV`].

@@ -166,13 +166,18 @@ pub(crate) fn release(version: &str) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// The real architectures of `nvcc --list-gpu-code` (`sm_75`, …), sorted.
+/// The real architectures of `nvcc --list-gpu-code` (`sm_75`, …), sorted, with the
+/// architecture-specific variants nvcc accepts but does not list: `sm_NNa` from `sm_90`.
+/// (nvcc's family-specific `sm_NNf` is not an architecture this crate parses or packs.)
 pub(crate) fn parse_gpu_code(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = text
-        .split_whitespace()
-        .filter(|w| w.starts_with("sm_"))
-        .map(str::to_string)
-        .collect();
+    let mut v: Vec<String> = Vec::new();
+    for w in text.split_whitespace().filter(|w| w.starts_with("sm_")) {
+        v.push(w.to_string());
+        let n: u32 = w[3..].parse().unwrap_or(0);
+        if n >= 90 {
+            v.push(format!("{w}a"));
+        }
+    }
     v.sort();
     v.dedup();
     v
@@ -339,7 +344,7 @@ mod tests {
         assert_eq!(release(&version_line(v)), Some((13, 5)));
         assert_eq!(
             parse_gpu_code("sm_90\nsm_75\nsm_80\nsm_100\n"),
-            ["sm_100", "sm_75", "sm_80", "sm_90"]
+            ["sm_100", "sm_100a", "sm_75", "sm_80", "sm_90", "sm_90a"]
         );
     }
 

@@ -889,7 +889,7 @@ fn compiler_info(
         .str(&format!(
             "{lang:?}{}",
             if kind == CompilerKind::Nvcc {
-                " nvcc"
+                " nvcc (with the sm_NNa variants)"
             } else {
                 ""
             }
