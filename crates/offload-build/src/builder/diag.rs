@@ -68,6 +68,33 @@ pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
         .collect()
 }
 
+/// `stderr` with the relative file names that start its lines (`k.hip:3:5: warning: …`,
+/// `In file included from include/a.h:2:`) made absolute under `dir`, the directory the
+/// compiler ran in with paths relative to it ([`super::command::Command::to_command`]): the
+/// messages name the files as the user's build does.
+pub(crate) fn absolute_names(stderr: &str, dir: &Path) -> String {
+    let mut out = String::with_capacity(stderr.len());
+    for line in stderr.split_inclusive('\n') {
+        let (lead, rest) = match line.strip_prefix("In file included from ") {
+            Some(rest) => ("In file included from ", rest),
+            None => match line.strip_prefix("                 from ") {
+                Some(rest) => ("                 from ", rest),
+                None => ("", line),
+            },
+        };
+        let name = rest.split(':').next().unwrap_or_default();
+        let p = Path::new(name);
+        if !name.is_empty() && p.is_relative() && !name.starts_with(' ') && dir.join(p).is_file() {
+            out.push_str(lead);
+            out.push_str(&dir.join(p).display().to_string());
+            out.push_str(&rest[name.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// `1 warning generated.`, `2 warnings and 1 error generated when compiling for gfx90a.`
 fn is_summary(l: &str) -> bool {
     l.starts_with(|c: char| c.is_ascii_digit())

@@ -273,6 +273,7 @@ pub(crate) fn compile_job(
 fn deps_only(compile: &Command, depfile: &Path) -> Command {
     let mut c = Command::new(&compile.program);
     c.env = compile.env.clone();
+    c.dir = compile.dir.clone();
     c.inputs = compile.inputs.clone();
     let mut skip = 0;
     for a in &compile.args {
