@@ -7,11 +7,13 @@
 //! builds' library and container are byte for byte the same.
 //!
 //! - HIP with clang 22 `-nogpulib` (2 sources, 3 architectures: `-fgpu-rdc` compiles) and with
-//!   Debian's ROCm 5.2 and clang 15 (`hip_runtime.h`, the device libraries, `-MD -MF`);
+//!   Debian's ROCm 5.2 and clang 15 (`hip_runtime.h`, the device libraries, `-MD -MF`),
+//!   through sccache and ccache; CUDA through nvcc (`-ptx -c`) through ccache;
 //! - sccache with Redis as its store (`redis-server` on a free loopback port, killed at the
 //!   end): two "machines" (different HOME, SCCACHE_DIR, server port, checkout) share hits;
-//! - without a launcher, CUDA through nvcc (NVIDIA's wheels) and clang 22: the same bytes from
-//!   two checkouts (neither cache caches these commands: see the README's "Compiler caches").
+//! - without a launcher, HIP (both compilers) and CUDA through nvcc (NVIDIA's wheels) and
+//!   clang 22: the same bytes from two checkouts (what the caches cannot cache for CUDA: the
+//!   README's "Compiler caches").
 //!
 //! A missing sccache, ccache or redis-server fails these tests, naming `build-support/setup.sh`.
 
@@ -338,10 +340,16 @@ fn ccache_case(case: Case) {
 }
 
 #[test]
-fn ccache_hits_every_hip_compile_from_another_checkout() {
+fn ccache_hits_every_device_compile_from_another_checkout() {
     ccache_case(Case::BareHip);
     crate::rocm::require_rocm();
     ccache_case(Case::RocmHip);
+    require_nvcc();
+    ccache_case(Case::Nvcc);
+}
+
+fn require_nvcc() {
+    require(&Path::new(NVIDIA_VENV).join("lib/python3.11/site-packages/nvidia/cu13/bin/nvcc"));
 }
 
 /// `redis-server` on a free loopback port, killed when dropped.
@@ -410,6 +418,7 @@ fn sccache_through_redis_shares_hits_between_two_machines() {
 #[test]
 fn two_checkouts_build_the_same_bytes_without_a_launcher() {
     crate::rocm::require_rocm();
+    require_nvcc();
     for case in [Case::BareHip, Case::RocmHip, Case::Nvcc, Case::ClangCuda] {
         let (a, b) = (Checkout::new(case), Checkout::new(case));
         a.build(Path::new(""), &[]);

@@ -241,6 +241,12 @@ pub(crate) fn compile_job(
     arch: &Arch,
 ) -> CompileJob {
     let mut args = device_args(o, arch);
+    if launched_by_ccache(o) {
+        // The same PTX (nvcc's last phase option wins), but ccache caches a command only
+        // with `-c`: without it ccache takes `-ptx` for a link. sccache 0.16 fails with it
+        // (it replays nvcc's steps and looks for a fatbinary), so only for ccache.
+        args.insert(1, OsString::from("-c"));
+    }
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
     let (mut job, _) = super::clang::new_job(o, tc, cache_dir, source, arch, false, args, "ptx");
@@ -269,6 +275,14 @@ pub(crate) fn compile_job(
     job
 }
 
+/// Whether the launcher is ccache (by its program's name).
+fn launched_by_ccache(o: &CompileOptions) -> bool {
+    o.launcher
+        .first()
+        .and_then(|l| Path::new(l).file_stem())
+        .is_some_and(|s| s == "ccache")
+}
+
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
 fn deps_only(compile: &Command, depfile: &Path) -> Command {
     let mut c = Command::new(&compile.program);
@@ -282,7 +296,7 @@ fn deps_only(compile: &Command, depfile: &Path) -> Command {
             continue;
         }
         match a.to_str() {
-            Some("-ptx" | "-MD") => {}
+            Some("-ptx" | "-c" | "-MD") => {}
             Some("-o" | "-MF") => skip = 1,
             _ => {
                 c.add_arg(a);
