@@ -426,3 +426,43 @@ fn two_checkouts_build_the_same_bytes_without_a_launcher() {
         a.assert_same_outputs(&b);
     }
 }
+
+/// Through `Build` as a build script runs it: two checkouts (`CARGO_MANIFEST_DIR`), out-dirs
+/// `<dir>/build/<package>-<hash>/out` in two target directories, relative sources and include
+/// directory: the same library, container and generated module (but for the container's path).
+#[test]
+fn build_api_in_two_checkouts_writes_the_same_bytes() {
+    let built: Vec<(Vec<u8>, Vec<u8>, String, tempfile::TempDir)> = (0..2)
+        .map(|_| {
+            let c = Checkout::new(Case::BareHip);
+            let root = c.dir.path().join("src");
+            let out = c.dir.path().join("target/build/kernels-0123abcd/out");
+            let mut b = offload_build::builder::Build::new();
+            for &var in crate::support::BUILD_ENV_VARS.iter() {
+                b.env_remove(var);
+            }
+            b.out_dir(&out)
+                .cargo_metadata(false)
+                .env("CARGO_MANIFEST_DIR", &root)
+                .env("CARGO_PKG_NAME", "kernels")
+                .env("CARGO_PKG_VERSION", "0.1.0")
+                .env("TARGET", "x86_64-unknown-linux-gnu")
+                .embed(offload_build::builder::Embed::HipObject)
+                .env("OFFLOAD_BUILD_CACHE_DIR", c.dir.path().join("obcache"))
+                .compiler(CLANG22)
+                .files(["k.hip", "m.hip"])
+                .include("include")
+                .archs("gfx90a;gfx942;gfx1100");
+            let r = b.try_compile("k").unwrap();
+            let lib = std::fs::read(r.library.unwrap()).unwrap();
+            let fatbin = std::fs::read(&r.fatbin).unwrap();
+            let generated = std::fs::read_to_string(&r.generated)
+                .unwrap()
+                .replace(&out.display().to_string(), "<out>");
+            (lib, fatbin, generated, c.dir)
+        })
+        .collect();
+    assert!(built[0].0 == built[1].0, "the libraries differ");
+    assert!(built[0].1 == built[1].1, "the containers differ");
+    assert_eq!(built[0].2, built[1].2);
+}
