@@ -11,8 +11,8 @@
 //!   through sccache and ccache; CUDA through nvcc (`-ptx -c`) through ccache;
 //! - sccache with Redis as its store (`redis-server` on a free loopback port, killed at the
 //!   end): two "machines" (different HOME, SCCACHE_DIR, server port, checkout) share hits;
-//! - without a launcher, HIP (both compilers) and CUDA through nvcc (NVIDIA's wheels) and
-//!   clang 22: the same bytes from two checkouts (what the caches cannot cache for CUDA: the
+//! - without a launcher, CUDA through nvcc (NVIDIA's wheels) and clang 22: the same bytes
+//!   from two checkouts (what the caches cannot cache for CUDA: the
 //!   README's "Compiler caches").
 //!
 //! A missing sccache, ccache or redis-server fails these tests, naming `build-support/setup.sh`.
@@ -415,11 +415,11 @@ fn sccache_through_redis_shares_hits_between_two_machines() {
     a.assert_same_outputs(&b);
 }
 
+/// CUDA (the HIP cases compare their outputs under sccache and ccache above).
 #[test]
-fn two_checkouts_build_the_same_bytes_without_a_launcher() {
-    crate::rocm::require_rocm();
+fn two_checkouts_build_the_same_cuda_bytes_without_a_launcher() {
     require_nvcc();
-    for case in [Case::BareHip, Case::RocmHip, Case::Nvcc, Case::ClangCuda] {
+    for case in [Case::Nvcc, Case::ClangCuda] {
         let (a, b) = (Checkout::new(case), Checkout::new(case));
         a.build(Path::new(""), &[]);
         b.build(Path::new(""), &[]);
