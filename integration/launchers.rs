@@ -8,7 +8,8 @@
 //!
 //! - HIP with clang 22 `-nogpulib` (2 sources, 3 architectures: `-fgpu-rdc` compiles) and with
 //!   Debian's ROCm 5.2 and clang 15 (`hip_runtime.h`, the device libraries, `-MD -MF`),
-//!   through sccache and ccache; CUDA through nvcc (`-ptx -c`) through ccache;
+//!   through sccache and ccache; CUDA through nvcc (`-ptx -c`) through ccache and through
+//!   clang 22 (no toolkit, `-c -S` for sccache) through both;
 //! - sccache with Redis as its store (`redis-server` on a free loopback port, killed at the
 //!   end): two "machines" (different HOME, SCCACHE_DIR, server port, checkout) share hits;
 //! - without a launcher, CUDA through nvcc (NVIDIA's wheels) and clang 22: the same bytes
@@ -141,6 +142,17 @@ impl Checkout {
         self.dir.path().join("out").join(name)
     }
 
+    /// offload-build's cache: outside the checkout's root, but for clang CUDA inside it (as
+    /// Cargo's target directory in a one-crate workspace): clang's `-include` of the CUDA
+    /// prelude names a file in it, which is the same relative path in every checkout only
+    /// there.
+    fn cache_dir(&self) -> PathBuf {
+        match self.case {
+            Case::ClangCuda => self.dir.path().join("src/target/offload-build-cache"),
+            _ => self.dir.path().join("obcache"),
+        }
+    }
+
     /// `offload-build compile` in the checkout, with `launcher` (empty: none) and `env`.
     fn build(&self, launcher: &Path, env: &[(&str, &Path)]) {
         std::fs::create_dir_all(self.out("")).unwrap();
@@ -154,7 +166,7 @@ impl Checkout {
             .arg(self.out("libk.a"))
             .arg("--out-dir")
             .arg(self.out("work"))
-            .env("OFFLOAD_BUILD_CACHE_DIR", self.dir.path().join("obcache"))
+            .env("OFFLOAD_BUILD_CACHE_DIR", self.cache_dir())
             .env_remove("OFFLOAD_BUILD_LAUNCHER")
             .env_remove("RUSTC_WRAPPER")
             .env_remove("VIRTUAL_ENV");
@@ -225,7 +237,10 @@ impl Sccache {
 
     /// The launcher: a script running this sccache with this server's settings.
     fn launcher(&self) -> PathBuf {
-        let script = self.home.path().join("sccache-launcher");
+        // Named `sccache`, as offload-build recognizes the tool by its program's name.
+        let bin = self.home.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let script = bin.join("sccache");
         let mut text = String::from("#!/bin/sh\n");
         for (k, v) in self.cmd().get_envs() {
             if let Some(v) = v {
@@ -289,10 +304,11 @@ fn sccache_case(case: Case) {
 }
 
 #[test]
-fn sccache_hits_every_hip_compile_from_another_checkout() {
+fn sccache_hits_every_device_compile_from_another_checkout() {
     sccache_case(Case::BareHip);
     crate::rocm::require_rocm();
     sccache_case(Case::RocmHip);
+    sccache_case(Case::ClangCuda);
 }
 
 /// ccache's `(hits, misses)` of `dir` since the last call.
@@ -346,6 +362,7 @@ fn ccache_hits_every_device_compile_from_another_checkout() {
     ccache_case(Case::RocmHip);
     require_nvcc();
     ccache_case(Case::Nvcc);
+    ccache_case(Case::ClangCuda);
 }
 
 fn require_nvcc() {

@@ -93,6 +93,14 @@ pub(crate) const OUT: &str = "<out>";
 /// The placeholder of a compile's depfile in its arguments.
 pub(crate) const DEP: &str = "<depfile>";
 
+/// Whether the launcher's program is `name` (`sccache`, `ccache`), by its file stem.
+pub(crate) fn launched_by(launcher: &[OsString], name: &str) -> bool {
+    launcher
+        .first()
+        .and_then(|l| Path::new(l).file_stem())
+        .is_some_and(|s| s == name)
+}
+
 /// The device compile's arguments up to the user's flags (no source, output or depfile), and
 /// the position of the optimization flag.
 pub(crate) fn device_args(
@@ -131,6 +139,12 @@ pub(crate) fn device_args(
                     c.add_args(["-Xclang", "-target-feature", "-Xclang"]);
                     c.add_arg(format!("+ptx{v}"));
                 }
+            }
+            if launched_by(&o.launcher, "sccache") {
+                // sccache caches a command only with `-c`; clang's `-S` wins (the same PTX),
+                // and its complaint that `-c` is unused is this crate's, not the user's: never
+                // an error, and left out of the warnings (`diag::clean`).
+                c.add_args(["-c", "-Wno-error=unused-command-line-argument"]);
             }
             c.add_arg("-S");
         }

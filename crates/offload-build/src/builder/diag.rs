@@ -46,8 +46,9 @@ impl fmt::Display for Diagnostic {
 
 /// The lines of a job's standard error worth keeping: carriage returns and empty lines
 /// dropped, and the driver's complaint about the depfile flags (`argument unused during
-/// compilation: '-MF <depfile>'`, from compilers that ignore `-MD` for device-only compiles)
-/// left out, since those flags are this crate's, not the user's.
+/// compilation: '-MF <depfile>'`, from compilers that ignore `-MD` for device-only compiles,
+/// and the same of `-c`, which a CUDA compile to PTX carries for sccache) left out, since
+/// those flags are this crate's, not the user's.
 pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
     let spurious = depfile.map(|d| {
         [
@@ -59,6 +60,8 @@ pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
         .lines()
         .map(|l| l.trim_end_matches('\r'))
         .filter(|l| !l.trim().is_empty())
+        // The `-c` a sccache-launched CUDA compile to PTX carries for sccache's sake.
+        .filter(|l| !l.contains("argument unused during compilation: '-c'"))
         .filter(|l| {
             spurious
                 .as_ref()

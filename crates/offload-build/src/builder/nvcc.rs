@@ -241,7 +241,7 @@ pub(crate) fn compile_job(
     arch: &Arch,
 ) -> CompileJob {
     let mut args = device_args(o, arch);
-    if launched_by_ccache(o) {
+    if super::clang::launched_by(&o.launcher, "ccache") {
         // The same PTX (nvcc's last phase option wins), but ccache caches a command only
         // with `-c`: without it ccache takes `-ptx` for a link. sccache 0.16 fails with it
         // (it replays nvcc's steps and looks for a fatbinary), so only for ccache.
@@ -273,14 +273,6 @@ pub(crate) fn compile_job(
         job.outputs.push((ImageKind::Cubin, cubin));
     }
     job
-}
-
-/// Whether the launcher is ccache (by its program's name).
-fn launched_by_ccache(o: &CompileOptions) -> bool {
-    o.launcher
-        .first()
-        .and_then(|l| Path::new(l).file_stem())
-        .is_some_and(|s| s == "ccache")
 }
 
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
