@@ -1188,3 +1188,53 @@ fn cuda_compiler_nvcc_and_cmake_cuda_compiler() {
         "{listing:?}"
     );
 }
+
+/// `CMAKE_HIP_COMPILER_LAUNCHER`, else `CMAKE_CXX_COMPILER_LAUNCHER`, is put in front of every
+/// device compile of `offload_add_fatbin` (as `OFFLOAD_BUILD_LAUNCHER`, over the
+/// environment's).
+#[test]
+fn compiler_launcher_variables_reach_the_device_compiles() {
+    let ex = Example::new();
+    let proj = ex.path("launch");
+    write_project(
+        &proj,
+        &format!(
+            "{}offload_add_fatbin(k SOURCES a.hip ARCHITECTURES gfx90a EMBED FATBIN)\n\
+             add_custom_target(all_k ALL DEPENDS k_offload_build)\n",
+            include_module()
+        ),
+    );
+    write_trivial_kernels(&proj, &["a"]);
+    for (i, var) in ["CMAKE_HIP_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER"]
+        .iter()
+        .enumerate()
+    {
+        let build = ex.path(&format!("build-{i}"));
+        let launcher = ex.path("count.sh").display().to_string();
+        let mut c = ex.cmake();
+        c.env_remove("OFFLOAD_BUILD_LAUNCHER");
+        let o = configure_project(c, &proj, &build)
+            .args(["-G", "Ninja"])
+            .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+            .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
+            .arg(format!("-D{var}={launcher}"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let mut c = ex.cmake();
+        let o = c
+            .env_remove("OFFLOAD_BUILD_LAUNCHER")
+            .arg("--build")
+            .arg(&build)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let log = std::fs::read_to_string(ex.path("compiles.log")).unwrap_or_default();
+        let _ = std::fs::remove_file(ex.path("compiles.log"));
+        assert!(
+            log.lines()
+                .any(|l| l.starts_with("start ") && l.contains("a.hip")),
+            "{var}: {log}"
+        );
+    }
+}

@@ -99,6 +99,10 @@
 //! - `readme`: the README's quick start (`Cargo.toml`, `build.rs`, `main.rs`) and its
 //!   `CMakeLists.txt`, copied verbatim into a fresh crate and project and built with Debian's
 //!   ROCm 5.2.
+//! - `launchers`: sccache and ccache for real in front of the device compiles (HIP with clang
+//!   22 and with Debian's ROCm): a second checkout's compiles are all hits, also through
+//!   sccache with a Redis store shared by two simulated machines; two checkouts build the
+//!   same bytes (HIP and CUDA, nvcc and clang).
 //! - `rocm`: ordinary HIP sources (`hip_runtime.h`, `__shared__`, `expf`) with Debian's ROCm
 //!   5.2 and its clang 15: a crate outside the repository built with `cargo` for three
 //!   archs, the same sources through `offload_add_fatbin`, ocml in the code objects, the HIP
@@ -199,6 +203,7 @@ mod hostobj_crates;
 mod hostobj_fixtures;
 mod inspect_cli;
 mod kernel_names;
+mod launchers;
 mod memory_limits;
 mod nvcc;
 mod nvfatbin;

@@ -62,6 +62,9 @@
 #   architectures that printed it ("[gfx90a, gfx1100] k.hip:3:5: warning: ..."), and one
 #   progress line per finished device compile ("[3/14] gfx90a k.hip 2.1 s"). NO_WARNINGS
 #   compiles with -w; WARNINGS_INTO_ERRORS with -Werror; QUIET drops the progress lines.
+#   Compiler launcher: CMAKE_HIP_COMPILER_LAUNCHER (CUDA: CMAKE_CUDA_COMPILER_LAUNCHER), else
+#   CMAKE_CXX_COMPILER_LAUNCHER (ccache, sccache), put in front of every device compile
+#   (OFFLOAD_BUILD_LAUNCHER); see the README's "Compiler caches" for what each tool caches.
 #   Ninja shows a command's output when it ends; USES_TERMINAL runs it in Ninja's console
 #   pool so the progress lines appear as they come (not with JOB_POOL).
 #
@@ -501,10 +504,24 @@ function(_offload_add_fatbin_command target)
   if(NOT _EMBED STREQUAL "FATBIN")
     set(_header BYPRODUCTS "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build/${target}_kernels.h")
   endif()
+  # A compiler launcher (ccache, sccache) in front of every device compile: the language's
+  # CMAKE_<LANG>_COMPILER_LAUNCHER, else CMAKE_CXX_COMPILER_LAUNCHER, passed to the command
+  # as OFFLOAD_BUILD_LAUNCHER (a list: program and arguments, joined by spaces).
+  set(_launcher "")
+  foreach(_v CMAKE_${_LANGUAGE}_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER)
+    if(NOT _launcher AND ${_v})
+      list(JOIN ${_v} " " _launcher)
+    endif()
+  endforeach()
+  set(_run "${OFFLOAD_BUILD_EXECUTABLE}")
+  if(_launcher)
+    set(_run "${CMAKE_COMMAND}" -E env "OFFLOAD_BUILD_LAUNCHER=${_launcher}"
+      "${OFFLOAD_BUILD_EXECUTABLE}")
+  endif()
   add_custom_command(
     OUTPUT "${_OUTPUT}"
     ${_header}
-    COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
+    COMMAND ${_run} ${_args}
     DEPENDS ${_SOURCES} "${OFFLOAD_BUILD_EXECUTABLE}"
     DEPFILE "${_depfile}"
     ${_pool}

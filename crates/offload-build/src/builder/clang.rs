@@ -48,6 +48,10 @@ pub(crate) struct CompileOptions {
     pub min_ptx_isa: bool,
     /// nvcc's host compiler (`-ccbin <path>`), when the environment chooses one.
     pub host_compiler: Vec<OsString>,
+    /// The directory the device compiles run in, with the paths under it spelled relative
+    /// to it ([`Command::to_command`]): the build's root (`CARGO_MANIFEST_DIR`, else the
+    /// current directory), so that two checkouts give the same commands and bytes.
+    pub root: PathBuf,
 }
 
 /// One planned (source, architecture) compile: its commands, outputs and cache files.
@@ -89,6 +93,14 @@ pub(crate) const OUT: &str = "<out>";
 /// The placeholder of a compile's depfile in its arguments.
 pub(crate) const DEP: &str = "<depfile>";
 
+/// Whether the launcher's program is `name` (`sccache`, `ccache`), by its file stem.
+pub(crate) fn launched_by(launcher: &[OsString], name: &str) -> bool {
+    launcher
+        .first()
+        .and_then(|l| Path::new(l).file_stem())
+        .is_some_and(|s| s == name)
+}
+
 /// The device compile's arguments up to the user's flags (no source, output or depfile), and
 /// the position of the optimization flag.
 pub(crate) fn device_args(
@@ -118,8 +130,21 @@ pub(crate) fn device_args(
             c.add_arg("--cuda-device-only");
             c.add_args(super::cuda_toolkit::clang_args(tc));
             if let Some(v) = arch.min_ptx().filter(|_| o.min_ptx_isa) {
-                c.add_args(["-Xclang", "-target-feature", "-Xclang"]);
-                c.add_arg(format!("+ptx{v}"));
+                // The driver's spelling where clang has one (the same `-target-feature` for
+                // cc1): sccache refuses to cache a command with `-Xclang` pairs it does not
+                // know.
+                if tc.major >= 17 {
+                    c.add_arg(format!("--cuda-feature=+ptx{v}"));
+                } else {
+                    c.add_args(["-Xclang", "-target-feature", "-Xclang"]);
+                    c.add_arg(format!("+ptx{v}"));
+                }
+            }
+            if launched_by(&o.launcher, "sccache") {
+                // sccache caches a command only with `-c`; clang's `-S` wins (the same PTX),
+                // and its complaint that `-c` is unused is this crate's, not the user's: never
+                // an error, and left out of the warnings (`diag::clean`).
+                c.add_args(["-c", "-Wno-error=unused-command-line-argument"]);
             }
             c.add_arg("-S");
         }
@@ -127,7 +152,9 @@ pub(crate) fn device_args(
     let opt_at = c.args.len();
     c.add_arg(&o.opt_flag);
     if o.debug {
-        c.add_arg("-g");
+        // The compilation directory the debug information names: the root the compile runs
+        // in, spelled `.`, as every path under it.
+        c.add_args(["-g", "-fdebug-compilation-dir=."]);
     }
     for i in &o.includes {
         c.add_arg(format!("-I{}", i.display()));
@@ -162,18 +189,46 @@ pub(crate) fn compile_job(
         (Language::Hip, true) => "bc",
         (Language::Cuda, _) => "ptx",
     };
-    let (mut job, key) = new_job(o, tc, cache_dir, source, arch, rdc, args, first_ext);
+    let (mut job, _) = new_job(o, tc, cache_dir, source, arch, rdc, args, first_ext);
     let compile = &mut job.steps[0];
     if o.cuid_from_key {
+        let cuid = cuid(tc, compile, source);
         compile
             .args
-            .insert(opt_at, OsString::from(format!("-cuid={key:032x}")));
+            .insert(opt_at, OsString::from(format!("-cuid={cuid:032x}")));
     }
     compile.depfile = o.depfile_in_compile.then(|| job.depfile.clone());
     job.deps_only = deps_only(compile, &tc.clang, &job.depfile);
     let first_out = compile.outputs[0].clone();
     add_later_steps(&mut job, o, tc, first_out);
     job
+}
+
+/// The HIP compilation unit ID of `compile` (clang's `__hip_cuid_*` symbol, unique per
+/// translation unit of a link): a key over the compiler's version, the command as it runs (paths
+/// under the root relative) and the source's content. Neither the checkout's directory nor the
+/// compiler's file stamp enters it, so two checkouts or machines compile the same bytes, and a
+/// compiler cache sees the same command.
+fn cuid(tc: &Toolchain, compile: &Command, source: &Path) -> u128 {
+    let mut k = KeyBuilder::new(Domain::Cuid);
+    k.str(&tc.version);
+    let content = std::fs::read(source).map_or(0, |d| xxhash_rust::xxh3::xxh3_128(&d));
+    // The output and depfile lie in the cache directory: their names do not reach the code.
+    let cache = compile.outputs.first().and_then(|o| o.parent());
+    let root = compile.dir.as_deref().unwrap_or(Path::new(""));
+    let mut run = Command::new(&compile.program);
+    run.args = compile
+        .args
+        .iter()
+        .filter(|a| !cache.is_some_and(|c| Path::new(a).starts_with(c)))
+        .map(|a| super::command::relative_arg(a, root))
+        .collect();
+    run.inputs = vec![PathBuf::from(super::command::relative_arg(
+        source.as_os_str(),
+        root,
+    ))];
+    run.add_to_key(&mut k, |_| Some(content));
+    k.finish()
 }
 
 /// A compile job of one command, `args` (with the [`OUT`] and [`DEP`] placeholders), run by
@@ -195,9 +250,10 @@ pub(crate) fn new_job(
     compile.launcher = o.launcher.clone();
     compile.args = args;
     compile.env = o.env.clone();
-    // The job key: compiler identity, launcher, arguments (with placeholders for paths).
+    compile.dir = Some(o.root.clone());
+    // The job key: compiler identity, launcher, root, arguments (with placeholders for paths).
     let mut k = KeyBuilder::new(Domain::Job);
-    k.u128(tc.identity);
+    k.u128(tc.identity).os(o.root.as_os_str());
     compile.add_to_key(&mut k, |_| None);
     let key = k.finish();
     let stem = source
@@ -258,6 +314,7 @@ fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, fir
 pub(crate) fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
     let mut c = Command::new(clang);
     c.env = compile.env.clone();
+    c.dir = compile.dir.clone();
     c.inputs = compile.inputs.clone();
     let mut skip = 0;
     for a in &compile.args {

@@ -26,6 +26,9 @@ pub struct Command {
     pub(crate) inputs: Vec<PathBuf>,
     pub(crate) outputs: Vec<PathBuf>,
     pub(crate) depfile: Option<PathBuf>,
+    /// The working directory it runs in, where its arguments naming paths under it are
+    /// spelled relative to it (see [`Command::to_command`]); `None`: this process's.
+    pub(crate) dir: Option<PathBuf>,
 }
 
 impl Command {
@@ -39,6 +42,7 @@ impl Command {
             inputs: Vec::new(),
             outputs: Vec::new(),
             depfile: None,
+            dir: None,
         }
     }
 
@@ -88,10 +92,32 @@ impl Command {
     }
 
     /// A [`std::process::Command`] that runs it (launcher first, environment applied).
+    ///
+    /// A device compile runs in the build's root directory (`CARGO_MANIFEST_DIR`, else the
+    /// current directory), with every argument that names a path under it (the source, `-I`
+    /// directories, outputs) spelled relative to it: the command line, what the compiler
+    /// writes into the code (`__FILE__`) and what a compiler cache hashes are then the same
+    /// in every checkout. [`Command::args`] keeps the absolute paths.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// let mut b = offload_build::builder::Build::new();
+    /// b.file("k.hip").arch("gfx90a");
+    /// let status = b.get_compiler().to_command().arg("--version").status();
+    /// ```
     pub fn to_command(&self) -> std::process::Command {
-        let argv = self.argv();
+        let mut argv = self.launcher.clone();
+        argv.push(self.program.clone().into_os_string());
+        match &self.dir {
+            Some(dir) => argv.extend(self.args.iter().map(|a| relative_arg(a, dir))),
+            None => argv.extend(self.args.iter().cloned()),
+        }
         let mut cmd = std::process::Command::new(&argv[0]);
         cmd.args(&argv[1..]);
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
         for (k, v) in &self.env {
             match v {
                 Some(v) => cmd.env(k, v),
@@ -147,11 +173,38 @@ impl Command {
     }
 }
 
+/// `arg` with the path it names (itself, or after `-I`) relative to `dir` when it lies under
+/// `dir`; any other argument (and one that is not UTF-8) as it is.
+pub(crate) fn relative_arg(arg: &OsStr, dir: &Path) -> OsString {
+    let Some(text) = arg.to_str() else {
+        return arg.to_os_string();
+    };
+    let (flag, path) = match text.strip_prefix("-I") {
+        Some(rest) => ("-I", Path::new(rest)),
+        None => ("", Path::new(text)),
+    };
+    match path.strip_prefix(dir) {
+        Ok(rel) if path.is_absolute() => {
+            let rel = if rel.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                rel
+            };
+            let mut out = OsString::from(flag);
+            out.push(rel);
+            out
+        }
+        _ => arg.to_os_string(),
+    }
+}
+
 /// What a key is for; its tag starts the key, so keys of different kinds never collide.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Domain {
-    /// A (source, architecture) compile job: its cache files and `-cuid`.
+    /// A (source, architecture) compile job: its cache files.
     Job,
+    /// A HIP compile's `-cuid`: its command as it runs and its source's content.
+    Cuid,
     /// A device link: its cached code object.
     Link,
     /// What the compiler said about itself (`--version`, `--print-supported-cpus`), by its
@@ -181,13 +234,14 @@ pub(crate) enum Domain {
 impl Domain {
     fn tag(self) -> &'static [u8] {
         match self {
-            Domain::Job => b"offload-build job 2",
+            Domain::Job => b"offload-build job 3",
+            Domain::Cuid => b"offload-build cuid 1",
             Domain::Link => b"offload-build link 2",
             Domain::CompilerStamp => b"offload-build compiler 1",
             Domain::Toolchain => b"offload-build toolchain 1",
             Domain::CudaToolkit => b"offload-build cuda toolkit 1",
             Domain::HipConfig => b"offload-build hipconfig 1",
-            Domain::HostSymbols => b"offload-build host symbols 1",
+            Domain::HostSymbols => b"offload-build host symbols 2",
             Domain::CrashLog => b"offload-build crash 1",
             Domain::FlagProbe => b"offload-build flag probe 1",
             Domain::Context => b"offload-build context 1",

@@ -473,7 +473,11 @@ impl Runner<'_> {
             }
             Err(RunError::Stopped) => return Err(Error::Stopped),
         };
-        let stderr = diag::clean(&String::from_utf8_lossy(&out.stderr), depfile);
+        let mut printed = String::from_utf8_lossy(&out.stderr).into_owned();
+        if let Some(dir) = &cmd.dir {
+            printed = diag::absolute_names(&printed, dir);
+        }
+        let stderr = diag::clean(&printed, depfile);
         if out.status.success() {
             return Ok(stderr);
         }
@@ -569,6 +573,23 @@ impl Runner<'_> {
                         source.display()
                     ),
                 })
+            }
+            Ok(printed) if cmd.outputs.iter().all(|o| o.is_file()) => Ok(printed),
+            Ok(_) => {
+                // A launcher that says it succeeded but wrote no output (sccache 0.16 with
+                // nvcc's `-ptx`): the compile runs again without it, once per job.
+                let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+                let w = format!(
+                    "offload-build: the compiler launcher `{launcher}` exited successfully \
+                     without writing the output of {} (it does not support this compile): \
+                     compiled without it",
+                    cmd.program.display()
+                );
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+                drop(warnings);
+                self.exec(&cmd.without_launcher(), arch, Some(source), Some(depfile))
             }
             other => other,
         }
@@ -743,8 +764,11 @@ impl Runner<'_> {
             let dep = if dep.is_absolute() {
                 dep
             } else {
-                // The compiler ran in this process's working directory.
-                std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep)
+                // The compiler ran in the job's directory (the root), else in this process's.
+                match &job.steps[0].dir {
+                    Some(d) => d.join(&dep),
+                    None => std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep),
+                }
             };
             // A name with a backslash, which clang listed with a `/` instead.
             let dep = cache::restore_backslashes(&dep).unwrap_or(dep);

@@ -46,8 +46,9 @@ impl fmt::Display for Diagnostic {
 
 /// The lines of a job's standard error worth keeping: carriage returns and empty lines
 /// dropped, and the driver's complaint about the depfile flags (`argument unused during
-/// compilation: '-MF <depfile>'`, from compilers that ignore `-MD` for device-only compiles)
-/// left out, since those flags are this crate's, not the user's.
+/// compilation: '-MF <depfile>'`, from compilers that ignore `-MD` for device-only compiles,
+/// and the same of `-c`, which a CUDA compile to PTX carries for sccache) left out, since
+/// those flags are this crate's, not the user's.
 pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
     let spurious = depfile.map(|d| {
         [
@@ -59,6 +60,8 @@ pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
         .lines()
         .map(|l| l.trim_end_matches('\r'))
         .filter(|l| !l.trim().is_empty())
+        // The `-c` a sccache-launched CUDA compile to PTX carries for sccache's sake.
+        .filter(|l| !l.contains("argument unused during compilation: '-c'"))
         .filter(|l| {
             spurious
                 .as_ref()
@@ -66,6 +69,33 @@ pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// `stderr` with the relative file names that start its lines (`k.hip:3:5: warning: …`,
+/// `In file included from include/a.h:2:`) made absolute under `dir`, the directory the
+/// compiler ran in with paths relative to it ([`super::command::Command::to_command`]): the
+/// messages name the files as the user's build does.
+pub(crate) fn absolute_names(stderr: &str, dir: &Path) -> String {
+    let mut out = String::with_capacity(stderr.len());
+    for line in stderr.split_inclusive('\n') {
+        let (lead, rest) = match line.strip_prefix("In file included from ") {
+            Some(rest) => ("In file included from ", rest),
+            None => match line.strip_prefix("                 from ") {
+                Some(rest) => ("                 from ", rest),
+                None => ("", line),
+            },
+        };
+        let name = rest.split(':').next().unwrap_or_default();
+        let p = Path::new(name);
+        if !name.is_empty() && p.is_relative() && !name.starts_with(' ') && dir.join(p).is_file() {
+            out.push_str(lead);
+            out.push_str(&dir.join(p).display().to_string());
+            out.push_str(&rest[name.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// `1 warning generated.`, `2 warnings and 1 error generated when compiling for gfx90a.`

@@ -55,10 +55,12 @@ pub(crate) struct EmbedRequest<'a> {
 /// declare them (`extern "C" char vector_add;`). The bundle's start,
 /// `__offload_build_<hash>_fatbin`, is unique in both cases.
 ///
-/// The hash (64 bits of a [`KeyBuilder`] key) covers the package name and version, the build name, the target
-/// and the output directory: its last two components under Cargo
+/// The hash (64 bits of a [`KeyBuilder`] key) covers the package name and version, the build
+/// name and the target; under Cargo the output directory's last two components
 /// (`<package>-<metadata hash>/out`, unique in a build graph and the same wherever the
-/// checkout lives), the whole path otherwise.
+/// checkout lives), otherwise the container's content (so that the same sources give the
+/// same bytes in any checkout and output directory, and two different builds of one name
+/// still get distinct symbols).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct HostSymbols {
     /// The library's link name, `<name>-<hash>` (the file is `lib<link_name>.a`).
@@ -70,13 +72,14 @@ pub(crate) struct HostSymbols {
 }
 
 impl HostSymbols {
-    /// The symbols of build `name` writing into `out_dir`; `package` is Cargo's
+    /// The symbols of build `name` writing `container` into `out_dir`; `package` is Cargo's
     /// `CARGO_PKG_NAME` and `CARGO_PKG_VERSION` (`None` outside Cargo).
     pub(crate) fn new(
         package: Option<(&str, &str)>,
         name: &str,
         target: &str,
         out_dir: &Path,
+        container: &[u8],
     ) -> HostSymbols {
         let mut key = KeyBuilder::new(Domain::HostSymbols);
         for part in [
@@ -87,14 +90,18 @@ impl HostSymbols {
         ] {
             key.str(part);
         }
-        let components: Vec<_> = out_dir.components().collect();
-        let dir: PathBuf = match package {
-            Some(_) => components[components.len().saturating_sub(2)..]
-                .iter()
-                .collect(),
-            None => out_dir.to_path_buf(),
-        };
-        key.str(&dir.to_string_lossy());
+        match package {
+            Some(_) => {
+                let components: Vec<_> = out_dir.components().collect();
+                let dir: PathBuf = components[components.len().saturating_sub(2)..]
+                    .iter()
+                    .collect();
+                key.str(&dir.to_string_lossy());
+            }
+            None => {
+                key.u128(xxhash_rust::xxh3::xxh3_128(container));
+            }
+        }
         let hash = format!("{:016x}", key.finish64());
         let base = format!("__offload_build_{hash}");
         HostSymbols {
@@ -206,6 +213,7 @@ mod tests {
             "kernels",
             t,
             Path::new("/x/target/debug/build/kernels-a-1f/out"),
+            b"",
         );
         // The same package in another checkout: the same symbols.
         let moved = HostSymbols::new(
@@ -213,6 +221,7 @@ mod tests {
             "kernels",
             t,
             Path::new("/y/t/debug/build/kernels-a-1f/out"),
+            b"",
         );
         assert_eq!(a, moved);
         assert!(a.link_name.starts_with("kernels-"));
@@ -231,30 +240,35 @@ mod tests {
                 "kernels",
                 t,
                 Path::new("/x/target/debug/build/kernels-a-1f/out"),
+                b"",
             ),
             HostSymbols::new(
                 Some(("kernels-a", "0.2.0")),
                 "kernels",
                 t,
                 Path::new("/x/target/debug/build/kernels-a-1f/out"),
+                b"",
             ),
             HostSymbols::new(
                 pkg,
                 "other",
                 t,
                 Path::new("/x/target/debug/build/kernels-a-1f/out"),
+                b"",
             ),
             HostSymbols::new(
                 pkg,
                 "kernels",
                 "aarch64-unknown-linux-gnu",
                 Path::new("/x/target/debug/build/kernels-a-1f/out"),
+                b"",
             ),
             HostSymbols::new(
                 pkg,
                 "kernels",
                 t,
                 Path::new("/x/target/debug/build/kernels-a-2e/out"),
+                b"",
             ),
         ];
         for o in &others {
@@ -262,13 +276,24 @@ mod tests {
             assert_ne!(o.fatbin, a.fatbin);
             assert_ne!(o.link_name, a.link_name);
         }
-        // Outside Cargo: handles named like the kernels, the whole directory hashed.
-        let cli = HostSymbols::new(None, "k", t, Path::new("/a/build/k.offload-build"));
-        let cli2 = HostSymbols::new(None, "k", t, Path::new("/b/build/k.offload-build"));
+    }
+
+    /// Outside Cargo: handles named like the kernels, the container's content hashed (not the
+    /// directory): the same build in another checkout or output directory gives the same
+    /// symbols, another container other ones.
+    #[test]
+    fn host_symbols_outside_cargo_follow_the_content_not_the_directory() {
+        let t = "x86_64-unknown-linux-gnu";
+        let cli =
+            |dir: &str, content: &[u8]| HostSymbols::new(None, "k", t, Path::new(dir), content);
+        let one = cli("/a/build/k.offload-build", b"bundle one");
         assert_eq!(
-            (cli.handle_prefix.as_str(), cli.handle("saxpy").as_str()),
+            (one.handle_prefix.as_str(), one.handle("saxpy").as_str()),
             ("", "saxpy")
         );
-        assert_ne!(cli.fatbin, cli2.fatbin);
+        assert_eq!(one, cli("/b/elsewhere/k.offload-build", b"bundle one"));
+        let two = cli("/a/build/k.offload-build", b"bundle two");
+        assert_ne!(one.fatbin, two.fatbin);
+        assert_ne!(one.link_name, two.link_name);
     }
 }

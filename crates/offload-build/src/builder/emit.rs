@@ -36,6 +36,7 @@ pub(crate) fn run(
         name,
         &target,
         &out.out_dir,
+        &packed.bytes,
     );
     let library = match plan.embed {
         Embed::FatbinOnly => None,

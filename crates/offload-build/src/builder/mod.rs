@@ -1432,6 +1432,7 @@ mod tests {
             "kernels",
             "x86_64-unknown-linux-gnu",
             Path::new("/t/debug/build/pkg-0123/out"),
+            b"",
         );
         let generated = rust_module::render(&rust_module::Generated {
             name: "kernels",

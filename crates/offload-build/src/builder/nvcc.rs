@@ -246,6 +246,12 @@ pub(crate) fn compile_job(
     arch: &Arch,
 ) -> CompileJob {
     let mut args = device_args(o, arch);
+    if super::clang::launched_by(&o.launcher, "ccache") {
+        // The same PTX (nvcc's last phase option wins), but ccache caches a command only
+        // with `-c`: without it ccache takes `-ptx` for a link. sccache 0.16 fails with it
+        // (it replays nvcc's steps and looks for a fatbinary), so only for ccache.
+        args.insert(1, OsString::from("-c"));
+    }
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
     let (mut job, _) = super::clang::new_job(o, tc, cache_dir, source, arch, false, args, "ptx");
@@ -278,6 +284,7 @@ pub(crate) fn compile_job(
 fn deps_only(compile: &Command, depfile: &Path) -> Command {
     let mut c = Command::new(&compile.program);
     c.env = compile.env.clone();
+    c.dir = compile.dir.clone();
     c.inputs = compile.inputs.clone();
     let mut skip = 0;
     for a in &compile.args {
@@ -286,7 +293,7 @@ fn deps_only(compile: &Command, depfile: &Path) -> Command {
             continue;
         }
         match a.to_str() {
-            Some("-ptx" | "-MD") => {}
+            Some("-ptx" | "-c" | "-MD") => {}
             Some("-o" | "-MF") => skip = 1,
             _ => {
                 c.add_arg(a);

@@ -581,6 +581,7 @@ pub(crate) fn compile_options(
         cuid_from_key,
         min_ptx_isa,
         host_compiler,
+        root: cwd.to_path_buf(),
     }
 }
 

@@ -678,7 +678,8 @@ mod tests {
     #[test]
     fn renders_lookups_and_a_header() {
         let kernels = strings(&["_Z5saxpyifPKfPf", "_Z5saxpyidPKdPd", "vadd"]);
-        let symbols = HostSymbols::new(None, "my-k", "x86_64-unknown-linux-gnu", "/o".as_ref());
+        let symbols =
+            HostSymbols::new(None, "my-k", "x86_64-unknown-linux-gnu", "/o".as_ref(), b"");
         let text = render(&Generated {
             name: "k",
             fatbin_file: "/out/k.hipfb",
@@ -720,6 +721,7 @@ mod tests {
             "k",
             "x86_64-unknown-linux-gnu",
             std::path::Path::new("/t/debug/build/pkg-0123/out"),
+            b"",
         );
         for embed in [Embed::FatbinOnly, Embed::HipObject] {
             let text = render(&Generated {
