@@ -106,6 +106,9 @@ impl Farm {
                 ("SCCACHE_SERVER_PORT".into(), client.to_string()),
                 ("SCCACHE_IDLE_TIMEOUT".into(), "300".into()),
                 ("SCCACHE_ERROR_LOG".into(), format!("{d}/client.log")),
+                // Warnings only: a compile the client could not distribute (and ran locally)
+                // says why in client.log.
+                ("SCCACHE_LOG".into(), "warn".into()),
             ],
         };
         farm.spawn("scheduler");
@@ -146,9 +149,23 @@ impl Farm {
         c.output().expect("sccache runs")
     }
 
-    /// Waits until the scheduler reports one build server (`sccache --dist-status`).
+    /// Waits until the build server is connected and the scheduler reports it to the client
+    /// (`sccache --dist-status`).
     fn wait_for_server(&self) {
         let start = Instant::now();
+        // The server's own word first: a client started before the scheduler answers waits
+        // 30 s to try again (`DIST_CLIENT_RECREATE_TIMEOUT` in sccache's `src/server.rs`).
+        while !std::fs::read_to_string(self.dir.join("server.log"))
+            .unwrap_or_default()
+            .contains("Server connected to scheduler")
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "the build server did not connect to the scheduler\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
         loop {
             let o = self.sccache(&["--dist-status"]);
             let text = String::from_utf8_lossy(&o.stdout).into_owned();
