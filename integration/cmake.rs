@@ -1238,3 +1238,58 @@ fn compiler_launcher_variables_reach_the_device_compiles() {
         );
     }
 }
+
+/// The same project in two checkouts (different directories), each configured into a build
+/// directory inside it: `offload_add_fatbin` writes byte-identical libraries and containers
+/// (its command runs in the top source directory, so offload-build spells the sources and
+/// include directories under it relative, and the `-cuid` of `-fgpu-rdc` HIP compiles and the
+/// host symbols do not depend on where the checkout is).
+#[test]
+fn two_checkouts_build_the_same_bytes_through_cmake() {
+    require("cmake");
+    require("ninja");
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut outputs = Vec::new();
+    for d in &dirs {
+        let proj = d.path().join("checkout");
+        write_project(
+            &proj,
+            &format!(
+                "{}offload_add_fatbin(k SOURCES a.hip b.hip ARCHITECTURES gfx90a gfx1100\n  \
+                 INCLUDE_DIRECTORIES inc)\n\
+                 offload_add_fatbin(k_fb SOURCES a.hip b.hip ARCHITECTURES gfx90a gfx1100\n  \
+                 INCLUDE_DIRECTORIES inc EMBED FATBIN)\n\
+                 add_custom_target(all_k ALL DEPENDS k_offload_build k_fb_offload_build)\n",
+                include_module()
+            ),
+        );
+        write_trivial_kernels(&proj, &["a", "b"]);
+        std::fs::create_dir_all(proj.join("inc")).unwrap();
+        std::fs::write(proj.join("inc/common.h"), "#define ONE 1\n").unwrap();
+        let build = proj.join("build");
+        let mut c = cmake();
+        c.env_remove("OFFLOAD_BUILD_LAUNCHER")
+            .env_remove("OFFLOAD_BUILD_CACHE_DIR");
+        let o = configure_project(c, &proj, &build)
+            .args(["-G", "Ninja"])
+            .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
+            .arg(format!("-DOFFLOAD_HIP_COMPILER={CLANG}"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let o = cmake()
+            .env_remove("OFFLOAD_BUILD_LAUNCHER")
+            .env_remove("OFFLOAD_BUILD_CACHE_DIR")
+            .arg("--build")
+            .arg(&build)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let read = |name: &str| {
+            std::fs::read(build.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        outputs.push((read("libk.a"), read("k_fb.hipfb")));
+    }
+    assert!(outputs[0].0 == outputs[1].0, "libk.a differs between checkouts");
+    assert!(outputs[0].1 == outputs[1].1, "k_fb.hipfb differs between checkouts");
+}

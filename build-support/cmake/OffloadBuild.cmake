@@ -525,7 +525,11 @@ function(_offload_add_fatbin_command target)
     DEPENDS ${_SOURCES} "${OFFLOAD_BUILD_EXECUTABLE}"
     DEPFILE "${_depfile}"
     ${_pool}
-    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+    # In the top source directory: offload-build takes its working directory as the build's
+    # root and spells the sources and include directories under it relative in the device
+    # compiles, so another checkout (another directory) compiles the same commands: the same
+    # bytes, and hits for a compiler cache (every path argument here is absolute).
+    WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     COMMENT "offload-build: ${target} (${_archs})"
     VERBATIM)
 endfunction()
