@@ -1,8 +1,39 @@
 //! Precompiled preambles (issue 25): where a source's preamble ends, and the commands that
 //! precompile it once per (compiler, architecture, flags, preamble) and use it in the device
 //! compile, with device code byte-identical to a compile without it. Part of the plan stage,
-//! like [`super::clang`]: these functions spell commands as data and run nothing; the jobs
-//! stage is not wired to them yet.
+//! like [`super::clang`]: these functions spell commands as data and run nothing. The plan
+//! (`plan.rs`, `pch_jobs_of`) gives every clang HIP compile job the PCH job of its preamble
+//! (one per key: sources sharing a preamble share it); the jobs stage (`compile.rs`) decides
+//! which are made, makes them and uses them.
+//!
+//! # In a build
+//!
+//! **When it pays.** Making a PCH costs about one parse of the preamble (about the compile
+//! itself for a small kernel), so one is made only where it is used again:
+//! - it is in the cache and fresh (its record: the headers it read, by content, and the PCH's
+//!   hash): used, whichever build or out-dir sharing the cache made it;
+//! - two or more compiles of this build use it (sources sharing their leading includes, for
+//!   one architecture): made first;
+//! - one compile uses it: made only when an earlier build compiled that preamble (its
+//!   `.seen` mark in the cache, left by the build that compiled it without); so a cold build
+//!   of one source costs what it did without PCH (the mark is an empty file), the build after
+//!   its first edit makes the PCH, and every later edit of a kernel body uses it.
+//!
+//! A PCH that clang refuses or warns about is not used; its `.refused` record beside it keeps
+//! what clang said (the one place this is told) and, while the headers it read are unchanged,
+//! keeps later builds from trying again.
+//!
+//! **Scheduling.** The PCH jobs start first; the compiles follow, the larger source first
+//! (those using a PCH, which parse less, last), each compile that uses a PCH as soon as that
+//! PCH is made (`jobs::run_after`); PCH jobs take jobserver tokens as compiles do, so no more
+//! processes run than the jobserver allows.
+//!
+//! **The compile.** Same job key, `-cuid` and files as without PCH, so both fill the same
+//! cache entry; its record lists the headers the PCH read (not the PCH nor its preamble
+//! file), so a header change recompiles it and makes the PCH again. A compile that fails or
+//! prints anything with the PCH runs again without it, and that result is the one used.
+//! `Build::pch(false)`, `OFFLOAD_BUILD_PCH=0`, `compile --no-pch` and CMake's `NO_PCH` turn
+//! all of this off; nvcc and CUDA get no PCH.
 //!
 //! # The mechanism, and why
 //!
@@ -512,8 +543,9 @@ pub(crate) fn flag_refuses_pch(flag: &OsStr) -> bool {
 /// One planned precompiled preamble: the preamble file to write, the command making the PCH
 /// from it, and the files named after its key in the cache directory.
 #[derive(Clone, Debug)]
-#[allow(dead_code)] // the depfile, record and key are for the jobs stage, not wired yet
 pub(crate) struct PchJob {
+    /// The architecture.
+    pub arch: Arch,
     /// The preamble's bytes (the source's first [`PchJob::len`] bytes).
     pub preamble: Vec<u8>,
     /// Where the jobs stage writes [`PchJob::preamble`] before the command runs (named
@@ -606,6 +638,7 @@ pub(crate) fn pch_job(
     }
     let deps_only = clang::deps_only(&c, &tc.clang, &depfile);
     Some(PchJob {
+        arch: arch.clone(),
         preamble,
         preamble_file,
         command: c,
