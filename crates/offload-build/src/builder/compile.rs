@@ -589,13 +589,21 @@ impl Runner<'_> {
         }
         let tmp = cache::JobDir::new(self.cache_dir)?;
         let _known = process::PrivateDir::new(self.processes, tmp.path());
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped); // the directory goes with `tmp`
+        }
         let private = |q: &Path| {
             (q == p.pch || q == p.depfile)
                 .then(|| tmp.path().join(q.file_name().unwrap_or_default()))
         };
         let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
         let cmd = p.command.map_paths(private);
-        let why = match self.exec(&cmd, &p.arch, Some(&p.preamble_file), Some(&depfile)) {
+        let result = self.exec(&cmd, &p.arch, Some(&p.preamble_file), Some(&depfile));
+        // A PCH killed with the build is no refusal, and nothing starts after it.
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        let why = match result {
             Err(Error::Stopped) => return Err(Error::Stopped),
             Ok(printed) if printed.is_empty() => None,
             Ok(printed) => Some(printed),
@@ -878,6 +886,9 @@ impl Runner<'_> {
         let tmp = cache::JobDir::new(self.cache_dir)?;
         // Removed on cancellation too (see `CancelToken`).
         let _known = process::PrivateDir::new(self.processes, tmp.path());
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped); // the directory goes with `tmp`
+        }
         let private = Private::new(job, tmp.path());
         let depfile = private.path(&job.depfile);
         let (stderr, images, used_pch) = self.run_steps(job, &private, &depfile, pch)?;
@@ -983,6 +994,7 @@ impl Runner<'_> {
             match self.exec(with_pch, &job.arch, Some(&job.source), Some(depfile)) {
                 Ok(printed) if printed.is_empty() => return (Ok(printed), true),
                 Err(Error::Stopped) => return (Err(Error::Stopped), false),
+                _ if self.processes.is_cancelled() => return (Err(Error::Stopped), false),
                 _ => {}
             }
         }
