@@ -84,10 +84,7 @@ impl Project {
             .env("CLANG", CLANG)
             .env("OFFLOAD_BUILD_LAUNCHER", self.path("count.sh"))
             .env("COUNT_LOG", self.log())
-            .jobserver(jobserver::Client::new(1).unwrap())
-            // The launcher counts source compiles; precompiled preambles (which it would
-            // count too) have their tests in integration/pch.rs.
-            .pch(false);
+            .jobserver(jobserver::Client::new(1).unwrap());
         let own = ["TEST_KERNELS_OFFLOAD_ARCH", "OFFLOAD_BUILD_MAX_JOBS"];
         for &var in crate::support::BUILD_ENV_VARS.iter().chain(&own) {
             b.env_remove(var);

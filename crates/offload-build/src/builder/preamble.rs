@@ -87,7 +87,7 @@
 //! the source), so C++20 and later turn the PCH off. With `-g` the code object differs
 //! (clang 15 and ROCm's headers: the debug entries of `using std::abs` and the like, read
 //! from the PCH, are missing), so debug information turns it off too. So the key is the whole
-//! PCH command (compiler identity, launcher, every flag and the architecture), the preamble
+//! PCH command (compiler identity, every flag and the architecture; the PCH is made without the launcher), the preamble
 //! bytes, and the source directory; the headers the PCH read are checked by content through
 //! its depfile, as a compile's are. Flags that change how a PCH is read (`-include`,
 //! `-imacros`, `-Xclang`, modules, `-save-temps`) or warnings a PCH would hide
@@ -551,7 +551,7 @@ pub(crate) struct PchJob {
     /// Where the jobs stage writes [`PchJob::preamble`] before the command runs (named
     /// after the key; its content never changes).
     pub preamble_file: PathBuf,
-    /// The command making the PCH (`-S -Xclang -emit-pch`), with the launcher.
+    /// The command making the PCH (`-S -Xclang -emit-pch`), without the launcher.
     pub command: Command,
     /// The host-side preprocessing of the preamble file that writes the depfile, for
     /// compilers that write none in a device-only compile (clang 22).
@@ -562,7 +562,7 @@ pub(crate) struct PchJob {
     pub depfile: PathBuf,
     /// Its cache record (as a compile job's: inputs' content, outputs, diagnostics).
     pub record: PathBuf,
-    /// The key: compiler identity, launcher, every argument, the preamble's bytes and the
+    /// The key: compiler identity, every argument, the preamble's bytes and the
     /// source directory (through `-iquote`).
     pub key: u128,
 }
@@ -608,8 +608,9 @@ pub(crate) fn pch_job(
         "-o".into(),
         clang::OUT.into(),
     ]);
+    // No launcher: the PCH is cached here by content already (and `sccache` or `ccache`
+    // cannot cache `-emit-pch`); the compile using it goes through the launcher.
     let mut c = Command::new(&tc.clang);
-    c.launcher = o.launcher.clone();
     c.env = o.env.clone();
     c.args = args;
     c.inputs = vec![stand_in];
