@@ -13,6 +13,9 @@
 //! is to rerun without PCH a compile that printed anything; see the module `preamble` of the
 //! build crate). The time of each step is printed, not
 //! asserted (`-- --nocapture`).
+//!
+//! Then builds through `Build` and `offload-build compile` with PCH on (the default), counted
+//! by `Compiled::pch_made`/`pch_used` (see the tests after `project`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
