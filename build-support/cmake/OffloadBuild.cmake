@@ -18,7 +18,7 @@
 #                    [COMPRESS] [CONTAINER BUNDLE|OFFLOAD_BINARY|CUDA_FATBIN] [EMBED OBJECT|FATBIN]
 #                    [COMPILER <clang|nvcc>] [CUDA_COMPILER nvcc|clang]
 #                    [JOB_POOL <pool>] [JOBS <n>] [TIMEOUT <seconds>] [PTXAS <ptxas>]
-#                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL])
+#                    [NO_WARNINGS] [WARNINGS_INTO_ERRORS] [QUIET] [USES_TERMINAL] [NO_PCH])
 #   Creates the INTERFACE library <target> to link: it links lib<target>.a, written by one
 #   custom command (Ninja and Makefiles; a depfile names every header, so a header edit
 #   recompiles only the sources that include it, for each architecture), and puts on the
@@ -67,6 +67,8 @@
 #   (OFFLOAD_BUILD_LAUNCHER); see the README's "Compiler caches" for what each tool caches.
 #   Ninja shows a command's output when it ends; USES_TERMINAL runs it in Ninja's console
 #   pool so the progress lines appear as they come (not with JOB_POOL).
+#   NO_PCH compiles without precompiled preambles (--no-pch; OFFLOAD_BUILD_PCH=0 in the
+#   command's environment does the same).
 #
 # offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
 #   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
@@ -245,7 +247,7 @@ endfunction()
 
 function(offload_add_fatbin target)
   cmake_parse_arguments(PARSE_ARGV 1 arg
-    "COMPRESS;NO_WARNINGS;WARNINGS_INTO_ERRORS;QUIET;USES_TERMINAL"
+    "COMPRESS;NO_WARNINGS;WARNINGS_INTO_ERRORS;QUIET;USES_TERMINAL;NO_PCH"
     "LANGUAGE;CONTAINER;EMBED;COMPILER;CUDA_COMPILER;JOB_POOL;JOBS;TIMEOUT;PTXAS"
     "SOURCES;ARCHITECTURES;INCLUDE_DIRECTORIES;COMPILE_DEFINITIONS;COMPILE_OPTIONS")
   foreach(_kw SOURCES ARCHITECTURES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS)
@@ -318,7 +320,8 @@ function(offload_add_fatbin target)
     OFFLOAD_NO_WARNINGS "${arg_NO_WARNINGS}"
     OFFLOAD_WARNINGS_INTO_ERRORS "${arg_WARNINGS_INTO_ERRORS}"
     OFFLOAD_QUIET "${arg_QUIET}"
-    OFFLOAD_USES_TERMINAL "${arg_USES_TERMINAL}")
+    OFFLOAD_USES_TERMINAL "${arg_USES_TERMINAL}"
+    OFFLOAD_NO_PCH "${arg_NO_PCH}")
   if(arg_EMBED STREQUAL "FATBIN")
     if(arg_CONTAINER STREQUAL "CUDA_FATBIN")
       set(_out "${CMAKE_CURRENT_BINARY_DIR}/${target}.fatbin")
@@ -397,7 +400,7 @@ endfunction()
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
       CONTAINER EMBED COMPILER CUDA_COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS
-      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL)
+      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
       set(_${_p} "")
@@ -487,6 +490,9 @@ function(_offload_add_fatbin_command target)
   endif()
   if(_WARNINGS_INTO_ERRORS)
     list(APPEND _args --warnings-into-errors)
+  endif()
+  if(_NO_PCH)
+    list(APPEND _args --no-pch)
   endif()
   if(_QUIET)
     list(APPEND _args --quiet)

@@ -73,4 +73,5 @@ pub const BUILD_ENV_VARS: &[&str] = &[
     "HIP_PATH",
     "HIPFLAGS",
     "OFFLOAD_BUILD_CACHE_DIR",
+    "OFFLOAD_BUILD_PCH",
 ];

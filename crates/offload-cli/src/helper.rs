@@ -11,6 +11,7 @@
 //!     [--container bundle|offload-binary|cuda-fatbin] [--compress] [--embed object|fatbin]
 //!     -o lib<name>.a|<name>.o|<name>.hipfb [--depfile FILE] [-j N] [--out-dir DIR]
 //!     [--no-warnings] [--warnings-into-errors] [--quiet] [--timeout SECS] [--ptxas PTXAS]
+//!     [--no-pch]
 //! offload-build compile --resolve [--archs "a;b"] [--compiler CLANG]
 //! ```
 //!
@@ -184,6 +185,9 @@ struct CompileArgs {
     /// (default: `OFFLOAD_BUILD_COMPILE_TIMEOUT`, else none).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    /// Compile without precompiled preambles (`Build::pch(false)`; see `OFFLOAD_BUILD_PCH`).
+    #[arg(long)]
+    no_pch: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -1051,7 +1055,8 @@ fn sources_and_flags(
 /// [`builder`]).
 fn run_settings(b: &mut offload_build::builder::Build, a: &CompileArgs) -> Result<(), Failure> {
     b.warnings(!a.no_warnings)
-        .warnings_into_errors(a.warnings_into_errors);
+        .warnings_into_errors(a.warnings_into_errors)
+        .pch(!a.no_pch);
     if !a.quiet {
         // On the building thread, as each compile finishes: live in CMake's output.
         b.on_progress(|p| {

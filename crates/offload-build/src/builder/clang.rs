@@ -76,6 +76,8 @@ pub(crate) struct CompileJob {
     pub record: PathBuf,
     /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
     pub base: PathBuf,
+    /// Its precompiled preamble: an index into [`super::plan::JobSettings::pch_jobs`].
+    pub pch: Option<usize>,
 }
 
 /// One planned device link: one architecture's relocatable objects into a code object.
@@ -282,6 +284,7 @@ pub(crate) fn new_job(
         depfile,
         record: base.with_extension("rec"),
         base,
+        pch: None,
     };
     (job, key)
 }

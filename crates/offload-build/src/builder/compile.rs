@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -30,6 +30,7 @@ use super::jobs;
 use super::lookup::Lookups;
 use super::pack::Piece;
 use super::plan::{JobSettings, Plan};
+use super::preamble::{self, PchJob};
 use super::process::{self, Processes, RunError};
 use super::tool::Toolchain;
 use super::{Progress, ProgressStep};
@@ -43,6 +44,10 @@ pub(crate) struct Built {
     pub jobs_run: usize,
     /// Jobs whose cached result was used.
     pub jobs_cached: usize,
+    /// Precompiled preambles made.
+    pub pch_made: usize,
+    /// Compiles that used a precompiled preamble.
+    pub pch_used: usize,
     /// What the compiler printed for the successful jobs (run or cached), deduplicated
     /// across architectures; empty when warnings are off ([`super::Build::warnings`]).
     pub diagnostics: Vec<Diagnostic>,
@@ -68,6 +73,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         lookups: Lookups::new(),
         no_depfile: AtomicBool::new(false),
         warnings: Mutex::new(Vec::new()),
+        pch_made: AtomicUsize::new(0),
     };
     let mut counter = Counter::new(settings);
     let mut outs = runner.compiles(settings, &mut counter)?;
@@ -88,8 +94,10 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     // include directories (hundreds of lines otherwise), so an edit of a system header is
     // caught by the next build that runs, not by Cargo.
     let system = tc.system_include_dirs();
+    built.pch_made = runner.pch_made.load(Ordering::Relaxed);
     for o in &mut outs {
         built.count(o.ran);
+        built.pch_used += usize::from(o.used_pch);
         for dep in o.deps.iter().skip(1) {
             let dep_abs = fs::lexical(&plan.cwd.join(dep));
             if !system.iter().any(|d| dep_abs.starts_with(d)) {
@@ -225,6 +233,63 @@ impl<'a> Counter<'a> {
     }
 }
 
+/// What becomes of a precompiled preamble in this build ([`Runner::pch_states`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PchState {
+    /// Not used: no compile of it runs, it will not pay, or clang refused it.
+    Off,
+    /// In the cache, fresh: used as it is.
+    Cached,
+    /// Made before the compiles that use it.
+    Make,
+}
+
+/// One job of the compile stage.
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    /// Making a precompiled preamble (an index into the plan's PCH jobs).
+    Pch(usize),
+    /// A compile (an index into the compiles to run).
+    Compile(usize),
+}
+
+/// A finished [`Work`].
+enum Done {
+    Pch,
+    Compile(usize, JobOut),
+}
+
+/// The order the jobs start in, and what each waits for (an index into that order): the
+/// precompiled preambles to make first, then the compiles, longest first (the larger source
+/// first; those that use a PCH, which parse less, after those that do not).
+fn schedule(states: &[PchState], to_run: &[&CompileJob]) -> (Vec<Work>, Vec<Option<usize>>) {
+    let mut work = Vec::new();
+    let mut at = vec![None; states.len()];
+    for (i, s) in states.iter().enumerate() {
+        if *s == PchState::Make {
+            at[i] = Some(work.len());
+            work.push(Work::Pch(i));
+        }
+    }
+    let mut after = vec![None; work.len()];
+    let sizes: Vec<u64> = to_run
+        .iter()
+        .map(|j| std::fs::metadata(&j.source).map_or(0, |m| m.len()))
+        .collect();
+    let with_pch = |j: &CompileJob| j.pch.is_some_and(|i| states[i] != PchState::Off);
+    let mut order: Vec<usize> = (0..to_run.len()).collect();
+    order.sort_by_key(|&k| (with_pch(to_run[k]), std::cmp::Reverse(sizes[k])));
+    for k in order {
+        work.push(Work::Compile(k));
+        after.push(to_run[k].pch.and_then(|i| at[i]));
+    }
+    (work, after)
+}
+
+/// What a job's steps printed, the content of each output, and whether the compile used a
+/// precompiled preamble.
+type StepsOut = (Vec<String>, Vec<Vec<u8>>, bool);
+
 /// What the runs share.
 struct Runner<'a> {
     processes: &'a Processes,
@@ -240,6 +305,8 @@ struct Runner<'a> {
     no_depfile: AtomicBool,
     /// Warnings for the build (damaged cached objects), in the order they came.
     warnings: Mutex<Vec<String>>,
+    /// Precompiled preambles made.
+    pch_made: AtomicUsize,
 }
 
 /// A finished device link.
@@ -268,6 +335,8 @@ struct JobOut {
     seconds: f64,
     /// What the compiler printed (cleaned; replayed from the record on a cache hit).
     stderr: Vec<String>,
+    /// Whether the compile used a precompiled preamble.
+    used_pch: bool,
 }
 
 impl JobOut {
@@ -289,6 +358,7 @@ impl JobOut {
             ran: seconds.is_some(),
             seconds: seconds.unwrap_or(0.0),
             stderr,
+            used_pch: false,
         }
     }
 }
@@ -386,7 +456,8 @@ fn target_mismatch(kind: ImageKind, arch: &Arch, data: &[u8]) -> Option<String> 
 
 impl Runner<'_> {
     /// The compile jobs: those whose cache record is fresh are done already; the others run
-    /// in parallel. Results in job order.
+    /// in parallel, after the precompiled preambles they use ([`Runner::pch_states`]), longest
+    /// first. Results in job order.
     fn compiles(
         &self,
         settings: &JobSettings,
@@ -407,24 +478,170 @@ impl Runner<'_> {
             .map(|j| j.arch.clone())
             .collect();
         counter.total = to_run.len() + counter.linked.len();
-        let job_list: Vec<jobs::Job<'_, JobOut>> = to_run
-            .into_iter()
-            .map(|job| Box::new(move || self.run_job(job)) as jobs::Job<'_, JobOut>)
+        let states = self.pch_states(&settings.pch_jobs, &to_run);
+        let usable: Vec<AtomicBool> = states
+            .iter()
+            .map(|s| AtomicBool::new(*s == PchState::Cached))
+            .collect();
+        let (work, after) = schedule(&states, &to_run);
+        let job_list: Vec<jobs::Job<'_, Done>> = work
+            .iter()
+            .map(|w| match *w {
+                Work::Pch(i) => {
+                    let (p, usable) = (&settings.pch_jobs[i], &usable[i]);
+                    Box::new(move || {
+                        let ok = self.run_pch(p)?;
+                        usable.store(ok, Ordering::SeqCst);
+                        Ok(Done::Pch)
+                    }) as jobs::Job<'_, Done>
+                }
+                Work::Compile(k) => {
+                    let job = to_run[k];
+                    let pch = job
+                        .pch
+                        .filter(|&i| states[i] != PchState::Off)
+                        .map(|i| (&settings.pch_jobs[i], &usable[i]));
+                    Box::new(move || {
+                        let pch = pch
+                            .filter(|(_, u)| u.load(Ordering::SeqCst))
+                            .map(|(p, _)| p);
+                        Ok(Done::Compile(k, self.run_job(job, pch)?))
+                    }) as jobs::Job<'_, Done>
+                }
+            })
             .collect();
         let client = settings.client.as_ref();
-        let mut ran = jobs::run(job_list, client, settings.max_jobs, &mut |o: &JobOut| {
-            counter.report(
-                &o.arch,
-                ProgressStep::Compile(o.source.clone()),
-                Some(o.seconds),
-            )
-        })?
-        .into_iter();
+        let done = jobs::run_after(job_list, &after, client, settings.max_jobs, &mut |d| {
+            if let Done::Compile(_, o) = d {
+                let step = ProgressStep::Compile(o.source.clone());
+                counter.report(&o.arch, step, Some(o.seconds));
+            }
+        })?;
+        let mut ran: Vec<Option<JobOut>> = (0..to_run.len()).map(|_| None).collect();
+        for d in done {
+            if let Done::Compile(k, o) = d {
+                ran[k] = Some(o);
+            }
+        }
+        let mut ran = ran.into_iter();
         slots
             .into_iter()
-            .map(|s| s.ok().or_else(|| ran.next()))
+            .map(|s| s.ok().or_else(|| ran.next().flatten()))
             .collect::<Option<_>>()
             .ok_or_else(|| Error::Config("a job did not run".into()))
+    }
+
+    /// What becomes of each precompiled preamble, given the compiles that run. One pays
+    /// where it is used again: a PCH fresh in the cache is used; one that two or more of
+    /// these compiles share is made; one that a single compile would use is made when an
+    /// earlier build compiled the same preamble (its `.seen` mark: the edit after a build),
+    /// else only marked, so that a cold build of one source is not slower. One that clang
+    /// refused (its `.refused` record, fresh) is not tried again.
+    fn pch_states(&self, pchs: &[PchJob], to_run: &[&CompileJob]) -> Vec<PchState> {
+        let mut users = vec![0usize; pchs.len()];
+        for i in to_run.iter().filter_map(|j| j.pch) {
+            users[i] += 1;
+        }
+        let states = pchs.iter().zip(users).map(|(p, n)| {
+            if n == 0 {
+                return PchState::Off;
+            }
+            if self.pch_cached(p) {
+                return PchState::Cached;
+            }
+            let refused = Record::load(&p.record.with_extension("refused"));
+            if refused.is_some_and(|r| r.is_fresh(&self.hashes)) {
+                return PchState::Off;
+            }
+            let seen = p.record.with_extension("seen");
+            if n >= 2 || seen.is_file() {
+                return PchState::Make;
+            }
+            let _ = fs::write_atomic(&seen, b"");
+            PchState::Off
+        });
+        states.collect()
+    }
+
+    /// Whether the PCH of `p` is in the cache, made from what its headers hold now.
+    fn pch_cached(&self, p: &PchJob) -> bool {
+        let Some(rec) = Record::load(&p.record) else {
+            return false;
+        };
+        let deps: Vec<PathBuf> = rec.deps.iter().map(|(d, _)| d.clone()).collect();
+        rec.is_fresh(&self.hashes)
+            && rec.context == self.lookups.context(&p.command, &p.preamble_file, &deps)
+            && rec.outputs.first().map(|o| o.2) == self.hashes.file(&p.pch)
+    }
+
+    /// Makes the PCH of `p` (in a private directory, as a compile): whether it can be used.
+    /// It can when clang succeeded and printed nothing; otherwise what clang said is kept in
+    /// the `.refused` record beside it (the one place a refusal is told), and the compiles
+    /// run without it.
+    fn run_pch(&self, p: &PchJob) -> Result<bool, Error> {
+        if self.pch_cached(p) {
+            return Ok(true);
+        }
+        let started = SystemTime::now();
+        if std::fs::read(&p.preamble_file).ok().as_deref() != Some(p.preamble.as_slice()) {
+            fs::write_atomic(&p.preamble_file, &p.preamble)?;
+            self.hashes.forget(&p.preamble_file);
+        }
+        let tmp = cache::JobDir::new(self.cache_dir)?;
+        let _known = process::PrivateDir::new(self.processes, tmp.path());
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped); // the directory goes with `tmp`
+        }
+        let private = |q: &Path| {
+            (q == p.pch || q == p.depfile)
+                .then(|| tmp.path().join(q.file_name().unwrap_or_default()))
+        };
+        let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
+        let cmd = p.command.map_paths(private);
+        let result = self.exec(&cmd, &p.arch, Some(&p.preamble_file), Some(&depfile));
+        // A PCH killed with the build is no refusal, and nothing starts after it.
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        let why = match result {
+            Err(Error::Stopped) => return Err(Error::Stopped),
+            Ok(printed) if printed.is_empty() => None,
+            Ok(printed) => Some(printed),
+            Err(e) => Some(e.to_string().lines().map(str::to_string).collect()),
+        };
+        if !depfile.is_file() {
+            let _ = self.exec(&p.deps_only.map_paths(private), &p.arch, None, None);
+        }
+        let mut deps = self.read_deps(&p.preamble_file, &depfile, p.command.dir.as_deref());
+        // The preamble file was just written (its content is known; the depfile may name it
+        // again, absolute); the headers must not have changed since the PCH began.
+        let preamble_name = p.preamble_file.file_name();
+        deps.retain(|d| d == &p.preamble_file || d.file_name() != preamble_name);
+        let Some(headers) = self.hashed(&deps[1..], started) else {
+            return Ok(false);
+        };
+        let mut hashed = vec![(p.preamble_file.clone(), xxh3_128(&p.preamble))];
+        hashed.extend(headers);
+        let mut rec = Record {
+            context: self.lookups.context(&p.command, &p.preamble_file, &deps),
+            outputs: Vec::new(),
+            deps: hashed,
+            stderr: Vec::new(),
+        };
+        if let Some(why) = why {
+            rec.stderr = why;
+            let _ = rec.store(&p.record.with_extension("refused"));
+            return Ok(false);
+        }
+        let written = tmp.path().join(p.pch.file_name().unwrap_or_default());
+        let data = std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
+        rec.outputs
+            .push((p.pch.clone(), data.len() as u64, xxh3_128(&data)));
+        self.hashes.forget(&p.pch);
+        std::fs::rename(&written, &p.pch).map_err(|e| Error::io("renaming", &written, e))?;
+        rec.store(&p.record)?;
+        self.pch_made.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
     }
 
     /// The device links, in parallel.
@@ -662,17 +879,25 @@ impl Runner<'_> {
             rec.outputs
                 .push((out.clone(), data.len() as u64, xxh3_128(data)));
         }
+        rec.deps = self.hashed(deps, started)?;
+        Some(rec)
+    }
+
+    /// Each of `deps` that exists with its content hash as a job that started at `started`
+    /// read it; `None` when one changed since.
+    fn hashed(&self, deps: &[PathBuf], started: SystemTime) -> Option<Vec<(PathBuf, u128)>> {
+        let mut out = Vec::new();
         for dep in deps {
             if let Some(h) = self.hashes.as_read_since(dep, started).ok()? {
-                rec.deps.push((dep.clone(), h));
+                out.push((dep.clone(), h));
             }
         }
-        Some(rec)
+        Some(out)
     }
 
     /// Runs a compile job: its steps in a private directory, each output checked as soon as
     /// it is written, then moved into place, and the cache record written.
-    fn run_job(&self, job: &CompileJob) -> Result<JobOut, Error> {
+    fn run_job(&self, job: &CompileJob, pch: Option<&PchJob>) -> Result<JobOut, Error> {
         let start = Instant::now();
         let started = SystemTime::now();
         let _ = std::fs::remove_file(&job.record);
@@ -682,9 +907,12 @@ impl Runner<'_> {
         let tmp = cache::JobDir::new(self.cache_dir)?;
         // Removed on cancellation too (see `CancelToken`).
         let _known = process::PrivateDir::new(self.processes, tmp.path());
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped); // the directory goes with `tmp`
+        }
         let private = Private::new(job, tmp.path());
         let depfile = private.path(&job.depfile);
-        let (stderr, images) = self.run_steps(job, &private, &depfile)?;
+        let (stderr, images, used_pch) = self.run_steps(job, &private, &depfile, pch)?;
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
         if !depfile.is_file() {
@@ -696,17 +924,30 @@ impl Runner<'_> {
             self.hashes.forget(out);
             std::fs::rename(&written, out).map_err(|e| Error::io("renaming", &written, e))?;
         }
-        let deps = self.read_deps(job, &depfile);
-        if let Some(rec) = self.record_of(job, &deps, &images, started, &stderr) {
-            rec.store(&job.record)?;
+        let mut deps = self.read_deps(&job.source, &depfile, job.steps[0].dir.as_deref());
+        // With a PCH: the headers it read, not the PCH and its preamble file (named after
+        // their key); unknown headers leave the result unrecorded.
+        let pch_deps = pch.filter(|_| used_pch).map(|p| {
+            let ours = [p.pch.file_name(), p.preamble_file.file_name()];
+            deps.retain(|d| !ours.contains(&d.file_name()));
+            Record::load(&p.record).map(|r| r.deps)
+        });
+        if let Some(Some(pch_deps)) = &pch_deps {
+            for (d, _) in pch_deps.iter().skip(1) {
+                if !deps.contains(d) {
+                    deps.push(d.clone());
+                }
+            }
         }
-        Ok(JobOut::of(
-            job,
-            images,
-            deps,
-            stderr,
-            Some(start.elapsed().as_secs_f64()),
-        ))
+        if !matches!(pch_deps, Some(None)) {
+            if let Some(rec) = self.record_of(job, &deps, &images, started, &stderr) {
+                rec.store(&job.record)?;
+            }
+        }
+        let seconds = Some(start.elapsed().as_secs_f64());
+        let mut out = JobOut::of(job, images, deps, stderr, seconds);
+        out.used_pch = used_pch;
+        Ok(out)
     }
 
     /// Runs the job's steps in its private directory; each output is checked to be the device
@@ -716,14 +957,20 @@ impl Runner<'_> {
         job: &CompileJob,
         private: &Private<'_>,
         depfile: &Path,
-    ) -> Result<(Vec<String>, Vec<Vec<u8>>), Error> {
+        pch: Option<&PchJob>,
+    ) -> Result<StepsOut, Error> {
         let mut images = vec![Vec::new(); job.outputs.len()];
         let mut checked = vec![false; job.outputs.len()];
         let mut stderr = Vec::new();
+        let mut used_pch = false;
         for (i, step) in job.steps.iter().enumerate() {
             let cmd = step.map_paths(|p| private.map(p));
             let printed = if i == 0 {
-                self.exec_launched(&cmd, &job.arch, &job.source, depfile)
+                let with_pch = pch.map(|p| preamble::compile_with_pch(job, p));
+                let with_pch = with_pch.map(|c| c.map_paths(|p| private.map(p)));
+                let (printed, used) = self.first_step(job, &cmd, with_pch.as_ref(), depfile);
+                used_pch = used;
+                printed
             } else {
                 self.exec(&cmd, &job.arch, Some(&job.source), Some(depfile))
             };
@@ -750,22 +997,46 @@ impl Runner<'_> {
                 images[j] = data;
             }
         }
-        Ok((stderr, images))
+        Ok((stderr, images, used_pch))
     }
 
-    /// The job's inputs: the source, then every file its depfile names.
-    fn read_deps(&self, job: &CompileJob, depfile: &Path) -> Vec<PathBuf> {
+    /// The compile: with the precompiled preamble when there is one, and its result used
+    /// only when it succeeded and printed nothing; otherwise (or without) the compile as
+    /// planned, whose result and diagnostics are those of a build without PCH. Whether the
+    /// PCH was used.
+    fn first_step(
+        &self,
+        job: &CompileJob,
+        cmd: &Command,
+        with_pch: Option<&Command>,
+        depfile: &Path,
+    ) -> (Result<Vec<String>, Error>, bool) {
+        if let Some(with_pch) = with_pch {
+            match self.exec(with_pch, &job.arch, Some(&job.source), Some(depfile)) {
+                Ok(printed) if printed.is_empty() => return (Ok(printed), true),
+                Err(Error::Stopped) => return (Err(Error::Stopped), false),
+                _ if self.processes.is_cancelled() => return (Err(Error::Stopped), false),
+                _ => {}
+            }
+        }
+        let printed = self.exec_launched(cmd, &job.arch, &job.source, depfile);
+        (printed, false)
+    }
+
+    /// A job's inputs: its source, then every file its depfile names (a relative name is
+    /// taken from `dir`, the directory the command ran in, else this process's).
+    fn read_deps(&self, source: &Path, depfile: &Path, dir: Option<&Path>) -> Vec<PathBuf> {
         let text = std::fs::read(depfile).unwrap_or_else(|_| {
             self.no_depfile.store(true, Ordering::Relaxed);
             Vec::new()
         });
-        let mut deps = vec![job.source.clone()];
+        let mut deps = vec![source.to_path_buf()];
         for dep in cache::parse_depfile(&text) {
             let dep = if dep.is_absolute() {
                 dep
             } else {
                 // The compiler ran in the job's directory (the root), else in this process's.
-                match &job.steps[0].dir {
+                match dir {
                     Some(d) => d.join(&dep),
                     None => std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep),
                 }

@@ -78,6 +78,8 @@ pub(crate) fn run(
         compiler_version: plan.toolchain.as_ref().map(|t| t.version.clone()),
         jobs_run,
         jobs_cached,
+        pch_made: 0,
+        pch_used: 0,
         cargo_directives: Vec::new(),
         warnings: Vec::new(),
         diagnostics: Vec::new(),

@@ -56,6 +56,57 @@ pub(crate) fn run<'a, T: Send + 'a>(
     max: usize,
     on_done: &mut dyn FnMut(&T),
 ) -> Result<Vec<T>, Error> {
+    run_after(jobs, &[], client, max, on_done)
+}
+
+/// The jobs not started yet, in start order, and which jobs have finished.
+struct Queue<'x, J> {
+    pending: VecDeque<(usize, J)>,
+    /// The job each one waits for (by index), if any.
+    after: &'x [Option<usize>],
+    finished: Vec<bool>,
+}
+
+impl<'x, J> Queue<'x, J> {
+    fn new(jobs: Vec<J>, after: &'x [Option<usize>]) -> Queue<'x, J> {
+        let finished = vec![false; jobs.len()];
+        Queue {
+            pending: jobs.into_iter().enumerate().collect(),
+            after,
+            finished,
+        }
+    }
+
+    fn is_ready(&self, i: usize) -> bool {
+        let after = self.after.get(i).copied().flatten();
+        after.is_none_or(|d| self.finished[d])
+    }
+
+    /// How many pending jobs could start now.
+    fn ready(&self) -> usize {
+        self.pending
+            .iter()
+            .filter(|(i, _)| self.is_ready(*i))
+            .count()
+    }
+
+    /// The first pending job that can start, taken out.
+    fn take(&mut self) -> Option<(usize, J)> {
+        let at = self.pending.iter().position(|(i, _)| self.is_ready(*i))?;
+        self.pending.remove(at)
+    }
+}
+
+/// As [`run`], where job `i` starts only after job `after[i]` (an earlier one, if any)
+/// finished, and in list order otherwise: the jobs that are ready take the tokens; a
+/// token that comes while none is ready goes back.
+pub(crate) fn run_after<'a, T: Send + 'a>(
+    jobs: Vec<Job<'a, T>>,
+    after: &[Option<usize>],
+    client: Option<&Client>,
+    max: usize,
+    on_done: &mut dyn FnMut(&T),
+) -> Result<Vec<T>, Error> {
     let n = jobs.len();
     let max = max.max(1);
     let results: Vec<Mutex<Option<Result<T, Error>>>> = (0..n).map(|_| Mutex::new(None)).collect();
@@ -64,7 +115,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
         .filter(|_| max > 1 && n > 1)
         .and_then(|c| token_helper(c, tx.clone()));
     std::thread::scope(|s| {
-        let mut pending: VecDeque<(usize, Job<'a, T>)> = jobs.into_iter().enumerate().collect();
+        let mut queue = Queue::new(jobs, after);
         let mut implicit_free = true;
         let mut running = 0usize;
         let mut requested = 0usize;
@@ -81,46 +132,40 @@ pub(crate) fn run<'a, T: Send + 'a>(
         };
         loop {
             if implicit_free && !failed && running < max {
-                if let Some((i, job)) = pending.pop_front() {
+                if let Some((i, job)) = queue.take() {
                     implicit_free = false;
                     running += 1;
                     spawn(i, job, None);
                 }
             }
             if let Some(h) = &helper {
-                while !failed && requested < pending.len() && running + requested < max {
+                while !failed && requested < queue.ready() && running + requested < max {
                     h.request_token();
                     requested += 1;
                 }
             }
-            if running == 0 && (pending.is_empty() || failed) {
+            // Nothing running and nothing ready: done (a job left waiting is an error below).
+            if running == 0 {
                 break;
             }
             match rx.recv() {
                 Ok(Event::Token(t)) => {
                     requested = requested.saturating_sub(1);
-                    if let Ok(t) = t {
-                        if !failed && running < max {
-                            if let Some((i, job)) = pending.pop_front() {
-                                running += 1;
-                                spawn(i, job, Some(t));
-                            }
-                        }
+                    let t = t.ok().filter(|_| !failed && running < max);
+                    if let Some((t, (i, job))) = t.and_then(|t| Some((t, queue.take()?))) {
+                        running += 1;
+                        spawn(i, job, Some(t));
                     }
                 }
                 Ok(Event::Done(idx, job_failed, token)) => {
                     running -= 1;
-                    if !job_failed {
-                        if let Some(Ok(v)) =
-                            &*results[idx].lock().unwrap_or_else(|e| e.into_inner())
-                        {
-                            on_done(v);
-                        }
+                    queue.finished[idx] = true;
+                    if let Some(Ok(v)) = &*results[idx].lock().unwrap_or_else(|e| e.into_inner()) {
+                        on_done(v);
                     }
-                    match token {
-                        None => implicit_free = true,
-                        Some(t) => drop(t),
-                    }
+                    // The implicit token is free again; another goes back to the jobserver.
+                    implicit_free |= token.is_none();
+                    drop(token);
                     failed |= job_failed;
                 }
                 Err(_) => break,
@@ -193,6 +238,31 @@ mod tests {
         assert_eq!(peak(Some(&two), 8, 6), 2);
         let four = Client::new(3).unwrap();
         assert_eq!(peak(Some(&four), 2, 6), 2, "OFFLOAD_BUILD_MAX_JOBS caps");
+    }
+
+    #[test]
+    fn a_job_starts_after_the_one_it_waits_for() {
+        let log = Mutex::new(Vec::new());
+        let list: Vec<Job<'_, usize>> = (0..4usize)
+            .map(|i| {
+                let log = &log;
+                Box::new(move || {
+                    if i == 0 {
+                        std::thread::sleep(Duration::from_millis(80));
+                    }
+                    log.lock().unwrap().push(i);
+                    Ok(i)
+                }) as Job<'_, usize>
+            })
+            .collect();
+        let four = Client::new(3).unwrap();
+        // Jobs 2 and 3 wait for job 0; job 1 need not.
+        let after = [None, None, Some(0), Some(0)];
+        let out = run_after(list, &after, Some(&four), 4, &mut |_| {}).unwrap();
+        assert_eq!(out, vec![0, 1, 2, 3]);
+        let log = log.into_inner().unwrap();
+        let at = |j| log.iter().position(|&x| x == j).unwrap();
+        assert!(at(0) < at(2) && at(0) < at(3), "{log:?}");
     }
 
     #[test]

@@ -223,6 +223,7 @@
 //! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many device compiles at once (on top of Cargo's jobserver) |
 //! | `OFFLOAD_BUILD_CACHE_DIR` | `$OUT_DIR/offload-build-cache` | where compiled objects and cache records are kept (may be shared between builds) |
 //! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children (see [`Build::timeout`]) |
+//! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]) |
 //! | `NUM_JOBS` (set by Cargo) | CPUs | parallelism when no jobserver is inherited |
 //!
 //! Values set with [`Build::env`] take precedence over the process environment.
@@ -315,6 +316,7 @@ pub const ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_MAX_JOBS",
     "OFFLOAD_BUILD_CACHE_DIR",
     "OFFLOAD_BUILD_COMPILE_TIMEOUT",
+    "OFFLOAD_BUILD_PCH",
     "NUM_JOBS",
 ];
 
@@ -542,6 +544,7 @@ pub struct Build {
     progress: Option<ProgressHook>,
     timeout: Option<std::time::Duration>,
     ptxas: Option<PathBuf>,
+    pch: bool,
 }
 
 /// What one finished job was ([`Progress::step`]).
@@ -641,6 +644,11 @@ pub struct Compiled {
     pub jobs_run: usize,
     /// Jobs whose cached result was used.
     pub jobs_cached: usize,
+    /// Precompiled preambles made by this build ([`Build::pch`]), one per preamble and
+    /// architecture.
+    pub pch_made: usize,
+    /// Compiles of this build that used a precompiled preamble.
+    pub pch_used: usize,
     /// Every `cargo:` directive of this build (without the `cargo:` prefix), in order.
     pub cargo_directives: Vec<String>,
     /// The warnings among them: offload-build's own (fallbacks), not the compiler's.
@@ -700,6 +708,7 @@ impl Build {
             progress: None,
             timeout: None,
             ptxas: None,
+            pch: true,
         }
     }
 
@@ -1182,6 +1191,24 @@ impl Build {
         self
     }
 
+    /// Whether HIP sources compiled by clang get a precompiled preamble (default `true`):
+    /// the leading `#include`s and definitions of a source (clang's preamble) are compiled
+    /// once per architecture into a PCH in the cache and the device compile reads it instead
+    /// of parsing them again; the device code is byte-identical. A PCH is made only where it
+    /// is used again (sources of this build sharing the preamble, or an earlier build that
+    /// compiled it: see the module `builder::preamble`); a compile that fails or prints
+    /// anything with it runs again without. `OFFLOAD_BUILD_PCH=0` turns it off too.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().pch(false);
+    /// ```
+    pub fn pch(&mut self, pch: bool) -> &mut Build {
+        self.pch = pch;
+        self
+    }
+
     /// Makes every warning an error (`-Werror`, before the builder's flags, so a
     /// `-Wno-error=<warning>` flag can exempt one). Default `false`; no effect with
     /// [`Build::warnings`]`(false)` (`-w` silences every warning).
@@ -1395,9 +1422,11 @@ impl Build {
             env.directives().diagnostic(d);
         }
         let jobs = (built.jobs_run, built.jobs_cached);
+        let pch = (built.pch_made, built.pch_used);
         let packed = pack::run(&plan, built, env)?;
         let mut c = emit::run(&plan, packed, jobs, env)?;
         c.diagnostics = diagnostics;
+        (c.pch_made, c.pch_used) = pch;
         Ok(c)
     }
 }

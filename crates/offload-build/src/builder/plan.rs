@@ -34,6 +34,7 @@ use super::env::{Directives, Env};
 use super::error::Error;
 use super::jobs;
 use super::nvcc;
+use super::preamble::{self, PchJob};
 use super::tool::{self, Toolchain};
 use super::{Build, CompilerKind, Container, Embed, Language};
 
@@ -79,6 +80,9 @@ pub(crate) struct JobSettings {
     pub compile_jobs: Vec<CompileJob>,
     /// The device links, one per architecture compiled from several sources (`-fgpu-rdc`).
     pub links: Vec<LinkJob>,
+    /// The precompiled preambles the compile jobs may use ([`CompileJob::pch`]), one per
+    /// key; the jobs stage decides which are made ([`super::preamble`]).
+    pub pch_jobs: Vec<PchJob>,
 }
 
 /// A code object built elsewhere ([`Build::image`]).
@@ -493,7 +497,23 @@ fn job_settings(
     let first = plan.compiles.iter().find_map(|(_, a)| a.first());
     let mut compile = compile_options(build, env, tc, lang, &plan.cwd, first, &plan.cache_dir);
     compile.launcher = launcher;
-    let (compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
+    // A compiler cache in front of the compiles shares them between out-dirs, checkouts and
+    // machines; a compile with a PCH is one it cannot cache (sccache refuses its `-Xclang`
+    // pairs, ccache `-preamble-bytes`), so under one offload-build makes no preambles.
+    let cached_by_launcher = ["sccache", "ccache", "cachepot", "buildcache"]
+        .iter()
+        .any(|n| clang::launched_by(&compile.launcher, n));
+    let pch = build.pch
+        && pch_enabled(env)
+        && !cached_by_launcher
+        && tc.kind != CompilerKind::Nvcc
+        && lang == Language::Hip;
+    let (mut compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
+    let pch_jobs = if pch {
+        pch_jobs_of(&mut compile_jobs, &compile, tc, &plan.cache_dir)
+    } else {
+        Vec::new()
+    };
     Ok(JobSettings {
         max_jobs,
         client,
@@ -502,7 +522,46 @@ fn job_settings(
         timeout,
         compile_jobs,
         links,
+        pch_jobs,
     })
+}
+
+/// `OFFLOAD_BUILD_PCH`: on unless `0`, `false`, `off` or `no`.
+fn pch_enabled(env: &Env<'_>) -> bool {
+    let off = ["0", "false", "off", "no"];
+    env.get("OFFLOAD_BUILD_PCH")
+        .is_none_or(|v| !off.contains(&v.trim().to_ascii_lowercase().as_str()))
+}
+
+/// The precompiled preamble of each compile job that has one ([`preamble::pch_job`], with
+/// the job's own `-fgpu-rdc`), one per key: sources with the same preamble share it. A
+/// source that cannot be read gets none (its compile says why).
+fn pch_jobs_of(
+    jobs: &mut [CompileJob],
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+) -> Vec<PchJob> {
+    let mut texts: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
+    let mut pchs: Vec<PchJob> = Vec::new();
+    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
+    for job in jobs.iter_mut() {
+        let text = texts
+            .entry(job.source.clone())
+            .or_insert_with(|| std::fs::read(&job.source).ok());
+        let Some(text) = text else { continue };
+        let Some(p) = preamble::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
+        else {
+            continue;
+        };
+        let next = pchs.len();
+        let i = *by_key.entry(p.key).or_insert(next);
+        if i == next {
+            pchs.push(p);
+        }
+        job.pch = Some(i);
+    }
+    pchs
 }
 
 /// `OFFLOAD_BUILD_MAX_JOBS`, else no limit.

@@ -1,8 +1,41 @@
 //! Precompiled preambles (issue 25): where a source's preamble ends, and the commands that
 //! precompile it once per (compiler, architecture, flags, preamble) and use it in the device
 //! compile, with device code byte-identical to a compile without it. Part of the plan stage,
-//! like [`super::clang`]: these functions spell commands as data and run nothing; the jobs
-//! stage is not wired to them yet.
+//! like [`super::clang`]: these functions spell commands as data and run nothing. The plan
+//! (`plan.rs`, `pch_jobs_of`) gives every clang HIP compile job the PCH job of its preamble
+//! (one per key: sources sharing a preamble share it); the jobs stage (`compile.rs`) decides
+//! which are made, makes them and uses them.
+//!
+//! # In a build
+//!
+//! **When it pays.** Making a PCH costs about one parse of the preamble (about the compile
+//! itself for a small kernel), so one is made only where it is used again:
+//! - it is in the cache and fresh (its record: the headers it read, by content, and the PCH's
+//!   hash): used, whichever build or out-dir sharing the cache made it;
+//! - two or more compiles of this build use it (sources sharing their leading includes, for
+//!   one architecture): made first;
+//! - one compile uses it: made only when an earlier build compiled that preamble (its
+//!   `.seen` mark in the cache, left by the build that compiled it without); so a cold build
+//!   of one source costs what it did without PCH (the mark is an empty file), the build after
+//!   its first edit makes the PCH, and every later edit of a kernel body uses it.
+//!
+//! A PCH that clang refuses or warns about is not used; its `.refused` record beside it keeps
+//! what clang said (the one place this is told) and, while the headers it read are unchanged,
+//! keeps later builds from trying again.
+//!
+//! **Scheduling.** The PCH jobs start first; the compiles follow, the larger source first
+//! (those using a PCH, which parse less, last), each compile that uses a PCH as soon as that
+//! PCH is made (`jobs::run_after`); PCH jobs take jobserver tokens as compiles do, so no more
+//! processes run than the jobserver allows.
+//!
+//! **The compile.** Same job key, `-cuid` and files as without PCH, so both fill the same
+//! cache entry; its record lists the headers the PCH read (not the PCH nor its preamble
+//! file), so a header change recompiles it and makes the PCH again. A compile that fails or
+//! prints anything with the PCH runs again without it, and that result is the one used.
+//! `Build::pch(false)`, `OFFLOAD_BUILD_PCH=0`, `compile --no-pch` and CMake's `NO_PCH` turn
+//! all of this off; nvcc and CUDA get no PCH, and neither do builds under a compiler cache
+//! (a launcher named `sccache`, `ccache`, `cachepot`, `buildcache`), which cannot cache a
+//! compile with a PCH (sccache refuses its `-Xclang` pairs, ccache `-preamble-bytes`).
 //!
 //! # The mechanism, and why
 //!
@@ -56,7 +89,7 @@
 //! the source), so C++20 and later turn the PCH off. With `-g` the code object differs
 //! (clang 15 and ROCm's headers: the debug entries of `using std::abs` and the like, read
 //! from the PCH, are missing), so debug information turns it off too. So the key is the whole
-//! PCH command (compiler identity, launcher, every flag and the architecture), the preamble
+//! PCH command (compiler identity, every flag and the architecture; the PCH is made without the launcher), the preamble
 //! bytes, and the source directory; the headers the PCH read are checked by content through
 //! its depfile, as a compile's are. Flags that change how a PCH is read (`-include`,
 //! `-imacros`, `-Xclang`, modules, `-save-temps`) or warnings a PCH would hide
@@ -512,14 +545,15 @@ pub(crate) fn flag_refuses_pch(flag: &OsStr) -> bool {
 /// One planned precompiled preamble: the preamble file to write, the command making the PCH
 /// from it, and the files named after its key in the cache directory.
 #[derive(Clone, Debug)]
-#[allow(dead_code)] // the depfile, record and key are for the jobs stage, not wired yet
 pub(crate) struct PchJob {
+    /// The architecture.
+    pub arch: Arch,
     /// The preamble's bytes (the source's first [`PchJob::len`] bytes).
     pub preamble: Vec<u8>,
     /// Where the jobs stage writes [`PchJob::preamble`] before the command runs (named
     /// after the key; its content never changes).
     pub preamble_file: PathBuf,
-    /// The command making the PCH (`-S -Xclang -emit-pch`), with the launcher.
+    /// The command making the PCH (`-S -Xclang -emit-pch`), without the launcher.
     pub command: Command,
     /// The host-side preprocessing of the preamble file that writes the depfile, for
     /// compilers that write none in a device-only compile (clang 22).
@@ -530,7 +564,7 @@ pub(crate) struct PchJob {
     pub depfile: PathBuf,
     /// Its cache record (as a compile job's: inputs' content, outputs, diagnostics).
     pub record: PathBuf,
-    /// The key: compiler identity, launcher, every argument, the preamble's bytes and the
+    /// The key: compiler identity, every argument, the preamble's bytes and the
     /// source directory (through `-iquote`).
     pub key: u128,
 }
@@ -576,8 +610,9 @@ pub(crate) fn pch_job(
         "-o".into(),
         clang::OUT.into(),
     ]);
+    // No launcher: the PCH is cached here by content already (and `sccache` or `ccache`
+    // cannot cache `-emit-pch`); the compile using it goes through the launcher.
     let mut c = Command::new(&tc.clang);
-    c.launcher = o.launcher.clone();
     c.env = o.env.clone();
     c.args = args;
     c.inputs = vec![stand_in];
@@ -606,6 +641,7 @@ pub(crate) fn pch_job(
     }
     let deps_only = clang::deps_only(&c, &tc.clang, &depfile);
     Some(PchJob {
+        arch: arch.clone(),
         preamble,
         preamble_file,
         command: c,

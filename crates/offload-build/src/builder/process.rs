@@ -129,6 +129,11 @@ impl Processes {
             own_groups: token.is_some(),
         }
     }
+
+    /// Whether the build was cancelled (every later start fails).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
 }
 
 /// A job's private directory, known to the build's token (which removes it when cancelled)
