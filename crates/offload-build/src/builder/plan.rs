@@ -449,9 +449,15 @@ fn per_source_archs(
 ) -> Result<Vec<(PathBuf, Vec<Arch>)>, Error> {
     let mut out = Vec::new();
     for s in sources {
-        let rel = s.strip_prefix(cwd).unwrap_or(s);
+        // A pattern names the source relative to the working directory or absolutely (CMake
+        // passes absolute paths and runs in the top source directory).
+        let abs = absolute(cwd, s);
+        let rel = abs.strip_prefix(cwd).unwrap_or(&abs).to_path_buf();
         let over = build.file_archs.iter().find(|(pat, _)| {
-            Path::new(pat) == rel || glob::Pattern::new(pat).is_ok_and(|p| p.matches_path(rel))
+            [&rel, &abs].iter().any(|name| {
+                Path::new(pat) == name.as_path()
+                    || glob::Pattern::new(pat).is_ok_and(|p| p.matches_path(name))
+            })
         });
         let archs = match over {
             Some((pat, list)) => {
@@ -462,7 +468,7 @@ fn per_source_archs(
             None => global.to_vec(),
         };
         check_all_supported(&archs, tc, lang, origin)?;
-        out.push((absolute(cwd, s), archs));
+        out.push((abs, archs));
     }
     Ok(out)
 }
