@@ -333,7 +333,15 @@ fn project() -> tempfile::TempDir {
     ] {
         std::fs::write(dir.path().join(format!("{s}.hip")), kernel(s, body)).unwrap();
     }
+    settle();
     dir
+}
+
+/// Lets the clock move on after writing sources or headers: a file changed less than a tick
+/// before a job starts is not trusted (the job may have read either version), so its PCH or
+/// cache record is not kept, which would make the counts below depend on timing.
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(200));
 }
 
 /// A build of `sources` for gfx90a and gfx1030 into `out` (its cache inside, unless
@@ -379,12 +387,14 @@ fn build_makes_one_pch_per_arch_with_the_same_bytes() {
     assert!(with == without, "the containers differ");
 
     std::fs::write(d.join("a.hip"), kernel("a", "x[i] = x[i] * SCALE + 1.0f;")).unwrap();
+    settle();
     let (with, made, used) = built(&project_build(d, "pch", &ABC));
     assert_eq!((made, used), (0, 2), "the edit reuses the PCHs");
     let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
     assert!(with == without, "the containers differ after the edit");
 
     std::fs::write(d.join("common.h"), "#pragma once\n#define SCALE 5\n").unwrap();
+    settle();
     let (with, made, used) = built(&project_build(d, "pch", &ABC));
     assert_eq!((made, used), (2, 6), "a header change invalidates the PCHs");
     let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
@@ -403,9 +413,11 @@ fn single_source_gets_its_pch_on_the_second_build() {
     let b = project_build(d, "out", &["a.hip"]);
     assert_eq!(built(&b).1, 0);
     std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 2.0f;")).unwrap();
+    settle();
     let (_, made, used) = built(&b);
     assert_eq!((made, used), (2, 2));
     std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 4.0f;")).unwrap();
+    settle();
     let (with, made, used) = built(&b);
     assert_eq!((made, used), (0, 2));
     let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
@@ -485,6 +497,7 @@ fn body_error_reads_the_same_with_pch() {
     let dir = project();
     let d = dir.path();
     std::fs::write(d.join("b.hip"), kernel("b", "x[i] += undeclared_thing;")).unwrap();
+    settle();
     let err = |b: &Build| b.try_compile("k").unwrap_err().to_string();
     let with = err(&project_build(d, "pch", &ABC));
     let without = err(project_build(d, "plain", &ABC).pch(false));
