@@ -103,6 +103,43 @@ pub(crate) fn launched_by(launcher: &[OsString], name: &str) -> bool {
         .is_some_and(|s| s == name)
 }
 
+/// The compiler caches known as launchers, by program name.
+const COMPILER_CACHES: [&str; 4] = ["sccache", "ccache", "cachepot", "buildcache"];
+
+/// Whether the launcher is a compiler cache ([`COMPILER_CACHES`]). Such a tool caches only
+/// the commands it understands: sccache calls one with an `-Xclang` pair it does not know
+/// "not cacheable", and neither caches a compile using a PCH; so under one the compiles keep
+/// to the driver's own flags.
+pub(crate) fn cached_by_launcher(launcher: &[OsString]) -> bool {
+    COMPILER_CACHES.iter().any(|n| launched_by(launcher, n))
+}
+
+/// Whether an `-fgpu-rdc` compile emits its relocatable object itself (`-Xclang -emit-obj`
+/// overriding the driver's `-emit-llvm-bc`) instead of bitcode that a second process turns
+/// into the object. The object is the same bytes (clang 15, 19 and 22 run no LTO pipeline
+/// for the device bitcode: the second step's `-O3` pipeline is the compile's own), without a
+/// process, a bitcode file written and read, and a second optimization run. Not under a
+/// compiler cache (which refuses the pair), nor with flags that choose the front end's
+/// output or the pipeline themselves.
+fn rdc_emits_object(o: &CompileOptions) -> bool {
+    let chooses_output = |f: &OsString| {
+        let f = f.to_string_lossy();
+        [
+            "-flto",
+            "-foffload-lto",
+            "-emit-",
+            "-save-temps",
+            "-Xclang",
+            "-fno-integrated-as",
+        ]
+        .iter()
+        .any(|p| f.starts_with(p))
+    };
+    o.lang == Language::Hip
+        && !cached_by_launcher(&o.launcher)
+        && !o.flags.iter().any(chooses_output)
+}
+
 /// The device compile's arguments up to the user's flags (no source, output or depfile), and
 /// the position of the optimization flag.
 pub(crate) fn device_args(
@@ -181,12 +218,16 @@ pub(crate) fn compile_job(
     rdc: bool,
 ) -> CompileJob {
     let (mut args, opt_at) = device_args(o, tc, arch, rdc);
+    let one_step = rdc && rdc_emits_object(o);
+    if one_step {
+        args.extend(["-Xclang", "-emit-obj"].map(OsString::from));
+    }
     args.push(source.as_os_str().to_os_string());
     args.extend([OsString::from("-o"), OsString::from(OUT)]);
     if o.depfile_in_compile {
         args.extend(["-MD", "-MF", DEP].map(OsString::from));
     }
-    let first_ext = match (o.lang, rdc) {
+    let first_ext = match (o.lang, rdc && !one_step) {
         (Language::Hip, false) => "o",
         (Language::Hip, true) => "bc",
         (Language::Cuda, _) => "ptx",
@@ -294,7 +335,7 @@ pub(crate) fn new_job(
 fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, first_out: PathBuf) {
     let base = job.base.clone();
     match o.lang {
-        Language::Hip if job.rdc => {
+        Language::Hip if job.rdc && first_out.extension().is_some_and(|e| e == "bc") => {
             let obj = base.with_extension("o");
             job.steps.push(codegen(o, tc, &job.arch, &first_out, &obj));
             job.outputs.push((ImageKind::Object, obj));
@@ -320,7 +361,8 @@ pub(crate) fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Comm
     c.dir = compile.dir.clone();
     c.inputs = compile.inputs.clone();
     let mut skip = 0;
-    for a in &compile.args {
+    let args = &compile.args;
+    for (i, a) in args.iter().enumerate() {
         if skip > 0 {
             skip -= 1;
             continue;
@@ -331,6 +373,8 @@ pub(crate) fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Comm
             }
             Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
             Some("-o" | "-MF") => skip = 1,
+            // `-Xclang -emit-obj` (an `-fgpu-rdc` compile's) would override `-M`.
+            Some("-Xclang") if args.get(i + 1).is_some_and(|n| n == "-emit-obj") => skip = 1,
             _ => {
                 c.add_arg(a);
             }

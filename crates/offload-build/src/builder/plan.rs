@@ -506,9 +506,7 @@ fn job_settings(
     // A compiler cache in front of the compiles shares them between out-dirs, checkouts and
     // machines; a compile with a PCH is one it cannot cache (sccache refuses its `-Xclang`
     // pairs, ccache `-preamble-bytes`), so under one offload-build makes no preambles.
-    let cached_by_launcher = ["sccache", "ccache", "cachepot", "buildcache"]
-        .iter()
-        .any(|n| clang::launched_by(&compile.launcher, n));
+    let cached_by_launcher = clang::cached_by_launcher(&compile.launcher);
     let pch = build.pch
         && pch_enabled(env)
         && !cached_by_launcher

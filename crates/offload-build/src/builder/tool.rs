@@ -492,7 +492,7 @@ struct HipConfig {
     clang: Option<PathBuf>,
 }
 
-/// Runs `hipconfig --rocmpath`, `--hipclangpath` and `--cpp_config` (never `hipcc --version`,
+/// Runs `hipconfig --rocmpath`, `--hipclangpath` and `--cpp_config` at once (never `hipcc --version`,
 /// which prints a traceback on a machine without a GPU), remembering the answers in
 /// `cache_dir` keyed by the script's path, size and modification time.
 fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Option<HipConfig> {
@@ -517,11 +517,20 @@ fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Option<HipConfi
                             .to_string()
                     })
             };
+            // Three runs of a Perl script that each start the compiler: at once.
+            let (rocm, clang_dir, cpp) = std::thread::scope(|s| {
+                let rocm = s.spawn(|| ask("--rocmpath"));
+                let clang_dir = s.spawn(|| ask("--hipclangpath"));
+                let cpp = ask("--cpp_config");
+                let join =
+                    |h: std::thread::ScopedJoinHandle<'_, Option<String>>| h.join().ok().flatten();
+                (join(rocm), join(clang_dir), cpp)
+            });
             let t = format!(
                 "{}\n{}\n{}\n",
-                ask("--rocmpath")?,
-                ask("--hipclangpath").unwrap_or_default(),
-                ask("--cpp_config").unwrap_or_default()
+                rocm?,
+                clang_dir.unwrap_or_default(),
+                cpp.unwrap_or_default()
             );
             let _ = fs::write_atomic(&record, t.as_bytes());
             t
