@@ -15,10 +15,10 @@ use offload_build::package::{ImageKind, OffloadBinary};
 
 use crate::cuda_compile::Project;
 
-const VENV: &str = "/opt/offload-build/nvidia-venv";
+pub(crate) const VENV: &str = "/opt/offload-build/nvidia-venv";
 const CU13: &str = "/opt/offload-build/nvidia-venv/lib/python3.11/site-packages/nvidia/cu13";
 
-fn require_cu13() {
+pub(crate) fn require_cu13() {
     for f in [
         "include/cuda_runtime.h",
         "include/cccl/cub/cub.cuh",

@@ -512,3 +512,42 @@ fn body_error_reads_the_same_with_pch() {
         "{with}\n---\n{without}"
     );
 }
+
+/// A CUDA source of real shape: the toolkit's runtime and fp16 headers and a header of its
+/// own in the preamble.
+fn cuda_kernel(i: u32) -> String {
+    format!(
+        "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include \"common.h\"\n\n\
+         __global__ void scale{i}(const __half* x, float* y, int n) {{\n  \
+         __shared__ float t[256];\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  \
+         t[threadIdx.x] = i < n ? __half2float(x[i]) * SCALE + {i} : 0.0f;\n  \
+         __syncthreads();\n  if (i < n) y[i] = t[threadIdx.x] + t[0] + __LINE__;\n}}\n"
+    )
+}
+
+/// CUDA with clang 22 and NVIDIA's wheels (`VIRTUAL_ENV`, CUDA 13): two sources sharing a
+/// preamble of `cuda_runtime.h`, `cuda_fp16.h` and a header, `sm_80` and `sm_90`: one PCH
+/// per architecture, every compile uses it, and the PTX and cubins are byte-identical to a
+/// build without PCH. (Without a toolkit, clang's CUDA builtins come with an `-include`d
+/// prelude, which turns PCH off.)
+#[test]
+fn cuda_clang22_with_the_wheels_toolkit_same_bytes() {
+    crate::cuda_toolkit::require_cu13();
+    let p = crate::cuda_compile::Project::new();
+    std::fs::write(p.path("v.cu"), cuda_kernel(1)).unwrap();
+    std::fs::write(p.path("w.cu"), cuda_kernel(2)).unwrap();
+    std::fs::write(p.path("common.h"), HEADER).unwrap();
+    settle();
+    let build = |out: &str| {
+        let mut b = p.build(22, "sm_80;sm_90");
+        b.out_dir(p.path(out))
+            .file(p.path("w.cu"))
+            .env("VIRTUAL_ENV", crate::cuda_toolkit::VENV);
+        b
+    };
+    let (with, made, used) = built(&build("pch"));
+    assert_eq!((made, used), (2, 4));
+    let (without, made, used) = built(build("plain").pch(false));
+    assert_eq!((made, used), (0, 0));
+    assert!(with == without, "the containers differ");
+}

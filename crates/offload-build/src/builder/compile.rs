@@ -7,6 +7,7 @@
 //! this stage only runs them, checks what they wrote and records the results: the images per
 //! architecture, for [`super::pack`].
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -259,9 +260,25 @@ enum Done {
     Compile(usize, JobOut),
 }
 
+/// The file where a compile job's last run time is kept (`<base>.ms`, milliseconds): named
+/// after the job's key, which the source's content does not enter, so it outlives an edit.
+fn time_file(job: &CompileJob) -> PathBuf {
+    job.base.with_extension("ms")
+}
+
+/// How long `job` took when it last ran, if it did.
+fn recorded_ms(job: &CompileJob) -> Option<u64> {
+    std::fs::read_to_string(time_file(job))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The order the jobs start in, and what each waits for (an index into that order): the
-/// precompiled preambles to make first, then the compiles, longest first (the larger source
-/// first; those that use a PCH, which parse less, after those that do not).
+/// precompiled preambles to make first, then the compiles, longest first: by the time each
+/// took when it last ran ([`recorded_ms`]; one never timed counts as the longest), then the
+/// larger source first; those that use a PCH, which parse less, after those that do not.
 fn schedule(states: &[PchState], to_run: &[&CompileJob]) -> (Vec<Work>, Vec<Option<usize>>) {
     let mut work = Vec::new();
     let mut at = vec![None; states.len()];
@@ -276,9 +293,15 @@ fn schedule(states: &[PchState], to_run: &[&CompileJob]) -> (Vec<Work>, Vec<Opti
         .iter()
         .map(|j| std::fs::metadata(&j.source).map_or(0, |m| m.len()))
         .collect();
+    // A job never timed is taken to be as long as the longest timed one.
+    let timed: Vec<Option<u64>> = to_run.iter().map(|j| recorded_ms(j)).collect();
+    let longest = timed.iter().flatten().max().copied().unwrap_or(0);
     let with_pch = |j: &CompileJob| j.pch.is_some_and(|i| states[i] != PchState::Off);
     let mut order: Vec<usize> = (0..to_run.len()).collect();
-    order.sort_by_key(|&k| (with_pch(to_run[k]), std::cmp::Reverse(sizes[k])));
+    order.sort_by_key(|&k| {
+        let ms = timed[k].unwrap_or(longest);
+        (with_pch(to_run[k]), Reverse(ms), Reverse(sizes[k]))
+    });
     for k in order {
         work.push(Work::Compile(k));
         after.push(to_run[k].pch.and_then(|i| at[i]));
@@ -944,8 +967,10 @@ impl Runner<'_> {
                 rec.store(&job.record)?;
             }
         }
-        let seconds = Some(start.elapsed().as_secs_f64());
-        let mut out = JobOut::of(job, images, deps, stderr, seconds);
+        let seconds = start.elapsed().as_secs_f64();
+        let ms = format!("{}\n", (seconds * 1000.0) as u64);
+        let _ = fs::write_atomic(&time_file(job), ms.as_bytes());
+        let mut out = JobOut::of(job, images, deps, stderr, Some(seconds));
         out.used_pch = used_pch;
         Ok(out)
     }
@@ -1198,6 +1223,51 @@ impl<'a> Private<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedule_starts_pchs_then_the_longest_compiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = |name: &str, size: usize, ms: Option<u64>, pch: Option<usize>| {
+            let source = dir.path().join(format!("{name}.hip"));
+            std::fs::write(&source, vec![b' '; size]).unwrap();
+            let base = dir.path().join(name);
+            if let Some(ms) = ms {
+                std::fs::write(base.with_extension("ms"), format!("{ms}\n")).unwrap();
+            }
+            CompileJob {
+                source,
+                arch: Arch::new("gfx90a").unwrap(),
+                rdc: false,
+                steps: Vec::new(),
+                deps_only: Command::new("clang"),
+                outputs: Vec::new(),
+                depfile: base.with_extension("d"),
+                record: base.with_extension("rec"),
+                base,
+                pch,
+            }
+        };
+        // Timed jobs by their times; one never timed counts as the longest (then by size);
+        // those waiting for a PCH last.
+        let jobs = [
+            job("short", 900, Some(100), None),
+            job("long", 10, Some(800), None),
+            job("new", 500, None, None),
+            job("with_pch", 5000, Some(2000), Some(0)),
+            job("newer", 700, None, None),
+        ];
+        let to_run: Vec<&CompileJob> = jobs.iter().collect();
+        let (work, after) = schedule(&[PchState::Make], &to_run);
+        let order: Vec<String> = work
+            .iter()
+            .map(|w| match *w {
+                Work::Pch(i) => format!("pch{i}"),
+                Work::Compile(k) => to_run[k].base.file_name().unwrap().to_string_lossy().into(),
+            })
+            .collect();
+        assert_eq!(order, ["pch0", "newer", "new", "long", "short", "with_pch"]);
+        assert_eq!(after, [None, None, None, None, None, Some(0)]);
+    }
 
     #[test]
     fn device_code_is_checked_by_kind() {

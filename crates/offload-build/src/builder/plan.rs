@@ -507,11 +507,7 @@ fn job_settings(
     // machines; a compile with a PCH is one it cannot cache (sccache refuses its `-Xclang`
     // pairs, ccache `-preamble-bytes`), so under one offload-build makes no preambles.
     let cached_by_launcher = clang::cached_by_launcher(&compile.launcher);
-    let pch = build.pch
-        && pch_enabled(env)
-        && !cached_by_launcher
-        && tc.kind != CompilerKind::Nvcc
-        && lang == Language::Hip;
+    let pch = build.pch && pch_enabled(env) && !cached_by_launcher && !tc.is_nvcc();
     let (mut compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
     let pch_jobs = if pch {
         pch_jobs_of(&mut compile_jobs, &compile, tc, &plan.cache_dir)
@@ -595,7 +591,7 @@ pub(crate) fn compile_options(
     arch: Option<&Arch>,
     cache_dir: &Path,
 ) -> CompileOptions {
-    let nvcc = tc.kind == CompilerKind::Nvcc;
+    let nvcc = tc.is_nvcc();
     let flags = user_flags(build, env, tc, lang, arch, cache_dir);
     // Device code is optimized whatever Cargo's profile (OPT_LEVEL is not read, as nvcc and
     // hipcc do not).
@@ -688,7 +684,7 @@ fn user_flags(
     if !build.warnings {
         flags.push("-w".into());
     }
-    let nvcc = tc.kind == CompilerKind::Nvcc;
+    let nvcc = tc.is_nvcc();
     if build.warnings_into_errors {
         // nvcc's -Werror takes the kinds of warnings to make errors.
         flags.extend(if nvcc {
