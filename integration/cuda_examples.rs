@@ -17,19 +17,6 @@ use crate::support::nvidia;
 
 /// The variables that choose or find a CUDA compiler or toolkit: removed from every example
 /// build, which then sets only those it tests.
-pub const CUDA_ENV_VARS: &[&str] = &[
-    "CUDACXX",
-    "CUDA_PATH",
-    "CUDA_HOME",
-    "CUDA_ROOT",
-    "VIRTUAL_ENV",
-    "PTXAS",
-    "CUDAFLAGS",
-    "NVCC_CCBIN",
-    "CUDAHOSTCXX",
-    "OFFLOAD_BUILD_LAUNCHER",
-];
-
 /// clang 22, as `CUDACXX` names it.
 pub const CLANG22: &str = "/usr/lib/llvm-22/bin/clang";
 
@@ -48,7 +35,10 @@ pub fn build_example(package: &str, envs: &[(&str, &OsStr)]) -> (PathBuf, String
         .env("RUSTFLAGS", "-D warnings")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_BUILD_RUSTFLAGS");
-    for var in crate::support::BUILD_ENV_VARS.iter().chain(CUDA_ENV_VARS) {
+    for var in crate::support::BUILD_ENV_VARS
+        .iter()
+        .chain(crate::support::CUDA_ENV_VARS)
+    {
         build.env_remove(var);
     }
     build.envs(envs.iter().copied());

@@ -53,23 +53,13 @@ impl Project {
             .file(self.path("k.cu"))
             .archs(archs)
             .env("PATH", "/usr/bin:/bin")
-            .env("VIRTUAL_ENV", nvidia::venv())
             .jobserver(jobserver::Client::new(2).unwrap());
-        for var in [
-            "CUDA_PATH",
-            "CUDA_HOME",
-            "CUDA_ROOT",
-            "CUDACXX",
-            "NVCC_CCBIN",
-            "CUDAHOSTCXX",
-            "CXX",
-            "PTXAS",
-            "CUDAFLAGS",
-            "OFFLOAD_BUILD_LAUNCHER",
-            "OFFLOAD_BUILD_CACHE_DIR",
-        ] {
+        for var in crate::support::CUDA_ENV_VARS {
             b.env_remove(var);
         }
+        b.env_remove("CXX")
+            .env_remove("OFFLOAD_BUILD_CACHE_DIR")
+            .env("VIRTUAL_ENV", nvidia::venv());
         b
     }
 }

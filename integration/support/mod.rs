@@ -58,6 +58,21 @@ pub fn env_flag(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Variables of the outer environment that choose the CUDA compiler, toolkit, `ptxas`, flags
+/// or a launcher: CUDA tests remove them so that only what a test sets counts.
+pub const CUDA_ENV_VARS: &[&str] = &[
+    "CUDACXX",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "CUDA_ROOT",
+    "VIRTUAL_ENV",
+    "PTXAS",
+    "CUDAFLAGS",
+    "NVCC_CCBIN",
+    "CUDAHOSTCXX",
+    "OFFLOAD_BUILD_LAUNCHER",
+];
+
 /// Variables of the outer environment that choose architectures, compilers or caches for
 /// `offload_build::Build` (and so for the CMake package): tests of the build layer remove
 /// them so that only what a test sets counts.

@@ -14,7 +14,7 @@ use offload_formats::package::ImageKind;
 
 use super::Language;
 use super::arch::Arch;
-use super::command::{Command, Domain, KeyBuilder};
+use super::command::{self, Command, DepsArg, Domain, KeyBuilder};
 use super::tool::Toolchain;
 
 /// What the plan decided for every device compile of a build.
@@ -356,33 +356,14 @@ fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, fir
 /// The host-side preprocessing of the same source with the same flags, writing only the
 /// depfile (`-M -MF`): for compilers that write none in a device-only compile (clang 22).
 pub(crate) fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
-    let mut c = Command::new(clang);
-    c.env = compile.env.clone();
-    c.dir = compile.dir.clone();
-    c.inputs = compile.inputs.clone();
-    let mut skip = 0;
-    let args = &compile.args;
-    for (i, a) in args.iter().enumerate() {
-        if skip > 0 {
-            skip -= 1;
-            continue;
-        }
-        match a.to_str() {
-            Some("--cuda-device-only") => {
-                c.add_arg("--cuda-host-only");
-            }
-            Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => {}
-            Some("-o" | "-MF") => skip = 1,
-            // `-Xclang -emit-obj` (an `-fgpu-rdc` compile's) would override `-M`.
-            Some("-Xclang") if args.get(i + 1).is_some_and(|n| n == "-emit-obj") => skip = 1,
-            _ => {
-                c.add_arg(a);
-            }
-        }
-    }
-    c.add_args(["-M", "-MF"]).add_arg(depfile);
-    c.depfile = Some(depfile.to_path_buf());
-    c
+    command::deps_only(compile, clang, depfile, |a, next| match a.to_str() {
+        Some("--cuda-device-only") => DepsArg::Replace("--cuda-host-only"),
+        Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => DepsArg::Drop(0),
+        Some("-o" | "-MF") => DepsArg::Drop(1),
+        // `-Xclang -emit-obj` (an `-fgpu-rdc` compile's) would override `-M`.
+        Some("-Xclang") if next.is_some_and(|n| n == "-emit-obj") => DepsArg::Drop(1),
+        _ => DepsArg::Keep,
+    })
 }
 
 /// Code generation of one `-fgpu-rdc` bitcode file into a relocatable object.

@@ -173,6 +173,53 @@ impl Command {
     }
 }
 
+/// What [`deps_only`] does with one argument of a compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DepsArg {
+    /// Kept.
+    Keep,
+    /// Left out, with this many arguments after it (`-o <file>`: 1).
+    Drop(usize),
+    /// Replaced by another (`--cuda-device-only` by `--cuda-host-only`).
+    Replace(&'static str),
+}
+
+/// The compile's dependency generation alone: `program` in the compile's environment and
+/// directory, with its inputs, its arguments each rewritten by `rule` (given the argument
+/// and the next one), then `-M -MF <depfile>`. For compilers that write no depfile in some
+/// compiles (clang 22's device-only ones, nvcc's when a step fails to).
+pub(crate) fn deps_only(
+    compile: &Command,
+    program: &Path,
+    depfile: &Path,
+    rule: impl Fn(&OsStr, Option<&OsStr>) -> DepsArg,
+) -> Command {
+    let mut c = Command::new(program);
+    c.env = compile.env.clone();
+    c.dir = compile.dir.clone();
+    c.inputs = compile.inputs.clone();
+    let args = &compile.args;
+    let mut skip = 0;
+    for (i, a) in args.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        match rule(a, args.get(i + 1).map(OsString::as_os_str)) {
+            DepsArg::Keep => {
+                c.add_arg(a);
+            }
+            DepsArg::Drop(n) => skip = n,
+            DepsArg::Replace(by) => {
+                c.add_arg(by);
+            }
+        }
+    }
+    c.add_args(["-M", "-MF"]).add_arg(depfile);
+    c.depfile = Some(depfile.to_path_buf());
+    c
+}
+
 /// `arg` with the path it names (itself, or after `-I`) relative to `dir` when it lies under
 /// `dir`; any other argument (and one that is not UTF-8) as it is.
 pub(crate) fn relative_arg(arg: &OsStr, dir: &Path) -> OsString {

@@ -23,7 +23,7 @@ use offload_formats::package::ImageKind;
 use super::CompilerKind;
 use super::arch::Arch;
 use super::clang::{CompileJob, CompileOptions, DEP, OUT};
-use super::command::{Command, KeyBuilder};
+use super::command::{self, Command, DepsArg, KeyBuilder};
 use super::env::Env;
 use super::error::Error;
 use super::tool::{self, Toolchain};
@@ -282,27 +282,13 @@ pub(crate) fn compile_job(
 
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
 fn deps_only(compile: &Command, depfile: &Path) -> Command {
-    let mut c = Command::new(&compile.program);
-    c.env = compile.env.clone();
-    c.dir = compile.dir.clone();
-    c.inputs = compile.inputs.clone();
-    let mut skip = 0;
-    for a in &compile.args {
-        if skip > 0 {
-            skip -= 1;
-            continue;
-        }
+    command::deps_only(compile, &compile.program, depfile, |a, _| {
         match a.to_str() {
-            Some("-ptx" | "-c" | "-MD") => {}
-            Some("-o" | "-MF") => skip = 1,
-            _ => {
-                c.add_arg(a);
-            }
+            Some("-ptx" | "-c" | "-MD") => DepsArg::Drop(0),
+            Some("-o" | "-MF") => DepsArg::Drop(1),
+            _ => DepsArg::Keep,
         }
-    }
-    c.add_args(["-M", "-MF"]).add_arg(depfile);
-    c.depfile = Some(depfile.to_path_buf());
-    c
+    })
 }
 
 /// A PTX compile of the empty `source` with `flag`: whether nvcc accepts the flag (it rejects

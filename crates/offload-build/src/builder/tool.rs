@@ -81,6 +81,11 @@ pub(crate) struct Toolchain {
 pub(crate) const DEBIAN_ROCM_PACKAGES: &str = "hipcc libamdhip64-dev rocm-device-libs clang-15";
 
 impl Toolchain {
+    /// Whether the compiler is nvcc (else a clang).
+    pub(crate) fn is_nvcc(&self) -> bool {
+        self.kind == CompilerKind::Nvcc
+    }
+
     /// The processors code can be built for: those the compiler supports and, with a ROCm
     /// install in use, its device libraries serve (for the default set).
     pub(crate) fn buildable(&self) -> Vec<String> {
