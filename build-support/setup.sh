@@ -42,6 +42,9 @@ PACKAGES=(
     # /usr/lib/<multiarch>/amdgcn/bitcode), built for clang 15: real HIP sources
     # (hip_runtime.h, device math through ocml) in the examples and integration/rocm.rs.
     hipcc libamdhip64-dev rocm-device-libs clang-15
+    # rocPRIM 5.3.3 (header-only; works with ROCm 5.2's clang 15 at -std=c++14 or later):
+    # block_reduce/block_scan kernels in integration/pch_realapps.rs.
+    librocprim-dev
     # The virtualenv of NVIDIA's wheels (python3 -m venv needs ensurepip).
     python3 python3-venv
     # Libraries others ship (integration/shipped_libs.rs): Debian's rocRAND 5.3.3 (one
@@ -94,6 +97,7 @@ REQUIRED_FILES=(
     /usr/include/hip/hip_runtime.h
     /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc
     /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/oclc_isa_version_90a.bc
+    /usr/include/rocprim/rocprim.hpp
 )
 
 # NVIDIA's CUDA tools from PyPI, pinned, into one virtualenv (no CUDA install needed):

