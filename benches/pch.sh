@@ -2,8 +2,9 @@
 # Precompiled preambles (issue 25): offload-build compile with and without PCH (--no-pch)
 # against hipcc, with Debian's ROCm 5.2 and its clang 15, 3 archs (gfx90a;gfx1030;gfx906),
 # -j 2, each figure the median of ROUNDS runs (default 3), each run in a fresh directory:
-# - three 1-source programs of the usual shapes (a saxpy; a tiled matrix multiply with
-#   shared memory and a template; a block reduction with shared memory, a template and expf):
+# - four 1-source programs of the usual shapes (a saxpy; a tiled matrix multiply with
+#   shared memory and a template; a block reduction with shared memory, a template and expf;
+#   a rocPRIM block_reduce), all with -std=c++17 (rocPRIM needs C++14):
 #   cold (empty cache), the build after an edit of the kernel body, the edit after that, and
 #   a no-op; `hipcc -c` and `hipcc --cuda-device-only -c` of the same source;
 # - 8 generated sources sharing their leading includes (hip_runtime.h, a common header),
@@ -19,7 +20,7 @@ BIN=${1:-$root/target/release/offload-build}
 ROUNDS=${ROUNDS:-3}
 ARCHS='gfx90a;gfx1030;gfx906'
 HIPCC_ARCHS=(--offload-arch=gfx90a --offload-arch=gfx1030 --offload-arch=gfx906)
-for f in "$BIN" /usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h; do
+for f in "$BIN" /usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h /usr/include/rocprim/rocprim.hpp; do
   [[ -e $f ]] || { echo "$f is missing: build offload-build (cargo build --release) and run build-support/setup.sh" >&2; exit 1; }
 done
 unset OFFLOAD_BUILD_PCH OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
@@ -90,6 +91,21 @@ extern "C" __global__ void softmax_denominator(const float* x, float* out, int n
 SRC
 }
 
+rocprim() {
+  cat <<SRC
+#include <hip/hip_runtime.h>
+#include <rocprim/rocprim.hpp>
+
+extern "C" __global__ void __launch_bounds__(256) block_sums(const float* x, float* out) {
+  using reduce_t = rocprim::block_reduce<float, 256>;
+  __shared__ typename reduce_t::storage_type storage;
+  float v = x[blockIdx.x * 256 + threadIdx.x] * $1.0f, sum;
+  reduce_t().reduce(v, sum, storage);
+  if (threadIdx.x == 0) out[blockIdx.x] = sum;
+}
+SRC
+}
+
 source_n() { # $1: the index
   cat <<SRC
 #include <hip/hip_runtime.h>
@@ -114,7 +130,9 @@ extern "C" __global__ void reduce_$1(const float* x, float* out, int n) {
 SRC
 }
 
-PROGRAMS=(saxpy matmul reduce)
+PROGRAMS=(saxpy matmul reduce rocprim)
+# rocPRIM 5.3 needs C++14 or later (hipcc's default is C++11): every build gets -std=c++17.
+STD=-std=c++17
 declare -A T
 add() { T[$1]="${T[$1]:-} $2"; }
 for r in $(seq 1 "$ROUNDS"); do
@@ -122,7 +140,7 @@ for r in $(seq 1 "$ROUNDS"); do
     for mode in pch nopch; do
       flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
       d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
-      one() { "$BIN" compile "$d/$p.hip" --archs "$ARCHS" -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
+      one() { "$BIN" compile "$d/$p.hip" --archs "$ARCHS" --flag=$STD -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
       edit eval '"$p" 1 > "$d/$p.hip"'
       add "${p}_cold_$mode" "$(ms one)"
       edit eval '"$p" 2 > "$d/$p.hip"'; add "${p}_edit1_$mode" "$(ms one)"
@@ -132,8 +150,8 @@ for r in $(seq 1 "$ROUNDS"); do
     done
     d=$(mktemp -d /tmp/pch-bench.XXXX)
     "$p" 1 > "$d/$p.hip"
-    add "${p}_hipcc" "$(ms hipcc "${HIPCC_ARCHS[@]}" -c "$d/$p.hip" -o "$d/$p.o")"
-    add "${p}_hipcc_dev" "$(ms hipcc "${HIPCC_ARCHS[@]}" --cuda-device-only -c "$d/$p.hip" -o "$d/$p.dev.o")"
+    add "${p}_hipcc" "$(ms hipcc "${HIPCC_ARCHS[@]}" $STD -c "$d/$p.hip" -o "$d/$p.o")"
+    add "${p}_hipcc_dev" "$(ms hipcc "${HIPCC_ARCHS[@]}" $STD --cuda-device-only -c "$d/$p.hip" -o "$d/$p.dev.o")"
     rm -rf "$d"
   done
   for mode in pch nopch; do
@@ -142,14 +160,14 @@ for r in $(seq 1 "$ROUNDS"); do
     printf '#pragma once\n#define SCALE 2.0f\n' > "$d/common.h"
     srcs=(); for i in $(seq 1 8); do source_n "$i" > "$d/k$i.hip"; srcs+=("$d/k$i.hip"); done
     sleep 0.3
-    eight() { "$BIN" compile "${srcs[@]}" --archs "$ARCHS" -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
+    eight() { "$BIN" compile "${srcs[@]}" --archs "$ARCHS" --flag=$STD -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
     add "eight_cold_$mode" "$(ms eight)"
     rm -rf "$d"
   done
   d=$(mktemp -d /tmp/pch-bench.XXXX)
   printf '#pragma once\n#define SCALE 2.0f\n' > "$d/common.h"
   for i in $(seq 1 8); do source_n "$i" > "$d/k$i.hip"; done
-  hipcc_all() { printf '%s\n' "$d"/k*.hip | xargs -P2 -I{} hipcc "${HIPCC_ARCHS[@]}" -c {} -o {}.o; }
+  hipcc_all() { printf '%s\n' "$d"/k*.hip | xargs -P2 -I{} hipcc "${HIPCC_ARCHS[@]}" $STD -c {} -o {}.o; }
   add eight_hipcc "$(ms hipcc_all)"
   rm -rf "$d"
 done
