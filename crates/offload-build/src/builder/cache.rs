@@ -19,7 +19,7 @@
 //! architecture. Jobs write in private `.job-*` directories ([`JobDir`], locked while they
 //! run); [`remove_leftovers`] removes those of killed runs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -325,12 +325,14 @@ pub(crate) fn remove_leftovers(cache_dir: &Path) {
 /// not be UTF-8).
 pub(crate) fn parse_depfile(text: &[u8]) -> Vec<PathBuf> {
     let mut deps: Vec<PathBuf> = Vec::new();
+    // Hundreds of headers: a set keeps the first of each, in order, in linear time.
+    let mut seen: HashSet<PathBuf> = HashSet::new();
     let mut cur: Vec<u8> = Vec::new();
     let mut seen_colon = false;
-    let flush = |cur: &mut Vec<u8>, seen_colon: bool, deps: &mut Vec<PathBuf>| {
+    let mut flush = |cur: &mut Vec<u8>, seen_colon: bool, deps: &mut Vec<PathBuf>| {
         if seen_colon && !cur.is_empty() {
             let p = path_from_bytes(std::mem::take(cur));
-            if !deps.contains(&p) {
+            if seen.insert(p.clone()) {
                 deps.push(p);
             }
         }

@@ -8,7 +8,7 @@
 //! architecture, for [`super::pack`].
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -956,8 +956,9 @@ impl Runner<'_> {
             Record::load(&p.record).map(|r| r.deps)
         });
         if let Some(Some(pch_deps)) = &pch_deps {
+            let mut seen: HashSet<PathBuf> = deps.iter().cloned().collect();
             for (d, _) in pch_deps.iter().skip(1) {
-                if !deps.contains(d) {
+                if seen.insert(d.clone()) {
                     deps.push(d.clone());
                 }
             }
@@ -1056,6 +1057,7 @@ impl Runner<'_> {
             Vec::new()
         });
         let mut deps = vec![source.to_path_buf()];
+        let mut seen: HashSet<PathBuf> = deps.iter().cloned().collect();
         for dep in cache::parse_depfile(&text) {
             let dep = if dep.is_absolute() {
                 dep
@@ -1068,7 +1070,7 @@ impl Runner<'_> {
             };
             // A name with a backslash, which clang listed with a `/` instead.
             let dep = cache::restore_backslashes(&dep).unwrap_or(dep);
-            if !deps.contains(&dep) {
+            if seen.insert(dep.clone()) {
                 deps.push(dep);
             }
         }
