@@ -114,13 +114,24 @@ pub(crate) fn cached_by_launcher(launcher: &[OsString]) -> bool {
     COMPILER_CACHES.iter().any(|n| launched_by(launcher, n))
 }
 
+/// Whether the launcher refuses to cache a command with an `-Xclang` pair it does not know:
+/// sccache ("Can't handle UnknownFlag arguments with -Xclang", 0.16) and the caches derived
+/// from it or untested here. ccache caches such a command.
+fn refuses_xclang(launcher: &[OsString]) -> bool {
+    ["sccache", "cachepot", "buildcache"]
+        .iter()
+        .any(|n| launched_by(launcher, n))
+}
+
 /// Whether an `-fgpu-rdc` compile emits its relocatable object itself (`-Xclang -emit-obj`
 /// overriding the driver's `-emit-llvm-bc`) instead of bitcode that a second process turns
 /// into the object. The object is the same bytes (clang 15, 19 and 22 run no LTO pipeline
 /// for the device bitcode: the second step's `-O3` pipeline is the compile's own), without a
-/// process, a bitcode file written and read, and a second optimization run. Not under a
-/// compiler cache (which refuses the pair), nor with flags that choose the front end's
-/// output or the pipeline themselves.
+/// process, a bitcode file written and read, and a second optimization run; and under ccache
+/// a hit is the object itself (neither sccache nor ccache caches the code generation of a
+/// bitcode file: "unknown source language"). Not under a launcher that refuses the pair
+/// ([`refuses_xclang`]), nor with flags that choose the front end's output or the pipeline
+/// themselves.
 fn rdc_emits_object(o: &CompileOptions) -> bool {
     let chooses_output = |f: &OsString| {
         let f = f.to_string_lossy();
@@ -135,9 +146,7 @@ fn rdc_emits_object(o: &CompileOptions) -> bool {
         .iter()
         .any(|p| f.starts_with(p))
     };
-    o.lang == Language::Hip
-        && !cached_by_launcher(&o.launcher)
-        && !o.flags.iter().any(chooses_output)
+    o.lang == Language::Hip && !refuses_xclang(&o.launcher) && !o.flags.iter().any(chooses_output)
 }
 
 /// The device compile's arguments up to the user's flags (no source, output or depfile), and
