@@ -13,6 +13,10 @@
 //!   once and the next build compiles again);
 //! - the compiler's warnings, replayed on a cache hit.
 //!
+//! Content hashes of unchanged files are not computed again: the stamp table `<cache>/stamps`
+//! ([`ContentHashes::with_stamps`]) keeps each version hashed (device, inode, size, both
+//! times), as git's index does.
+//!
 //! A job whose record exists, whose context and inputs are unchanged and whose outputs are
 //! still what it wrote is not run. Touching a file without changing it therefore does not
 //! recompile; changing a header recompiles exactly the jobs that read it, for every
@@ -81,17 +85,127 @@ impl Stamp {
     }
 }
 
+/// One line of the stamp table: the hash, device, inode, size, modification and change time
+/// (seconds and nanoseconds) and the path (UTF-8 paths only; others are read every build).
+fn stamp_line(path: &Path, s: &Stamp, h: u128) -> Option<String> {
+    let m = s.mtime?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let path = path.to_str().filter(|p| !p.contains('\n'))?;
+    Some(format!(
+        "{h:032x} {} {} {} {} {} {} {} {path}\n",
+        s.id.0,
+        s.id.1,
+        s.size,
+        m.as_secs(),
+        m.subsec_nanos(),
+        s.ctime.0,
+        s.ctime.1
+    ))
+}
+
+/// Reads a line of [`stamp_line`]; `None` when it is not one.
+fn parse_stamp_line(line: &str) -> Option<(PathBuf, (Stamp, u128))> {
+    let mut f = line.splitn(9, ' ');
+    let h = u128::from_str_radix(f.next()?, 16).ok()?;
+    let mut n = || f.next()?.parse::<u64>().ok();
+    let (dev, ino, size, ms, mns) = (n()?, n()?, n()?, n()?, n()?);
+    let (cs, cns) = (n()? as i64, n()? as i64);
+    let path = PathBuf::from(f.next()?);
+    let mtime = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(ms, mns as u32));
+    let stamp = Stamp {
+        id: (dev, ino),
+        size,
+        mtime: Some(mtime?),
+        ctime: (cs, cns),
+    };
+    Some((path, (stamp, h)))
+}
+
 /// A file's content hash, with the version of the file it is of (`None` when the file
 /// changed while it was read).
 type Known = Option<(u128, Option<Stamp>)>;
 
-/// Hashes of file contents, each file read at most once per build.
+/// Hashes of file contents, each file read at most once per build, and not at all when an
+/// earlier build hashed the same version of it ([`ContentHashes::with_stamps`]).
 #[derive(Debug, Default)]
 pub(crate) struct ContentHashes {
     memo: Mutex<HashMap<PathBuf, Known>>,
+    /// The versions earlier builds hashed (the cache's stamp table), by path.
+    seen: HashMap<PathBuf, (Stamp, u128)>,
+    /// Files read and hashed by this build.
+    reads: std::sync::atomic::AtomicUsize,
 }
 
+/// The first line of the stamp table.
+const STAMPS_HEADER: &str = "offload-build stamps 1";
+
 impl ContentHashes {
+    /// Hashes that start from the stamp table in `cache_dir` (`stamps`), written by
+    /// [`ContentHashes::save_stamps`]: a file whose device, inode, size, modification and
+    /// change time are those of a version an earlier build hashed has that hash, without
+    /// being read (as git's index does). A write moves the change time, which cannot be set
+    /// back, so a changed file never matches; the table keeps only versions older than the
+    /// build that hashed them by more than a clock tick, so that a write in the same tick
+    /// as the hashing cannot hide either. A missing or damaged table is an empty one.
+    pub(crate) fn with_stamps(cache_dir: &Path) -> ContentHashes {
+        let text = std::fs::read_to_string(cache_dir.join("stamps")).unwrap_or_default();
+        // The last line is the hash of the others: a damaged table is not used at all.
+        let body = text.trim_end_matches('\n').rsplit_once('\n');
+        let whole = body.is_some_and(|(rest, last)| {
+            last.strip_prefix("# ")
+                .and_then(|h| u128::from_str_radix(h, 16).ok())
+                == Some(xxh3_128(format!("{rest}\n").as_bytes()))
+        });
+        let mut lines = body.map_or("", |(rest, _)| rest).lines();
+        let seen = if whole && lines.next() == Some(STAMPS_HEADER) {
+            lines.filter_map(parse_stamp_line).collect()
+        } else {
+            HashMap::new()
+        };
+        ContentHashes {
+            seen,
+            ..ContentHashes::default()
+        }
+    }
+
+    /// Writes the stamp table of `cache_dir`: the versions this build hashed that had not
+    /// changed for a tick before `started` (when the build began), and those of the earlier
+    /// table this build did not replace. Not written when it would say nothing new.
+    pub(crate) fn save_stamps(&self, cache_dir: &Path, started: std::time::SystemTime) {
+        let memo = self.memo();
+        let mut table: Vec<(&Path, Stamp, u128)> = Vec::new();
+        let mut new = 0;
+        for (path, known) in memo.iter() {
+            if let Some((h, Some(stamp))) = known {
+                if !stamp.changed_since(started) {
+                    new += usize::from(self.seen.get(path) != Some(&(*stamp, *h)));
+                    table.push((path, *stamp, *h));
+                }
+            }
+        }
+        if new == 0 {
+            return;
+        }
+        for (path, (stamp, h)) in &self.seen {
+            if !memo.contains_key(path) {
+                table.push((path, *stamp, *h));
+            }
+        }
+        let mut text = format!("{STAMPS_HEADER}\n");
+        for (path, stamp, h) in table {
+            if let Some(line) = stamp_line(path, &stamp, h) {
+                text.push_str(&line);
+            }
+        }
+        text.push_str(&format!("# {:032x}\n", xxh3_128(text.as_bytes())));
+        let _ = super::fs::write_atomic(&cache_dir.join("stamps"), text.as_bytes());
+    }
+
+    /// How many files this build read to hash them.
+    #[cfg(test)]
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
         self.memo.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -100,6 +214,15 @@ impl ContentHashes {
         if let Some(k) = self.memo().get(path) {
             return *k;
         }
+        if let Some((stamp, h)) = self.seen.get(path) {
+            if Stamp::of(path) == Some(*stamp) {
+                let known = Some((*h, Some(*stamp)));
+                self.memo().insert(path.to_path_buf(), known);
+                return known;
+            }
+        }
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let before = Stamp::of(path);
         let known = std::fs::read(path).ok().map(|d| {
             let after = Stamp::of(path);
@@ -468,6 +591,50 @@ pub(crate) fn restore_backslashes(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stamp_table_spares_reading_unchanged_files_and_never_hides_a_change() {
+        use std::time::{Duration, SystemTime};
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.h"), dir.path().join("b.h"));
+        std::fs::write(&a, "one").unwrap();
+        std::fs::write(&b, "two").unwrap();
+        // Older than the build by more than a tick.
+        std::thread::sleep(Duration::from_millis(120));
+        let started = SystemTime::now();
+        let h = ContentHashes::with_stamps(dir.path());
+        let (ha, hb) = (h.file(&a).unwrap(), h.file(&b).unwrap());
+        assert_eq!(h.reads(), 2);
+        h.save_stamps(dir.path(), started);
+        // The next build reads neither.
+        let h = ContentHashes::with_stamps(dir.path());
+        assert_eq!((h.file(&a), h.file(&b)), (Some(ha), Some(hb)));
+        assert_eq!(h.reads(), 0);
+        // A write of the same size moves the change time: read again, the new hash.
+        std::fs::write(&a, "ONE").unwrap();
+        let started = SystemTime::now();
+        let h = ContentHashes::with_stamps(dir.path());
+        let new_a = h.file(&a);
+        assert!(new_a.is_some() && new_a != Some(ha));
+        assert_eq!(h.file(&b), Some(hb));
+        assert_eq!(h.reads(), 1);
+        // a.h changed less than a tick before that build: not kept, read again.
+        h.save_stamps(dir.path(), started);
+        let h = ContentHashes::with_stamps(dir.path());
+        assert_eq!((h.file(&a), h.file(&b)), (new_a, Some(hb)));
+        assert_eq!(h.reads(), 1);
+        // A damaged table (one digit of a hash changed) is not used.
+        let table = dir.path().join("stamps");
+        let text = std::fs::read_to_string(&table).unwrap();
+        assert!(text.lines().count() == 4 && text.lines().last().unwrap().starts_with("# "));
+        let line = text.lines().nth(1).unwrap();
+        let flipped = if line.starts_with('0') { "1" } else { "0" };
+        let damaged = format!("{flipped}{}", &line[1..]);
+        std::fs::write(&table, text.replacen(line, &damaged, 1)).unwrap();
+        let h = ContentHashes::with_stamps(dir.path());
+        assert_eq!((h.file(&a), h.file(&b)), (new_a, Some(hb)));
+        assert_eq!(h.reads(), 2);
+    }
 
     #[test]
     fn depfiles() {

@@ -64,13 +64,14 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     let sources: Vec<PathBuf> = plan.compiles.iter().map(|(s, _)| s.clone()).collect();
     refuse_clobbering(plan, &sources, "source", |_| None)?;
     cache::remove_leftovers(&plan.cache_dir);
+    let started = SystemTime::now();
     let runner = Runner {
         processes: env.processes(),
         tc,
         lang: plan.lang,
         cache_dir: &plan.cache_dir,
         timeout: settings.timeout,
-        hashes: ContentHashes::default(),
+        hashes: ContentHashes::with_stamps(&plan.cache_dir),
         lookups: Lookups::new(),
         no_depfile: AtomicBool::new(false),
         warnings: Mutex::new(Vec::new()),
@@ -121,6 +122,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         built.diagnostics = diag::merge(printed);
     }
     runner.flush_warnings(env);
+    runner.hashes.save_stamps(&plan.cache_dir, started);
     for l in linked {
         built.count(l.ran);
         built.per_arch.entry(l.arch).or_default().push(Piece {
