@@ -25,6 +25,8 @@
 # The build server runs as root (bubblewrap and overlay mounts need it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hip_sources.sh
+source "$root/benches/hip_sources.sh"
 BIN=${1:-$root/target/release/offload-build}
 SOURCES=${SOURCES:-3}
 ARCHS='gfx90a;gfx1030;gfx906'
@@ -57,29 +59,6 @@ free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("
 now() { date +%s%N; }
 fail() { echo "caches.sh: $*" >&2; exit 1; }
 
-source_n() { # $1: the index
-  cat <<SRC
-#include <hip/hip_runtime.h>
-#include "common.h"
-
-template <int Tile> __device__ float block_sum_$1(const float* x, int n) {
-  __shared__ float tile[Tile];
-  int i = blockIdx.x * Tile + threadIdx.x;
-  tile[threadIdx.x] = i < n ? x[i] * SCALE + $1 : 0.0f;
-  __syncthreads();
-  for (int s = Tile / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) tile[threadIdx.x] += tile[threadIdx.x + s];
-    __syncthreads();
-  }
-  return tile[0];
-}
-
-extern "C" __global__ void reduce_$1(const float* x, float* out, int n) {
-  float v = block_sum_$1<256>(x, n);
-  if (threadIdx.x == 0) atomicAdd(out, expf(v));
-}
-SRC
-}
 
 SRCS=()
 for i in $(seq 1 "$SOURCES"); do SRCS+=("k$i.hip"); done
@@ -143,9 +122,9 @@ ccache_counts() {
   awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
               $1 == "cache_miss" { m += $2 } END { print h + 0, m + 0 }' <<< "$text"
 }
-ccache_read() { # sets h m from ccache_counts $1
+ccache_read() { # sets h m from ccache_counts $1 (f n: none)
   local t; t=$(ccache_counts "$1") && [[ -n $t ]] || fail "ccache --print-stats gave no statistics"
-  read -r h m <<< "$t"
+  read -r h m <<< "$t"; f=0 n=0
 }
 
 ROWS=()
@@ -170,32 +149,47 @@ same_as_ref "$co"
 compgen -G "$REF/obcache/preamble-*.pch" > /dev/null || echo "note: the default build made no preamble" >&2
 row "offload-build, no launcher, cold, no PCH (as under a launcher)" "$MS" "—"
 
+# counts_are miss|hit: whether the counts read are all misses (none failed or uncacheable), or
+# all hits.
+counts_are() {
+  case $1 in
+    miss) [[ $h == 0 && $m == "$COMPILES" && ${f:-0} == 0 && ${n:-0} == 0 ]] ;;
+    hit) [[ $h == "$COMPILES" && $m == 0 ]] ;;
+  esac
+}
+
+# scc_step CHECKOUT LABEL miss|hit: a build of a new checkout under sccache (its server
+# started by the caller), checked against the reference, counted, and its row.
+scc_step() {
+  local co
+  co=$(checkout "$1")
+  build "$co" OFFLOAD_BUILD_LAUNCHER="$SCCACHE" "${SCC[@]}"
+  scc_read; same_as_ref "$co"
+  counts_are "$3" || echo "note: $2: $h hits, $m misses, $f failed, $n not cacheable" >&2
+  row "$2" "$MS" "$h hits, $m misses"
+}
+
+# ccache_step CHECKOUT LABEL miss|hit: the same under ccache, with the cache directory $cdir.
+ccache_step() {
+  local co
+  co=$(checkout "$1")
+  build "$co" OFFLOAD_BUILD_LAUNCHER=/usr/bin/ccache CCACHE_DIR="$cdir"
+  ccache_read "$cdir"; same_as_ref "$co"
+  counts_are "$3" || echo "note: $2: $h hits, $m misses" >&2
+  row "$2" "$MS" "$h hits, $m misses"
+}
+
 # 3. and 4. sccache, local disk: cold, then a second checkout with a fresh server.
 scc_start "$work/sccache-local"
-co=$(checkout scc-a)
-build "$co" OFFLOAD_BUILD_LAUNCHER="$SCCACHE" "${SCC[@]}"
-scc_read; same_as_ref "$co"
-[[ $h == 0 && $m == "$COMPILES" && $f == 0 && $n == 0 ]] || echo "note: sccache cold: $h hits, $m misses, $f failed, $n not cacheable" >&2
-row "sccache (local disk), cold: every compile a miss" "$MS" "$h hits, $m misses"
+scc_step scc-a "sccache (local disk), cold: every compile a miss" miss
 scc_start "$work/sccache-local"
-co=$(checkout scc-b)
-build "$co" OFFLOAD_BUILD_LAUNCHER="$SCCACHE" "${SCC[@]}"
-scc_read; same_as_ref "$co"
-[[ $h == "$COMPILES" && $m == 0 ]] || echo "note: sccache local hit: $h hits, $m misses, $n not cacheable" >&2
-row "sccache (local disk), second checkout: local hit" "$MS" "$h hits, $m misses"
+scc_step scc-b "sccache (local disk), second checkout: local hit" hit
 
 # 5. ccache: cold, then a second checkout.
 cdir=$work/ccache
 mkdir -p "$cdir"
-co=$(checkout ccache-a)
-build "$co" OFFLOAD_BUILD_LAUNCHER=/usr/bin/ccache CCACHE_DIR="$cdir"
-ccache_read "$cdir"; same_as_ref "$co"
-row "ccache, cold" "$MS" "$h hits, $m misses"
-co=$(checkout ccache-b)
-build "$co" OFFLOAD_BUILD_LAUNCHER=/usr/bin/ccache CCACHE_DIR="$cdir"
-ccache_read "$cdir"; same_as_ref "$co"
-[[ $h == "$COMPILES" && $m == 0 ]] || echo "note: ccache second checkout: $h hits, $m misses" >&2
-row "ccache, second checkout: local hit" "$MS" "$h hits, $m misses"
+ccache_step ccache-a "ccache, cold" miss
+ccache_step ccache-b "ccache, second checkout: local hit" hit
 
 # 6. sccache through redis-server on loopback: two machines.
 rport=$(free_port)
@@ -206,16 +200,9 @@ for _ in $(seq 100); do (echo > "/dev/tcp/127.0.0.1/$rport") 2>/dev/null && brea
 (echo > "/dev/tcp/127.0.0.1/$rport") 2>/dev/null || fail "redis-server did not listen on 127.0.0.1:$rport"
 redis=SCCACHE_REDIS_ENDPOINT=redis://127.0.0.1:$rport
 scc_start "$work/machine-1" "$redis"
-co=$(checkout redis-a)
-build "$co" OFFLOAD_BUILD_LAUNCHER="$SCCACHE" "${SCC[@]}"
-scc_read; same_as_ref "$co"
-row "sccache through Redis, first machine: fills it" "$MS" "$h hits, $m misses"
+scc_step redis-a "sccache through Redis, first machine: fills it" miss
 scc_start "$work/machine-2" "$redis"
-co=$(checkout redis-b)
-build "$co" OFFLOAD_BUILD_LAUNCHER="$SCCACHE" "${SCC[@]}"
-scc_read; same_as_ref "$co"
-[[ $h == "$COMPILES" && $m == 0 ]] || echo "note: sccache Redis second machine: $h hits, $m misses" >&2
-row "sccache through Redis, second machine: remote hit" "$MS" "$h hits, $m misses"
+scc_step redis-b "sccache through Redis, second machine: remote hit" hit
 
 # 7. sccache-dist: a scheduler and one build server on loopback, the client's cache empty.
 farm=$work/farm

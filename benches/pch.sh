@@ -16,6 +16,8 @@
 #   benches/pch.sh [path/to/offload-build]     (default: target/release/offload-build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hip_sources.sh
+source "$root/benches/hip_sources.sh"
 BIN=${1:-$root/target/release/offload-build}
 ROUNDS=${ROUNDS:-3}
 ARCHS='gfx90a;gfx1030;gfx906'
@@ -106,29 +108,6 @@ extern "C" __global__ void __launch_bounds__(256) block_sums(const float* x, flo
 SRC
 }
 
-source_n() { # $1: the index
-  cat <<SRC
-#include <hip/hip_runtime.h>
-#include "common.h"
-
-template <int Tile> __device__ float block_sum_$1(const float* x, int n) {
-  __shared__ float tile[Tile];
-  int i = blockIdx.x * Tile + threadIdx.x;
-  tile[threadIdx.x] = i < n ? x[i] * SCALE + $1 : 0.0f;
-  __syncthreads();
-  for (int s = Tile / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) tile[threadIdx.x] += tile[threadIdx.x + s];
-    __syncthreads();
-  }
-  return tile[0];
-}
-
-extern "C" __global__ void reduce_$1(const float* x, float* out, int n) {
-  float v = block_sum_$1<256>(x, n);
-  if (threadIdx.x == 0) atomicAdd(out, expf(v));
-}
-SRC
-}
 
 PROGRAMS=(saxpy matmul reduce rocprim)
 # rocPRIM 5.3 needs C++14 or later (hipcc's default is C++11): every build gets -std=c++17.
