@@ -135,6 +135,11 @@ pub(crate) struct ContentHashes {
     reads: std::sync::atomic::AtomicUsize,
 }
 
+/// How long a file must have been unchanged before a build began for the build to keep the
+/// version it hashed in the stamp table: more than the coarsest timestamp granularity of a
+/// file system (FAT's two seconds), so that no later write can leave the same stamp.
+pub(crate) const STAMP_SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The first line of the stamp table.
 const STAMPS_HEADER: &str = "offload-build stamps 1";
 
@@ -143,9 +148,10 @@ impl ContentHashes {
     /// [`ContentHashes::save_stamps`]: a file whose device, inode, size, modification and
     /// change time are those of a version an earlier build hashed has that hash, without
     /// being read (as git's index does). A write moves the change time, which cannot be set
-    /// back, so a changed file never matches; the table keeps only versions older than the
-    /// build that hashed them by more than a clock tick, so that a write in the same tick
-    /// as the hashing cannot hide either. A missing or damaged table is an empty one.
+    /// back, so a changed file never matches; the table keeps only versions that had not
+    /// changed for [`STAMP_SETTLE`] before the build that hashed them began, so that a write
+    /// in the same timestamp tick as the hashing cannot hide either, even where the file
+    /// system keeps whole seconds (or FAT's two). A missing or damaged table is an empty one.
     pub(crate) fn with_stamps(cache_dir: &Path) -> ContentHashes {
         let text = std::fs::read_to_string(cache_dir.join("stamps")).unwrap_or_default();
         // The last line is the hash of the others: a damaged table is not used at all.
@@ -168,15 +174,16 @@ impl ContentHashes {
     }
 
     /// Writes the stamp table of `cache_dir`: the versions this build hashed that had not
-    /// changed for a tick before `started` (when the build began), and those of the earlier
-    /// table this build did not replace. Not written when it would say nothing new.
-    pub(crate) fn save_stamps(&self, cache_dir: &Path, started: std::time::SystemTime) {
+    /// changed since `settled` (for a build, [`STAMP_SETTLE`] before it began), and those of
+    /// the earlier table this build did not replace. Not written when it would say nothing
+    /// new.
+    pub(crate) fn save_stamps(&self, cache_dir: &Path, settled: std::time::SystemTime) {
         let memo = self.memo();
         let mut table: Vec<(&Path, Stamp, u128)> = Vec::new();
         let mut new = 0;
         for (path, known) in memo.iter() {
             if let Some((h, Some(stamp))) = known {
-                if !stamp.changed_since(started) {
+                if !stamp.changed_since(settled) {
                     new += usize::from(self.seen.get(path) != Some(&(*stamp, *h)));
                     table.push((path, *stamp, *h));
                 }

@@ -122,7 +122,8 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         built.diagnostics = diag::merge(printed);
     }
     runner.flush_warnings(env);
-    runner.hashes.save_stamps(&plan.cache_dir, started);
+    let settled = started.checked_sub(cache::STAMP_SETTLE).unwrap_or(started);
+    runner.hashes.save_stamps(&plan.cache_dir, settled);
     for l in linked {
         built.count(l.ran);
         built.per_arch.entry(l.arch).or_default().push(Piece {

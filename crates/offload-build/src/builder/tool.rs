@@ -919,17 +919,32 @@ fn compiler_info(
             ));
         }
     }
-    let mut version = command::Command::new(clang);
-    version.add_arg("--version");
-    let version = run_text(env.processes(), &mut version.to_command(), clang)?;
-    let (version, supported) = if kind == CompilerKind::Nvcc {
-        let mut codes = command::Command::new(clang);
-        codes.add_arg("--list-gpu-code");
-        let codes = run_text(env.processes(), &mut codes.to_command(), clang)?;
-        (nvcc::version_line(&version), nvcc::parse_gpu_code(&codes))
+    // The two questions at once: each starts the compiler.
+    let (version, supported) = std::thread::scope(|scope| {
+        let version = scope.spawn(|| {
+            let mut version = command::Command::new(clang);
+            version.add_arg("--version");
+            run_text(env.processes(), &mut version.to_command(), clang)
+        });
+        let supported = if kind == CompilerKind::Nvcc {
+            let mut codes = command::Command::new(clang);
+            codes.add_arg("--list-gpu-code");
+            run_text(env.processes(), &mut codes.to_command(), clang)
+                .map(|codes| nvcc::parse_gpu_code(&codes))
+        } else {
+            supported_cpus(env, clang, lang)
+        };
+        let version = version
+            .join()
+            .unwrap_or_else(|_| Err(Error::Config("a compiler probe failed".into())));
+        (version, supported)
+    });
+    let version = version?;
+    let supported = supported?;
+    let version = if kind == CompilerKind::Nvcc {
+        nvcc::version_line(&version)
     } else {
-        let version = version.lines().next().unwrap_or_default().to_string();
-        (version, supported_cpus(env, clang, lang)?)
+        version.lines().next().unwrap_or_default().to_string()
     };
     // Atomically: builds sharing the cache read it while another writes it.
     let _ = fs::write_atomic(
