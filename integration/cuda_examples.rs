@@ -43,15 +43,7 @@ pub fn build_example(package: &str, envs: &[(&str, &OsStr)]) -> (PathBuf, String
     }
     build.envs(envs.iter().copied());
     let what = format!("cargo build -p {package} with {envs:?}");
-    let out = build
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::nvfatbin::check(&mut build, &what);
     let exe = target.join("debug").join(package);
     let run = Command::new(&exe)
         .output()

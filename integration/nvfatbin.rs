@@ -56,7 +56,9 @@ impl NvFixtures {
     }
 }
 
-fn check(cmd: &mut Command, what: &str) -> std::process::Output {
+/// Runs `cmd`, failing the test (naming `what`, with its status and stderr) unless it
+/// succeeds.
+pub(crate) fn check(cmd: &mut Command, what: &str) -> std::process::Output {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));

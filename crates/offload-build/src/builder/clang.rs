@@ -115,12 +115,10 @@ pub(crate) fn cached_by_launcher(launcher: &[OsString]) -> bool {
 }
 
 /// Whether the launcher refuses to cache a command with an `-Xclang` pair it does not know:
-/// sccache ("Can't handle UnknownFlag arguments with -Xclang", 0.16) and the caches derived
-/// from it or untested here. ccache caches such a command.
+/// every compiler cache but ccache, which caches such a command (sccache 0.16: "Can't handle
+/// UnknownFlag arguments with -Xclang"; the caches derived from it, or untested here).
 fn refuses_xclang(launcher: &[OsString]) -> bool {
-    ["sccache", "cachepot", "buildcache"]
-        .iter()
-        .any(|n| launched_by(launcher, n))
+    cached_by_launcher(launcher) && !launched_by(launcher, "ccache")
 }
 
 /// Whether an `-fgpu-rdc` compile emits its relocatable object itself (`-Xclang -emit-obj`
@@ -250,7 +248,7 @@ pub(crate) fn compile_job(
             .insert(opt_at, OsString::from(format!("-cuid={cuid:032x}")));
     }
     compile.depfile = o.depfile_in_compile.then(|| job.depfile.clone());
-    job.deps_only = deps_only(compile, &tc.clang, &job.depfile);
+    job.deps_only = deps_only(compile, &job.depfile);
     let first_out = compile.outputs[0].clone();
     add_later_steps(&mut job, o, tc, first_out);
     job
@@ -364,8 +362,8 @@ fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, fir
 
 /// The host-side preprocessing of the same source with the same flags, writing only the
 /// depfile (`-M -MF`): for compilers that write none in a device-only compile (clang 22).
-pub(crate) fn deps_only(compile: &Command, clang: &Path, depfile: &Path) -> Command {
-    command::deps_only(compile, clang, depfile, |a, next| match a.to_str() {
+pub(crate) fn deps_only(compile: &Command, depfile: &Path) -> Command {
+    command::deps_only(compile, depfile, |a, next| match a.to_str() {
         Some("--cuda-device-only") => DepsArg::Replace("--cuda-host-only"),
         Some("--no-gpu-bundle-output" | "-c" | "-S" | "-MD" | "-fgpu-rdc") => DepsArg::Drop(0),
         Some("-o" | "-MF") => DepsArg::Drop(1),

@@ -184,17 +184,16 @@ pub(crate) enum DepsArg {
     Replace(&'static str),
 }
 
-/// The compile's dependency generation alone: `program` in the compile's environment and
-/// directory, with its inputs, its arguments each rewritten by `rule` (given the argument
-/// and the next one), then `-M -MF <depfile>`. For compilers that write no depfile in some
+/// The compile's dependency generation alone: its program (without the launcher) in the
+/// compile's environment and directory, with its inputs, its arguments each rewritten by
+/// `rule` (given the argument and the next one), then `-M -MF <depfile>`. For compilers that write no depfile in some
 /// compiles (clang 22's device-only ones, nvcc's when a step fails to).
 pub(crate) fn deps_only(
     compile: &Command,
-    program: &Path,
     depfile: &Path,
     rule: impl Fn(&OsStr, Option<&OsStr>) -> DepsArg,
 ) -> Command {
-    let mut c = Command::new(program);
+    let mut c = Command::new(&compile.program);
     c.env = compile.env.clone();
     c.dir = compile.dir.clone();
     c.inputs = compile.inputs.clone();

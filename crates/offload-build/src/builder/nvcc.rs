@@ -282,12 +282,10 @@ pub(crate) fn compile_job(
 
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
 fn deps_only(compile: &Command, depfile: &Path) -> Command {
-    command::deps_only(compile, &compile.program, depfile, |a, _| {
-        match a.to_str() {
-            Some("-ptx" | "-c" | "-MD") => DepsArg::Drop(0),
-            Some("-o" | "-MF") => DepsArg::Drop(1),
-            _ => DepsArg::Keep,
-        }
+    command::deps_only(compile, depfile, |a, _| match a.to_str() {
+        Some("-ptx" | "-c" | "-MD") => DepsArg::Drop(0),
+        Some("-o" | "-MF") => DepsArg::Drop(1),
+        _ => DepsArg::Keep,
     })
 }
 

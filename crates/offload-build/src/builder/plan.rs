@@ -703,6 +703,21 @@ fn user_flags(
     flags
 }
 
+impl Plan {
+    /// The toolchain and the first architecture of a resolve plan: what one device command
+    /// is spelled for ([`Build::try_get_compiler`], [`Build::try_get_preamble`]).
+    pub(crate) fn first_compile(&self) -> Result<(&Toolchain, &Arch), Error> {
+        let tc = self
+            .toolchain
+            .as_ref()
+            .expect("a resolve plan always discovers the toolchain");
+        let arch = self.archs.first().ok_or_else(|| {
+            Error::Config("no architecture to compile for: set one with Build::arch".into())
+        })?;
+        Ok((tc, arch))
+    }
+}
+
 /// The device compile's command for the first resolved architecture, up to the user's flags
 /// ([`Build::try_get_compiler`]).
 pub(crate) fn compiler_command(
@@ -710,13 +725,7 @@ pub(crate) fn compiler_command(
     env: &Env<'_>,
     plan: &Plan,
 ) -> Result<Command, Error> {
-    let tc = plan
-        .toolchain
-        .as_ref()
-        .expect("a resolve plan always discovers the toolchain");
-    let arch = plan.archs.first().ok_or_else(|| {
-        Error::Config("no architecture to compile for: set one with Build::arch".into())
-    })?;
+    let (tc, arch) = plan.first_compile()?;
     let mut o = compile_options(
         build,
         env,

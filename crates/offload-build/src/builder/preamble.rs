@@ -643,7 +643,7 @@ pub(crate) fn pch_job(
         c.add_args(["-MD", "-MF"]).add_arg(&depfile);
         c.depfile = Some(depfile.clone());
     }
-    let deps_only = clang::deps_only(&c, &tc.clang, &depfile);
+    let deps_only = clang::deps_only(&c, &depfile);
     Some(PchJob {
         arch: arch.clone(),
         preamble,
@@ -755,13 +755,7 @@ impl Build {
         let directives = Directives::new(false);
         let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
         let plan = Plan::new(self, &env, Purpose::Resolve)?;
-        let tc = plan
-            .toolchain
-            .as_ref()
-            .expect("a resolve plan always discovers the toolchain");
-        let arch = plan.archs.first().ok_or_else(|| {
-            Error::Config("no architecture to compile for: set one with Build::arch".into())
-        })?;
+        let (tc, arch) = plan.first_compile()?;
         if tc.is_nvcc() {
             return Ok(None);
         }
