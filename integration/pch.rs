@@ -17,6 +17,9 @@
 //! Then builds through `Build` and `offload-build compile` with PCH on (the default), counted
 //! by `Compiled::pch_made`/`pch_used` (see the tests after `project`).
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -422,6 +425,106 @@ fn single_source_gets_its_pch_on_the_second_build() {
     assert_eq!((made, used), (0, 2));
     let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
     assert!(with == without);
+}
+
+/// The PCHs that background compilers made in `out`'s cache (in `.bg` directories), by file
+/// name, with their inodes; each waited for first (its clang holds the directory's lock
+/// while it runs).
+fn background_pchs(out: &Path) -> BTreeMap<OsString, u64> {
+    let mut found = BTreeMap::new();
+    let in_bg = |p: &Path| {
+        p.parent()
+            .is_some_and(|d| d.extension() == Some("bg".as_ref()))
+    };
+    for lock in walk(out)
+        .into_iter()
+        .filter(|p| in_bg(p) && p.ends_with("lock"))
+    {
+        let f = std::fs::File::open(&lock).unwrap();
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockShared).unwrap();
+        for e in std::fs::read_dir(lock.parent().unwrap()).unwrap().flatten() {
+            if e.path().extension() == Some("pch".as_ref()) {
+                found.insert(e.file_name(), e.metadata().unwrap().ino());
+            }
+        }
+    }
+    found
+}
+
+/// The PCHs in `out`'s cache, by file name, with their inodes; and whether a background
+/// directory is left.
+fn cached_pchs(out: &Path) -> (BTreeMap<OsString, u64>, bool) {
+    let files = walk(out);
+    let in_bg = |p: &Path| {
+        p.parent()
+            .is_some_and(|d| d.extension() == Some("bg".as_ref()))
+    };
+    let pchs = files
+        .iter()
+        .filter(|p| !in_bg(p) && p.extension() == Some("pch".as_ref()))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_owned(),
+                p.metadata().unwrap().ino(),
+            )
+        })
+        .collect();
+    (pchs, files.iter().any(|p| in_bg(p)))
+}
+
+/// With `pch_background(true)`: the cold build of one source makes no PCH for its compiles
+/// and starts one per architecture after them, in the background; the build after an edit
+/// of the body waits for them, adopts them (the very files, moved into place) and uses them,
+/// and its container is byte-identical to a build without PCH.
+#[test]
+fn background_pch_serves_the_first_edit() {
+    let dir = project();
+    let d = dir.path();
+    let mut b = project_build(d, "out", &["a.hip"]);
+    b.pch_background(true);
+    let c = b.try_compile("k").unwrap();
+    assert_eq!((c.pch_made, c.pch_used, c.pch_background), (0, 0, 2));
+    let pending = background_pchs(&d.join("out"));
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 2.0f;")).unwrap();
+    settle();
+    let c = b.try_compile("k").unwrap();
+    assert_eq!((c.pch_made, c.pch_used, c.pch_background), (2, 2, 0));
+    let (adopted, left) = cached_pchs(&d.join("out"));
+    assert_eq!(adopted, pending, "the background PCHs are the ones used");
+    assert!(!left, "a background directory is left");
+    let with = std::fs::read(&c.fatbin).unwrap();
+    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
+    assert!(with == without, "the containers differ");
+}
+
+/// A header the preamble reads changes after the background PCH started: clang may have
+/// read either version, so the next build does not adopt it but makes the PCHs again, and
+/// its container is that of the new header (equal to a build without PCH).
+#[test]
+fn background_pch_is_not_adopted_after_a_header_change() {
+    let dir = project();
+    let d = dir.path();
+    let mut b = project_build(d, "out", &["a.hip"]);
+    b.pch_background(true);
+    assert_eq!(b.try_compile("k").unwrap().pch_background, 2);
+    let pending = background_pchs(&d.join("out"));
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    std::fs::write(d.join("common.h"), "#pragma once\n#define SCALE 7\n").unwrap();
+    settle();
+    let c = b.try_compile("k").unwrap();
+    assert_eq!((c.pch_made, c.pch_used), (2, 2));
+    let (made, left) = cached_pchs(&d.join("out"));
+    assert_eq!(made.len(), 2);
+    assert!(
+        made.iter()
+            .all(|(name, ino)| pending.get(name) != Some(ino)),
+        "adopted"
+    );
+    assert!(!left, "a background directory is left");
+    let with = std::fs::read(&c.fatbin).unwrap();
+    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
+    assert!(with == without, "the containers differ");
 }
 
 /// Two out-dirs sharing a cache (`OFFLOAD_BUILD_CACHE_DIR`) make one PCH per architecture

@@ -406,15 +406,17 @@ impl JobDir {
 }
 
 const JOB_PREFIX: &str = ".job-";
-const LOCK: &str = "lock";
+/// The lock file of a job's private directory (and of a background PCH's).
+pub(crate) const LOCK: &str = "lock";
 
 /// How old an unlocked leftover without a lock (a job directory of an older version, a
 /// device link's temporary file) must be before it is removed: longer than any compile.
 const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Removes what killed runs left in the cache: `.job-*` directories whose lock no job holds,
-/// and (after [`LEFTOVER_AGE`]) job directories without a lock and `.linked-*` temporary
-/// files. Running jobs, of this or another process, hold their lock and are left alone.
+/// and (after [`LEFTOVER_AGE`]) job directories without a lock, `.linked-*` temporary files
+/// and the `.bg` directories of background PCHs that no build adopted and whose lock nothing
+/// holds. Running jobs, of this or another process, hold their lock and are left alone.
 pub(crate) fn remove_leftovers(cache_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(cache_dir) else {
         return;
@@ -428,7 +430,13 @@ pub(crate) fn remove_leftovers(cache_dir: &Path) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let path = entry.path();
-        if name.starts_with(JOB_PREFIX) {
+        if name.ends_with(".bg") && old(&path) {
+            let lock = std::fs::File::open(path.join(LOCK));
+            let free = rustix::fs::FlockOperation::NonBlockingLockExclusive;
+            if lock.is_err() || lock.is_ok_and(|l| rustix::fs::flock(&l, free).is_ok()) {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+        } else if name.starts_with(JOB_PREFIX) {
             match std::fs::File::open(path.join(LOCK)) {
                 // Held while removing, so that a job that somehow still runs would show.
                 Ok(lock) => {

@@ -49,6 +49,8 @@ pub(crate) struct Built {
     pub pch_made: usize,
     /// Compiles that used a precompiled preamble.
     pub pch_used: usize,
+    /// Precompiled preambles started in the background, for the next build.
+    pub pch_background: usize,
     /// What the compiler printed for the successful jobs (run or cached), deduplicated
     /// across architectures; empty when warnings are off ([`super::Build::warnings`]).
     pub diagnostics: Vec<Diagnostic>,
@@ -76,6 +78,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         no_depfile: AtomicBool::new(false),
         warnings: Mutex::new(Vec::new()),
         pch_made: AtomicUsize::new(0),
+        pch_background: AtomicUsize::new(0),
     };
     let mut counter = Counter::new(settings);
     let mut outs = runner.compiles(settings, &mut counter)?;
@@ -97,6 +100,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     // caught by the next build that runs, not by Cargo.
     let system = tc.system_include_dirs();
     built.pch_made = runner.pch_made.load(Ordering::Relaxed);
+    built.pch_background = runner.pch_background.load(Ordering::Relaxed);
     for o in &mut outs {
         built.count(o.ran);
         built.pch_used += usize::from(o.used_pch);
@@ -246,6 +250,24 @@ enum PchState {
     Cached,
     /// Made before the compiles that use it.
     Make,
+    /// Made in the background by an earlier build: waited for and adopted before the
+    /// compiles that use it (or made, when it cannot be adopted).
+    Adopt,
+    /// Not used by this build, which would not pay for it: made after it, in the
+    /// background ([`Runner::start_background`]), for the next build.
+    Background,
+}
+
+impl PchState {
+    /// Whether the compiles of this build use it (once made).
+    fn used(self) -> bool {
+        matches!(self, PchState::Cached | PchState::Make | PchState::Adopt)
+    }
+
+    /// Whether a job of this build makes (or adopts) it.
+    fn made(self) -> bool {
+        matches!(self, PchState::Make | PchState::Adopt)
+    }
 }
 
 /// One job of the compile stage.
@@ -261,6 +283,22 @@ enum Work {
 enum Done {
     Pch,
     Compile(usize, JobOut),
+}
+
+/// The directory where the PCH of `p` is made in the background
+/// ([`Runner::start_background`]): beside its record, `.bg`.
+fn background_dir(p: &PchJob) -> PathBuf {
+    p.record.with_extension("bg")
+}
+
+/// Where a background PCH's clang writes its standard error, in [`background_dir`].
+const BACKGROUND_STDERR: &str = "stderr";
+
+/// The paths of `p`'s outputs (the PCH, its depfile) in `dir`, under their own file names.
+fn in_dir<'p>(p: &'p PchJob, dir: &'p Path) -> impl Fn(&Path) -> Option<PathBuf> + 'p {
+    move |q: &Path| {
+        (q == p.pch || q == p.depfile).then(|| dir.join(q.file_name().unwrap_or_default()))
+    }
 }
 
 /// The file where a compile job's last run time is kept (`<base>.ms`, milliseconds): named
@@ -286,7 +324,7 @@ fn schedule(states: &[PchState], to_run: &[&CompileJob]) -> (Vec<Work>, Vec<Opti
     let mut work = Vec::new();
     let mut at = vec![None; states.len()];
     for (i, s) in states.iter().enumerate() {
-        if *s == PchState::Make {
+        if s.made() {
             at[i] = Some(work.len());
             work.push(Work::Pch(i));
         }
@@ -299,7 +337,7 @@ fn schedule(states: &[PchState], to_run: &[&CompileJob]) -> (Vec<Work>, Vec<Opti
     // A job never timed is taken to be as long as the longest timed one.
     let timed: Vec<Option<u64>> = to_run.iter().map(|j| recorded_ms(j)).collect();
     let longest = timed.iter().flatten().max().copied().unwrap_or(0);
-    let with_pch = |j: &CompileJob| j.pch.is_some_and(|i| states[i] != PchState::Off);
+    let with_pch = |j: &CompileJob| j.pch.is_some_and(|i| states[i].used());
     let mut order: Vec<usize> = (0..to_run.len()).collect();
     order.sort_by_key(|&k| {
         let ms = timed[k].unwrap_or(longest);
@@ -333,6 +371,8 @@ struct Runner<'a> {
     warnings: Mutex<Vec<String>>,
     /// Precompiled preambles made.
     pch_made: AtomicUsize,
+    /// Precompiled preambles started in the background.
+    pch_background: AtomicUsize,
 }
 
 /// A finished device link.
@@ -504,7 +544,7 @@ impl Runner<'_> {
             .map(|j| j.arch.clone())
             .collect();
         counter.total = to_run.len() + counter.linked.len();
-        let states = self.pch_states(&settings.pch_jobs, &to_run);
+        let states = self.pch_states(settings, &to_run);
         let usable: Vec<AtomicBool> = states
             .iter()
             .map(|s| AtomicBool::new(*s == PchState::Cached))
@@ -515,8 +555,13 @@ impl Runner<'_> {
             .map(|w| match *w {
                 Work::Pch(i) => {
                     let (p, usable) = (&settings.pch_jobs[i], &usable[i]);
+                    let adopt = states[i] == PchState::Adopt;
                     Box::new(move || {
-                        let ok = self.run_pch(p)?;
+                        let adopted = if adopt { self.adopt_pch(p)? } else { None };
+                        let ok = match adopted {
+                            Some(ok) => ok,
+                            None => self.run_pch(p)?,
+                        };
                         usable.store(ok, Ordering::SeqCst);
                         Ok(Done::Pch)
                     }) as jobs::Job<'_, Done>
@@ -525,7 +570,7 @@ impl Runner<'_> {
                     let job = to_run[k];
                     let pch = job
                         .pch
-                        .filter(|&i| states[i] != PchState::Off)
+                        .filter(|&i| states[i].used())
                         .map(|i| (&settings.pch_jobs[i], &usable[i]));
                     Box::new(move || {
                         let pch = pch
@@ -543,6 +588,16 @@ impl Runner<'_> {
                 counter.report(&o.arch, step, Some(o.seconds));
             }
         })?;
+        for (p, _) in settings
+            .pch_jobs
+            .iter()
+            .zip(&states)
+            .filter(|(_, s)| **s == PchState::Background)
+        {
+            if self.start_background(p).is_ok() {
+                self.pch_background.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         let mut ran: Vec<Option<JobOut>> = (0..to_run.len()).map(|_| None).collect();
         for d in done {
             if let Done::Compile(k, o) = d {
@@ -558,12 +613,15 @@ impl Runner<'_> {
     }
 
     /// What becomes of each precompiled preamble, given the compiles that run. One pays
-    /// where it is used again: a PCH fresh in the cache is used; one that two or more of
-    /// these compiles share is made; one that a single compile would use is made when an
-    /// earlier build compiled the same preamble (its `.seen` mark: the edit after a build),
-    /// else only marked, so that a cold build of one source is not slower. One that clang
-    /// refused (its `.refused` record, fresh) is not tried again.
-    fn pch_states(&self, pchs: &[PchJob], to_run: &[&CompileJob]) -> Vec<PchState> {
+    /// where it is used again: a PCH fresh in the cache is used; one that an earlier build
+    /// started in the background is adopted; one that two or more of these compiles share
+    /// is made; one that a single compile would use is made when an earlier build compiled
+    /// the same preamble (its `.seen` mark: the edit after a build), else only marked, so
+    /// that a cold build of one source is not slower, and made after this build in the
+    /// background ([`JobSettings::pch_background`]). One that clang refused (its `.refused`
+    /// record, fresh) is not tried again.
+    fn pch_states(&self, settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<PchState> {
+        let pchs = &settings.pch_jobs;
         let mut users = vec![0usize; pchs.len()];
         for i in to_run.iter().filter_map(|j| j.pch) {
             users[i] += 1;
@@ -579,12 +637,19 @@ impl Runner<'_> {
             if refused.is_some_and(|r| r.is_fresh(&self.hashes)) {
                 return PchState::Off;
             }
+            if background_dir(p).is_dir() {
+                return PchState::Adopt;
+            }
             let seen = p.record.with_extension("seen");
             if n >= 2 || seen.is_file() {
                 return PchState::Make;
             }
             let _ = fs::write_atomic(&seen, b"");
-            PchState::Off
+            if settings.pch_background && cfg!(unix) {
+                PchState::Background
+            } else {
+                PchState::Off
+            }
         });
         states.collect()
     }
@@ -609,21 +674,14 @@ impl Runner<'_> {
             return Ok(true);
         }
         let started = SystemTime::now();
-        if std::fs::read(&p.preamble_file).ok().as_deref() != Some(p.preamble.as_slice()) {
-            fs::write_atomic(&p.preamble_file, &p.preamble)?;
-            self.hashes.forget(&p.preamble_file);
-        }
+        self.write_preamble(p)?;
         let tmp = cache::JobDir::new(self.cache_dir)?;
         let _known = process::PrivateDir::new(self.processes, tmp.path());
         if self.processes.is_cancelled() {
             return Err(Error::Stopped); // the directory goes with `tmp`
         }
-        let private = |q: &Path| {
-            (q == p.pch || q == p.depfile)
-                .then(|| tmp.path().join(q.file_name().unwrap_or_default()))
-        };
+        let cmd = p.command.map_paths(in_dir(p, tmp.path()));
         let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
-        let cmd = p.command.map_paths(private);
         let result = self.exec(&cmd, &p.arch, Some(&p.preamble_file), Some(&depfile));
         // A PCH killed with the build is no refusal, and nothing starts after it.
         if self.processes.is_cancelled() {
@@ -635,8 +693,34 @@ impl Runner<'_> {
             Ok(printed) => Some(printed),
             Err(e) => Some(e.to_string().lines().map(str::to_string).collect()),
         };
+        Ok(self.keep_pch(p, tmp.path(), started, why)?.unwrap_or(false))
+    }
+
+    /// Writes the preamble file of `p`, unless it holds the preamble already.
+    fn write_preamble(&self, p: &PchJob) -> Result<(), Error> {
+        if std::fs::read(&p.preamble_file).ok().as_deref() != Some(p.preamble.as_slice()) {
+            fs::write_atomic(&p.preamble_file, &p.preamble)?;
+            self.hashes.forget(&p.preamble_file);
+        }
+        Ok(())
+    }
+
+    /// After clang made the PCH of `p` and its depfile in `dir` (under their own file names),
+    /// having started at `started` and printed `why` (`None`: nothing, it succeeded):
+    /// records the headers it read, by content, and moves the PCH into place (whether it can
+    /// be used), or keeps what clang said in the `.refused` record. `None` when a header
+    /// changed since it started (clang may have read either version): nothing kept.
+    fn keep_pch(
+        &self,
+        p: &PchJob,
+        dir: &Path,
+        started: SystemTime,
+        why: Option<Vec<String>>,
+    ) -> Result<Option<bool>, Error> {
+        let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
         if !depfile.is_file() {
-            let _ = self.exec(&p.deps_only.map_paths(private), &p.arch, None, None);
+            let deps_only = p.deps_only.map_paths(in_dir(p, dir));
+            let _ = self.exec(&deps_only, &p.arch, None, None);
         }
         let mut deps = self.read_deps(&p.preamble_file, &depfile, p.command.dir.as_deref());
         // The preamble file was just written (its content is known; the depfile may name it
@@ -644,7 +728,7 @@ impl Runner<'_> {
         let preamble_name = p.preamble_file.file_name();
         deps.retain(|d| d == &p.preamble_file || d.file_name() != preamble_name);
         let Some(headers) = self.hashed(&deps[1..], started) else {
-            return Ok(false);
+            return Ok(None);
         };
         let mut hashed = vec![(p.preamble_file.clone(), xxh3_128(&p.preamble))];
         hashed.extend(headers);
@@ -657,9 +741,9 @@ impl Runner<'_> {
         if let Some(why) = why {
             rec.stderr = why;
             let _ = rec.store(&p.record.with_extension("refused"));
-            return Ok(false);
+            return Ok(Some(false));
         }
-        let written = tmp.path().join(p.pch.file_name().unwrap_or_default());
+        let written = dir.join(p.pch.file_name().unwrap_or_default());
         let data = std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
         rec.outputs
             .push((p.pch.clone(), data.len() as u64, xxh3_128(&data)));
@@ -667,7 +751,105 @@ impl Runner<'_> {
         std::fs::rename(&written, &p.pch).map_err(|e| Error::io("renaming", &written, e))?;
         rec.store(&p.record)?;
         self.pch_made.fetch_add(1, Ordering::Relaxed);
-        Ok(true)
+        Ok(Some(true))
+    }
+
+    /// Starts making the PCH of `p` after this build, in the background: clang detached
+    /// ([`process::spawn_detached`]), writing into `p`'s background directory
+    /// ([`background_dir`]), whose `lock` it holds while it runs (as its standard input),
+    /// and which records when it started. The next build adopts it ([`Runner::adopt_pch`]).
+    /// Nothing when one runs already.
+    #[cfg(unix)]
+    fn start_background(&self, p: &PchJob) -> Result<(), Error> {
+        use rustix::fs::{FlockOperation, flock};
+        use std::io::Write;
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        self.write_preamble(p)?;
+        let dir = background_dir(p);
+        if dir.is_dir() {
+            // One that runs holds its lock; one that does not is a leftover.
+            if let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) {
+                if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+                    return Ok(());
+                }
+            }
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io("removing", &dir, e))?;
+        }
+        std::fs::create_dir(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+        // Locked and filled under another name, then renamed: a `lock` that a build finds is
+        // always held by its clang, or by nothing once that ended.
+        let new = dir.join(".lock-new");
+        let mut lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&new)
+            .map_err(|e| Error::io("creating", &new, e))?;
+        flock(&lock, FlockOperation::LockExclusive)
+            .map_err(|e| Error::io("locking", &new, e.into()))?;
+        let started = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        write!(lock, "{started}").map_err(|e| Error::io("writing", &new, e))?;
+        let stderr_path = dir.join(BACKGROUND_STDERR);
+        let stderr = std::fs::File::create(&stderr_path)
+            .map_err(|e| Error::io("creating", &stderr_path, e))?;
+        let lock_path = dir.join(cache::LOCK);
+        std::fs::rename(&new, &lock_path).map_err(|e| Error::io("renaming", &new, e))?;
+        let cmd = p.command.map_paths(in_dir(p, &dir));
+        process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| Error::Spawn {
+            command: cmd.line(),
+            error,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn start_background(&self, _p: &PchJob) -> Result<(), Error> {
+        Err(Error::Config("no background PCH here".into()))
+    }
+
+    /// Adopts the PCH of `p` that an earlier build started in the background
+    /// ([`Runner::start_background`]): waits for its clang to end (its lock), then keeps it
+    /// as [`Runner::run_pch`] keeps one it made. `None` when there is nothing to adopt: it
+    /// ended without a PCH, a header it read changed since it started, or it still runs
+    /// after the compile timeout. The directory goes once waited for.
+    fn adopt_pch(&self, p: &PchJob) -> Result<Option<bool>, Error> {
+        use rustix::fs::{FlockOperation, flock};
+        let dir = background_dir(p);
+        let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) else {
+            return Ok(None);
+        };
+        let waited = Instant::now();
+        let limit = self.timeout.unwrap_or(Duration::from_secs(600));
+        while flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+            if self.processes.is_cancelled() {
+                return Err(Error::Stopped);
+            }
+            if waited.elapsed() > limit {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let started = std::fs::read_to_string(dir.join(cache::LOCK))
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns));
+        let printed = std::fs::read(dir.join(BACKGROUND_STDERR)).unwrap_or_default();
+        let mut printed = String::from_utf8_lossy(&printed).into_owned();
+        if let Some(d) = &p.command.dir {
+            printed = diag::absolute_names(&printed, d);
+        }
+        let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
+        let why = Some(diag::clean(&printed, Some(&depfile))).filter(|w| !w.is_empty());
+        let made = dir.join(p.pch.file_name().unwrap_or_default()).is_file();
+        let kept = match started {
+            Some(started) if made || why.is_some() => self.keep_pch(p, &dir, started, why)?,
+            _ => None,
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(kept)
     }
 
     /// The device links, in parallel.

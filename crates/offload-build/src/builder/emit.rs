@@ -80,6 +80,7 @@ pub(crate) fn run(
         jobs_cached,
         pch_made: 0,
         pch_used: 0,
+        pch_background: 0,
         cargo_directives: Vec::new(),
         warnings: Vec::new(),
         diagnostics: Vec::new(),

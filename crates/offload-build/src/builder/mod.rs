@@ -224,6 +224,7 @@
 //! | `OFFLOAD_BUILD_CACHE_DIR` | `$OUT_DIR/offload-build-cache` | where compiled objects and cache records are kept (may be shared between builds) |
 //! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children (see [`Build::timeout`]) |
 //! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]) |
+//! | `OFFLOAD_BUILD_PCH_BACKGROUND` | `1`, `0` when `CI` is set | `0` (or `false`, `off`) makes no precompiled preamble after the build (see [`Build::pch_background`]) |
 //! | `NUM_JOBS` (set by Cargo) | CPUs | parallelism when no jobserver is inherited |
 //!
 //! Values set with [`Build::env`] take precedence over the process environment.
@@ -317,6 +318,7 @@ pub const ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_CACHE_DIR",
     "OFFLOAD_BUILD_COMPILE_TIMEOUT",
     "OFFLOAD_BUILD_PCH",
+    "OFFLOAD_BUILD_PCH_BACKGROUND",
     "NUM_JOBS",
 ];
 
@@ -545,6 +547,7 @@ pub struct Build {
     timeout: Option<std::time::Duration>,
     ptxas: Option<PathBuf>,
     pch: bool,
+    pch_background: Option<bool>,
 }
 
 /// What one finished job was ([`Progress::step`]).
@@ -649,6 +652,9 @@ pub struct Compiled {
     pub pch_made: usize,
     /// Compiles of this build that used a precompiled preamble.
     pub pch_used: usize,
+    /// Precompiled preambles this build started making in the background
+    /// ([`Build::pch_background`]), for the next build.
+    pub pch_background: usize,
     /// Every `cargo:` directive of this build (without the `cargo:` prefix), in order.
     pub cargo_directives: Vec<String>,
     /// The warnings among them: offload-build's own (fallbacks), not the compiler's.
@@ -709,6 +715,7 @@ impl Build {
             timeout: None,
             ptxas: None,
             pch: true,
+            pch_background: None,
         }
     }
 
@@ -1209,6 +1216,26 @@ impl Build {
         self
     }
 
+    /// Whether a preamble that only one compile of this build would use, and that no earlier
+    /// build compiled, is precompiled after the build, in the background (default `true`,
+    /// `false` when the environment variable `CI` is set: a one-off build never edits). The
+    /// build's compiles do not wait for it (a cold build costs what it would without PCH);
+    /// the detached compiler runs at the lowest priority, and the next build (the one after
+    /// the first edit of a kernel body) waits for it if it still runs, checks that no header
+    /// it read changed since it started, and uses it. As clangd does with the preamble of
+    /// a file it opens. Without it, that next build makes the PCH itself. No effect with
+    /// [`Build::pch`]`(false)`; `OFFLOAD_BUILD_PCH_BACKGROUND=0` turns it off, `1` on.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().pch_background(false);
+    /// ```
+    pub fn pch_background(&mut self, background: bool) -> &mut Build {
+        self.pch_background = Some(background);
+        self
+    }
+
     /// Makes every warning an error (`-Werror`, before the builder's flags, so a
     /// `-Wno-error=<warning>` flag can exempt one). Default `false`; no effect with
     /// [`Build::warnings`]`(false)` (`-w` silences every warning).
@@ -1422,11 +1449,11 @@ impl Build {
             env.directives().diagnostic(d);
         }
         let jobs = (built.jobs_run, built.jobs_cached);
-        let pch = (built.pch_made, built.pch_used);
+        let pch = (built.pch_made, built.pch_used, built.pch_background);
         let packed = pack::run(&plan, built, env)?;
         let mut c = emit::run(&plan, packed, jobs, env)?;
         c.diagnostics = diagnostics;
-        (c.pch_made, c.pch_used) = pch;
+        (c.pch_made, c.pch_used, c.pch_background) = pch;
         Ok(c)
     }
 }

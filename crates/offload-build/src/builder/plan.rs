@@ -83,6 +83,9 @@ pub(crate) struct JobSettings {
     /// The precompiled preambles the compile jobs may use ([`CompileJob::pch`]), one per
     /// key; the jobs stage decides which are made ([`super::preamble`]).
     pub pch_jobs: Vec<PchJob>,
+    /// Whether a PCH that would not pay in this build is made after it, in the background
+    /// ([`Build::pch_background`]).
+    pub pch_background: bool,
 }
 
 /// A code object built elsewhere ([`Build::image`]).
@@ -523,6 +526,10 @@ fn job_settings(
         compile_jobs,
         links,
         pch_jobs,
+        pch_background: pch
+            && build
+                .pch_background
+                .unwrap_or_else(|| background_default(env)),
     })
 }
 
@@ -531,6 +538,16 @@ fn pch_enabled(env: &Env<'_>) -> bool {
     let off = ["0", "false", "off", "no"];
     env.get("OFFLOAD_BUILD_PCH")
         .is_none_or(|v| !off.contains(&v.trim().to_ascii_lowercase().as_str()))
+}
+
+/// `OFFLOAD_BUILD_PCH_BACKGROUND`: on unless `0`, `false`, `off` or `no`; when unset, on
+/// unless `CI` is set (to anything but `0` or `false`): a one-off build never edits.
+fn background_default(env: &Env<'_>) -> bool {
+    let off = |v: String| ["0", "false", "off", "no"].contains(&v.to_ascii_lowercase().as_str());
+    match env.get("OFFLOAD_BUILD_PCH_BACKGROUND") {
+        Some(v) => !off(v),
+        None => env.get("CI").is_none_or(off),
+    }
 }
 
 /// The precompiled preamble of each compile job that has one ([`preamble::pch_job`], with

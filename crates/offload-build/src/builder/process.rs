@@ -276,6 +276,32 @@ fn die_with_parent(cmd: &mut Command) {
     let _ = cmd;
 }
 
+/// Starts `cmd` on its own, to outlive the build: in a process group of its own (a terminal's
+/// Ctrl-C and the build's token do not reach it), at the lowest priority (`nice` 19, so that
+/// it yields to whatever runs next), with `stdin` as its standard input (the build hands it
+/// a locked file: the lock lasts as long as the process and its children), its standard
+/// output closed and its standard error in `stderr`. Not waited for; Unix only.
+#[cfg(unix)]
+pub(crate) fn spawn_detached(
+    cmd: &mut Command,
+    stdin: std::fs::File,
+    stderr: std::fs::File,
+) -> io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0);
+    let child = cmd.spawn()?;
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::setpriority_process(Some(pid), 19);
+    }
+    Ok(())
+}
+
 /// stdout and stderr of a probe, or `None` when it cannot run or runs past
 /// [`PROBE_TIMEOUT`] (`Err(())`).
 pub(crate) fn probe(p: &Processes, cmd: &mut Command) -> Result<Option<Output>, ()> {
