@@ -652,9 +652,16 @@ impl OutputFile {
             let mut live = temporaries::lock();
             let mut kept: Vec<Kept> = Vec::new();
             let mut result = Ok(());
-            // Every old target is kept aside before the first is replaced.
+            // Every old target is kept aside before the first is replaced; a lone output
+            // moved into place by a rename needs none (the rename replaces it or fails
+            // whole), which spares a no-op build a link and the unlink of the old file.
             let all: Vec<OutputFile> = outputs.by_ref().collect();
-            for o in &all {
+            let lone_rename = all.len() == 1
+                && matches!(
+                    all[0].kind,
+                    OutputKind::Temp(..) | OutputKind::Closed(_, _, false)
+                );
+            for o in all.iter().filter(|_| !lone_rename) {
                 match Kept::keep(o) {
                     Ok(k) => kept.push(k),
                     Err(e) => {

@@ -23,7 +23,7 @@
 //! architecture. Jobs write in private `.job-*` directories ([`JobDir`], locked while they
 //! run); [`remove_leftovers`] removes those of killed runs.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 

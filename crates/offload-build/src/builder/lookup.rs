@@ -6,7 +6,7 @@
 //! every header it read, which search directories hold a file of that relative name, so that
 //! a new shadowing header or a changed `CPATH` makes the record stale.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
