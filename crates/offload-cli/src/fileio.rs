@@ -622,6 +622,16 @@ impl OutputFile {
         &self.path
     }
 
+    /// The file a staged output replaces at commit (`None` for one written directly).
+    pub fn target(&self) -> Option<&Path> {
+        match &self.kind {
+            OutputKind::Temp(_, t) | OutputKind::InPlace(_, t) | OutputKind::Closed(_, t, _) => {
+                Some(t)
+            }
+            _ => None,
+        }
+    }
+
     /// The temporary file of a staged output.
     fn temporary(&self) -> Option<&Path> {
         match &self.kind {

@@ -24,6 +24,7 @@
 //! run); [`remove_leftovers`] removes those of killed runs.
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -128,9 +129,11 @@ type Known = Option<(u128, Option<Stamp>)>;
 /// earlier build hashed the same version of it ([`ContentHashes::with_stamps`]).
 #[derive(Debug, Default)]
 pub(crate) struct ContentHashes {
-    memo: Mutex<HashMap<PathBuf, Known>>,
+    /// By path, as bytes: hashing a `Path` walks its components, and these maps are the
+    /// no-op build's hot path (every header of every job).
+    memo: Mutex<HashMap<OsString, Known>>,
     /// The versions earlier builds hashed (the cache's stamp table), by path.
-    seen: HashMap<PathBuf, (Stamp, u128)>,
+    seen: HashMap<OsString, (Stamp, u128)>,
     /// Files read and hashed by this build.
     reads: std::sync::atomic::AtomicUsize,
 }
@@ -163,7 +166,10 @@ impl ContentHashes {
         });
         let mut lines = body.map_or("", |(rest, _)| rest).lines();
         let seen = if whole && lines.next() == Some(STAMPS_HEADER) {
-            lines.filter_map(parse_stamp_line).collect()
+            lines
+                .filter_map(parse_stamp_line)
+                .map(|(p, v)| (p.into_os_string(), v))
+                .collect()
         } else {
             HashMap::new()
         };
@@ -179,13 +185,13 @@ impl ContentHashes {
     /// new.
     pub(crate) fn save_stamps(&self, cache_dir: &Path, settled: std::time::SystemTime) {
         let memo = self.memo();
-        let mut table: Vec<(&Path, Stamp, u128)> = Vec::new();
+        let mut table: Vec<(&OsStr, Stamp, u128)> = Vec::new();
         let mut new = 0;
         for (path, known) in memo.iter() {
             if let Some((h, Some(stamp))) = known {
                 if !stamp.changed_since(settled) {
                     new += usize::from(self.seen.get(path) != Some(&(*stamp, *h)));
-                    table.push((path, *stamp, *h));
+                    table.push((path.as_os_str(), *stamp, *h));
                 }
             }
         }
@@ -194,12 +200,12 @@ impl ContentHashes {
         }
         for (path, (stamp, h)) in &self.seen {
             if !memo.contains_key(path) {
-                table.push((path, *stamp, *h));
+                table.push((path.as_os_str(), *stamp, *h));
             }
         }
         let mut text = format!("{STAMPS_HEADER}\n");
         for (path, stamp, h) in table {
-            if let Some(line) = stamp_line(path, &stamp, h) {
+            if let Some(line) = stamp_line(Path::new(path), &stamp, h) {
                 text.push_str(&line);
             }
         }
@@ -213,18 +219,18 @@ impl ContentHashes {
         self.reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Known>> {
+    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, Known>> {
         self.memo.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn known(&self, path: &Path) -> Known {
-        if let Some(k) = self.memo().get(path) {
+        if let Some(k) = self.memo().get(path.as_os_str()) {
             return *k;
         }
-        if let Some((stamp, h)) = self.seen.get(path) {
+        if let Some((stamp, h)) = self.seen.get(path.as_os_str()) {
             if Stamp::of(path) == Some(*stamp) {
                 let known = Some((*h, Some(*stamp)));
-                self.memo().insert(path.to_path_buf(), known);
+                self.memo().insert(path.as_os_str().to_owned(), known);
                 return known;
             }
         }
@@ -235,7 +241,7 @@ impl ContentHashes {
             let after = Stamp::of(path);
             (xxh3_128(&d), after.filter(|a| before == Some(*a)))
         });
-        self.memo().insert(path.to_path_buf(), known);
+        self.memo().insert(path.as_os_str().to_owned(), known);
         known
     }
 
@@ -275,7 +281,7 @@ impl ContentHashes {
     /// The device and inode of `path` as it was hashed, without touching the file system;
     /// `None` when it was not hashed (or off Unix).
     pub(crate) fn file_id(&self, path: &Path) -> Option<(u64, u64)> {
-        match self.memo().get(path) {
+        match self.memo().get(path.as_os_str()) {
             Some(Some((_, Some(stamp)))) if cfg!(unix) => Some(stamp.id),
             _ => None,
         }
@@ -283,7 +289,7 @@ impl ContentHashes {
 
     /// Forgets what is known of `path` (after it was written).
     pub(crate) fn forget(&self, path: &Path) {
-        self.memo().remove(path);
+        self.memo().remove(path.as_os_str());
     }
 }
 

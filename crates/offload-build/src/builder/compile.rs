@@ -103,15 +103,19 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     let system = tc.system_include_dirs();
     built.pch_made = runner.pch_made.load(Ordering::Relaxed);
     built.pch_background = runner.pch_background.load(Ordering::Relaxed);
-    for o in &mut outs {
-        built.count(o.ran);
-        built.pch_used += usize::from(o.used_pch);
-        for dep in o.deps.iter().skip(1) {
+    // The architectures of a source read the same headers: each is looked at once.
+    let mut told: HashSet<&Path> = HashSet::default();
+    for dep in outs.iter().flat_map(|o| o.deps.iter().skip(1)) {
+        if told.insert(dep) {
             let dep_abs = fs::lexical(&plan.cwd.join(dep));
             if !system.iter().any(|d| dep_abs.starts_with(d)) {
                 env.directives().push_path("rerun-if-changed", dep)?;
             }
         }
+    }
+    for o in &mut outs {
+        built.count(o.ran);
+        built.pch_used += usize::from(o.used_pch);
         if !o.rdc {
             built.add_images(o);
         }

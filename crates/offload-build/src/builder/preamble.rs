@@ -16,8 +16,14 @@
 //!   one architecture): made first;
 //! - one compile uses it: made only when an earlier build compiled that preamble (its
 //!   `.seen` mark in the cache, left by the build that compiled it without); so a cold build
-//!   of one source costs what it did without PCH (the mark is an empty file), the build after
-//!   its first edit makes the PCH, and every later edit of a kernel body uses it.
+//!   of one source costs what it did without PCH (the mark is an empty file), and every
+//!   edit of a kernel body after it uses the PCH. That build makes it afterwards, in the
+//!   background (`Build::pch_background`, clangd's way): a detached clang at the lowest
+//!   priority writes it into `<key>.bg/` and holds that directory's `lock` (its standard
+//!   input) while it runs; the next build that needs the PCH waits for the lock, checks that
+//!   no header the PCH read changed since the clang started (the time is in the lock file),
+//!   and adopts the PCH as if it had made it. Without the background (off, or the clang
+//!   failed or was killed), the build after the first edit makes the PCH itself.
 //!
 //! A PCH that clang refuses or warns about is not used; its `.refused` record beside it keeps
 //! what clang said (the one place this is told) and, while the headers it read are unchanged,

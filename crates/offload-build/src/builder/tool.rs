@@ -436,10 +436,33 @@ impl Rocm {
     }
 }
 
-/// Where the device libraries of a ROCm root may be: `amdgcn/bitcode` under the root, its
-/// `lib`, `lib/<multiarch>` (Debian), or the resource directory of its clang (ROCm 6).
+/// `lib/<multiarch>` of a root, Debian's place for libraries and the device libraries
+/// (`lib/x86_64-linux-gnu`): looked at before the other directories of `lib`, which are listed
+/// only when it has not the file sought (`/usr/lib` has a hundred of them).
+fn multiarch_lib(root: &Path) -> PathBuf {
+    root.join("lib")
+        .join(format!("{}-linux-gnu", std::env::consts::ARCH))
+}
+
+/// The directory with the device libraries (`ocml.bc`) of a ROCm root: `amdgcn/bitcode` under
+/// the root, its `lib`, `lib/<multiarch>` (Debian), another directory of `lib`, or the resource
+/// directory of its clang (ROCm 6).
+fn device_lib_dir(root: &Path) -> Option<PathBuf> {
+    let has = |d: &PathBuf| d.join("ocml.bc").is_file();
+    let first = [
+        root.join("amdgcn/bitcode"),
+        root.join("lib/amdgcn/bitcode"),
+        multiarch_lib(root).join("amdgcn/bitcode"),
+    ];
+    first
+        .into_iter()
+        .find(has)
+        .or_else(|| device_lib_dirs(root).into_iter().find(has))
+}
+
+/// The other places [`device_lib_dir`] looks, in order.
 fn device_lib_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut v = vec![root.join("amdgcn/bitcode"), root.join("lib/amdgcn/bitcode")];
+    let mut v = Vec::new();
     let mut subdirs = |base: PathBuf, tail: &str| {
         if let Ok(rd) = std::fs::read_dir(&base) {
             let mut found: Vec<PathBuf> = rd.flatten().map(|e| e.path().join(tail)).collect();
@@ -454,12 +477,15 @@ fn device_lib_dirs(root: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The directory with `libamdhip64.so` of a ROCm root: its `lib`, `lib64`, `lib/<multiarch>`
+/// or another directory of `lib`.
 fn hip_lib_dir(root: &Path) -> Option<PathBuf> {
-    let mut v = vec![root.join("lib"), root.join("lib64")];
-    if let Ok(rd) = std::fs::read_dir(root.join("lib")) {
-        v.extend(rd.flatten().map(|e| e.path()));
-    }
-    v.into_iter().find(|d| d.join("libamdhip64.so").is_file())
+    let has = |d: &PathBuf| d.join("libamdhip64.so").is_file();
+    let first = [root.join("lib"), root.join("lib64"), multiarch_lib(root)];
+    first.into_iter().find(has).or_else(|| {
+        let rd = std::fs::read_dir(root.join("lib")).ok()?;
+        rd.flatten().map(|e| e.path()).find(has)
+    })
 }
 
 /// The install at `root`, when it has the HIP headers and the device libraries; otherwise
@@ -468,10 +494,7 @@ fn probe_root(root: &Path, found_by: &str, from_env: bool) -> Result<Rocm, Strin
     if !root.join("include/hip/hip_runtime.h").is_file() {
         return Err(format!("{} (no include/hip/hip_runtime.h)", root.display()));
     }
-    let Some(device_libs) = device_lib_dirs(root)
-        .into_iter()
-        .find(|d| d.join("ocml.bc").is_file())
-    else {
+    let Some(device_libs) = device_lib_dir(root) else {
         return Err(format!(
             "{} (HIP headers, but no device libraries: no amdgcn/bitcode/ocml.bc under it)",
             root.display()
