@@ -14,7 +14,8 @@
 #   shared memory and a template each: cold, against `hipcc -c` of each source under
 #   `xargs -P2` (make -j2).
 # An edit is written, then the script waits 0.3 s, as a person would, before building: the
-# cache does not trust a file changed less than a clock tick before a job starts.
+# cache does not trust a file changed less than a clock tick before a job starts. Rounds
+# alternate which mode (PCH, no PCH) runs first.
 # Prints the tables with the ratios and the medians over the programs.
 #   benches/pch.sh [path/to/offload-build]     (default: target/release/offload-build)
 set -euo pipefail
@@ -28,7 +29,8 @@ HIPCC_ARCHS=(--offload-arch=gfx90a --offload-arch=gfx1030 --offload-arch=gfx906)
 for f in "$BIN" /usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h /usr/include/rocprim/rocprim.hpp; do
   [[ -e $f ]] || { echo "$f is missing: build offload-build (cargo build --release) and run build-support/setup.sh" >&2; exit 1; }
 done
-unset OFFLOAD_BUILD_PCH OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
+load_before=$(cut -d" " -f1-3 /proc/loadavg)
+unset CI OFFLOAD_BUILD_PCH_BACKGROUND OFFLOAD_BUILD_PCH OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
 
 # Milliseconds "$@" takes, read from bash's clock ($EPOCHREALTIME, microseconds): forking
 # `date` around it would add 2-4 ms to every figure, a third of a no-op.
@@ -122,8 +124,11 @@ STD=-std=c++17
 declare -A T
 add() { T[$1]="${T[$1]:-} $2"; }
 for r in $(seq 1 "$ROUNDS"); do
+  # The order of the modes alternates between rounds: what ran just before a build (hipcc's
+  # processes, another mode's files going away) must not favour either.
+  modes=(pch nopch); (( r % 2 == 0 )) && modes=(nopch pch)
   for p in "${PROGRAMS[@]}"; do
-    for mode in pch nopch; do
+    for mode in "${modes[@]}"; do
       flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
       d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
       one() { "$BIN" compile "$d/$p.hip" --archs "$ARCHS" --flag=$STD -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
@@ -146,7 +151,7 @@ for r in $(seq 1 "$ROUNDS"); do
     add "${p}_hipcc_dev" "$(ms hipcc "${HIPCC_ARCHS[@]}" $STD --cuda-device-only -c "$d/$p.hip" -o "$d/$p.dev.o")"
     rm -rf "$d"
   done
-  for mode in pch nopch; do
+  for mode in "${modes[@]}"; do
     flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
     d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
     printf '#pragma once\n#define SCALE 2.0f\n' > "$d/common.h"
@@ -166,7 +171,7 @@ done
 
 m() { tr ' ' '\n' <<< "${T[$1]}" | grep . | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "-"; else printf "%.2f", a / b }'; }
-echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -r); load before: $load_before"
 echo "clang-15 (Debian ROCm 5.2); archs $ARCHS; -j 2; median of $ROUNDS runs"
 echo
 printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' program build "PCH ms" "no PCH" "PCH/no" "PCH/hipcc"

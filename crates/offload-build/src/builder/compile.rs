@@ -9,12 +9,12 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
-
-use foldhash::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
+
+use foldhash::HashSet;
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -600,7 +600,7 @@ impl Runner<'_> {
             .zip(&states)
             .filter(|(_, s)| **s == PchState::Background)
         {
-            if self.start_background(p).is_ok() {
+            if self.start_background(p).unwrap_or(false) {
                 self.pch_background.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -764,9 +764,9 @@ impl Runner<'_> {
     /// ([`process::spawn_detached`]), writing into `p`'s background directory
     /// ([`background_dir`]), whose `lock` it holds while it runs (as its standard input),
     /// and which records when it started. The next build adopts it ([`Runner::adopt_pch`]).
-    /// Nothing when one runs already.
+    /// Whether it started (not when one runs already).
     #[cfg(unix)]
-    fn start_background(&self, p: &PchJob) -> Result<(), Error> {
+    fn start_background(&self, p: &PchJob) -> Result<bool, Error> {
         use rustix::fs::{FlockOperation, flock};
         use std::io::Write;
         if self.processes.is_cancelled() {
@@ -778,7 +778,7 @@ impl Runner<'_> {
             // One that runs holds its lock; one that does not is a leftover.
             if let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) {
                 if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-                    return Ok(());
+                    return Ok(false);
                 }
             }
             std::fs::remove_dir_all(&dir).map_err(|e| Error::io("removing", &dir, e))?;
@@ -805,14 +805,17 @@ impl Runner<'_> {
         let lock_path = dir.join(cache::LOCK);
         std::fs::rename(&new, &lock_path).map_err(|e| Error::io("renaming", &new, e))?;
         let cmd = p.command.map_paths(in_dir(p, &dir));
-        process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| Error::Spawn {
-            command: cmd.line(),
-            error,
-        })
+        process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| {
+            Error::Spawn {
+                command: cmd.line(),
+                error,
+            }
+        })?;
+        Ok(true)
     }
 
     #[cfg(not(unix))]
-    fn start_background(&self, _p: &PchJob) -> Result<(), Error> {
+    fn start_background(&self, _p: &PchJob) -> Result<bool, Error> {
         Err(Error::Config("no background PCH here".into()))
     }
 

@@ -648,7 +648,8 @@ pub struct Compiled {
     /// Jobs whose cached result was used.
     pub jobs_cached: usize,
     /// Precompiled preambles made by this build ([`Build::pch`]), one per preamble and
-    /// architecture.
+    /// architecture, counting those an earlier build made in the background and this one
+    /// adopted ([`Build::pch_background`]).
     pub pch_made: usize,
     /// Compiles of this build that used a precompiled preamble.
     pub pch_used: usize,
