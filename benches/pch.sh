@@ -16,7 +16,9 @@
 # An edit is written, then the script waits 0.3 s, as a person would, before building: the
 # cache does not trust a file changed less than a clock tick before a job starts. Rounds
 # alternate which mode (PCH, no PCH) runs first.
-# Prints the tables with the ratios and the medians over the programs.
+# Prints the tables with the ratios and the medians over the programs: PCH / no PCH is the
+# median of the ratios of paired runs (same round; two cold builds per mode and round),
+# PCH / hipcc the ratio of the medians.
 #   benches/pch.sh [path/to/offload-build]     (default: target/release/offload-build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -141,7 +143,7 @@ for r in $(seq 1 "$ROUNDS"); do
       rm -rf "$d"
       # The first edit 0.3 s after the cold build: it waits for the background PCHs.
       d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
-      edit eval '"$p" 1 > "$d/$p.hip"'; one >/dev/null 2>&1
+      edit eval '"$p" 1 > "$d/$p.hip"'; add "${p}_cold_$mode" "$(ms one)" # a second cold sample
       edit eval '"$p" 2 > "$d/$p.hip"'; add "${p}_edit0_$mode" "$(ms one)"
       wait_bg "$d/od"; rm -rf "$d"
     done
@@ -177,10 +179,18 @@ echo
 printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' program build "PCH ms" "no PCH" "PCH/no" "PCH/hipcc"
 printf '|%s|%s|%s|%s|%s|%s|\n' ------------ ------------------------------ ---------- ---------- ------------ ------------
 declare -A R
+# The median of the ratios of paired runs (the i-th of key $1 over the i-th of key $2: the
+# same round, minutes apart), steadier on a shared machine than a ratio of two medians.
+paired() {
+  paste <(tr ' ' '\n' <<< "${T[$1]:-}" | grep .) <(tr ' ' '\n' <<< "${T[$2]:-}" | grep .) |
+    awk '$2 > 0 { print $1 / $2 }' | sort -g |
+    awk '{ a[NR] = $1 } END { if (NR) printf "%.2f", a[int((NR + 1) / 2)]; else print "-" }'
+}
 row() { # program label key
-  local p n h; p=$(m "${1}_${3}_pch"); n=$(m "${1}_${3}_nopch"); h=$(m "${1}_hipcc")
-  R[${3}_no]="${R[${3}_no]:-} $(ratio "$p" "$n")"; R[${3}_hipcc]="${R[${3}_hipcc]:-} $(ratio "$p" "$h")"
-  printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' "$1" "$2" "$p" "$n" "$(ratio "$p" "$n")" "$(ratio "$p" "$h")"
+  local p n h pn; p=$(m "${1}_${3}_pch"); n=$(m "${1}_${3}_nopch"); h=$(m "${1}_hipcc")
+  pn=$(paired "${1}_${3}_pch" "${1}_${3}_nopch")
+  R[${3}_no]="${R[${3}_no]:-} $pn"; R[${3}_hipcc]="${R[${3}_hipcc]:-} $(ratio "$p" "$h")"
+  printf '| %-10s | %-28s | %8s | %8s | %10s | %10s |\n' "$1" "$2" "$p" "$n" "$pn" "$(ratio "$p" "$h")"
 }
 for p in "${PROGRAMS[@]}"; do
   row "$p" "cold (empty cache)" cold
@@ -200,4 +210,4 @@ for p in "${PROGRAMS[@]}"; do
 done
 p=$(m eight_cold_pch); n=$(m eight_cold_nopch); h=$(m eight_hipcc)
 echo
-echo "8 sources sharing their includes, cold: PCH $p ms, no PCH $n ms ($(ratio "$p" "$n")), hipcc -c under xargs -P2 $h ms: PCH/hipcc $(ratio "$p" "$h")"
+echo "8 sources sharing their includes, cold: PCH $p ms, no PCH $n ms ($(ratio "$p" "$n")), hipcc -c under xargs -P2 $h ms: PCH/hipcc $(ratio "$p" "$h") (paired runs: $(paired eight_cold_pch eight_hipcc))"
