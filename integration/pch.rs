@@ -472,6 +472,30 @@ fn cached_pchs(out: &Path) -> (BTreeMap<OsString, u64>, bool) {
     (pchs, files.iter().any(|p| in_bg(p)))
 }
 
+/// The cold build of `a.hip` in `d` with `pch_background(true)`: it makes no PCH for its
+/// compiles and starts one per architecture after them. The build, and those PCHs once made.
+fn cold_with_background(d: &Path) -> (Build, BTreeMap<OsString, u64>) {
+    let mut b = project_build(d, "out", &["a.hip"]);
+    b.pch_background(true);
+    let c = b.try_compile("k").unwrap();
+    assert_eq!((c.pch_made, c.pch_used, c.pch_background), (0, 0, 2));
+    let pending = background_pchs(&d.join("out"));
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    (b, pending)
+}
+
+/// The build after the cold one: no background directory is left, and the container equals
+/// a build of `a.hip` without PCH.
+fn same_as_without_pch(d: &Path, c: &offload_build::builder::Compiled) {
+    assert!(
+        !cached_pchs(&d.join("out")).1,
+        "a background directory is left"
+    );
+    let with = std::fs::read(&c.fatbin).unwrap();
+    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
+    assert!(with == without, "the containers differ");
+}
+
 /// With `pch_background(true)`: the cold build of one source makes no PCH for its compiles
 /// and starts one per architecture after them, in the background; the build after an edit
 /// of the body waits for them, adopts them (the very files, moved into place) and uses them,
@@ -480,22 +504,14 @@ fn cached_pchs(out: &Path) -> (BTreeMap<OsString, u64>, bool) {
 fn background_pch_serves_the_first_edit() {
     let dir = project();
     let d = dir.path();
-    let mut b = project_build(d, "out", &["a.hip"]);
-    b.pch_background(true);
-    let c = b.try_compile("k").unwrap();
-    assert_eq!((c.pch_made, c.pch_used, c.pch_background), (0, 0, 2));
-    let pending = background_pchs(&d.join("out"));
-    assert_eq!(pending.len(), 2, "{pending:?}");
+    let (b, pending) = cold_with_background(d);
     std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 2.0f;")).unwrap();
     settle();
     let c = b.try_compile("k").unwrap();
     assert_eq!((c.pch_made, c.pch_used, c.pch_background), (2, 2, 0));
-    let (adopted, left) = cached_pchs(&d.join("out"));
+    let (adopted, _) = cached_pchs(&d.join("out"));
     assert_eq!(adopted, pending, "the background PCHs are the ones used");
-    assert!(!left, "a background directory is left");
-    let with = std::fs::read(&c.fatbin).unwrap();
-    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
-    assert!(with == without, "the containers differ");
+    same_as_without_pch(d, &c);
 }
 
 /// A header the preamble reads changes after the background PCH started: clang may have
@@ -505,26 +521,19 @@ fn background_pch_serves_the_first_edit() {
 fn background_pch_is_not_adopted_after_a_header_change() {
     let dir = project();
     let d = dir.path();
-    let mut b = project_build(d, "out", &["a.hip"]);
-    b.pch_background(true);
-    assert_eq!(b.try_compile("k").unwrap().pch_background, 2);
-    let pending = background_pchs(&d.join("out"));
-    assert_eq!(pending.len(), 2, "{pending:?}");
+    let (b, pending) = cold_with_background(d);
     std::fs::write(d.join("common.h"), "#pragma once\n#define SCALE 7\n").unwrap();
     settle();
     let c = b.try_compile("k").unwrap();
     assert_eq!((c.pch_made, c.pch_used), (2, 2));
-    let (made, left) = cached_pchs(&d.join("out"));
+    let (made, _) = cached_pchs(&d.join("out"));
     assert_eq!(made.len(), 2);
     assert!(
         made.iter()
             .all(|(name, ino)| pending.get(name) != Some(ino)),
         "adopted"
     );
-    assert!(!left, "a background directory is left");
-    let with = std::fs::read(&c.fatbin).unwrap();
-    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
-    assert!(with == without, "the containers differ");
+    same_as_without_pch(d, &c);
 }
 
 /// Two out-dirs sharing a cache (`OFFLOAD_BUILD_CACHE_DIR`) make one PCH per architecture

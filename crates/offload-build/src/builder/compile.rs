@@ -97,22 +97,9 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         .cloned()
         .collect();
     refuse_clobbering(plan, &headers, "header", |p| runner.hashes.file_id(p))?;
-    // The cache records track every header; Cargo is told only of those outside the system
-    // include directories (hundreds of lines otherwise), so an edit of a system header is
-    // caught by the next build that runs, not by Cargo.
-    let system = tc.system_include_dirs();
+    tell_headers(plan, tc, &outs, env)?;
     built.pch_made = runner.pch_made.load(Ordering::Relaxed);
     built.pch_background = runner.pch_background.load(Ordering::Relaxed);
-    // The architectures of a source read the same headers: each is looked at once.
-    let mut told: HashSet<&Path> = HashSet::default();
-    for dep in outs.iter().flat_map(|o| o.deps.iter().skip(1)) {
-        if told.insert(dep) {
-            let dep_abs = fs::lexical(&plan.cwd.join(dep));
-            if !system.iter().any(|d| dep_abs.starts_with(d)) {
-                env.directives().push_path("rerun-if-changed", dep)?;
-            }
-        }
-    }
     for o in &mut outs {
         built.count(o.ran);
         built.pch_used += usize::from(o.used_pch);
@@ -245,6 +232,46 @@ impl<'a> Counter<'a> {
             });
         }
     }
+}
+
+/// Tells Cargo of the headers the compiles read (`rerun-if-changed`). The cache records
+/// track every header; Cargo is told only of those outside the system include directories
+/// (hundreds of lines otherwise), so an edit of a system header is caught by the next build
+/// that runs, not by Cargo. The architectures of a source read the same headers: each is
+/// looked at once.
+fn tell_headers(plan: &Plan, tc: &Toolchain, outs: &[JobOut], env: &Env<'_>) -> Result<(), Error> {
+    let system = tc.system_include_dirs();
+    let mut told: HashSet<&Path> = HashSet::default();
+    for dep in outs.iter().flat_map(|o| o.deps.iter().skip(1)) {
+        if told.insert(dep) {
+            let dep_abs = fs::lexical(&plan.cwd.join(dep));
+            if !system.iter().any(|d| dep_abs.starts_with(d)) {
+                env.directives().push_path("rerun-if-changed", dep)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The results of the compile jobs in job order: `slots` holds those taken from the cache
+/// and, for the `n` others, the job; `done` what ran.
+fn in_job_order(
+    slots: Vec<Result<JobOut, &CompileJob>>,
+    done: Vec<Done>,
+    n: usize,
+) -> Result<Vec<JobOut>, Error> {
+    let mut ran: Vec<Option<JobOut>> = (0..n).map(|_| None).collect();
+    for d in done {
+        if let Done::Compile(k, o) = d {
+            ran[k] = Some(o);
+        }
+    }
+    let mut ran = ran.into_iter();
+    slots
+        .into_iter()
+        .map(|s| s.ok().or_else(|| ran.next().flatten()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::Config("a job did not run".into()))
 }
 
 /// What becomes of a precompiled preamble in this build ([`Runner::pch_states`]).
@@ -594,28 +621,13 @@ impl Runner<'_> {
                 counter.report(&o.arch, step, Some(o.seconds));
             }
         })?;
-        for (p, _) in settings
-            .pch_jobs
-            .iter()
-            .zip(&states)
-            .filter(|(_, s)| **s == PchState::Background)
-        {
+        let background = settings.pch_jobs.iter().zip(&states);
+        for (p, _) in background.filter(|(_, s)| **s == PchState::Background) {
             if self.start_background(p).unwrap_or(false) {
                 self.pch_background.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let mut ran: Vec<Option<JobOut>> = (0..to_run.len()).map(|_| None).collect();
-        for d in done {
-            if let Done::Compile(k, o) = d {
-                ran[k] = Some(o);
-            }
-        }
-        let mut ran = ran.into_iter();
-        slots
-            .into_iter()
-            .map(|s| s.ok().or_else(|| ran.next().flatten()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| Error::Config("a job did not run".into()))
+        in_job_order(slots, done, to_run.len())
     }
 
     /// What becomes of each precompiled preamble, given the compiles that run. One pays

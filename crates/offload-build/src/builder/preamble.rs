@@ -594,6 +594,17 @@ impl PchJob {
     }
 }
 
+/// What makes the command a PCH's: `-emit-pch`, no timestamp in it (the same bytes every
+/// time), and the preamble's template instantiations done in it (see the module docs).
+const PCH_FLAGS: [&str; 6] = [
+    "-Xclang",
+    "-emit-pch",
+    "-Xclang",
+    "-fno-pch-timestamp",
+    "-Xclang",
+    "-fpch-instantiate-templates",
+];
+
 /// The PCH job for the preamble of `source` (whose content is `text`) for `arch`, with the
 /// options of its compile, or `None` when the source has no preamble or a flag refuses PCH
 /// ([`flag_refuses_pch`]). Sources of one directory with the same preamble get the same job.
@@ -621,17 +632,7 @@ pub(crate) fn pch_job(
     }
     let dir = source.parent().unwrap_or(Path::new("/"));
     args.extend(["-iquote".into(), dir.as_os_str().to_os_string()]);
-    args.extend(
-        [
-            "-Xclang",
-            "-emit-pch",
-            "-Xclang",
-            "-fno-pch-timestamp",
-            "-Xclang",
-            "-fpch-instantiate-templates",
-        ]
-        .map(OsString::from),
-    );
+    args.extend(PCH_FLAGS.map(OsString::from));
     let stand_in = PathBuf::from("<preamble>");
     args.extend([
         stand_in.clone().into_os_string(),
