@@ -419,24 +419,30 @@ pub(crate) const LOCK: &str = "lock";
 /// device link's temporary file) must be before it is removed: longer than any compile.
 const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// How old a background PCH's directory that no build adopted must be before it is removed:
+/// it waits for the first edit after a cold build, which may come days later (a build that
+/// compiles nothing adopts nothing).
+const BACKGROUND_AGE: std::time::Duration = std::time::Duration::from_secs(14 * 24 * 3600);
+
 /// Removes what killed runs left in the cache: `.job-*` directories whose lock no job holds,
-/// and (after [`LEFTOVER_AGE`]) job directories without a lock, `.linked-*` temporary files
-/// and the `.bg` directories of background PCHs that no build adopted and whose lock nothing
-/// holds. Running jobs, of this or another process, hold their lock and are left alone.
+/// and (after [`LEFTOVER_AGE`]) job directories without a lock and `.linked-*` temporary
+/// files; (after [`BACKGROUND_AGE`]) the `.bg` directories of background PCHs that no build
+/// adopted and whose lock nothing holds. Running jobs, of this or another process, hold their lock and are left alone.
 pub(crate) fn remove_leftovers(cache_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(cache_dir) else {
         return;
     };
-    let old = |p: &Path| {
+    let older = |p: &Path, than| {
         std::fs::symlink_metadata(p)
             .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LEFTOVER_AGE))
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > than))
     };
+    let old = |p: &Path| older(p, LEFTOVER_AGE);
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let path = entry.path();
-        if name.ends_with(".bg") && old(&path) {
+        if name.ends_with(".bg") && older(&path, BACKGROUND_AGE) {
             let lock = std::fs::File::open(path.join(LOCK));
             let free = rustix::fs::FlockOperation::NonBlockingLockExclusive;
             if lock.is_err() || lock.is_ok_and(|l| rustix::fs::flock(&l, free).is_ok()) {
