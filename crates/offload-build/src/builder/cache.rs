@@ -427,7 +427,8 @@ const BACKGROUND_AGE: std::time::Duration = std::time::Duration::from_secs(14 * 
 /// Removes what killed runs left in the cache: `.job-*` directories whose lock no job holds,
 /// and (after [`LEFTOVER_AGE`]) job directories without a lock and `.linked-*` temporary
 /// files; (after [`BACKGROUND_AGE`]) the `.bg` directories of background PCHs that no build
-/// adopted and whose lock nothing holds. Running jobs, of this or another process, hold their lock and are left alone.
+/// adopted and whose lock nothing holds. Running jobs, of this or another process, hold
+/// their lock and are left alone.
 pub(crate) fn remove_leftovers(cache_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(cache_dir) else {
         return;

@@ -253,6 +253,16 @@ fn tell_headers(plan: &Plan, tc: &Toolchain, outs: &[JobOut], env: &Env<'_>) -> 
     Ok(())
 }
 
+/// What `cmd` printed on standard error, as the build keeps it: names made absolute against
+/// its directory, then cleaned ([`diag::clean`]).
+fn printed_lines(stderr: &[u8], cmd: &Command, depfile: Option<&Path>) -> Vec<String> {
+    let mut printed = String::from_utf8_lossy(stderr).into_owned();
+    if let Some(dir) = &cmd.dir {
+        printed = diag::absolute_names(&printed, dir);
+    }
+    diag::clean(&printed, depfile)
+}
+
 /// The results of the compile jobs in job order: `slots` holds those taken from the cache
 /// and, for the `n` others, the job; `done` what ran.
 fn in_job_order(
@@ -858,12 +868,9 @@ impl Runner<'_> {
             .and_then(|t| t.trim().parse::<u64>().ok())
             .map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns));
         let printed = std::fs::read(dir.join(BACKGROUND_STDERR)).unwrap_or_default();
-        let mut printed = String::from_utf8_lossy(&printed).into_owned();
-        if let Some(d) = &p.command.dir {
-            printed = diag::absolute_names(&printed, d);
-        }
         let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
-        let why = Some(diag::clean(&printed, Some(&depfile))).filter(|w| !w.is_empty());
+        let why = Some(printed_lines(&printed, &p.command, Some(&depfile)));
+        let why = why.filter(|w| !w.is_empty());
         let made = dir.join(p.pch.file_name().unwrap_or_default()).is_file();
         let kept = match started {
             Some(started) if made || why.is_some() => self.keep_pch(p, &dir, started, why)?,
@@ -919,11 +926,7 @@ impl Runner<'_> {
             }
             Err(RunError::Stopped) => return Err(Error::Stopped),
         };
-        let mut printed = String::from_utf8_lossy(&out.stderr).into_owned();
-        if let Some(dir) = &cmd.dir {
-            printed = diag::absolute_names(&printed, dir);
-        }
-        let stderr = diag::clean(&printed, depfile);
+        let stderr = printed_lines(&out.stderr, cmd, depfile);
         if out.status.success() {
             return Ok(stderr);
         }

@@ -533,20 +533,23 @@ fn job_settings(
     })
 }
 
+/// Whether a switch's value turns it off: `0`, `false`, `off` or `no`.
+fn switched_off(v: &str) -> bool {
+    ["0", "false", "off", "no"].contains(&v.trim().to_ascii_lowercase().as_str())
+}
+
 /// `OFFLOAD_BUILD_PCH`: on unless `0`, `false`, `off` or `no`.
 fn pch_enabled(env: &Env<'_>) -> bool {
-    let off = ["0", "false", "off", "no"];
     env.get("OFFLOAD_BUILD_PCH")
-        .is_none_or(|v| !off.contains(&v.trim().to_ascii_lowercase().as_str()))
+        .is_none_or(|v| !switched_off(&v))
 }
 
 /// `OFFLOAD_BUILD_PCH_BACKGROUND`: on unless `0`, `false`, `off` or `no`; when unset, on
 /// unless `CI` is set (to anything but `0` or `false`): a one-off build never edits.
 fn background_default(env: &Env<'_>) -> bool {
-    let off = |v: String| ["0", "false", "off", "no"].contains(&v.to_ascii_lowercase().as_str());
     match env.get("OFFLOAD_BUILD_PCH_BACKGROUND") {
-        Some(v) => !off(v),
-        None => env.get("CI").is_none_or(off),
+        Some(v) => !switched_off(&v),
+        None => env.get("CI").is_none_or(|v| switched_off(&v)),
     }
 }
 

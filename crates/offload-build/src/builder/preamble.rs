@@ -59,8 +59,8 @@
 //!   own; `clang <the compile's flags> -S <that file> -iquote <source dir> -Xclang -emit-pch
 //!   -Xclang -fno-pch-timestamp -Xclang -fpch-instantiate-templates -o P.pch` precompiles
 //!   them; the compile is the unchanged command plus `-Xclang -include-pch -Xclang P.pch
-//!   -Xclang -preamble-bytes=N,1`: clang loads the PCH as a *preamble* and starts lexing the unchanged source at byte `N`, so
-//!   every location in the body keeps its file, line and column, and `__FILE__`, `__LINE__`
+//!   -Xclang -preamble-bytes=N,1`: clang loads the PCH as a *preamble* and starts lexing
+//!   the unchanged source at byte `N`, so every location in the body keeps its file, line and column, and `__FILE__`, `__LINE__`
 //!   and the depfile are those of the source. The code objects are byte-identical to a compile
 //!   without PCH for all three compilers and every case above (when the compile gets an
 //!   explicit `-cuid`, as this crate always passes: clang's own CUID hashes the arguments).
