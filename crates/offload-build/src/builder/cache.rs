@@ -394,14 +394,7 @@ impl JobDir {
             .prefix(JOB_PREFIX)
             .tempdir_in(cache_dir)
             .map_err(|e| Error::io("creating a temporary directory in", cache_dir, e))?;
-        // Locked under another name, then renamed: a `lock` file is always locked by its job
-        // while the job runs.
-        let new = dir.path().join(".lock-new");
-        let lock = std::fs::File::create(&new).map_err(|e| Error::io("creating", &new, e))?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| Error::io("locking", &new, e.into()))?;
-        let path = dir.path().join(LOCK);
-        std::fs::rename(&new, &path).map_err(|e| Error::io("renaming", &new, e))?;
+        let lock = new_lock(dir.path(), b"")?;
         Ok(JobDir { dir, _lock: lock })
     }
 
@@ -409,6 +402,27 @@ impl JobDir {
     pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// Creates the [`LOCK`] of `dir`, holding `content`, locked (exclusively) by the file returned:
+/// made and locked under another name, then renamed, so that a `lock` a build finds is always
+/// held by its owner while that runs (a job, a background PCH's clang), or by nothing.
+pub(crate) fn new_lock(dir: &Path, content: &[u8]) -> Result<std::fs::File, Error> {
+    use std::io::Write;
+    let new = dir.join(".lock-new");
+    let mut lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&new)
+        .map_err(|e| Error::io("creating", &new, e))?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| Error::io("locking", &new, e.into()))?;
+    lock.write_all(content)
+        .map_err(|e| Error::io("writing", &new, e))?;
+    let path = dir.join(LOCK);
+    std::fs::rename(&new, &path).map_err(|e| Error::io("renaming", &new, e))?;
+    Ok(lock)
 }
 
 const JOB_PREFIX: &str = ".job-";

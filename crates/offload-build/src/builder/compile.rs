@@ -790,7 +790,6 @@ impl Runner<'_> {
     #[cfg(unix)]
     fn start_background(&self, p: &PchJob) -> Result<bool, Error> {
         use rustix::fs::{FlockOperation, flock};
-        use std::io::Write;
         if self.processes.is_cancelled() {
             return Err(Error::Stopped);
         }
@@ -806,26 +805,14 @@ impl Runner<'_> {
             std::fs::remove_dir_all(&dir).map_err(|e| Error::io("removing", &dir, e))?;
         }
         std::fs::create_dir(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-        // Locked and filled under another name, then renamed: a `lock` that a build finds is
-        // always held by its clang, or by nothing once that ended.
-        let new = dir.join(".lock-new");
-        let mut lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&new)
-            .map_err(|e| Error::io("creating", &new, e))?;
-        flock(&lock, FlockOperation::LockExclusive)
-            .map_err(|e| Error::io("locking", &new, e.into()))?;
         let started = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        write!(lock, "{started}").map_err(|e| Error::io("writing", &new, e))?;
+        // The clang holds it from here (its standard input), the time it started inside.
+        let lock = cache::new_lock(&dir, started.to_string().as_bytes())?;
         let stderr_path = dir.join(BACKGROUND_STDERR);
         let stderr = std::fs::File::create(&stderr_path)
             .map_err(|e| Error::io("creating", &stderr_path, e))?;
-        let lock_path = dir.join(cache::LOCK);
-        std::fs::rename(&new, &lock_path).map_err(|e| Error::io("renaming", &new, e))?;
         let cmd = p.command.map_paths(in_dir(p, &dir));
         process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| {
             Error::Spawn {
