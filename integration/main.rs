@@ -233,3 +233,4 @@ mod readme;
 mod rocm;
 mod shipped_libs;
 mod support;
+mod trust;

@@ -34,7 +34,7 @@ use super::error::Error;
 
 // Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit; version 3
 // the context (`= `) and each output's size and content hash (`> `).
-const RECORD_HEADER: &str = "offload-build cache record 3";
+const RECORD_HEADER: &str = "offload-build cache record 4";
 
 /// How long before a job starts a change to one of its inputs makes its result unrecorded:
 /// the file systems' timestamps come from a clock that may lag the one read here by a tick.
@@ -264,6 +264,12 @@ impl ContentHashes {
         if now.changed_since(start) {
             return Err(());
         }
+        self.current(path, now)
+    }
+
+    /// Hash of the content `path` holds now (the version stamped `now`): `Err(())` when it
+    /// changed while it was hashed; `Ok(None)` when it cannot be read.
+    fn current(&self, path: &Path, now: Stamp) -> Result<Option<u128>, ()> {
         if let Some((h, Some(stamp))) = self.known(path) {
             if stamp == now {
                 return Ok(Some(h));
@@ -276,6 +282,14 @@ impl ContentHashes {
             None => Ok(None),
             Some(_) => Err(()),
         }
+    }
+
+    /// Hash of the content `path` holds now (read again unless this version was hashed):
+    /// `None` when it cannot be read or changes while it is read. Symbolic links are followed
+    /// and the file now at the path decides, so a link pointed elsewhere or a directory
+    /// renamed over another gives the new content.
+    pub(crate) fn now(&self, path: &Path) -> Option<u128> {
+        self.current(path, Stamp::of(path)?).ok().flatten()
     }
 
     /// The device and inode of `path` as it was hashed, without touching the file system;
@@ -302,6 +316,8 @@ pub(crate) struct Record {
     pub outputs: Vec<(PathBuf, u64, u128)>,
     /// Every input with its content hash, the source first.
     pub deps: Vec<(PathBuf, u128)>,
+    /// The paths whose existence decided what the compile read ([`super::lookup::Lookups::probes`]).
+    pub probes: Vec<PathBuf>,
     /// What the compiler printed on a successful compile (its warnings), one line each, so
     /// that a cache hit shows the same warnings as the compile did.
     pub stderr: Vec<String>,
@@ -315,6 +331,9 @@ impl Record {
         }
         for (p, h) in &self.deps {
             s.push_str(&format!("{h:032x} {}\n", p.display()));
+        }
+        for p in &self.probes {
+            s.push_str(&format!("? {}\n", p.display()));
         }
         for line in &self.stderr {
             s.push_str(&format!("! {line}\n"));
@@ -332,11 +351,14 @@ impl Record {
             context,
             outputs: Vec::new(),
             deps: Vec::new(),
+            probes: Vec::new(),
             stderr: Vec::new(),
         };
         for line in lines {
             if let Some(l) = line.strip_prefix("! ") {
                 rec.stderr.push(l.to_string());
+            } else if let Some(l) = line.strip_prefix("? ") {
+                rec.probes.push(PathBuf::from(l));
             } else if let Some(l) = line.strip_prefix("> ") {
                 let (size, rest) = l.split_once(' ')?;
                 let (h, p) = rest.split_once(' ')?;
@@ -711,6 +733,7 @@ mod tests {
             context: 7,
             outputs: vec![(dir.path().join("k.o"), 3, 9)],
             deps: vec![(a.clone(), h.file(&a).unwrap())],
+            probes: vec![PathBuf::from("/x/y.h")],
             stderr: vec!["k.hip:1:2: warning: w".into(), "    1 | int x;".into()],
         };
         let rp = dir.path().join("r.rec");

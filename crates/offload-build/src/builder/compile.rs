@@ -76,7 +76,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         cache_dir: &plan.cache_dir,
         timeout: settings.timeout,
         hashes: ContentHashes::with_stamps(&plan.cache_dir),
-        lookups: Lookups::new(),
+        lookups: Lookups::new(env.compiler_vars()),
         no_depfile: AtomicBool::new(false),
         warnings: Mutex::new(Vec::new()),
         pch_made: AtomicUsize::new(0),
@@ -234,20 +234,37 @@ impl<'a> Counter<'a> {
     }
 }
 
-/// Tells Cargo of the headers the compiles read (`rerun-if-changed`). The cache records
-/// track every header; Cargo is told only of those outside the system include directories
-/// (hundreds of lines otherwise), so an edit of a system header is caught by the next build
-/// that runs, not by Cargo. The architectures of a source read the same headers: each is
+/// Tells Cargo of the headers the compiles read (`rerun-if-changed`), and of the directories
+/// where a new header would change what they read (the directory of each absent probe,
+/// [`super::lookup::Lookups::probes`]: Cargo looks at a directory's files, so a header
+/// created there reruns the build script). The cache records track every header and probe;
+/// Cargo is told only of those outside the system include directories (hundreds of lines
+/// otherwise), so an edit of a system header is caught by the next build that runs, not by
+/// Cargo; nor of a directory that holds the output directory (Cargo would see every build's
+/// own files as changes). The architectures of a source read the same headers: each is
 /// looked at once.
 fn tell_headers(plan: &Plan, tc: &Toolchain, outs: &[JobOut], env: &Env<'_>) -> Result<(), Error> {
     let system = tc.system_include_dirs();
+    let outside = |p: &Path| !system.iter().any(|d| p.starts_with(d));
     let mut told: HashSet<&Path> = HashSet::default();
     for dep in outs.iter().flat_map(|o| o.deps.iter().skip(1)) {
-        if told.insert(dep) {
-            let dep_abs = fs::lexical(&plan.cwd.join(dep));
-            if !system.iter().any(|d| dep_abs.starts_with(d)) {
-                env.directives().push_path("rerun-if-changed", dep)?;
-            }
+        if told.insert(dep) && outside(&fs::lexical(&plan.cwd.join(dep))) {
+            env.directives().push_path("rerun-if-changed", dep)?;
+        }
+    }
+    let mut dirs: HashSet<PathBuf> = HashSet::default();
+    for probe in outs.iter().flat_map(|o| &o.probes) {
+        let Some(dir) = probe.parent().map(fs::lexical) else {
+            continue;
+        };
+        if !dirs.contains(&dir)
+            && outside(&dir)
+            && !plan.cache_dir.starts_with(&dir)
+            && dir.is_dir()
+            && !probe.exists()
+        {
+            env.directives().push_path("rerun-if-changed", &dir)?;
+            dirs.insert(dir);
         }
     }
     Ok(())
@@ -336,6 +353,40 @@ fn background_dir(p: &PchJob) -> PathBuf {
 
 /// Where a background PCH's clang writes its standard error, in [`background_dir`].
 const BACKGROUND_STDERR: &str = "stderr";
+
+/// The record of what a background PCH's clang is to read, in [`background_dir`].
+const BACKGROUND_MANIFEST: &str = "manifest";
+
+/// The process group of a background PCH's clang, in [`background_dir`].
+const BACKGROUND_PID: &str = "pid";
+
+/// Ends the background PCH's clang of `dir`, whose `lock` it holds: kills its process group
+/// and waits for the lock (the group's end; a few seconds at the most). `Err(Stopped)` when
+/// the build is cancelled meanwhile.
+#[cfg(unix)]
+fn take_over(dir: &Path, lock: &std::fs::File, processes: &Processes) -> Result<(), Error> {
+    use rustix::fs::{FlockOperation, flock};
+    let waited = Instant::now();
+    let mut killed = false;
+    while flock(lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+        if processes.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        if !killed {
+            // Written just after the clang started: a moment may pass before it is there.
+            let pid = std::fs::read_to_string(dir.join(BACKGROUND_PID));
+            if let Some(pid) = pid.ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+                process::kill_group(pid);
+                killed = true;
+            }
+        }
+        if waited.elapsed() > Duration::from_secs(10) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
+}
 
 /// The paths of `p`'s outputs (the PCH, its depfile) in `dir`, under their own file names.
 fn in_dir<'p>(p: &'p PchJob, dir: &'p Path) -> impl Fn(&Path) -> Option<PathBuf> + 'p {
@@ -446,6 +497,8 @@ struct JobOut {
     stderr: Vec<String>,
     /// Whether the compile used a precompiled preamble.
     used_pch: bool,
+    /// The paths whose existence decided what the compile read (from its record).
+    probes: Vec<PathBuf>,
 }
 
 impl JobOut {
@@ -468,6 +521,7 @@ impl JobOut {
             seconds: seconds.unwrap_or(0.0),
             stderr,
             used_pch: false,
+            probes: Vec::new(),
         }
     }
 }
@@ -631,10 +685,20 @@ impl Runner<'_> {
                 counter.report(&o.arch, step, Some(o.seconds));
             }
         })?;
-        let background = settings.pch_jobs.iter().zip(&states);
-        for (p, _) in background.filter(|(_, s)| **s == PchState::Background) {
-            if self.start_background(p).unwrap_or(false) {
-                self.pch_background.fetch_add(1, Ordering::Relaxed);
+        for (i, p) in settings.pch_jobs.iter().enumerate() {
+            if states[i] != PchState::Background {
+                continue;
+            }
+            // What a compile of this build read through this preamble: what the background
+            // clang will read, as it is now.
+            let read = done.iter().find_map(|d| match d {
+                Done::Compile(k, o) if to_run[*k].pch == Some(i) => Some(&o.deps),
+                _ => None,
+            });
+            if let Some(read) = read {
+                if self.start_background(p, read).unwrap_or(false) {
+                    self.pch_background.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         in_job_order(slots, done, to_run.len())
@@ -689,7 +753,10 @@ impl Runner<'_> {
         };
         let deps: Vec<PathBuf> = rec.deps.iter().map(|(d, _)| d.clone()).collect();
         rec.is_fresh(&self.hashes)
-            && rec.context == self.lookups.context(&p.command, &p.preamble_file, &deps)
+            && rec.context
+                == self
+                    .lookups
+                    .context(&p.command, &p.preamble_file, &deps, &rec.probes)
             && rec.outputs.first().map(|o| o.2) == self.hashes.file(&p.pch)
     }
 
@@ -760,10 +827,16 @@ impl Runner<'_> {
         };
         let mut hashed = vec![(p.preamble_file.clone(), xxh3_128(&p.preamble))];
         hashed.extend(headers);
+        let Some(probes) = self.lookups.probes(&p.command, &p.preamble_file, &deps) else {
+            return Ok(None);
+        };
         let mut rec = Record {
-            context: self.lookups.context(&p.command, &p.preamble_file, &deps),
+            context: self
+                .lookups
+                .context(&p.command, &p.preamble_file, &deps, &probes),
             outputs: Vec::new(),
             deps: hashed,
+            probes,
             stderr: Vec::new(),
         };
         if let Some(why) = why {
@@ -785,10 +858,13 @@ impl Runner<'_> {
     /// Starts making the PCH of `p` after this build, in the background: clang detached
     /// ([`process::spawn_detached`]), writing into `p`'s background directory
     /// ([`background_dir`]), whose `lock` it holds while it runs (as its standard input),
-    /// and which records when it started. The next build adopts it ([`Runner::adopt_pch`]).
-    /// Whether it started (not when one runs already).
+    /// and which records when it started, its process group (`pid`) and what it is to read
+    /// (`manifest`: a record of the headers a compile of this build read through the
+    /// preamble, `read` with the source first, their content now, and the context). The next
+    /// build adopts it ([`Runner::adopt_pch`]). Whether it started (not when one runs already,
+    /// nor when a header cannot be read).
     #[cfg(unix)]
-    fn start_background(&self, p: &PchJob) -> Result<bool, Error> {
+    fn start_background(&self, p: &PchJob, read: &[PathBuf]) -> Result<bool, Error> {
         use rustix::fs::{FlockOperation, flock};
         if self.processes.is_cancelled() {
             return Err(Error::Stopped);
@@ -804,8 +880,29 @@ impl Runner<'_> {
             }
             std::fs::remove_dir_all(&dir).map_err(|e| Error::io("removing", &dir, e))?;
         }
+        let started_at = SystemTime::now();
+        let mut deps = vec![p.preamble_file.clone()];
+        deps.extend(read.iter().skip(1).cloned());
+        let (Some(hashed), Some(probes)) = (
+            deps.iter()
+                .map(|d| Some((d.clone(), self.hashes.now(d)?)))
+                .collect::<Option<Vec<_>>>(),
+            self.lookups.probes(&p.command, &p.preamble_file, &deps),
+        ) else {
+            return Ok(false);
+        };
+        let manifest = Record {
+            context: self
+                .lookups
+                .context(&p.command, &p.preamble_file, &deps, &probes),
+            outputs: Vec::new(),
+            deps: hashed,
+            probes,
+            stderr: Vec::new(),
+        };
         std::fs::create_dir(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-        let started = SystemTime::now()
+        manifest.store(&dir.join(BACKGROUND_MANIFEST))?;
+        let started = started_at
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         // The clang holds it from here (its standard input), the time it started inside.
@@ -814,57 +911,99 @@ impl Runner<'_> {
         let stderr = std::fs::File::create(&stderr_path)
             .map_err(|e| Error::io("creating", &stderr_path, e))?;
         let cmd = p.command.map_paths(in_dir(p, &dir));
-        process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| {
-            Error::Spawn {
-                command: cmd.line(),
-                error,
-            }
-        })?;
+        let pid =
+            process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| {
+                Error::Spawn {
+                    command: cmd.line(),
+                    error,
+                }
+            })?;
+        fs::write_atomic(&dir.join(BACKGROUND_PID), pid.to_string().as_bytes())?;
         Ok(true)
     }
 
     #[cfg(not(unix))]
-    fn start_background(&self, _p: &PchJob) -> Result<bool, Error> {
+    fn start_background(&self, _p: &PchJob, _read: &[PathBuf]) -> Result<bool, Error> {
         Err(Error::Config("no background PCH here".into()))
     }
 
     /// Adopts the PCH of `p` that an earlier build started in the background
-    /// ([`Runner::start_background`]): waits for its clang to end (its lock), then keeps it
-    /// as [`Runner::run_pch`] keeps one it made. `None` when there is nothing to adopt: it
-    /// ended without a PCH, a header it read changed since it started, or it still runs
-    /// after the compile timeout. The directory goes once waited for.
+    /// ([`Runner::start_background`]). One whose clang still runs is taken over: this build
+    /// never waits on a process of the lowest priority, which its own compiles would starve;
+    /// it kills that clang's process group and makes the PCH itself. One that ended is kept
+    /// as [`Runner::run_pch`] keeps one it made, after the check a cached PCH passes: every
+    /// header it read is one its manifest lists, with the content it had when the clang
+    /// started (content decides: a link pointed elsewhere or a directory renamed over another
+    /// is a change), and the context (variables, include search, probes) is what it was.
+    /// `None` when there is nothing to adopt: taken over, ended without a PCH, or anything it
+    /// read or depended on changed. The directory goes in every case.
+    #[cfg(unix)]
     fn adopt_pch(&self, p: &PchJob) -> Result<Option<bool>, Error> {
-        use rustix::fs::{FlockOperation, flock};
         let dir = background_dir(p);
+        let kept = self.adoptable(p, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        kept
+    }
+
+    #[cfg(not(unix))]
+    fn adopt_pch(&self, _p: &PchJob) -> Result<Option<bool>, Error> {
+        Ok(None)
+    }
+
+    /// [`Runner::adopt_pch`] of the background directory `dir`.
+    #[cfg(unix)]
+    fn adoptable(&self, p: &PchJob, dir: &Path) -> Result<Option<bool>, Error> {
+        use rustix::fs::{FlockOperation, flock};
         let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) else {
             return Ok(None);
         };
-        let waited = Instant::now();
-        let limit = self.timeout.unwrap_or(Duration::from_secs(600));
-        while flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-            if self.processes.is_cancelled() {
-                return Err(Error::Stopped);
-            }
-            if waited.elapsed() > limit {
-                return Ok(None);
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+            take_over(dir, &lock, self.processes)?;
+            return Ok(None);
         }
         let started = std::fs::read_to_string(dir.join(cache::LOCK))
             .ok()
             .and_then(|t| t.trim().parse::<u64>().ok())
             .map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns));
+        let (Some(started), Some(manifest)) =
+            (started, Record::load(&dir.join(BACKGROUND_MANIFEST)))
+        else {
+            return Ok(None);
+        };
         let printed = std::fs::read(dir.join(BACKGROUND_STDERR)).unwrap_or_default();
         let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
         let why = Some(printed_lines(&printed, &p.command, Some(&depfile)));
         let why = why.filter(|w| !w.is_empty());
         let made = dir.join(p.pch.file_name().unwrap_or_default()).is_file();
-        let kept = match started {
-            Some(started) if made || why.is_some() => self.keep_pch(p, &dir, started, why)?,
-            _ => None,
-        };
-        let _ = std::fs::remove_dir_all(&dir);
-        Ok(kept)
+        if !(made || why.is_some()) || !self.as_manifest_says(p, dir, &manifest) {
+            return Ok(None);
+        }
+        self.keep_pch(p, dir, started, why)
+    }
+
+    /// Whether what the background clang in `dir` read and depended on is what `manifest`
+    /// says it was when it started: the headers its depfile lists are among the manifest's
+    /// and hold the content they had, and the context is the same.
+    #[cfg(unix)]
+    fn as_manifest_says(&self, p: &PchJob, dir: &Path, manifest: &Record) -> bool {
+        let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
+        let listed: HashSet<&Path> = manifest.deps.iter().map(|(d, _)| d.as_path()).collect();
+        let preamble_name = p.preamble_file.file_name();
+        let read = self.read_deps(&p.preamble_file, &depfile, p.command.dir.as_deref());
+        let unlisted = read
+            .iter()
+            .any(|d| !listed.contains(d.as_path()) && d.file_name() != preamble_name);
+        let deps: Vec<PathBuf> = manifest.deps.iter().map(|(d, _)| d.clone()).collect();
+        !unlisted
+            && depfile.is_file()
+            && manifest
+                .deps
+                .iter()
+                .all(|(d, h)| self.hashes.now(d) == Some(*h))
+            && manifest.context
+                == self
+                    .lookups
+                    .context(&p.command, &p.preamble_file, &deps, &manifest.probes)
     }
 
     /// The device links, in parallel.
@@ -1039,7 +1178,10 @@ impl Runner<'_> {
         let rec = Record::load(&job.record)?;
         let deps: Vec<PathBuf> = rec.deps.iter().map(|(p, _)| p.clone()).collect();
         if !rec.is_fresh(&self.hashes)
-            || rec.context != self.lookups.context(&job.steps[0], &job.source, &deps)
+            || rec.context
+                != self
+                    .lookups
+                    .context(&job.steps[0], &job.source, &deps, &rec.probes)
         {
             return None;
         }
@@ -1055,7 +1197,9 @@ impl Runner<'_> {
             }
             images.push(data);
         }
-        Some(JobOut::of(job, images, deps, rec.stderr, None))
+        let mut out = JobOut::of(job, images, deps, rec.stderr, None);
+        out.probes = rec.probes;
+        Some(out)
     }
 
     /// Passes on the warnings gathered so far.
@@ -1088,10 +1232,14 @@ impl Runner<'_> {
         started: SystemTime,
         stderr: &[String],
     ) -> Option<Record> {
+        let probes = self.lookups.probes(&job.steps[0], &job.source, deps)?;
         let mut rec = Record {
-            context: self.lookups.context(&job.steps[0], &job.source, deps),
+            context: self
+                .lookups
+                .context(&job.steps[0], &job.source, deps, &probes),
             outputs: Vec::new(),
             deps: Vec::new(),
+            probes,
             stderr: stderr.to_vec(),
         };
         for ((_, out), data) in job.outputs.iter().zip(images) {
@@ -1159,9 +1307,11 @@ impl Runner<'_> {
                 }
             }
         }
+        let mut probes = Vec::new();
         if !matches!(pch_deps, Some(None)) {
             if let Some(rec) = self.record_of(job, &deps, &images, started, &stderr) {
                 rec.store(&job.record)?;
+                probes = rec.probes;
             }
         }
         let seconds = start.elapsed().as_secs_f64();
@@ -1169,6 +1319,7 @@ impl Runner<'_> {
         let _ = fs::write_atomic(&time_file(job), ms.as_bytes());
         let mut out = JobOut::of(job, images, deps, stderr, Some(seconds));
         out.used_pch = used_pch;
+        out.probes = probes;
         Ok(out)
     }
 

@@ -78,13 +78,15 @@ impl Directives {
     }
 
     /// Records `cargo:<line>` once (later duplicates are dropped). A line break would start
-    /// another directive: such a line is never printed (paths go through `push_path`, which
-    /// refuses them; warnings are split into lines).
+    /// another directive: one left in `line` (a carriage return inside a warning line, a
+    /// variable's value) is written escaped, `\r` or `\n` as two characters (paths go
+    /// through `push_path`, which refuses them; warnings are split into lines first).
     pub(crate) fn push(&self, line: String) {
-        if line.contains(['\n', '\r']) {
-            debug_assert!(false, "a directive with a line break: {line:?}");
-            return;
-        }
+        let line = if line.contains(['\n', '\r']) {
+            line.replace('\r', "\\r").replace('\n', "\\n")
+        } else {
+            line
+        };
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !st.seen.insert(line.clone()) {
             return;
@@ -184,6 +186,32 @@ impl<'a> Env<'a> {
             .and_then(|v| v.into_string().ok())
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
+    }
+
+    /// The variables the compilers read ([`super::lookup::read_by_compiler`]) with the values
+    /// they will see, recording a rerun directive for each: every name of
+    /// [`super::lookup::VARS`], set or not, and each set one of the prefixes (`HIP_*`, …; one
+    /// set only later cannot be named to Cargo ahead of time).
+    pub(crate) fn compiler_vars(&self) -> Vec<(OsString, OsString)> {
+        use super::lookup::{VARS, read_by_compiler};
+        let mut names: std::collections::BTreeSet<OsString> =
+            VARS.iter().map(OsString::from).collect();
+        names.extend(
+            std::env::vars_os()
+                .map(|(k, _)| k)
+                .chain(self.overrides.keys().cloned())
+                .filter(|k| read_by_compiler(k)),
+        );
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let value = match name.to_str() {
+                    Some(n) => self.get_os(n),
+                    None => std::env::var_os(&name),
+                };
+                value.map(|v| (name, v))
+            })
+            .collect()
     }
 
     pub(crate) fn directives(&self) -> &'a Directives {

@@ -5,6 +5,14 @@
 //! record keeps a hash ([`Lookups::context`]) over those variables, the search list and, for
 //! every header it read, which search directories hold a file of that relative name, so that
 //! a new shadowing header or a changed `CPATH` makes the record stale.
+//!
+//! Beside those, the *probes* ([`Lookups::probes`]): paths whose existence decided what the
+//! compiler read without being read themselves. A quoted `#include "x.h"` is looked for first
+//! in the includer's own directory, so `dir/x.h` beside every includer that found `x.h`
+//! elsewhere is one; a `__has_include("x.h")` or `__has_include(<x.h>)` asks each search
+//! directory (and the includer's, quoted). The record keeps them, and their existence enters
+//! the context. A `__has_include` whose argument is a macro cannot be followed: such a compile
+//! is not recorded (it runs again next time), as ccache does for what it cannot see.
 
 use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
@@ -13,8 +21,10 @@ use std::sync::Mutex;
 
 use super::command::{Command, Domain, KeyBuilder};
 
-/// Variables clang (and the HIP and CUDA toolchains it finds) read, by name.
-const VARS: &[&str] = &[
+/// Variables clang (and the HIP and CUDA toolchains it finds) read, by name: the one table
+/// the context and Cargo's `rerun-if-env-changed` lines ([`super::env::Env::compiler_vars`])
+/// are derived from.
+pub(crate) const VARS: &[&str] = &[
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
@@ -26,7 +36,7 @@ const VARS: &[&str] = &[
 
 /// Variables clang and the toolchains read, by prefix (`*_VISIBLE_DEVICES` aside: they
 /// choose GPUs at run time).
-const PREFIXES: &[&str] = &["HIP_", "HIPCC_", "ROCM_", "CUDA_", "NVCC_"];
+pub(crate) const PREFIXES: &[&str] = &["HIP_", "HIPCC_", "ROCM_", "CUDA_", "NVCC_"];
 
 /// The search path variables, in the order clang searches them after `-I`.
 const PATH_VARS: &[&str] = &["CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH"];
@@ -37,25 +47,29 @@ pub(crate) struct Lookups {
     /// The variables that matter, as this process has them.
     env: Vec<(OsString, OsString)>,
     exists: Mutex<HashMap<PathBuf, bool>>,
+    /// What each file read asks of the include search ([`scan`]), by path.
+    scans: Mutex<HashMap<PathBuf, std::sync::Arc<Scan>>>,
     cwd: PathBuf,
 }
 
-fn read_by_compiler(name: &OsStr) -> bool {
+/// Whether the compiler (or a toolchain it finds) reads the variable `name`.
+pub(crate) fn read_by_compiler(name: &OsStr) -> bool {
     let n = name.to_string_lossy();
     VARS.contains(&n.as_ref())
         || (PREFIXES.iter().any(|p| n.starts_with(p)) && !n.ends_with("_VISIBLE_DEVICES"))
 }
 
 impl Lookups {
-    /// Takes this process's environment and working directory.
-    pub(crate) fn new() -> Lookups {
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-            .filter(|(k, _)| read_by_compiler(k))
-            .collect();
+    /// The lookups of a build whose compilers see the variables `env` (those
+    /// [`read_by_compiler`], from [`super::env::Env::compiler_vars`]), in this process's
+    /// working directory.
+    pub(crate) fn new(mut env: Vec<(OsString, OsString)>) -> Lookups {
+        env.retain(|(k, _)| read_by_compiler(k));
         env.sort();
         Lookups {
             env,
             exists: Mutex::new(HashMap::new()),
+            scans: Mutex::new(HashMap::new()),
             cwd: std::env::current_dir().unwrap_or_default(),
         }
     }
@@ -128,9 +142,16 @@ impl Lookups {
     }
 
     /// The hash over what a compile by `cmd` of `source` that read `deps` depends on beside
-    /// their content: the variables, the search list, and for each header under a search
-    /// directory which search directories hold a file of its name relative to that one.
-    pub(crate) fn context(&self, cmd: &Command, source: &Path, deps: &[PathBuf]) -> u128 {
+    /// their content: the variables, the search list, for each header under a search
+    /// directory which search directories hold a file of its name relative to that one, and
+    /// which of the `probes` ([`Lookups::probes`]) exist.
+    pub(crate) fn context(
+        &self,
+        cmd: &Command,
+        source: &Path,
+        deps: &[PathBuf],
+        probes: &[PathBuf],
+    ) -> u128 {
         let env = self.env_of(cmd);
         let dirs = self.search_list(cmd, source, &env);
         let mut k = KeyBuilder::new(Domain::Context);
@@ -153,8 +174,130 @@ impl Lookups {
                 }
             }
         }
+        k.u64(probes.len() as u64);
+        for p in probes {
+            k.os(p).u64(u64::from(self.exists(p)));
+        }
         k.finish()
     }
+
+    /// The probes of a compile by `cmd` of `source` that read `deps` (the source first):
+    /// the paths, other than `deps`, whose existence decided what it read — beside each file
+    /// that includes `"x.h"`, its directory's `x.h`; for each `__has_include`, the paths it
+    /// asks about. Sorted. `None` when a `__has_include` names its header through a macro
+    /// (what it asks cannot be known: the compile is not to be recorded).
+    pub(crate) fn probes(
+        &self,
+        cmd: &Command,
+        source: &Path,
+        deps: &[PathBuf],
+    ) -> Option<Vec<PathBuf>> {
+        let env = self.env_of(cmd);
+        let dirs = self.search_list(cmd, source, &env);
+        let read: std::collections::HashSet<&Path> = deps.iter().map(PathBuf::as_path).collect();
+        let mut probes = std::collections::BTreeSet::new();
+        for dep in deps {
+            let scan = self.scan_of(dep);
+            if scan.opaque {
+                return None;
+            }
+            let here = self.cwd.join(dep.parent().unwrap_or(Path::new("")));
+            for name in &scan.quoted {
+                let p = here.join(name);
+                if !read.contains(p.as_path())
+                    && !read.contains(dep.parent().unwrap_or(Path::new("")).join(name).as_path())
+                {
+                    probes.insert(p);
+                }
+            }
+            for name in &scan.has_quoted {
+                probes.insert(here.join(name));
+            }
+            for name in scan.has_quoted.iter().chain(&scan.has_angled) {
+                probes.extend(dirs.iter().map(|d| d.join(name)));
+            }
+        }
+        Some(probes.into_iter().collect())
+    }
+
+    /// What `path` asks of the include search, read once a build.
+    fn scan_of(&self, path: &Path) -> std::sync::Arc<Scan> {
+        let mut memo = self.scans.lock().unwrap_or_else(|e| e.into_inner());
+        memo.entry(path.to_path_buf())
+            .or_insert_with(|| {
+                std::sync::Arc::new(std::fs::read(path).map(|t| scan(&t)).unwrap_or_default())
+            })
+            .clone()
+    }
+}
+
+/// What one file's text asks of the include search beside the files it includes: the names
+/// it includes quoted (`#include "x.h"`, `#include_next`, `#import`), and those its
+/// `__has_include` and `__has_include_next` ask about, quoted and angled. Read as text: a
+/// directive in a comment or a skipped `#if` branch counts too (a probe more, never one
+/// less).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Scan {
+    pub quoted: Vec<PathBuf>,
+    pub has_quoted: Vec<PathBuf>,
+    pub has_angled: Vec<PathBuf>,
+    /// A `__has_include` whose argument is neither `"…"` nor `<…>` (a macro).
+    pub opaque: bool,
+}
+
+/// Reads `text` for [`Scan`].
+pub(crate) fn scan(text: &[u8]) -> Scan {
+    let mut s = Scan::default();
+    let skip_ws = |t: &[u8], mut i: usize| {
+        while i < t.len() && matches!(t[i], b' ' | b'\t') {
+            i += 1;
+        }
+        i
+    };
+    // `"name"` or `<name>` at `i`: the name and whether it was quoted.
+    let delimited = |t: &[u8], i: usize| -> Option<(PathBuf, bool)> {
+        let close = match t.get(i)? {
+            b'"' => b'"',
+            b'<' => b'>',
+            _ => return None,
+        };
+        let len = t[i + 1..].iter().position(|&c| c == close || c == b'\n')?;
+        let name = &t[i + 1..i + 1 + len];
+        (t[i + 1 + len] == close && !name.is_empty()).then(|| (path_of(name), close == b'"'))
+    };
+    for line in text.split(|&c| c == b'\n') {
+        let i = skip_ws(line, 0);
+        if line.get(i) != Some(&b'#') {
+            continue;
+        }
+        let i = skip_ws(line, i + 1);
+        let rest = &line[i..];
+        let word = ["include_next", "include", "import"]
+            .iter()
+            .find(|w| rest.starts_with(w.as_bytes()));
+        if let Some(w) = word {
+            if let Some((name, true)) = delimited(line, skip_ws(line, i + w.len())) {
+                s.quoted.push(name);
+            }
+        }
+    }
+    for at in memchr::memmem::find_iter(text, b"__has_include") {
+        let mut i = at + "__has_include".len();
+        if text[i..].starts_with(b"_next") {
+            i += "_next".len();
+        }
+        // `defined(__has_include)`, `#ifdef __has_include`: not a probe.
+        let i = skip_ws(text, i);
+        if text.get(i) != Some(&b'(') {
+            continue;
+        }
+        match delimited(text, skip_ws(text, i + 1)) {
+            Some((name, true)) => s.has_quoted.push(name),
+            Some((name, false)) => s.has_angled.push(name),
+            None => s.opaque = true,
+        }
+    }
+    s
 }
 
 /// A path from the bytes of an argument (after a flag).
@@ -185,7 +328,7 @@ mod tests {
         cmd.add_arg(format!("-I{}", d.join("inc1").display()))
             .add_args(["-I".into(), d.join("inc2").into_os_string()]);
         let deps = [source.clone(), d.join("inc2/a.h")];
-        let context = |cmd: &Command| Lookups::new().context(cmd, &source, &deps);
+        let context = |cmd: &Command| Lookups::new(Vec::new()).context(cmd, &source, &deps, &[]);
         let before = context(&cmd);
         assert_eq!(before, context(&cmd));
         std::fs::write(d.join("inc1/a.h"), "").unwrap();

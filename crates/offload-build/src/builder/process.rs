@@ -2,13 +2,13 @@
 //! probes): each with an optional timeout, each remembered while it runs by the build's
 //! [`CancelToken`], so that cancelling it ends them.
 //!
-//! Every process is killed by the kernel when the thread that started it ends (Linux's
-//! `PR_SET_PDEATHSIG`), so that the compilers die with the tool even when it is killed with
-//! `kill -9`. A process runs in a process group of its own when a timeout applies to it or when
-//! the build was given a token ([`Build::cancel_token`](super::Build::cancel_token)): then
-//! killing it kills its children too (a launcher's compiler, clang's `ld.lld`, a shell script's
-//! `sleep`). Otherwise it stays in the caller's group, so that Ctrl-C in a terminal reaches it
-//! as it reaches Cargo and the build script.
+//! Each runs in a process group of its own (on Unix), so that killing it kills what it
+//! started too (clang's `cc1`, a launcher's compiler, a shell script's `sleep`). Those groups
+//! die with the tool even when it is killed with `kill -9`: a watchdog (a shell started once
+//! per process, [`watchdog`]) holds the list of running groups on its standard input and kills
+//! them when that pipe closes, which the kernel does when the tool ends, however it ends. The
+//! direct child is also killed by the kernel when the thread that started it ends (Linux's
+//! `PR_SET_PDEATHSIG`). A terminal's Ctrl-C reaches the tool, whose end ends them.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -46,9 +46,10 @@ pub(crate) enum RunError {
 /// directories of the compiles in progress, and makes every later start fail, so that those
 /// builds end with [`Error::Stopped`](super::Error::Stopped). Clones share the state.
 ///
-/// A build given a token runs its compilers in process groups of their own, which a
-/// terminal's Ctrl-C does not reach: the program that holds the token cancels it on the
-/// signal (`offload-build compile` does). A `build.rs` needs none.
+/// Compilers run in process groups of their own, which a terminal's Ctrl-C does not reach:
+/// the program ends on the signal and its compilers with it (a watchdog kills their groups),
+/// or, to end the build and go on, holds a token and cancels it on the signal
+/// (`offload-build compile` does). A `build.rs` needs none.
 ///
 /// # Example
 ///
@@ -112,21 +113,17 @@ impl CancelToken {
     }
 }
 
-/// The processes of one build: its token, and whether they run in process groups of their
-/// own (when the build was given a token).
+/// The processes of one build: its token.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Processes {
     token: CancelToken,
-    own_groups: bool,
 }
 
 impl Processes {
-    /// The processes of a build given `token` (`None`: a token of its own, in the caller's
-    /// process group).
+    /// The processes of a build given `token` (`None`: a token of its own).
     pub(crate) fn new(token: Option<&CancelToken>) -> Processes {
         Processes {
             token: token.cloned().unwrap_or_default(),
-            own_groups: token.is_some(),
         }
     }
 
@@ -172,6 +169,12 @@ fn kill(pid: u32, group: bool) {
 #[cfg(not(unix))]
 fn kill(_pid: u32, _group: bool) {}
 
+/// Kills the process group `pgid` (a background PCH's clang, taken over).
+#[cfg(unix)]
+pub(crate) fn kill_group(pgid: u32) {
+    kill(pgid, true);
+}
+
 /// Runs `cmd` to its end (standard input closed, standard output and error collected), or
 /// kills it (and its process group) after `timeout`.
 pub(crate) fn run(
@@ -182,9 +185,9 @@ pub(crate) fn run(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let group = timeout.is_some() || p.own_groups;
+    let group = cfg!(unix);
     #[cfg(unix)]
-    if group {
+    {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
@@ -198,9 +201,11 @@ pub(crate) fn run(
         let child = cmd.spawn().map_err(RunError::Spawn)?;
         let pid = child.id();
         reg.running.push((pid, group));
+        watchdog::watch(pid, true);
         (child, pid)
     };
     let forget = || {
+        watchdog::watch(pid, false);
         let mut reg = p.token.registry();
         if let Some(i) = reg.running.iter().position(|&(p, _)| p == pid) {
             reg.running.swap_remove(i);
@@ -249,6 +254,56 @@ pub(crate) fn run(
     })
 }
 
+/// The process groups of this process's running compilers, killed when it ends however it
+/// ends: a shell reads `+ PGID` and `- PGID` lines on its standard input (this process holds
+/// the only writing end, closed by the kernel when the process ends) and, at the end of that
+/// input, kills the groups still listed. It ignores the terminal's signals and runs in a
+/// group of its own, so that it outlives a Ctrl-C of the tool to do its work.
+#[cfg(unix)]
+pub(crate) mod watchdog {
+    use std::io::Write;
+    use std::process::{ChildStdin, Command, Stdio};
+    use std::sync::{Mutex, OnceLock};
+
+    const SCRIPT: &str = "trap '' INT TERM HUP QUIT; g=; \
+        while read -r op p; do case $op in \
+          +) g=\"$g $p\" ;; \
+          -) n=; for q in $g; do [ \"$q\" = \"$p\" ] || n=\"$n $q\"; done; g=$n ;; \
+        esac; done; \
+        for q in $g; do kill -s KILL -- \"-$q\" 2>/dev/null; done";
+
+    static INPUT: OnceLock<Option<Mutex<ChildStdin>>> = OnceLock::new();
+
+    fn start() -> Option<Mutex<ChildStdin>> {
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", SCRIPT])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok()?;
+        let input = child.stdin.take()?;
+        // Reaped by nobody until this process ends: it ends with it.
+        std::mem::forget(child);
+        Some(Mutex::new(input))
+    }
+
+    /// Adds (`on`) or removes the process group `pgid` from the groups killed at the end.
+    pub(crate) fn watch(pgid: u32, on: bool) {
+        if let Some(input) = INPUT.get_or_init(start) {
+            let mut input = input.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(input, "{} {pgid}", if on { '+' } else { '-' });
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) mod watchdog {
+    pub(crate) fn watch(_pgid: u32, _on: bool) {}
+}
+
 /// Makes the process die (SIGKILL) when the thread that starts it ends, so that a tool killed
 /// with `kill -9` leaves no compiler running on its own (Linux's `PR_SET_PDEATHSIG`; the
 /// thread that starts a process waits for it in [`run`]). Elsewhere nothing.
@@ -280,18 +335,27 @@ fn die_with_parent(cmd: &mut Command) {
 /// Ctrl-C and the build's token do not reach it), at the lowest priority (`nice` 19, so that
 /// it yields to whatever runs next), with `stdin` as its standard input (the build hands it
 /// a locked file: the lock lasts as long as the process and its children), its standard
-/// output closed and its standard error in `stderr`. Not waited for; Unix only.
+/// output closed and its standard error in `stderr`. Not waited for; Unix only. Its process
+/// ID, which is its group's.
 #[cfg(unix)]
 pub(crate) fn spawn_detached(
     cmd: &mut Command,
     stdin: std::fs::File,
     stderr: std::fs::File,
-) -> io::Result<()> {
+) -> io::Result<u32> {
     use std::os::unix::process::CommandExt;
     cmd.stdin(stdin)
         .stdout(Stdio::null())
         .stderr(stderr)
         .process_group(0);
+    // SAFETY: the closure runs in the child between fork and exec and makes only fcntl calls
+    // (no allocation, no lock).
+    unsafe {
+        cmd.pre_exec(|| {
+            close_inherited();
+            Ok(())
+        });
+    }
     let child = cmd.spawn()?;
     if let Some(pid) = i32::try_from(child.id())
         .ok()
@@ -299,7 +363,24 @@ pub(crate) fn spawn_detached(
     {
         let _ = rustix::process::setpriority_process(Some(pid), 19);
     }
-    Ok(())
+    Ok(child.id())
+}
+
+/// Marks every descriptor above standard error close-on-exec, in a child before it execs:
+/// what the build inherited open (a make jobserver's pipe ends, which make waits on until
+/// every holder ends) must not be held by a process that outlives the build.
+#[cfg(unix)]
+fn close_inherited() {
+    use rustix::io::{FdFlags, fcntl_getfd, fcntl_setfd};
+    for raw in 3..1024 {
+        // SAFETY: the descriptor is only looked at and flagged, never closed or kept.
+        let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(raw) };
+        if let Ok(flags) = fcntl_getfd(fd) {
+            if !flags.contains(FdFlags::CLOEXEC) {
+                let _ = fcntl_setfd(fd, flags | FdFlags::CLOEXEC);
+            }
+        }
+    }
 }
 
 /// stdout and stderr of a probe, or `None` when it cannot run or runs past

@@ -40,7 +40,9 @@ impl HostTarget {
     /// `powerpc64le-unknown-linux-gnu` or `x86_64-pc-windows-msvc`.
     ///
     /// Windows triples give COFF (x86-64 only), Apple triples are refused (clang cannot embed
-    /// HIP device code in Mach-O either), everything else gives ELF.
+    /// HIP device code in Mach-O either), and so are the 32-bit-pointer ABIs of 64-bit CPUs
+    /// (`gnux32`, `_ilp32`: ELF32 objects, which the emitters do not write) and UEFI (PE
+    /// images with no constructors to register device code); everything else gives ELF.
     pub fn parse(triple: &str) -> Result<HostTarget, EmbedError> {
         let unsupported = |why: &str| EmbedError::UnsupportedTarget(format!("'{triple}': {why}"));
         let mut parts = triple.split('-');
@@ -56,6 +58,19 @@ impl HostTarget {
         };
         let rest: Vec<&str> = parts.collect();
         let has = |names: &[&str]| rest.iter().any(|p| names.iter().any(|n| p.starts_with(n)));
+        if rest
+            .iter()
+            .any(|p| p.ends_with("x32") || p.ends_with("_ilp32") || *p == "ilp32")
+        {
+            return Err(unsupported(
+                "a 32-bit pointer ABI (x32, ILP32) takes ELF32 objects, which are not supported",
+            ));
+        }
+        if has(&["uefi"]) {
+            return Err(unsupported(
+                "UEFI images are PE files with no constructors to register device code",
+            ));
+        }
         let format = if has(&["windows", "win32", "msvc", "mingw", "cygwin"]) {
             HostFormat::Coff
         } else if has(&["apple", "darwin", "macos", "ios"]) {
@@ -114,5 +129,16 @@ mod tests {
         assert!(HostTarget::parse("aarch64-pc-windows-msvc").is_err());
         assert!(HostTarget::parse("x86_64-apple-macos").is_err());
         assert!(HostTarget::parse("riscv64-linux-gnu").is_err());
+        for t in [
+            "x86_64-unknown-linux-gnux32",
+            "aarch64-unknown-linux-gnu_ilp32",
+            "aarch64_be-unknown-linux-gnu_ilp32",
+            "x86_64-unknown-uefi",
+            "aarch64-unknown-uefi",
+        ] {
+            let e = HostTarget::parse(t).unwrap_err().to_string();
+            assert!(e.contains(t), "{e}");
+        }
+        assert!(HostTarget::parse("x86_64-unknown-linux-musl").is_ok());
     }
 }
