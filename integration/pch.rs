@@ -361,6 +361,12 @@ fn project_build(dir: &Path, out: &str, sources: &[&str]) -> Build {
     for &var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
         b.env_remove(var);
     }
+    // The configuration users get, or CI=1 (`in_both_configs`), whatever CI runs with.
+    b.env_remove("OFFLOAD_BUILD_PCH_BACKGROUND");
+    match crate::support::ci_value() {
+        Some(v) => b.env("CI", v),
+        None => b.env_remove("CI"),
+    };
     for s in sources {
         b.file(s);
     }
@@ -381,50 +387,54 @@ const ABC: [&str; 3] = ["a.hip", "b.hip", "c.hip"];
 /// edited source; a change of a header the preamble includes makes the PCHs again.
 #[test]
 fn build_makes_one_pch_per_arch_with_the_same_bytes() {
-    let dir = project();
-    let d = dir.path();
-    let (with, made, used) = built(&project_build(d, "pch", &ABC));
-    assert_eq!((made, used), (2, 6));
-    let (without, made, used) = built(project_build(d, "plain", &ABC).pch(false));
-    assert_eq!((made, used), (0, 0));
-    assert!(with == without, "the containers differ");
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        let (with, made, used) = built(&project_build(d, "pch", &ABC));
+        assert_eq!((made, used), (2, 6));
+        let (without, made, used) = built(project_build(d, "plain", &ABC).pch(false));
+        assert_eq!((made, used), (0, 0));
+        assert!(with == without, "the containers differ");
 
-    std::fs::write(d.join("a.hip"), kernel("a", "x[i] = x[i] * SCALE + 1.0f;")).unwrap();
-    settle();
-    let (with, made, used) = built(&project_build(d, "pch", &ABC));
-    assert_eq!((made, used), (0, 2), "the edit reuses the PCHs");
-    let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
-    assert!(with == without, "the containers differ after the edit");
+        std::fs::write(d.join("a.hip"), kernel("a", "x[i] = x[i] * SCALE + 1.0f;")).unwrap();
+        settle();
+        let (with, made, used) = built(&project_build(d, "pch", &ABC));
+        assert_eq!((made, used), (0, 2), "the edit reuses the PCHs");
+        let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
+        assert!(with == without, "the containers differ after the edit");
 
-    std::fs::write(d.join("common.h"), "#pragma once\n#define SCALE 5\n").unwrap();
-    settle();
-    let (with, made, used) = built(&project_build(d, "pch", &ABC));
-    assert_eq!((made, used), (2, 6), "a header change invalidates the PCHs");
-    let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
-    assert!(
-        with == without,
-        "the containers differ after the header change"
-    );
+        std::fs::write(d.join("common.h"), "#pragma once\n#define SCALE 5\n").unwrap();
+        settle();
+        let (with, made, used) = built(&project_build(d, "pch", &ABC));
+        assert_eq!((made, used), (2, 6), "a header change invalidates the PCHs");
+        let (without, ..) = built(project_build(d, "plain", &ABC).pch(false));
+        assert!(
+            with == without,
+            "the containers differ after the header change"
+        );
+    });
 }
 
 /// One source: the cold build makes no PCH (it would not pay), the build after an edit of
 /// its body makes one per architecture, and the next edit uses them.
 #[test]
 fn single_source_gets_its_pch_on_the_second_build() {
-    let dir = project();
-    let d = dir.path();
-    let b = project_build(d, "out", &["a.hip"]);
-    assert_eq!(built(&b).1, 0);
-    std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 2.0f;")).unwrap();
-    settle();
-    let (_, made, used) = built(&b);
-    assert_eq!((made, used), (2, 2));
-    std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 4.0f;")).unwrap();
-    settle();
-    let (with, made, used) = built(&b);
-    assert_eq!((made, used), (0, 2));
-    let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
-    assert!(with == without);
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        let b = project_build(d, "out", &["a.hip"]);
+        assert_eq!(built(&b).1, 0);
+        std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 2.0f;")).unwrap();
+        settle();
+        let (_, made, used) = built(&b);
+        assert_eq!((made, used), (2, 2));
+        std::fs::write(d.join("a.hip"), kernel("a", "x[i] *= 4.0f;")).unwrap();
+        settle();
+        let (with, made, used) = built(&b);
+        assert_eq!((made, used), (0, 2));
+        let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
+        assert!(with == without);
+    });
 }
 
 /// The PCHs that background compilers made in `out`'s cache (in `.bg` directories), by file
@@ -540,53 +550,90 @@ fn background_pch_is_not_adopted_after_a_header_change() {
 /// between them, not two.
 #[test]
 fn shared_cache_makes_one_pch_per_arch() {
-    let dir = project();
-    let d = dir.path();
-    let cache = d.join("cache");
-    let mut first = project_build(d, "one", &["a.hip", "b.hip"]);
-    first.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
-    let mut second = project_build(d, "two", &["b.hip", "c.hip"]);
-    second.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
-    let (_, made1, _) = built(&first);
-    let (_, made2, used2) = built(&second);
-    assert_eq!((made1, made2), (2, 0));
-    assert_eq!(used2, 2, "c.hip uses the PCHs the first out-dir made");
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        let cache = d.join("cache");
+        let mut first = project_build(d, "one", &["a.hip", "b.hip"]);
+        first.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
+        let mut second = project_build(d, "two", &["b.hip", "c.hip"]);
+        second.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
+        let (_, made1, _) = built(&first);
+        let (_, made2, used2) = built(&second);
+        assert_eq!((made1, made2), (2, 0));
+        assert_eq!(used2, 2, "c.hip uses the PCHs the first out-dir made");
+    });
+}
+
+/// Three sources whose preambles differ after the same first includes, each built on its
+/// own (as `make -j` builds a project: one build per source) into out-dirs sharing a cache:
+/// the first has nothing to share with; the second shares its first includes with the first
+/// source, so it makes the PCH of that prefix; the third uses it. Every container equals the
+/// build without PCH of the same source.
+#[test]
+fn separate_builds_share_the_pch_of_their_first_includes() {
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        let cache = d.join("cache");
+        for (s, extra) in [("p", "<cstddef>"), ("q", "<climits>"), ("r", "<cstdint>")] {
+            let text = kernel(s, "x[i] *= SCALE;").replacen(
+                "#include \"common.h\"\n",
+                &format!("#include \"common.h\"\n#include {extra}\n"),
+                1,
+            );
+            std::fs::write(d.join(format!("{s}.hip")), text).unwrap();
+        }
+        settle();
+        let mut expected = [(0, 0), (2, 2), (0, 2)].into_iter();
+        for s in ["p.hip", "q.hip", "r.hip"] {
+            let mut b = project_build(d, &format!("out-{s}"), &[s]);
+            b.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
+            let (with, made, used) = built(&b);
+            assert_eq!((made, used), expected.next().unwrap(), "{s}");
+            let (without, ..) = built(project_build(d, &format!("plain-{s}"), &[s]).pch(false));
+            assert!(with == without, "{s}: the containers differ");
+        }
+    });
 }
 
 /// `OFFLOAD_BUILD_PCH=0` and `offload-build compile --no-pch` make no PCH.
 #[test]
 fn pch_switches_turn_it_off() {
-    let dir = project();
-    let d = dir.path();
-    let (_, made, used) = built(project_build(d, "env", &ABC).env("OFFLOAD_BUILD_PCH", "0"));
-    assert_eq!((made, used), (0, 0));
-    let pchs = |out: &str| {
-        walk(&d.join(out))
-            .into_iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "pch"))
-            .count()
-    };
-    for (out, flag, expected) in [("cli", None, 2), ("cli-off", Some("--no-pch"), 0)] {
-        std::fs::create_dir_all(d.join(out)).unwrap();
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_offload-build"));
-        c.current_dir(d)
-            .args([
-                "compile",
-                "a.hip",
-                "b.hip",
-                "c.hip",
-                "--archs",
-                "gfx90a;gfx1030",
-            ])
-            .args(["-q", "-o", &format!("{out}/k.hipfb"), "--out-dir", out])
-            .args(flag);
-        for var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
-            c.env_remove(var);
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        let (_, made, used) = built(project_build(d, "env", &ABC).env("OFFLOAD_BUILD_PCH", "0"));
+        assert_eq!((made, used), (0, 0));
+        let pchs = |out: &str| {
+            walk(&d.join(out))
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "pch"))
+                .count()
+        };
+        for (out, flag, expected) in [("cli", None, 2), ("cli-off", Some("--no-pch"), 0)] {
+            std::fs::create_dir_all(d.join(out)).unwrap();
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_offload-build"));
+            c.current_dir(d)
+                .args([
+                    "compile",
+                    "a.hip",
+                    "b.hip",
+                    "c.hip",
+                    "--archs",
+                    "gfx90a;gfx1030",
+                ])
+                .args(["-q", "-o", &format!("{out}/k.hipfb"), "--out-dir", out])
+                .args(flag);
+            for var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
+                c.env_remove(var);
+            }
+            crate::support::set_ci(&mut c);
+            let o = c.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert_eq!(pchs(out), expected, "{flag:?}");
         }
-        let o = c.output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(pchs(out), expected, "{flag:?}");
-    }
+    });
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -606,23 +653,25 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// same error lines (file, line, column, message) as the build without.
 #[test]
 fn body_error_reads_the_same_with_pch() {
-    let dir = project();
-    let d = dir.path();
-    std::fs::write(d.join("b.hip"), kernel("b", "x[i] += undeclared_thing;")).unwrap();
-    settle();
-    let err = |b: &Build| b.try_compile("k").unwrap_err().to_string();
-    let with = err(&project_build(d, "pch", &ABC));
-    let without = err(project_build(d, "plain", &ABC).pch(false));
-    let at = format!(
-        "{}:6:24: error: use of undeclared identifier",
-        d.join("b.hip").display()
-    );
-    assert!(with.contains(&at), "{with}");
-    assert_eq!(
-        errors(&with, d),
-        errors(&without, d),
-        "{with}\n---\n{without}"
-    );
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        std::fs::write(d.join("b.hip"), kernel("b", "x[i] += undeclared_thing;")).unwrap();
+        settle();
+        let err = |b: &Build| b.try_compile("k").unwrap_err().to_string();
+        let with = err(&project_build(d, "pch", &ABC));
+        let without = err(project_build(d, "plain", &ABC).pch(false));
+        let at = format!(
+            "{}:6:24: error: use of undeclared identifier",
+            d.join("b.hip").display()
+        );
+        assert!(with.contains(&at), "{with}");
+        assert_eq!(
+            errors(&with, d),
+            errors(&without, d),
+            "{with}\n---\n{without}"
+        );
+    });
 }
 
 /// A CUDA source of real shape: the toolkit's runtime and fp16 headers and a header of its

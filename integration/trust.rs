@@ -386,15 +386,6 @@ fn script(path: &Path, body: &str) -> PathBuf {
     path.to_path_buf()
 }
 
-fn gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
 /// The process IDs written into the files of `dir`, once `n` are there.
 fn pids(dir: &Path, n: usize) -> Vec<String> {
     let start = Instant::now();
@@ -443,7 +434,10 @@ fn kill_9_leaves_nothing_running() {
         unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
         child.wait().unwrap();
         std::thread::sleep(Duration::from_secs(1));
-        let left: Vec<&String> = started.iter().filter(|p| !gone(p)).collect();
+        let left: Vec<&String> = started
+            .iter()
+            .filter(|p| !crate::cache_faults::gone(p))
+            .collect();
         for p in &left {
             let _ = Command::new("kill").args(["-9", p.trim()]).status();
         }
@@ -485,7 +479,10 @@ fn a_running_background_pch_is_taken_over_not_waited_for() {
     let start = Instant::now();
     let built = c.run("k.hipfb", &env, &[]);
     let waited = start.elapsed();
-    let left: Vec<&String> = sleeping.iter().filter(|p| !gone(p)).collect();
+    let left: Vec<&String> = sleeping
+        .iter()
+        .filter(|p| !crate::cache_faults::gone(p))
+        .collect();
     for p in &left {
         let _ = Command::new("kill").args(["-9", p.trim()]).status();
     }

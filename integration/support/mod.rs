@@ -90,3 +90,34 @@ pub const BUILD_ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_CACHE_DIR",
     "OFFLOAD_BUILD_PCH",
 ];
+
+thread_local! {
+    /// Whether the builds of this thread's test run with `CI=1` ([`in_both_configs`]).
+    static UNDER_CI: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` in the two configurations the cache and PCH tests cover: what a user gets (`CI`
+/// unset: precompiled preambles are made in the background after a cold build), then `CI=1`
+/// (none in the background). The builds `f` starts take the configuration from [`ci_value`]:
+/// CI itself runs the suite with `CI=true`, so they must set or remove `CI` themselves.
+pub fn in_both_configs(f: impl Fn()) {
+    for ci in [false, true] {
+        UNDER_CI.set(ci);
+        f();
+    }
+    UNDER_CI.set(false);
+}
+
+/// The value of `CI` a build of this test gets: `None` (removed: the default configuration)
+/// unless [`in_both_configs`] runs its `CI=1` round.
+pub fn ci_value() -> Option<&'static str> {
+    UNDER_CI.get().then_some("1")
+}
+
+/// Sets `CI` on a command as [`ci_value`] says.
+pub fn set_ci(c: &mut std::process::Command) {
+    match ci_value() {
+        Some(v) => c.env("CI", v),
+        None => c.env_remove("CI"),
+    };
+}

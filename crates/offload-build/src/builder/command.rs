@@ -298,6 +298,7 @@ impl Domain {
 
 /// The one way to make a key: a domain tag, then fields, each length-prefixed (so that
 /// `["ab", "c"]` and `["a", "bc"]` differ).
+#[derive(Clone)]
 pub(crate) struct KeyBuilder(Xxh3);
 
 impl KeyBuilder {

@@ -685,12 +685,24 @@ impl Runner<'_> {
                 counter.report(&o.arch, step, Some(o.seconds));
             }
         })?;
+        self.start_backgrounds(settings, &states, &to_run, &done);
+        in_job_order(slots, done, to_run.len())
+    }
+
+    /// Starts the PCHs this build left to the background ([`Runner::start_background`]),
+    /// each with what a compile of this build read through its preamble (`done`): what the
+    /// background clang will read, as it is now.
+    fn start_backgrounds(
+        &self,
+        settings: &JobSettings,
+        states: &[PchState],
+        to_run: &[&CompileJob],
+        done: &[Done],
+    ) {
         for (i, p) in settings.pch_jobs.iter().enumerate() {
             if states[i] != PchState::Background {
                 continue;
             }
-            // What a compile of this build read through this preamble: what the background
-            // clang will read, as it is now.
             let read = done.iter().find_map(|d| match d {
                 Done::Compile(k, o) if to_run[*k].pch == Some(i) => Some(&o.deps),
                 _ => None,
@@ -701,7 +713,6 @@ impl Runner<'_> {
                 }
             }
         }
-        in_job_order(slots, done, to_run.len())
     }
 
     /// What becomes of each precompiled preamble, given the compiles that run. One pays
@@ -768,6 +779,12 @@ impl Runner<'_> {
         if self.pch_cached(p) {
             return Ok(true);
         }
+        // One build makes it at a time (builds sharing the cache: make -j's invocations);
+        // the others wait for that one, a foreground compiler, and use what it made.
+        let _making = self.making_lock(p)?;
+        if self.pch_cached(p) {
+            return Ok(true);
+        }
         let started = SystemTime::now();
         self.write_preamble(p)?;
         let tmp = cache::JobDir::new(self.cache_dir)?;
@@ -789,6 +806,59 @@ impl Runner<'_> {
             Err(e) => Some(e.to_string().lines().map(str::to_string).collect()),
         };
         Ok(self.keep_pch(p, tmp.path(), started, why)?.unwrap_or(false))
+    }
+
+    /// The lock of making the PCH of `p` (`<record>.making`), held once taken (the wait is
+    /// cancellable); `None` where it cannot be taken (then this build makes it too).
+    fn making_lock(&self, p: &PchJob) -> Result<Option<std::fs::File>, Error> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{FlockOperation, flock};
+            let path = p.record.with_extension("making");
+            let Ok(file) = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+            else {
+                return Ok(None);
+            };
+            while flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+                if self.processes.is_cancelled() {
+                    return Err(Error::Stopped);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // The hashes of what the other build wrote are not those this one remembers.
+            self.hashes.forget(&p.pch);
+            Ok(Some(file))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = p;
+            Ok(None)
+        }
+    }
+
+    /// The record of the PCH of `p` made from `deps` (the preamble file first), which hold
+    /// `hashed`: their probes and the context, no output yet; `None` when a probe cannot be
+    /// followed ([`Lookups::probes`]).
+    fn pch_record(
+        &self,
+        p: &PchJob,
+        deps: &[PathBuf],
+        hashed: Vec<(PathBuf, u128)>,
+    ) -> Option<Record> {
+        let probes = self.lookups.probes(&p.command, &p.preamble_file, deps)?;
+        Some(Record {
+            context: self
+                .lookups
+                .context(&p.command, &p.preamble_file, deps, &probes),
+            outputs: Vec::new(),
+            deps: hashed,
+            probes,
+            stderr: Vec::new(),
+        })
     }
 
     /// Writes the preamble file of `p`, unless it holds the preamble already.
@@ -827,17 +897,8 @@ impl Runner<'_> {
         };
         let mut hashed = vec![(p.preamble_file.clone(), xxh3_128(&p.preamble))];
         hashed.extend(headers);
-        let Some(probes) = self.lookups.probes(&p.command, &p.preamble_file, &deps) else {
+        let Some(mut rec) = self.pch_record(p, &deps, hashed) else {
             return Ok(None);
-        };
-        let mut rec = Record {
-            context: self
-                .lookups
-                .context(&p.command, &p.preamble_file, &deps, &probes),
-            outputs: Vec::new(),
-            deps: hashed,
-            probes,
-            stderr: Vec::new(),
         };
         if let Some(why) = why {
             rec.stderr = why;
@@ -883,22 +944,12 @@ impl Runner<'_> {
         let started_at = SystemTime::now();
         let mut deps = vec![p.preamble_file.clone()];
         deps.extend(read.iter().skip(1).cloned());
-        let (Some(hashed), Some(probes)) = (
-            deps.iter()
-                .map(|d| Some((d.clone(), self.hashes.now(d)?)))
-                .collect::<Option<Vec<_>>>(),
-            self.lookups.probes(&p.command, &p.preamble_file, &deps),
-        ) else {
+        let hashed = deps
+            .iter()
+            .map(|d| Some((d.clone(), self.hashes.now(d)?)))
+            .collect::<Option<Vec<_>>>();
+        let Some(manifest) = hashed.and_then(|h| self.pch_record(p, &deps, h)) else {
             return Ok(false);
-        };
-        let manifest = Record {
-            context: self
-                .lookups
-                .context(&p.command, &p.preamble_file, &deps, &probes),
-            outputs: Vec::new(),
-            deps: hashed,
-            probes,
-            stderr: Vec::new(),
         };
         std::fs::create_dir(&dir).map_err(|e| Error::io("creating", &dir, e))?;
         manifest.store(&dir.join(BACKGROUND_MANIFEST))?;
@@ -911,13 +962,12 @@ impl Runner<'_> {
         let stderr = std::fs::File::create(&stderr_path)
             .map_err(|e| Error::io("creating", &stderr_path, e))?;
         let cmd = p.command.map_paths(in_dir(p, &dir));
-        let pid =
-            process::spawn_detached(&mut cmd.to_command(), lock, stderr).map_err(|error| {
-                Error::Spawn {
-                    command: cmd.line(),
-                    error,
-                }
-            })?;
+        let pid = process::spawn_detached(&cmd.to_command(), lock, stderr).map_err(|error| {
+            Error::Spawn {
+                command: cmd.line(),
+                error,
+            }
+        })?;
         fs::write_atomic(&dir.join(BACKGROUND_PID), pid.to_string().as_bytes())?;
         Ok(true)
     }

@@ -345,4 +345,57 @@ mod tests {
             .push(("MAKEFLAGS".into(), Some("-j3".into())));
         assert_eq!(shadowed, context(&with_other));
     }
+
+    #[test]
+    fn scan_finds_quoted_includes_and_has_include_probes() {
+        let text = b"#include \"a.h\"\n  #  include_next \"b/c.h\"\n#include <sys.h>\n\
+            #import \"d.h\"\n#if __has_include(\"e.h\") && __has_include_next( <f.h> )\n\
+            #endif\n#ifdef __has_include\n#if defined(__has_include)\n";
+        let s = scan(text);
+        assert_eq!(
+            s.quoted,
+            ["a.h", "b/c.h", "d.h"].map(PathBuf::from).to_vec()
+        );
+        assert_eq!(s.has_quoted, [PathBuf::from("e.h")]);
+        assert_eq!(s.has_angled, [PathBuf::from("f.h")]);
+        assert!(!s.opaque);
+        assert!(scan(b"#if __has_include(HEADER)\n").opaque);
+    }
+
+    #[test]
+    fn probes_are_beside_includers_and_where_has_include_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("inc")).unwrap();
+        std::fs::create_dir_all(d.join("dir2")).unwrap();
+        let source = d.join("k.hip");
+        std::fs::write(
+            &source,
+            "#include \"inc/a.h\"\n#if __has_include(<opt.h>)\n#endif\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("inc/a.h"), "#include \"val.h\"\n").unwrap();
+        std::fs::write(d.join("dir2/val.h"), "").unwrap();
+        let mut cmd = Command::new("clang");
+        cmd.add_arg(format!("-I{}", d.join("dir2").display()));
+        let deps = [source.clone(), d.join("inc/a.h"), d.join("dir2/val.h")];
+        let l = Lookups::new(Vec::new());
+        let probes = l.probes(&cmd, &source, &deps).unwrap();
+        // inc/a.h was found beside k.hip: no probe; val.h beside a.h is one; opt.h in every
+        // search directory.
+        assert!(!probes.contains(&d.join("inc/a.h")), "{probes:?}");
+        assert!(probes.contains(&d.join("inc/val.h")), "{probes:?}");
+        assert!(probes.contains(&d.join("opt.h")), "{probes:?}");
+        assert!(probes.contains(&d.join("dir2/opt.h")), "{probes:?}");
+        let before = l.context(&cmd, &source, &deps, &probes);
+        std::fs::write(d.join("inc/val.h"), "").unwrap();
+        let after = Lookups::new(Vec::new()).context(&cmd, &source, &deps, &probes);
+        assert_ne!(
+            before, after,
+            "a header beside its includer changes the context"
+        );
+        std::fs::write(d.join("k2.hip"), "#if __has_include(MACRO)\n#endif\n").unwrap();
+        let k2 = d.join("k2.hip");
+        assert_eq!(l.probes(&cmd, &k2, std::slice::from_ref(&k2)), None);
+    }
 }

@@ -554,7 +554,8 @@ fn background_default(env: &Env<'_>) -> bool {
 }
 
 /// The precompiled preamble of each compile job that has one ([`preamble::pch_job`], with
-/// the job's own `-fgpu-rdc`), one per key: sources with the same preamble share it. A
+/// the job's own `-fgpu-rdc`; a prefix shared with other sources where that pays,
+/// [`preamble::prefer_shared`]), one per key: sources with the same preamble share it. A
 /// source that cannot be read gets none (its compile says why).
 fn pch_jobs_of(
     jobs: &mut [CompileJob],
@@ -563,17 +564,44 @@ fn pch_jobs_of(
     cache_dir: &Path,
 ) -> Vec<PchJob> {
     let mut texts: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
-    let mut pchs: Vec<PchJob> = Vec::new();
-    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
-    for job in jobs.iter_mut() {
-        let text = texts
+    for job in jobs.iter() {
+        texts
             .entry(job.source.clone())
             .or_insert_with(|| std::fs::read(&job.source).ok());
-        let Some(text) = text else { continue };
-        let Some(p) = preamble::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
-        else {
+    }
+    let whole: Vec<Option<PchJob>> = jobs
+        .iter()
+        .map(|job| {
+            let text = texts.get(&job.source)?.as_ref()?;
+            preamble::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
+        })
+        .collect();
+    let jobs_sources: Vec<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
+    let mut pchs: Vec<PchJob> = Vec::new();
+    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
+    for (k, (job, full)) in jobs.iter_mut().zip(&whole).enumerate() {
+        let (Some(full), Some(Some(text))) = (full, texts.get(&job.source)) else {
             continue;
         };
+        let siblings: Vec<(&Path, &[u8])> = whole
+            .iter()
+            .zip(jobs_sources.iter())
+            .enumerate()
+            .filter_map(|(i, (w, s))| {
+                let w = w.as_ref().filter(|w| i != k && w.family == full.family)?;
+                Some((s.as_path(), w.preamble.as_slice()))
+            })
+            .collect();
+        let p = preamble::prefer_shared(
+            full.clone(),
+            o,
+            tc,
+            cache_dir,
+            &job.source,
+            text,
+            job.rdc,
+            &siblings,
+        );
         let next = pchs.len();
         let i = *by_key.entry(p.key).or_insert(next);
         if i == next {

@@ -498,9 +498,16 @@ pub(crate) fn clang_bounds(source: &[u8]) -> Bounds {
 /// first directive a PCH does not carry identically (see the module's documentation); 0
 /// for none. The bytes before it always end with a newline.
 pub(crate) fn preamble_len(source: &[u8]) -> usize {
+    cut_points(source).last().copied().unwrap_or(0)
+}
+
+/// Every length at which the preamble of `source` ([`preamble_len`]) could end, shortest
+/// first: after each whole directive line outside any conditional. A shorter one is the
+/// preamble that sources sharing only their first includes have in common.
+pub(crate) fn cut_points(source: &[u8]) -> Vec<usize> {
     let (bounds, directives) = scan(source);
     let mut depth = 0usize;
-    let mut len = 0;
+    let mut cuts = Vec::new();
     for d in &directives {
         if !SAFE_DIRECTIVES.contains(&d.name.as_str()) || d.end > bounds.size {
             break;
@@ -517,11 +524,11 @@ pub(crate) fn preamble_len(source: &[u8]) -> usize {
             _ => {}
         }
         let ends_line = matches!(source[..d.end].last(), Some(b'\n' | b'\r'));
-        if depth == 0 && ends_line {
-            len = d.end;
+        if depth == 0 && ends_line && cuts.last() != Some(&d.end) {
+            cuts.push(d.end);
         }
     }
-    len
+    cuts
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -585,6 +592,9 @@ pub(crate) struct PchJob {
     /// The key: compiler identity, every argument, the preamble's bytes and the
     /// source directory (through `-iquote`).
     pub key: u128,
+    /// The key without the preamble's bytes: the PCHs of one family differ only in their
+    /// preamble, so one made of a preamble's first lines serves every source starting so.
+    pub family: u128,
 }
 
 impl PchJob {
@@ -617,12 +627,36 @@ pub(crate) fn pch_job(
     arch: &Arch,
     rdc: bool,
 ) -> Option<PchJob> {
+    prefix_job(
+        o,
+        tc,
+        cache_dir,
+        source,
+        text,
+        preamble_len(text),
+        arch,
+        rdc,
+    )
+}
+
+/// [`pch_job`] for the first `len` bytes of `text`, a [cut point](cut_points) of its
+/// preamble.
+#[allow(clippy::too_many_arguments)] // pch_job's, and the length
+pub(crate) fn prefix_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    text: &[u8],
+    len: usize,
+    arch: &Arch,
+    rdc: bool,
+) -> Option<PchJob> {
     let (mut args, _) = clang::device_args(o, tc, arch, rdc);
     if args.iter().any(|f| flag_refuses_pch(f)) {
         return None;
     }
-    let len = preamble_len(text);
-    if len == 0 {
+    if len == 0 || len > text.len() {
         return None;
     }
     let preamble = text[..len].to_vec();
@@ -647,8 +681,11 @@ pub(crate) fn pch_job(
     c.inputs = vec![stand_in];
     let mut k = KeyBuilder::new(Domain::Preamble);
     k.u128(tc.identity);
+    let mut f = k.clone();
     c.add_to_key(&mut k, |_| Some(xxh3_128(&preamble)));
     let key = k.finish();
+    c.add_to_key(&mut f, |_| Some(0));
+    let family = f.finish();
     let base = cache_dir.join(format!("preamble-{}-{:016x}", arch.file_tag(), key as u64));
     let (preamble_file, pch, depfile) = (
         base.with_extension("hip"),
@@ -679,7 +716,136 @@ pub(crate) fn pch_job(
         depfile,
         record: base.with_extension("rec"),
         key,
+        family,
     })
+}
+
+/// How many preambles of a family the cache keeps ([`prefer_shared`]).
+const FAMILY_KEPT: usize = 64;
+
+/// The PCH a compile of `source` (content `text`) uses, given `full`, the job of its whole
+/// preamble, and `siblings`, the other sources of this build with their whole preambles:
+/// `full` when its PCH exists or was asked for (made, marked seen, or in the background),
+/// or when another source of this build has the very same preamble; else a PCH of the
+/// preamble's first lines shared with other sources of the same family (same compiler,
+/// flags, architecture and directory): the longest such prefix whose PCH exists, else the
+/// prefix the most other sources (of this build, or seen by earlier builds in the cache,
+/// `<cache>/preambles-<arch>-<family>/`) start with, when one does — it is then marked seen,
+/// so that this build makes it: one PCH of the shared includes serves every source that
+/// starts with them, across the one-source builds of a `make -j` project. A prefix holds
+/// at least one `#include`; the compile parses the rest of its preamble itself. Earlier
+/// preambles of the same source do not count: a single source keeps its own PCH.
+#[allow(clippy::too_many_arguments)] // prefix_job's, the whole preamble's job and siblings
+pub(crate) fn prefer_shared(
+    full: PchJob,
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    text: &[u8],
+    rdc: bool,
+    siblings: &[(&Path, &[u8])],
+) -> PchJob {
+    let family_dir = cache_dir.join(format!(
+        "preambles-{}-{:016x}",
+        full.arch.file_tag(),
+        full.family as u64
+    ));
+    let seen = remember(&family_dir, &full, source);
+    let known = full.record.is_file()
+        || full.record.with_extension("seen").is_file()
+        || full.record.with_extension("bg").is_dir();
+    let shared_whole = siblings.iter().any(|(_, q)| *q == full.preamble.as_slice());
+    let cuts: Vec<usize> = cut_points(text)
+        .into_iter()
+        .filter(|&c| c < full.len() && contains(&text[..c], b"include"))
+        .collect();
+    if known || shared_whole || cuts.is_empty() {
+        return full;
+    }
+    let prefix = |c: usize| prefix_job(o, tc, cache_dir, source, text, c, &full.arch, rdc);
+    for &c in cuts.iter().rev() {
+        if let Some(p) = prefix(c).filter(|p| p.record.is_file()) {
+            return p;
+        }
+    }
+    let mut others: Vec<(&Path, &[u8])> = seen
+        .iter()
+        .map(|(s, q)| (s.as_path(), q.as_slice()))
+        .chain(siblings.iter().copied())
+        .filter(|(s, _)| *s != source)
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    let mut best = (0, 0);
+    for &c in &cuts {
+        let mut sources: Vec<&Path> = others
+            .iter()
+            .filter(|(_, q)| q.len() >= c && q[..c] == text[..c])
+            .map(|(s, _)| *s)
+            .collect();
+        sources.dedup();
+        if sources.len() >= best.0.max(1) {
+            best = (sources.len(), c);
+        }
+    }
+    match prefix(best.1).filter(|_| best.0 >= 1) {
+        Some(p) => {
+            let _ = super::fs::write_atomic(&p.record.with_extension("seen"), b"");
+            p
+        }
+        None => full,
+    }
+}
+
+/// Keeps the preamble of `job` for `source` in its family's directory (one file per
+/// preamble and source: the source's path, a NUL, the preamble; the oldest go past
+/// [`FAMILY_KEPT`]) and returns the others kept there, with their sources.
+fn remember(dir: &Path, job: &PchJob, source: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut k = KeyBuilder::new(Domain::Preamble);
+    k.u128(job.key).os(source.as_os_str());
+    let own = dir.join(format!("{:032x}", k.finish()));
+    if !own.is_file() {
+        let mut entry = source.as_os_str().as_encoded_bytes().to_vec();
+        entry.push(0);
+        entry.extend_from_slice(&job.preamble);
+        let _ = std::fs::create_dir_all(dir);
+        let _ = super::fs::write_atomic(&own, &entry);
+    }
+    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path() != own && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            let t = e.metadata().and_then(|m| m.modified());
+            (t.unwrap_or(std::time::UNIX_EPOCH), e.path())
+        })
+        .collect();
+    entries.sort();
+    let drop = entries.len().saturating_sub(FAMILY_KEPT);
+    for (_, old) in entries.drain(..drop) {
+        let _ = std::fs::remove_file(old);
+    }
+    entries
+        .iter()
+        .filter_map(|(_, p)| {
+            let entry = std::fs::read(p).ok()?;
+            let at = entry.iter().position(|&b| b == 0)?;
+            Some((path_from(&entry[..at]), entry[at + 1..].to_vec()))
+        })
+        .collect()
+}
+
+/// A path from its bytes (as [`std::ffi::OsStr::as_encoded_bytes`] gave them on Unix).
+fn path_from(bytes: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(OsStr::from_bytes(bytes))
+    }
+    #[cfg(not(unix))]
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The arguments that make a compile use `pch` (before the source): `-include-pch` and
@@ -878,6 +1044,16 @@ mod tests {
         assert_eq!(len("#include <a.h>\n#include <b.h>"), 15);
         assert_eq!(len("int x;\n"), 0);
         assert_eq!(len("#endif\nint x;\n"), 0);
+    }
+
+    /// The cut points are the lengths a shared prefix may take: after each whole directive
+    /// line outside a conditional, the last one the preamble's length.
+    #[test]
+    fn cut_points_end_every_whole_line_outside_conditionals() {
+        let s = b"#include <a.h>\n#include \"b.h\"\n#if A\n#include <c.h>\n#endif\nint x;\n";
+        assert_eq!(cut_points(s), [15, 30, 58]);
+        assert_eq!(preamble_len(s), 58);
+        assert!(cut_points(b"int x;\n").is_empty());
     }
 
     #[test]

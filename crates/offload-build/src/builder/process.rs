@@ -331,19 +331,53 @@ fn die_with_parent(cmd: &mut Command) {
     let _ = cmd;
 }
 
+/// What a detached process runs first ([`spawn_detached`]): it waits until the machine is
+/// idle — at most `$1` other runnable tasks (`/proc/loadavg`) at five checks in a row, 0.1 s
+/// apart — for 30 s at the most, then becomes the command (`exec`).
+#[cfg(unix)]
+const WAIT_FOR_IDLE: &str = "lim=$1; shift; n=0; t=0; \
+    while [ $n -lt 5 ] && [ $t -lt 300 ]; do \
+      r=; read -r _ _ _ r _ < /proc/loadavg 2>/dev/null; r=${r%/*}; \
+      if [ \"${r:-0}\" -le $((lim + 1)) ]; then n=$((n + 1)); else n=0; fi; \
+      t=$((t + 1)); sleep 0.1; \
+    done; exec \"$@\"";
+
 /// Starts `cmd` on its own, to outlive the build: in a process group of its own (a terminal's
-/// Ctrl-C and the build's token do not reach it), at the lowest priority (`nice` 19, so that
-/// it yields to whatever runs next), with `stdin` as its standard input (the build hands it
-/// a locked file: the lock lasts as long as the process and its children), its standard
-/// output closed and its standard error in `stderr`. Not waited for; Unix only. Its process
-/// ID, which is its group's.
+/// Ctrl-C and the build's token do not reach it), at the lowest priority (`nice` 19), once
+/// the machine is idle ([`WAIT_FOR_IDLE`]: half the other CPUs free; a `make -j` still
+/// building, or Cargo compiling other crates, goes first, since even at `nice` 19 a
+/// compiler would take their caches and memory bandwidth), with `stdin` as its standard
+/// input (the build hands it a locked file: the lock lasts as long as the process and its
+/// children), its standard output closed, its standard error in `stderr` and no other
+/// descriptor the build inherited. Not waited for; Unix only. Its process ID, which is its
+/// group's.
 #[cfg(unix)]
 pub(crate) fn spawn_detached(
-    cmd: &mut Command,
+    cmd: &Command,
     stdin: std::fs::File,
     stderr: std::fs::File,
 ) -> io::Result<u32> {
     use std::os::unix::process::CommandExt;
+    let others = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        / 2;
+    let mut waiting = Command::new("/bin/sh");
+    waiting
+        .args(["-c", WAIT_FOR_IDLE, "offload-build-background"])
+        .arg(others.to_string())
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => waiting.env(k, v),
+            None => waiting.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        waiting.current_dir(dir);
+    }
+    let cmd = &mut waiting;
     cmd.stdin(stdin)
         .stdout(Stdio::null())
         .stderr(stderr)
