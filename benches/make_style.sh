@@ -20,9 +20,8 @@
 # its 3 device compiles one after the other); JOBSERVER=0 leaves the `+` out: then each
 # offload-build runs up to one compile per CPU of its own (no -j is passed).
 # GNU make (4.3) drains its jobserver pipe before it exits, so it waits for every process
-# that holds the pipe's write end: a background PCH clang that inherited it from
-# offload-build (JOBSERVER=1) holds up make's exit, and its time then shows in the build's
-# time rather than in the wait after it.
+# that holds the pipe's write end: offload-build's background PCH clangs keep no descriptor
+# they inherited (they once held make's, and make's exit waited for them).
 # After each offload-build run the script waits for the background PCH clangs to end (their
 # locks, as in benches/pch.sh) before anything else runs, and times that wait separately.
 # ROUNDS rounds (default 3); the order of the modes rotates from round to round, so that

@@ -450,8 +450,9 @@ fn kill_9_leaves_nothing_running() {
 
 /// Case 8: a build never waits on a background PCH's clang (at the lowest priority, which
 /// its own compiles would starve): the build after the cold one takes it over — its process
-/// group is killed, the PCH made in the foreground — and gives the clean build's code. The
-/// background clang here sleeps for five minutes before compiling.
+/// group is killed; its one compile goes without (a PCH would not pay for it) and the PCH
+/// starts again in the background — and gives the clean build's code. The background clang
+/// here sleeps for five minutes before compiling.
 #[test]
 fn a_running_background_pch_is_taken_over_not_waited_for() {
     let mut c = Case::new(Config::Default, &kernel("#include \"val.h\"", "VALUE"), &[]);
@@ -479,6 +480,10 @@ fn a_running_background_pch_is_taken_over_not_waited_for() {
     let start = Instant::now();
     let built = c.run("k.hipfb", &env, &[]);
     let waited = start.elapsed();
+    assert!(
+        wait_background(c.dir.path()) >= 1,
+        "the PCH taken over was not started again"
+    );
     let left: Vec<&String> = sleeping
         .iter()
         .filter(|p| !crate::cache_faults::gone(p))

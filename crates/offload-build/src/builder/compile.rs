@@ -721,7 +721,9 @@ impl Runner<'_> {
     /// is made; one that a single compile would use is made when an earlier build compiled
     /// the same preamble (its `.seen` mark: the edit after a build), else only marked, so
     /// that a cold build of one source is not slower, and made after this build in the
-    /// background ([`JobSettings::pch_background`]). One that clang refused (its `.refused`
+    /// background ([`JobSettings::pch_background`]). One whose background clang still runs
+    /// is taken over ([`Runner::take_over_running`]): made when two or more compiles use
+    /// it, else started again after this build, whose one compile goes without. One that clang refused (its `.refused`
     /// record, fresh) is not tried again.
     fn pch_states(&self, settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<PchState> {
         let pchs = &settings.pch_jobs;
@@ -740,11 +742,18 @@ impl Runner<'_> {
             if refused.is_some_and(|r| r.is_fresh(&self.hashes)) {
                 return PchState::Off;
             }
+            let mut taken_over = false;
             if background_dir(p).is_dir() {
-                return PchState::Adopt;
+                if !self.take_over_running(p) {
+                    return PchState::Adopt;
+                }
+                taken_over = true;
             }
             let seen = p.record.with_extension("seen");
-            if n >= 2 || seen.is_file() {
+            // A background PCH just taken over for a single compile: making it now would
+            // cost more than that compile saves (as on a cold build); it starts again after.
+            let single_after_take_over = taken_over && n < 2 && settings.pch_background;
+            if (n >= 2 || seen.is_file()) && !(single_after_take_over && cfg!(unix)) {
                 return PchState::Make;
             }
             let _ = fs::write_atomic(&seen, b"");
@@ -998,6 +1007,29 @@ impl Runner<'_> {
     #[cfg(not(unix))]
     fn adopt_pch(&self, _p: &PchJob) -> Result<Option<bool>, Error> {
         Ok(None)
+    }
+
+    /// Whether the background clang of `p` still ran: then it is killed with its process
+    /// group and its directory removed ([`take_over`]), for this build never waits on a
+    /// process of the lowest priority that its own compiles would starve.
+    #[cfg(unix)]
+    fn take_over_running(&self, p: &PchJob) -> bool {
+        use rustix::fs::{FlockOperation, flock};
+        let dir = background_dir(p);
+        let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) else {
+            return false;
+        };
+        if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
+            return false;
+        }
+        let _ = take_over(&dir, &lock, self.processes);
+        let _ = std::fs::remove_dir_all(&dir);
+        true
+    }
+
+    #[cfg(not(unix))]
+    fn take_over_running(&self, _p: &PchJob) -> bool {
+        false
     }
 
     /// [`Runner::adopt_pch`] of the background directory `dir`.
