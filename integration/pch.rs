@@ -571,7 +571,8 @@ fn shared_cache_makes_one_pch_per_arch() {
 /// Three sources whose preambles differ after the same first includes, each built on its
 /// own (as `make -j` builds a project: one build per source) into out-dirs sharing a cache:
 /// the first has nothing to share with; the second shares its first includes with the first
-/// source, so it makes the PCH of that prefix; the third uses it. Every container equals the
+/// source, so it makes the PCH of that prefix; the third, whose licence comment and a
+/// comment after an include differ (other byte offsets), uses it. Every container equals the
 /// build without PCH of the same source.
 #[test]
 fn separate_builds_share_the_pch_of_their_first_includes() {
@@ -585,6 +586,15 @@ fn separate_builds_share_the_pch_of_their_first_includes() {
                 &format!("#include \"common.h\"\n#include {extra}\n"),
                 1,
             );
+            let text = if s == "r" {
+                format!("// Copyright (c) another year\n//\n{}", text).replacen(
+                    "<hip/hip_runtime.h>",
+                    "<hip/hip_runtime.h> // the runtime",
+                    1,
+                )
+            } else {
+                text
+            };
             std::fs::write(d.join(format!("{s}.hip")), text).unwrap();
         }
         settle();

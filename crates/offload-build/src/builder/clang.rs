@@ -78,6 +78,8 @@ pub(crate) struct CompileJob {
     pub base: PathBuf,
     /// Its precompiled preamble: an index into [`super::plan::JobSettings::pch_jobs`].
     pub pch: Option<usize>,
+    /// How many bytes of the source that PCH stands for (`-preamble-bytes`).
+    pub pch_skip: usize,
 }
 
 /// One planned device link: one architecture's relocatable objects into a code object.
@@ -333,6 +335,7 @@ pub(crate) fn new_job(
         record: base.with_extension("rec"),
         base,
         pch: None,
+        pch_skip: 0,
     };
     (job, key)
 }

@@ -1676,6 +1676,7 @@ mod tests {
                 record: base.with_extension("rec"),
                 base,
                 pch,
+                pch_skip: 0,
             }
         };
         // Timed jobs by their times; one never timed counts as the longest (then by size);

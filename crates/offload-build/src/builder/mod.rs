@@ -1221,10 +1221,11 @@ impl Build {
     /// build compiled, is precompiled after the build, in the background (default `true`,
     /// `false` when the environment variable `CI` is set: a one-off build never edits). The
     /// build's compiles do not wait for it (a cold build costs what it would without PCH);
-    /// the detached compiler runs at the lowest priority, and the next build (the one after
-    /// the first edit of a kernel body) waits for it if it still runs, checks that no header
-    /// it read changed since it started, and uses it. As clangd does with the preamble of
-    /// a file it opens. Without it, that next build makes the PCH itself. No effect with
+    /// the detached compiler starts once the machine is idle, at the lowest priority, and the
+    /// next build (the one after the first edit of a kernel body) uses its PCH when every
+    /// header it read and the context are as they were when it started; one that still runs
+    /// is taken over (killed), never waited for. As clangd does with the preamble of a file
+    /// it opens. Without it, that next build makes the PCH itself. No effect with
     /// [`Build::pch`]`(false)`; `OFFLOAD_BUILD_PCH_BACKGROUND=0` turns it off, `1` on.
     ///
     /// # Example

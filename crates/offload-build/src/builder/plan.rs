@@ -592,7 +592,7 @@ fn pch_jobs_of(
                 Some((s.as_path(), w.preamble.as_slice()))
             })
             .collect();
-        let p = preamble::prefer_shared(
+        let (p, skip) = preamble::prefer_shared(
             full.clone(),
             o,
             tc,
@@ -608,6 +608,7 @@ fn pch_jobs_of(
             pchs.push(p);
         }
         job.pch = Some(i);
+        job.pch_skip = skip;
     }
     pchs
 }

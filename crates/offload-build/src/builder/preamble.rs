@@ -19,11 +19,17 @@
 //!   of one source costs what it did without PCH (the mark is an empty file), and every
 //!   edit of a kernel body after it uses the PCH. That build makes it afterwards, in the
 //!   background (`Build::pch_background`, clangd's way): a detached clang at the lowest
-//!   priority writes it into `<key>.bg/` and holds that directory's `lock` (its standard
-//!   input) while it runs; the next build that needs the PCH waits for the lock, checks that
-//!   no header the PCH read changed since the clang started (the time is in the lock file),
-//!   and adopts the PCH as if it had made it. Without the background (off, or the clang
-//!   failed or was killed), the build after the first edit makes the PCH itself.
+//!   priority, started once the machine is idle, writes it into `<key>.bg/` and holds that
+//!   directory's `lock` (its standard input) while it runs; beside it, its `manifest`: the
+//!   headers it is to read with their content, and the context. The next build that needs
+//!   the PCH adopts it when the lock is free and the manifest still holds (content
+//!   decides), as if it had made it; one whose clang still runs is taken over: killed, and
+//!   made (two or more compiles) or started again after the build (one). Without the
+//!   background (off, or the clang failed or was killed), the build after the first edit
+//!   makes the PCH itself;
+//! - sources whose preambles differ but begin alike share the PCH of the common first
+//!   lines ([`prefer_shared`]), across builds sharing the cache (one build per source, as
+//!   `make -j` runs them).
 //!
 //! A PCH that clang refuses or warns about is not used; its `.refused` record beside it keeps
 //! what clang said (the one place this is told) and, while the headers it read are unchanged,
@@ -531,6 +537,60 @@ pub(crate) fn cut_points(source: &[u8]) -> Vec<usize> {
     cuts
 }
 
+/// The directives of `source` before `cut` (a [cut point](cut_points)) without their
+/// comments, one a line: what a PCH of that prefix holds, whatever comments (a licence
+/// header) sources put around them. Its PCH stands for the first `cut` bytes of every source
+/// with the same text, each compile skipping its own (`-preamble-bytes`): clang lexes the
+/// rest of the source from there, its lines counted in the source itself.
+pub(crate) fn normalized(source: &[u8], cut: usize) -> Vec<u8> {
+    let (_, directives) = scan(source);
+    let mut out = Vec::new();
+    for d in directives.iter().take_while(|d| d.end <= cut) {
+        let text = without_comments(&source[d.start..d.end]);
+        let end = text
+            .iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(0, |i| i + 1);
+        out.extend_from_slice(&text[..end]);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// `text` with its `//` and `/* */` comments removed (a block comment becomes a space), string
+/// literals kept as they are.
+fn without_comments(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        match (text[i], text.get(i + 1)) {
+            (b'"', _) => {
+                let close = text[i + 1..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\n')
+                    .map_or(text.len(), |k| i + 2 + k);
+                out.extend_from_slice(&text[i..close.min(text.len())]);
+                i = close;
+            }
+            (b'/', Some(b'/')) => {
+                while i < text.len() && text[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            (b'/', Some(b'*')) => {
+                let close = memchr::memmem::find(&text[i + 2..], b"*/");
+                i = close.map_or(text.len(), |k| i + 2 + k + 2);
+                out.push(b' ');
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -598,7 +658,7 @@ pub(crate) struct PchJob {
 }
 
 impl PchJob {
-    /// The preamble's length: the compile's `-preamble-bytes`.
+    /// The preamble's length (the compile's `-preamble-bytes` when it is the source's own).
     pub fn len(&self) -> usize {
         self.preamble.len()
     }
@@ -627,39 +687,27 @@ pub(crate) fn pch_job(
     arch: &Arch,
     rdc: bool,
 ) -> Option<PchJob> {
-    prefix_job(
-        o,
-        tc,
-        cache_dir,
-        source,
-        text,
-        preamble_len(text),
-        arch,
-        rdc,
-    )
+    let len = preamble_len(text);
+    (len > 0)
+        .then(|| text[..len].to_vec())
+        .and_then(|preamble| prefix_job(o, tc, cache_dir, source, preamble, arch, rdc))
 }
 
-/// [`pch_job`] for the first `len` bytes of `text`, a [cut point](cut_points) of its
-/// preamble.
-#[allow(clippy::too_many_arguments)] // pch_job's, and the length
+/// [`pch_job`] for `preamble`: the source's own preamble, or the [`normalized`] text of its
+/// first directives ([`prefer_shared`]).
 pub(crate) fn prefix_job(
     o: &CompileOptions,
     tc: &Toolchain,
     cache_dir: &Path,
     source: &Path,
-    text: &[u8],
-    len: usize,
+    preamble: Vec<u8>,
     arch: &Arch,
     rdc: bool,
 ) -> Option<PchJob> {
     let (mut args, _) = clang::device_args(o, tc, arch, rdc);
-    if args.iter().any(|f| flag_refuses_pch(f)) {
+    if args.iter().any(|f| flag_refuses_pch(f)) || preamble.is_empty() {
         return None;
     }
-    if len == 0 || len > text.len() {
-        return None;
-    }
-    let preamble = text[..len].to_vec();
     // The PCH is the front end's output alone: `-S` (HIP's `-c` would link a code object).
     for a in args.iter_mut().filter(|a| *a == "-c") {
         *a = OsString::from("-S");
@@ -733,8 +781,10 @@ const FAMILY_KEPT: usize = 64;
 /// `<cache>/preambles-<arch>-<family>/`) start with, when one does — it is then marked seen,
 /// so that this build makes it: one PCH of the shared includes serves every source that
 /// starts with them, across the one-source builds of a `make -j` project. A prefix holds
-/// at least one `#include`; the compile parses the rest of its preamble itself. Earlier
-/// preambles of the same source do not count: a single source keeps its own PCH.
+/// at least one `#include`; the compile parses the rest of its preamble itself. Prefixes
+/// are compared and precompiled without their comments ([`normalized`]). Earlier preambles
+/// of the same source do not count: a single source keeps its own PCH. The job, and how
+/// many bytes of the source it stands for.
 #[allow(clippy::too_many_arguments)] // prefix_job's, the whole preamble's job and siblings
 pub(crate) fn prefer_shared(
     full: PchJob,
@@ -745,7 +795,7 @@ pub(crate) fn prefer_shared(
     text: &[u8],
     rdc: bool,
     siblings: &[(&Path, &[u8])],
-) -> PchJob {
+) -> (PchJob, usize) {
     let family_dir = cache_dir.join(format!(
         "preambles-{}-{:016x}",
         full.arch.file_tag(),
@@ -756,45 +806,60 @@ pub(crate) fn prefer_shared(
         || full.record.with_extension("seen").is_file()
         || full.record.with_extension("bg").is_dir();
     let shared_whole = siblings.iter().any(|(_, q)| *q == full.preamble.as_slice());
-    let cuts: Vec<usize> = cut_points(text)
+    let whole = full.len();
+    // Each shorter cut with an include, and the text a PCH of it holds.
+    let prefixes: Vec<(usize, Vec<u8>)> = cut_points(text)
         .into_iter()
-        .filter(|&c| c < full.len() && contains(&text[..c], b"include"))
+        .filter(|&c| c < whole)
+        .map(|c| (c, normalized(text, c)))
+        .filter(|(_, n)| contains(n, b"include"))
         .collect();
-    if known || shared_whole || cuts.is_empty() {
-        return full;
+    if known || shared_whole || prefixes.is_empty() {
+        return (full, whole);
     }
-    let prefix = |c: usize| prefix_job(o, tc, cache_dir, source, text, c, &full.arch, rdc);
-    for &c in cuts.iter().rev() {
-        if let Some(p) = prefix(c).filter(|p| p.record.is_file()) {
-            return p;
+    let job = |n: &[u8]| prefix_job(o, tc, cache_dir, source, n.to_vec(), &full.arch, rdc);
+    for (c, n) in prefixes.iter().rev() {
+        if let Some(p) = job(n).filter(|p| p.record.is_file()) {
+            return (p, *c);
         }
     }
-    let mut others: Vec<(&Path, &[u8])> = seen
+    // The other sources, each with the texts its preamble's prefixes hold.
+    let mut others: Vec<(&Path, Vec<Vec<u8>>)> = seen
         .iter()
         .map(|(s, q)| (s.as_path(), q.as_slice()))
         .chain(siblings.iter().copied())
         .filter(|(s, _)| *s != source)
+        .map(|(s, q)| {
+            (
+                s,
+                cut_points(q)
+                    .into_iter()
+                    .map(|c| normalized(q, c))
+                    .collect(),
+            )
+        })
         .collect();
     others.sort_unstable();
     others.dedup();
     let mut best = (0, 0);
-    for &c in &cuts {
+    for (k, (_, n)) in prefixes.iter().enumerate() {
         let mut sources: Vec<&Path> = others
             .iter()
-            .filter(|(_, q)| q.len() >= c && q[..c] == text[..c])
+            .filter(|(_, texts)| texts.contains(n))
             .map(|(s, _)| *s)
             .collect();
         sources.dedup();
         if sources.len() >= best.0.max(1) {
-            best = (sources.len(), c);
+            best = (sources.len(), k);
         }
     }
-    match prefix(best.1).filter(|_| best.0 >= 1) {
+    let (c, n) = &prefixes[best.1];
+    match job(n).filter(|_| best.0 >= 1) {
         Some(p) => {
             let _ = super::fs::write_atomic(&p.record.with_extension("seen"), b"");
-            p
+            (p, *c)
         }
-        None => full,
+        None => (full, whole),
     }
 }
 
@@ -848,16 +913,16 @@ fn path_from(bytes: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
-/// The arguments that make a compile use `pch` (before the source): `-include-pch` and
-/// `-preamble-bytes=<len>,1`.
-pub(crate) fn use_args(pch: &PchJob) -> Vec<OsString> {
+/// The arguments that make a compile use `pch`, standing for the source's first `skip`
+/// bytes (before the source): `-include-pch` and `-preamble-bytes=<skip>,1`.
+pub(crate) fn use_args(pch: &PchJob, skip: usize) -> Vec<OsString> {
     vec![
         "-Xclang".into(),
         "-include-pch".into(),
         "-Xclang".into(),
         pch.pch.clone().into_os_string(),
         "-Xclang".into(),
-        format!("-preamble-bytes={},1", pch.len()).into(),
+        format!("-preamble-bytes={skip},1").into(),
     ]
 }
 
@@ -871,7 +936,7 @@ pub(crate) fn compile_with_pch(job: &CompileJob, pch: &PchJob) -> Command {
         .iter()
         .position(|a| Path::new(a) == job.source)
         .unwrap_or(c.args.len());
-    c.args.splice(at..at, use_args(pch));
+    c.args.splice(at..at, use_args(pch, job.pch_skip));
     c.inputs.push(pch.pch.clone());
     c
 }
@@ -958,7 +1023,8 @@ impl Build {
         let Some(job) = pch_job(&o, tc, cache, &source, &text, arch, false) else {
             return Ok(None);
         };
-        let compile = clang::compile_job(&o, tc, cache, &source, arch, false);
+        let mut compile = clang::compile_job(&o, tc, cache, &source, arch, false);
+        compile.pch_skip = job.len();
         Ok(Some(PreambleCommands {
             compile_with_pch: compile_with_pch(&compile, &job),
             compile: compile.steps[0].clone(),
@@ -1054,6 +1120,26 @@ mod tests {
         assert_eq!(cut_points(s), [15, 30, 58]);
         assert_eq!(preamble_len(s), 58);
         assert!(cut_points(b"int x;\n").is_empty());
+    }
+
+    /// Sources that differ only in comments around and after their directives have the same
+    /// normalized prefix.
+    #[test]
+    fn normalized_prefixes_ignore_comments() {
+        let a = b"// MIT (c) 2022\n#include \"u.h\" // utils\n#include <v>\nint x;\n";
+        let b = b"/* (c) 2023\n */\n#include \"u.h\"\n#include /* std */ <v>\nint y;\n";
+        let (ca, cb) = (cut_points(a), cut_points(b));
+        assert_eq!(normalized(a, ca[0]), b"#include \"u.h\"\n");
+        assert_eq!(normalized(a, ca[0]), normalized(b, cb[0]));
+        assert_ne!(
+            normalized(a, ca[1]),
+            normalized(b, cb[1]),
+            "a block comment is a space"
+        );
+        assert_eq!(
+            normalized(b"#define S \"//x\"\n", 16),
+            b"#define S \"//x\"\n"
+        );
     }
 
     #[test]

@@ -276,14 +276,20 @@ pub(crate) mod watchdog {
 
     fn start() -> Option<Mutex<ChildStdin>> {
         use std::os::unix::process::CommandExt;
-        let mut child = Command::new("/bin/sh")
-            .args(["-c", SCRIPT])
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", SCRIPT])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .ok()?;
+            .process_group(0);
+        // SAFETY: only fcntl calls between fork and exec (see `close_inherited`).
+        unsafe {
+            cmd.pre_exec(|| {
+                super::close_inherited();
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().ok()?;
         let input = child.stdin.take()?;
         // Reaped by nobody until this process ends: it ends with it.
         std::mem::forget(child);
@@ -332,14 +338,15 @@ fn die_with_parent(cmd: &mut Command) {
 }
 
 /// What a detached process runs first ([`spawn_detached`]): it waits until the machine is
-/// idle — at most `$1` other runnable tasks (`/proc/loadavg`) at five checks in a row, 0.1 s
-/// apart — for 30 s at the most, then becomes the command (`exec`).
+/// idle — at most `$1` other runnable tasks (`/proc/loadavg`) at two checks in a row, 0.4 s
+/// apart (a check forks `sleep`: a dozen waiting shells polling faster cost a busy build a
+/// few percent) — for 30 s at the most, then becomes the command (`exec`).
 #[cfg(unix)]
 const WAIT_FOR_IDLE: &str = "lim=$1; shift; n=0; t=0; \
-    while [ $n -lt 5 ] && [ $t -lt 300 ]; do \
-      r=; read -r _ _ _ r _ < /proc/loadavg 2>/dev/null; r=${r%/*}; \
+    while [ $n -lt 2 ] && [ $t -lt 75 ]; do \
+      sleep 0.4; r=; read -r _ _ _ r _ < /proc/loadavg 2>/dev/null; r=${r%/*}; \
       if [ \"${r:-0}\" -le $((lim + 1)) ]; then n=$((n + 1)); else n=0; fi; \
-      t=$((t + 1)); sleep 0.1; \
+      t=$((t + 1)); \
     done; exec \"$@\"";
 
 /// Starts `cmd` on its own, to outlive the build: in a process group of its own (a terminal's
