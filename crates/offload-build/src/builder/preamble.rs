@@ -801,7 +801,7 @@ pub(crate) fn prefer_shared(
         full.arch.file_tag(),
         full.family as u64
     ));
-    let seen = remember(&family_dir, &full, source);
+    remember(&family_dir, &full, source);
     let known = full.record.is_file()
         || full.record.with_extension("seen").is_file()
         || full.record.with_extension("bg").is_dir();
@@ -824,6 +824,7 @@ pub(crate) fn prefer_shared(
         }
     }
     // The other sources, each with the texts its preamble's prefixes hold.
+    let seen = family(&family_dir, &full, source);
     let mut others: Vec<(&Path, Vec<Vec<u8>>)> = seen
         .iter()
         .map(|(s, q)| (s.as_path(), q.as_slice()))
@@ -863,13 +864,17 @@ pub(crate) fn prefer_shared(
     }
 }
 
-/// Keeps the preamble of `job` for `source` in its family's directory (one file per
-/// preamble and source: the source's path, a NUL, the preamble; the oldest go past
-/// [`FAMILY_KEPT`]) and returns the others kept there, with their sources.
-fn remember(dir: &Path, job: &PchJob, source: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+/// The file of the preamble of `job` for `source` in its family's directory `dir`.
+fn family_entry(dir: &Path, job: &PchJob, source: &Path) -> PathBuf {
     let mut k = KeyBuilder::new(Domain::Preamble);
     k.u128(job.key).os(source.as_os_str());
-    let own = dir.join(format!("{:032x}", k.finish()));
+    dir.join(format!("{:032x}", k.finish()))
+}
+
+/// Keeps the preamble of `job` for `source` in its family's directory (one file per
+/// preamble and source: the source's path, a NUL, the preamble), unless it is there.
+fn remember(dir: &Path, job: &PchJob, source: &Path) {
+    let own = family_entry(dir, job, source);
     if !own.is_file() {
         let mut entry = source.as_os_str().as_encoded_bytes().to_vec();
         entry.push(0);
@@ -877,6 +882,12 @@ fn remember(dir: &Path, job: &PchJob, source: &Path) -> Vec<(PathBuf, Vec<u8>)> 
         let _ = std::fs::create_dir_all(dir);
         let _ = super::fs::write_atomic(&own, &entry);
     }
+}
+
+/// The preambles kept in the family directory `dir` other than that of `job` for `source`,
+/// with their sources; the oldest go past [`FAMILY_KEPT`].
+fn family(dir: &Path, job: &PchJob, source: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let own = family_entry(dir, job, source);
     let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
