@@ -460,6 +460,15 @@ const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 /// compiles nothing adopts nothing).
 const BACKGROUND_AGE: std::time::Duration = std::time::Duration::from_secs(14 * 24 * 3600);
 
+/// The `lock` of `dir` (a job's or a background PCH's directory): taken here (`Ok`, held
+/// while the file is open) or held by a process that still runs (`Err`); `None` when there is
+/// none.
+pub(crate) fn try_lock(dir: &Path) -> Option<Result<std::fs::File, std::fs::File>> {
+    let lock = std::fs::File::open(dir.join(LOCK)).ok()?;
+    let free = rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+    Some(if free.is_ok() { Ok(lock) } else { Err(lock) })
+}
+
 /// Removes what killed runs left in the cache: `.job-*` directories whose lock no job holds,
 /// and (after [`LEFTOVER_AGE`]) job directories without a lock and `.linked-*` temporary
 /// files; (after [`BACKGROUND_AGE`]) the `.bg` directories of background PCHs that no build
@@ -480,24 +489,19 @@ pub(crate) fn remove_leftovers(cache_dir: &Path) {
         let name = name.to_string_lossy();
         let path = entry.path();
         if name.ends_with(".bg") && older(&path, BACKGROUND_AGE) {
-            let lock = std::fs::File::open(path.join(LOCK));
-            let free = rustix::fs::FlockOperation::NonBlockingLockExclusive;
-            if lock.is_err() || lock.is_ok_and(|l| rustix::fs::flock(&l, free).is_ok()) {
+            if !matches!(try_lock(&path), Some(Err(_))) {
                 let _ = std::fs::remove_dir_all(&path);
             }
         } else if name.starts_with(JOB_PREFIX) {
-            match std::fs::File::open(path.join(LOCK)) {
+            match try_lock(&path) {
                 // Held while removing, so that a job that somehow still runs would show.
-                Ok(lock) => {
-                    let free = rustix::fs::FlockOperation::NonBlockingLockExclusive;
-                    if rustix::fs::flock(&lock, free).is_ok() {
-                        let _ = std::fs::remove_dir_all(&path);
-                    }
-                }
-                Err(_) if old(&path) => {
+                Some(Ok(_held)) => {
                     let _ = std::fs::remove_dir_all(&path);
                 }
-                Err(_) => {}
+                None if old(&path) => {
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+                Some(Err(_)) | None => {}
             }
         } else if name.starts_with(".linked-") && old(&path) {
             let _ = std::fs::remove_file(&path);

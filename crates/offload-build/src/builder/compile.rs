@@ -723,8 +723,8 @@ impl Runner<'_> {
     /// that a cold build of one source is not slower, and made after this build in the
     /// background ([`JobSettings::pch_background`]). One whose background clang still runs
     /// is taken over ([`Runner::take_over_running`]): made when two or more compiles use
-    /// it, else started again after this build, whose one compile goes without. One that clang refused (its `.refused`
-    /// record, fresh) is not tried again.
+    /// it, else started again after this build, whose one compile goes without. One that
+    /// clang refused (its `.refused` record, fresh) is not tried again.
     fn pch_states(&self, settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<PchState> {
         let pchs = &settings.pch_jobs;
         let mut users = vec![0usize; pchs.len()];
@@ -753,7 +753,7 @@ impl Runner<'_> {
             // A background PCH just taken over for a single compile: making it now would
             // cost more than that compile saves (as on a cold build); it starts again after.
             let single_after_take_over = taken_over && n < 2 && settings.pch_background;
-            if (n >= 2 || seen.is_file()) && !(single_after_take_over && cfg!(unix)) {
+            if (n >= 2 || seen.is_file()) && !single_after_take_over {
                 return PchState::Make;
             }
             let _ = fs::write_atomic(&seen, b"");
@@ -771,12 +771,8 @@ impl Runner<'_> {
         let Some(rec) = Record::load(&p.record) else {
             return false;
         };
-        let deps: Vec<PathBuf> = rec.deps.iter().map(|(d, _)| d.clone()).collect();
         rec.is_fresh(&self.hashes)
-            && rec.context
-                == self
-                    .lookups
-                    .context(&p.command, &p.preamble_file, &deps, &rec.probes)
+            && self.context_holds(&rec, &p.command, &p.preamble_file)
             && rec.outputs.first().map(|o| o.2) == self.hashes.file(&p.pch)
     }
 
@@ -935,7 +931,6 @@ impl Runner<'_> {
     /// nor when a header cannot be read).
     #[cfg(unix)]
     fn start_background(&self, p: &PchJob, read: &[PathBuf]) -> Result<bool, Error> {
-        use rustix::fs::{FlockOperation, flock};
         if self.processes.is_cancelled() {
             return Err(Error::Stopped);
         }
@@ -943,10 +938,8 @@ impl Runner<'_> {
         let dir = background_dir(p);
         if dir.is_dir() {
             // One that runs holds its lock; one that does not is a leftover.
-            if let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) {
-                if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-                    return Ok(false);
-                }
+            if let Some(Err(_)) = cache::try_lock(&dir) {
+                return Ok(false);
             }
             std::fs::remove_dir_all(&dir).map_err(|e| Error::io("removing", &dir, e))?;
         }
@@ -1014,14 +1007,10 @@ impl Runner<'_> {
     /// process of the lowest priority that its own compiles would starve.
     #[cfg(unix)]
     fn take_over_running(&self, p: &PchJob) -> bool {
-        use rustix::fs::{FlockOperation, flock};
         let dir = background_dir(p);
-        let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) else {
+        let Some(Err(lock)) = cache::try_lock(&dir) else {
             return false;
         };
-        if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
-            return false;
-        }
         let _ = take_over(&dir, &lock, self.processes);
         let _ = std::fs::remove_dir_all(&dir);
         true
@@ -1035,14 +1024,14 @@ impl Runner<'_> {
     /// [`Runner::adopt_pch`] of the background directory `dir`.
     #[cfg(unix)]
     fn adoptable(&self, p: &PchJob, dir: &Path) -> Result<Option<bool>, Error> {
-        use rustix::fs::{FlockOperation, flock};
-        let Ok(lock) = std::fs::File::open(dir.join(cache::LOCK)) else {
-            return Ok(None);
+        let _lock = match cache::try_lock(dir) {
+            None => return Ok(None),
+            Some(Err(running)) => {
+                take_over(dir, &running, self.processes)?;
+                return Ok(None);
+            }
+            Some(Ok(held)) => held,
         };
-        if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-            take_over(dir, &lock, self.processes)?;
-            return Ok(None);
-        }
         let started = std::fs::read_to_string(dir.join(cache::LOCK))
             .ok()
             .and_then(|t| t.trim().parse::<u64>().ok())
@@ -1075,17 +1064,20 @@ impl Runner<'_> {
         let unlisted = read
             .iter()
             .any(|d| !listed.contains(d.as_path()) && d.file_name() != preamble_name);
-        let deps: Vec<PathBuf> = manifest.deps.iter().map(|(d, _)| d.clone()).collect();
         !unlisted
             && depfile.is_file()
             && manifest
                 .deps
                 .iter()
                 .all(|(d, h)| self.hashes.now(d) == Some(*h))
-            && manifest.context
-                == self
-                    .lookups
-                    .context(&p.command, &p.preamble_file, &deps, &manifest.probes)
+            && self.context_holds(manifest, &p.command, &p.preamble_file)
+    }
+
+    /// Whether the context `rec` was made in (variables, include search, probes) holds for
+    /// `cmd` compiling `source` now, over the inputs `rec` lists.
+    fn context_holds(&self, rec: &Record, cmd: &Command, source: &Path) -> bool {
+        let deps: Vec<PathBuf> = rec.deps.iter().map(|(d, _)| d.clone()).collect();
+        rec.context == self.lookups.context(cmd, source, &deps, &rec.probes)
     }
 
     /// The device links, in parallel.
@@ -1258,15 +1250,10 @@ impl Runner<'_> {
     /// damaged output is a miss, with a warning.
     fn cached(&self, job: &CompileJob) -> Option<JobOut> {
         let rec = Record::load(&job.record)?;
-        let deps: Vec<PathBuf> = rec.deps.iter().map(|(p, _)| p.clone()).collect();
-        if !rec.is_fresh(&self.hashes)
-            || rec.context
-                != self
-                    .lookups
-                    .context(&job.steps[0], &job.source, &deps, &rec.probes)
-        {
+        if !rec.is_fresh(&self.hashes) || !self.context_holds(&rec, &job.steps[0], &job.source) {
             return None;
         }
+        let deps: Vec<PathBuf> = rec.deps.iter().map(|(p, _)| p.clone()).collect();
         let mut images = Vec::new();
         for (i, (kind, out)) in job.outputs.iter().enumerate() {
             let data = std::fs::read(out).ok()?;
