@@ -220,14 +220,16 @@ impl Lookups {
         Some(probes.into_iter().collect())
     }
 
-    /// What `path` asks of the include search, read once a build.
+    /// What `path` asks of the include search, read once a build (outside the memo's lock:
+    /// the jobs scan their headers at once).
     fn scan_of(&self, path: &Path) -> std::sync::Arc<Scan> {
-        let mut memo = self.scans.lock().unwrap_or_else(|e| e.into_inner());
-        memo.entry(path.to_path_buf())
-            .or_insert_with(|| {
-                std::sync::Arc::new(std::fs::read(path).map(|t| scan(&t)).unwrap_or_default())
-            })
-            .clone()
+        let memo = || self.scans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = memo().get(path) {
+            return known.clone();
+        }
+        let scanned =
+            std::sync::Arc::new(std::fs::read(path).map(|t| scan(&t)).unwrap_or_default());
+        memo().entry(path.to_path_buf()).or_insert(scanned).clone()
     }
 }
 
