@@ -9,12 +9,12 @@
 //! |---|---|---|
 //! | 1 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
 //! | 2 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
-//! | 3 | [`Build::arch`](super::Build::arch) / [`Build::archs`](super::Build::archs) (the crate's default) | `.archs("gfx90a;gfx942:xnack+")` |
+//! | 3 | [`Build::arch`](crate::builder::Build::arch) / [`Build::archs`](crate::builder::Build::archs) (the crate's default) | `.archs("gfx90a;gfx942:xnack+")` |
 //! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
 //! | 5 | the GPUs of this machine (`native`): `amdgpu-arch` (next to the compiler, then on `PATH`, 30 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` | |
 //! | 6 | the default set ([`DEFAULT_HIP_ARCHS`], [`DEFAULT_CUDA_ARCHS`]), with a `cargo:warning` | |
 //!
-//! [`Build::archs_exact`](super::Build::archs_exact) puts the builder's list before rows 1
+//! [`Build::archs_exact`](crate::builder::Build::archs_exact) puts the builder's list before rows 1
 //! and 2 (see [`super`]'s architecture resolution).
 //!
 //! Lists are separated by `;`, `,` or white space. Besides architectures a list may hold
@@ -29,8 +29,8 @@ use std::process::Command;
 
 use offload_formats::id::target_id::{TargetId, TargetIdError, amdgpu_processor};
 
-use super::Language;
-use super::process::Processes;
+use crate::builder::Language;
+use crate::builder::process::Processes;
 
 /// Architectures used when nothing else names any (HIP): data-centre MI200/MI300 and the
 /// RDNA2/3/4 consumer cards. Those unknown to the compiler in use are left out.
@@ -342,7 +342,7 @@ pub(crate) fn all_major(supported: &[String]) -> Vec<Arch> {
 /// Runs `cmd` with the probe timeout (30 s; killed past it); its stdout when it exits
 /// successfully.
 fn run_probe(p: &Processes, mut cmd: Command) -> Option<String> {
-    let out = super::process::probe(p, &mut cmd).ok().flatten()?;
+    let out = crate::builder::process::probe(p, &mut cmd).ok().flatten()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())

@@ -1,8 +1,8 @@
 //! The command model: every process a build runs is a [`Command`] value built before it runs
 //! (as `cc::Tool`): the program, a launcher in front of it (`sccache`), its arguments, the
 //! environment changes, the files it reads and writes and the depfile it is asked for. The
-//! plan builds them ([`super::clang`] for the device compiles, code generation and device
-//! links, `ptxas` for CUDA); the jobs stage ([`super::compile`]) only runs them.
+//! plan builds them ([`crate::builder::toolchain::clang`] for the device compiles, code generation and device
+//! links, `ptxas` for CUDA); the jobs stage ([`crate::builder::run`]) only runs them.
 //!
 //! Every cache key and content stamp of the crate comes from one [`KeyBuilder`], started with
 //! a [`Domain`] tag per kind of key, so that no two kinds of key can collide.
@@ -14,7 +14,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// A complete command: what runs, with what, reading and writing which files.
 ///
-/// [`Build::get_compiler`](super::Build::get_compiler) returns the device compile's command
+/// [`Build::get_compiler`](crate::builder::Build::get_compiler) returns the device compile's command
 /// (up to the user's flags: no source, output or depfile), as `cc::Build::get_compiler`
 /// returns a `cc::Tool`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -265,15 +265,15 @@ pub(crate) enum Domain {
     /// A crash log's name, from what the compiler printed.
     CrashLog,
     /// Whether the compiler accepts a flag
-    /// ([`Build::flag_if_supported`](super::Build::flag_if_supported)).
+    /// ([`Build::flag_if_supported`](crate::builder::Build::flag_if_supported)).
     FlagProbe,
     /// A CUDA toolkit's links directory (the directories linked to and their stamps) and the
-    /// CUDA prelude's name ([`super::cuda_toolkit`]).
+    /// CUDA prelude's name ([`crate::builder::toolchain::cuda`]).
     CudaToolkit,
     /// What a compile depends on beside its command and its inputs' content (the
-    /// compiler's environment variables, the include search: [`super::lookup`]).
+    /// compiler's environment variables, the include search: [`crate::builder::cache::lookup`]).
     Context,
-    /// A precompiled preamble ([`super::preamble`]): its cache files.
+    /// A precompiled preamble ([`crate::builder::pch`]): its cache files.
     Preamble,
 }
 

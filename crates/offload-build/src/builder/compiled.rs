@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 #[cfg(doc)]
-use super::Build;
-use super::diag::Diagnostic;
-use super::options::Container;
+use crate::builder::Build;
+use crate::builder::diag::Diagnostic;
+use crate::builder::options::Container;
 
 /// What [`Build::try_compile`] produced.
 #[derive(Clone, Debug)]

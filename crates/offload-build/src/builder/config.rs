@@ -1,5 +1,5 @@
 //! The builder's configuration: [`Build`] and its setters, in `cc::Build`'s style. What a
-//! setting means for the build is decided in the plan ([`super::plan`]).
+//! setting means for the build is decided in the plan ([`crate::builder::plan`]).
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::bundle::compressed::CompressOptions;
 
-use super::options::{ArchList, CompilerKind, Container, Embed, Language};
-use super::process::CancelToken;
-use super::progress::{Progress, ProgressHook};
+use crate::builder::options::{ArchList, CompilerKind, Container, Embed, Language};
+use crate::builder::process::CancelToken;
+use crate::builder::progress::{Progress, ProgressHook};
 
 
 /// A `build.rs` builder for GPU device code, in the style of `cc::Build`.

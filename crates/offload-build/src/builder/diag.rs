@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::Path;
 
 /// One distinct diagnostic of the device compiles, with the architectures whose compiles
-/// printed it ([`Compiled::diagnostics`](super::Compiled::diagnostics)).
+/// printed it ([`Compiled::diagnostics`](crate::builder::Compiled::diagnostics)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Diagnostic {
@@ -73,7 +73,7 @@ pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
 
 /// `stderr` with the relative file names that start its lines (`k.hip:3:5: warning: …`,
 /// `In file included from include/a.h:2:`) made absolute under `dir`, the directory the
-/// compiler ran in with paths relative to it ([`super::command::Command::to_command`]): the
+/// compiler ran in with paths relative to it ([`crate::builder::command::Command::to_command`]): the
 /// messages name the files as the user's build does.
 pub(crate) fn absolute_names(stderr: &str, dir: &Path) -> String {
     let mut out = String::with_capacity(stderr.len());

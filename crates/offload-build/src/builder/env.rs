@@ -1,4 +1,4 @@
-//! The one place where [`Build`](super::Build) reads the environment, and where it talks to
+//! The one place where [`Build`](crate::builder::Build) reads the environment, and where it talks to
 //! Cargo.
 //!
 //! Every variable read goes through [`Env::get`], which records a
@@ -7,17 +7,17 @@
 //! `TARGET`, `CARGO_*`, …): those are part of Cargo's own fingerprint. A unit test checks that
 //! no other file of this module reads the environment directly.
 //!
-//! Values given with [`Build::env`](super::Build::env) take precedence over the process
+//! Values given with [`Build::env`](crate::builder::Build::env) take precedence over the process
 //! environment (and are still reported to Cargo), so tests and tools that drive a build outside
 //! Cargo do not have to change the process environment.
 
-use super::process::{CancelToken, Processes};
+use crate::builder::process::{CancelToken, Processes};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::sync::Mutex;
 
-use super::Error;
+use crate::builder::Error;
 
 /// Variables Cargo sets for build scripts itself; reading them needs no rerun directive.
 fn set_by_cargo(name: &str) -> bool {
@@ -36,7 +36,7 @@ fn set_by_cargo(name: &str) -> bool {
 }
 
 /// The Cargo directives and warnings of one build, printed as they come (when enabled) and
-/// kept for [`Compiled`](super::Compiled).
+/// kept for [`Compiled`](crate::builder::Compiled).
 #[derive(Debug, Default)]
 pub(crate) struct Directives {
     emit: bool,
@@ -112,8 +112,8 @@ impl Directives {
 
     /// Prints a compiler diagnostic as `cargo:warning=` lines, one per line of it (Cargo
     /// reads one directive per line). Not deduplicated line by line: two diagnostics may share
-    /// a caret line; [`super::diag::merge`] already made the diagnostics distinct.
-    pub(crate) fn diagnostic(&self, d: &super::Diagnostic) {
+    /// a caret line; [`crate::builder::diag::merge`] already made the diagnostics distinct.
+    pub(crate) fn diagnostic(&self, d: &crate::builder::Diagnostic) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         for line in d.lines() {
             let line = format!("warning={line}");
@@ -188,12 +188,12 @@ impl<'a> Env<'a> {
             .filter(|s| !s.is_empty())
     }
 
-    /// The variables the compilers read ([`super::lookup::read_by_compiler`]) with the values
+    /// The variables the compilers read ([`crate::builder::cache::lookup::read_by_compiler`]) with the values
     /// they will see, recording a rerun directive for each: every name of
-    /// [`super::lookup::VARS`], set or not, and each set one of the prefixes (`HIP_*`, …; one
+    /// [`crate::builder::cache::lookup::VARS`], set or not, and each set one of the prefixes (`HIP_*`, …; one
     /// set only later cannot be named to Cargo ahead of time).
     pub(crate) fn compiler_vars(&self) -> Vec<(OsString, OsString)> {
-        use super::lookup::{VARS, read_by_compiler};
+        use crate::builder::cache::lookup::{VARS, read_by_compiler};
         let mut names: std::collections::BTreeSet<OsString> =
             VARS.iter().map(OsString::from).collect();
         names.extend(

@@ -1,4 +1,4 @@
-//! Typed errors of [`Build`](super::Build).
+//! Typed errors of [`Build`](crate::builder::Build).
 //!
 //! Build scripts can match on the variants (for example to tell "no compiler installed" from
 //! "a kernel does not compile"); [`Display`](std::fmt::Display) gives a message meant to be
@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-/// What went wrong in [`Build::try_compile`](super::Build::try_compile).
+/// What went wrong in [`Build::try_compile`](crate::builder::Build::try_compile).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -61,7 +61,7 @@ pub enum Error {
         /// Where it came from.
         origin: String,
         /// Why it is not valid.
-        reason: super::ArchError,
+        reason: crate::builder::ArchError,
     },
     /// A compiler (or linker, or ptxas) run failed.
     CompileFailed {
@@ -82,7 +82,7 @@ pub enum Error {
         hint: Option<String>,
     },
     /// A compile (or device link, or `ptxas`) ran past the compile timeout
-    /// ([`Build::timeout`](super::Build::timeout), `OFFLOAD_BUILD_COMPILE_TIMEOUT`) and was
+    /// ([`Build::timeout`](crate::builder::Build::timeout), `OFFLOAD_BUILD_COMPILE_TIMEOUT`) and was
     /// killed, with its children.
     CompileTimedOut {
         /// The architecture of the job.
@@ -117,7 +117,7 @@ pub enum Error {
         /// What it is instead.
         found: String,
     },
-    /// The build was cancelled ([`CancelToken::cancel`](super::CancelToken::cancel)): its
+    /// The build was cancelled ([`CancelToken::cancel`](crate::builder::CancelToken::cancel)): its
     /// compilers were killed (the program is ending on a signal).
     Stopped,
     /// A command could not be started at all.
@@ -141,19 +141,19 @@ pub enum Error {
     /// Packing the device code into a container failed: the container writer's error
     /// (`offload_formats` `bundle::BundleWriteError`, `CompressError`, `package::PackageWriteError`).
     Pack(Box<dyn std::error::Error + Send + Sync>),
-    /// The host object of an [`Embed`](super::Embed) mode cannot be written.
+    /// The host object of an [`Embed`](crate::builder::Embed) mode cannot be written.
     Embed {
         /// The mode requested.
-        mode: super::Embed,
+        mode: crate::builder::Embed,
         /// Why.
         message: String,
     },
-    /// The host object of an [`Embed`](super::Embed) mode cannot be written because the
+    /// The host object of an [`Embed`](crate::builder::Embed) mode cannot be written because the
     /// emitter ([`EmbedError`](crate::embed::EmbedError)) or the archive writer failed;
     /// displayed as [`Error::Embed`] with that error as the message.
     EmbedFailed {
         /// The mode requested.
-        mode: super::Embed,
+        mode: crate::builder::Embed,
         /// The emitter's or archive writer's error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn wrappers_return_their_source() {
-        let reason = super::super::Arch::new("gfx90a:xnack").unwrap_err();
+        let reason = crate::builder::Arch::new("gfx90a:xnack").unwrap_err();
         let e = Error::InvalidArch {
             arch: "gfx90a:xnack".into(),
             origin: "test".into(),
@@ -418,7 +418,7 @@ mod tests {
         );
         let arch_error = e.source().unwrap();
         assert_eq!(
-            arch_error.downcast_ref::<super::super::ArchError>(),
+            arch_error.downcast_ref::<crate::builder::ArchError>(),
             Some(&reason)
         );
         // The chain goes on to the target-ID parser's error.
@@ -437,7 +437,7 @@ mod tests {
 
         let inner = EmbedError::UnsupportedTarget("'x': no".into());
         let e = Error::EmbedFailed {
-            mode: super::super::Embed::HipObject,
+            mode: crate::builder::Embed::HipObject,
             source: inner.clone().into(),
         };
         assert_eq!(

@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::error::Error;
+use crate::builder::error::Error;
 
 /// Writes `data` to `path` through a temporary file in the same directory and a rename.
 pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), Error> {

@@ -246,30 +246,23 @@
 // directives; every file write goes through `fs.rs`). `Build::run` chains them;
 // `Build::try_resolve_archs` stops after the plan.
 mod arch;
+mod cache;
+mod command;
 mod compiled;
 mod config;
-mod options;
-mod progress;
-mod cache;
-mod clang;
-mod command;
-mod compile;
-mod cuda_toolkit;
 mod diag;
-mod embed_glue;
 mod emit;
 mod env;
 mod error;
 mod fs;
-mod jobs;
-mod lookup;
-mod nvcc;
+mod options;
 mod pack;
+mod pch;
 mod plan;
-mod preamble;
 mod process;
-mod rust_module;
-mod tool;
+mod progress;
+mod run;
+mod toolchain;
 
 
 pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
@@ -281,9 +274,9 @@ pub(crate) use progress::ProgressHook;
 pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
-pub use preamble::PreambleCommands;
+pub use pch::PreambleCommands;
 pub use process::CancelToken;
-pub use rust_module::{amdgpu_kernels, ptx_kernels};
+pub use emit::rust_module::{amdgpu_kernels, ptx_kernels};
 
 
 use env::{Directives, Env};
@@ -482,7 +475,7 @@ impl Build {
     /// Plan → jobs → pack → emit (see [`plan`]).
     fn run(&self, name: &str, env: &Env<'_>) -> Result<Compiled, Error> {
         let plan = Plan::new(self, env, Purpose::Compile(name))?;
-        let mut built = compile::run(&plan, env)?;
+        let mut built = run::run(&plan, env)?;
         let diagnostics = std::mem::take(&mut built.diagnostics);
         for d in &diagnostics {
             env.directives().diagnostic(d);
@@ -510,7 +503,7 @@ mod tests {
     fn docs_name_the_generated_items_and_the_resolve_flag_as_they_are() {
         let docs = [
             ("mod.rs", include_str!("mod.rs")),
-            ("rust_module.rs", include_str!("rust_module.rs")),
+            ("rust_module.rs", include_str!("emit/rust_module.rs")),
             ("README.md", include_str!("../../../../README.md")),
         ];
         let wrong = [
@@ -524,14 +517,14 @@ mod tests {
                 assert!(!text.contains(w.as_str()), "{file} says `{w}`");
             }
         }
-        let symbols = embed_glue::HostSymbols::new(
+        let symbols = emit::embed_glue::HostSymbols::new(
             Some(("pkg", "0.1.0")),
             "kernels",
             "x86_64-unknown-linux-gnu",
             Path::new("/t/debug/build/pkg-0123/out"),
             b"",
         );
-        let generated = rust_module::render(&rust_module::Generated {
+        let generated = emit::rust_module::render(&emit::rust_module::Generated {
             name: "kernels",
             fatbin_file: "/o/kernels.hipfb",
             fatbin_len: 0,

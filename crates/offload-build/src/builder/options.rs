@@ -1,9 +1,9 @@
 //! The public options of a build: which compiler, language, container and embedding, and the
 //! architecture lists [`Build::archs`] takes.
 
-use super::arch::Arch;
+use crate::builder::arch::Arch;
 #[cfg(doc)]
-use super::Build;
+use crate::builder::Build;
 
 /// Which compiler compiles CUDA sources ([`Build::cuda_compiler`]).
 ///
@@ -110,12 +110,12 @@ pub trait ArchList: sealed::Sealed {
 }
 
 mod sealed {
-    /// Keeps [`super::ArchList`] implemented by this crate only.
+    /// Keeps [`crate::builder::ArchList`] implemented by this crate only.
     pub trait Sealed {}
     impl Sealed for &str {}
     impl Sealed for String {}
     impl Sealed for &String {}
-    impl Sealed for super::Arch {}
+    impl Sealed for crate::builder::Arch {}
     impl<S: AsRef<str>, const N: usize> Sealed for [S; N] {}
     impl<S: AsRef<str>> Sealed for &[S] {}
     impl<S: AsRef<str>> Sealed for Vec<S> {}

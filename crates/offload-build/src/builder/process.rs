@@ -40,11 +40,11 @@ pub(crate) enum RunError {
     Stopped,
 }
 
-/// A handle that stops the builds it is given to ([`Build::cancel_token`](super::Build::cancel_token)),
+/// A handle that stops the builds it is given to ([`Build::cancel_token`](crate::builder::Build::cancel_token)),
 /// from another thread or a signal handler's thread: [`cancel`](CancelToken::cancel) kills
 /// their running compilers (and probes) with their children, removes the temporary
 /// directories of the compiles in progress, and makes every later start fail, so that those
-/// builds end with [`Error::Stopped`](super::Error::Stopped). Clones share the state.
+/// builds end with [`Error::Stopped`](crate::builder::Error::Stopped). Clones share the state.
 ///
 /// Compilers run in process groups of their own, which a terminal's Ctrl-C does not reach:
 /// the program ends on the signal and its compilers with it (a watchdog kills their groups),

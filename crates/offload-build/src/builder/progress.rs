@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 #[cfg(doc)]
-use super::Build;
+use crate::builder::Build;
 
 /// What one finished job was ([`Progress::step`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The CUDA headers clang compiles CUDA sources with ([`CudaHeaders`]): a CUDA toolkit, or,
 //! without one, clang's own CUDA builtin headers behind this crate's prelude.
 //!
-//! The toolkit is a system install ([`tool::find_cuda`]: `CUDA_PATH`, `CUDA_HOME`,
+//! The toolkit is a system install ([`toolchain::find_cuda`]: `CUDA_PATH`, `CUDA_HOME`,
 //! `CUDA_ROOT`, `/usr/local/cuda`, `nvcc` on `PATH`), else NVIDIA's pip wheels in the
 //! virtualenv of `VIRTUAL_ENV`, else in `python3`'s `site-packages`: CUDA 13's one tree
 //! `nvidia/cu13/{bin,include,include/cccl,nvvm,lib}`, or CUDA 12's split wheels
@@ -27,11 +27,11 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::command::{Domain, KeyBuilder};
-use super::env::{Directives, Env};
-use super::error::Error;
-use super::fs;
-use super::tool::{self, Toolchain};
+use crate::builder::command::{Domain, KeyBuilder};
+use crate::builder::env::{Directives, Env};
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::toolchain::{self, Toolchain};
 
 /// The prelude force-included without a toolkit.
 const PRELUDE: &str = include_str!("cuda_prelude.h");
@@ -169,11 +169,11 @@ pub(crate) fn find(
     cache_dir: &Path,
 ) -> Result<CudaHeaders, Error> {
     let mut looked = Vec::new();
-    if let Some((root, found_by)) = tool::find_cuda(env, path, cwd, &mut looked) {
+    if let Some((root, found_by)) = toolchain::find_cuda(env, path, cwd, &mut looked) {
         let parts = Parts::of_root(&root);
         return toolkit(parts, root, found_by, cache_dir).map(CudaHeaders::Toolkit);
     }
-    let venv = tool::venv_site_packages(env);
+    let venv = toolchain::venv_site_packages(env);
     if let Some(t) = in_sites(&venv, &mut looked, cache_dir)? {
         return Ok(CudaHeaders::Toolkit(t));
     }
@@ -185,7 +185,7 @@ pub(crate) fn find(
         )),
         Some(_) => {}
     }
-    let python = tool::python_site_packages(env, path, cwd);
+    let python = toolchain::python_site_packages(env, path, cwd);
     if python.is_empty() {
         looked.push("python3 on PATH (not found, or no site-packages)".into());
     }

@@ -3,7 +3,7 @@
 //!
 //! The compiler is the first that exists of:
 //!
-//! 1. [`Build::compiler`](super::Build::compiler);
+//! 1. [`Build::compiler`](crate::builder::Build::compiler);
 //! 2. `HIPCXX` (a path, or a name looked up on `PATH`);
 //! 3. `HIP_CLANG_PATH/clang` (else the ROCm install's clang in that directory, else its
 //!    newest `clang-NN`);
@@ -23,19 +23,23 @@
 //! the cache directory, keyed by the compiler's path, size and modification time, so an
 //! unchanged rebuild starts no process.
 
+pub(crate) mod clang;
+pub(crate) mod cuda;
+pub(crate) mod nvcc;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::arch::Arch;
-use super::command::{self, Domain, KeyBuilder};
-use super::cuda_toolkit::{self, CudaHeaders};
-use super::env::Env;
-use super::error::Error;
-use super::fs;
-use super::nvcc;
-use super::process::{self, Processes};
-use super::{CompilerKind, Language};
+use crate::builder::arch::Arch;
+use crate::builder::command::{self, Domain, KeyBuilder};
+use cuda::CudaHeaders;
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::process::{self, Processes};
+use crate::builder::CompilerKind;
+use crate::builder::Language;
 
 /// The compiler and the installs around it.
 #[derive(Clone, Debug)]
@@ -52,14 +56,14 @@ pub(crate) struct Toolchain {
     pub origin: String,
     /// The ROCm install the compiles use (`--rocm-path`, …): the one found, when the compiler
     /// is the clang it was built for (or, when that is unknown, one named by `HIPCXX`,
-    /// `HIP_CLANG_PATH` or [`Build::compiler`](super::Build::compiler)).
+    /// `HIP_CLANG_PATH` or [`Build::compiler`](crate::builder::Build::compiler)).
     pub rocm: Option<Rocm>,
     /// The ROCm install found, used or not (HIP only).
     pub rocm_found: Option<Rocm>,
     /// Where ROCm was looked for without success, in order (for messages).
     pub rocm_looked: Vec<String>,
     /// The CUDA toolkit's root passed with `--cuda-path`, if any: a system install, or the
-    /// links directory laid out for NVIDIA's wheels ([`super::cuda_toolkit`]).
+    /// links directory laid out for NVIDIA's wheels ([`crate::builder::toolchain::cuda`]).
     pub cuda: Option<PathBuf>,
     /// The CUDA headers clang compiles with (CUDA only): a toolkit, or clang's builtins behind
     /// the prelude.
@@ -701,7 +705,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// `CUDA_ROOT`, `/usr/local/cuda`, then the install of `nvcc` on `PATH` (`<root>/bin/nvcc`).
 /// An install has `include/cuda.h` and `nvvm/libdevice`; every place looked at without one is
 /// recorded in `looked` (for messages). NVIDIA's wheels are looked for after this
-/// ([`super::cuda_toolkit::find`]).
+/// ([`crate::builder::toolchain::cuda::find`]).
 pub(crate) fn find_cuda(
     env: &Env<'_>,
     path: Option<&OsString>,
@@ -744,7 +748,7 @@ pub(crate) fn find_cuda(
 /// `nvidia/cu13/bin` (CUDA 13's `nvidia-cuda-nvcc`).
 pub(crate) const WHEEL_BIN_DIRS: &[&str] = &["nvidia/cuda_nvcc/bin", "nvidia/cu13/bin"];
 
-/// Finds `ptxas`, recording every place looked at: [`Build::ptxas`](super::Build::ptxas);
+/// Finds `ptxas`, recording every place looked at: [`Build::ptxas`](crate::builder::Build::ptxas);
 /// `PTXAS` (a path or a name on `PATH`; naming none is an error, not a fallback); the CUDA install's
 /// `bin/ptxas`; `ptxas` on `PATH`; NVIDIA's wheels ([`WHEEL_BIN_DIRS`]) in the virtualenv of
 /// `VIRTUAL_ENV` (`lib/python3*/site-packages`), then in the `site-packages` of the `python3`
@@ -992,11 +996,11 @@ fn supported_cpus(env: &Env<'_>, clang: &Path, lang: Language) -> Result<Vec<Str
 /// What a build asks of discovery: the compiler, the CUDA compiler kind and `ptxas` it names.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Wanted<'a> {
-    /// [`Build::compiler`](super::Build::compiler).
+    /// [`Build::compiler`](crate::builder::Build::compiler).
     pub compiler: Option<&'a Path>,
-    /// [`Build::cuda_compiler`](super::Build::cuda_compiler).
+    /// [`Build::cuda_compiler`](crate::builder::Build::cuda_compiler).
     pub cuda_compiler: Option<CompilerKind>,
-    /// [`Build::ptxas`](super::Build::ptxas).
+    /// [`Build::ptxas`](crate::builder::Build::ptxas).
     pub ptxas: Option<&'a Path>,
 }
 
@@ -1048,7 +1052,7 @@ fn discover_nvcc(
     let root = nvcc::root(&nvcc_path);
     // nvcc's own headers (`<root>/include`, CCCL's under it): system headers, as for clang.
     let cuda_headers = root.as_ref().map(|r| {
-        CudaHeaders::Toolkit(cuda_toolkit::Toolkit {
+        CudaHeaders::Toolkit(cuda::Toolkit {
             root: r.clone(),
             origin: r.clone(),
             found_by: origin.clone(),
@@ -1118,7 +1122,7 @@ fn discover_clang(
     let (cuda_headers, ptxas, ptxas_searched) = match lang {
         Language::Hip => (None, None, Vec::new()),
         Language::Cuda => {
-            let headers = cuda_toolkit::find(env, path.as_ref(), cwd, cache_dir)?;
+            let headers = cuda::find(env, path.as_ref(), cwd, cache_dir)?;
             let (ptxas, searched) =
                 find_ptxas(env, explicit_ptxas, headers.root(), path.as_ref(), cwd)?;
             (Some(headers), ptxas, searched)
@@ -1200,7 +1204,7 @@ pub(crate) fn flag_supported(
     let out = dir.path().join("empty.o");
     let cmd = match tc.kind {
         CompilerKind::Nvcc => nvcc::flag_probe(tc, arch, flag, &source, &out),
-        _ => super::clang::flag_probe(tc, lang, arch, flag, &source, &out),
+        _ => crate::builder::toolchain::clang::flag_probe(tc, lang, arch, flag, &source, &out),
     };
     let ok = matches!(
         process::probe(env.processes(), &mut cmd.to_command()),
@@ -1280,7 +1284,7 @@ mod tests {
             OsString::from("HIP_PATH"),
             Some(OsString::from("/nonexistent/hip")),
         );
-        let d = super::super::env::Directives::new(false);
+        let d = crate::builder::env::Directives::new(false);
         let env = Env::new(&o, &d);
         let no_path = OsString::from(dir.join("bin"));
         let find = || {

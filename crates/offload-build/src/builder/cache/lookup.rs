@@ -19,10 +19,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::command::{Command, Domain, KeyBuilder};
+use crate::builder::command::{Command, Domain, KeyBuilder};
 
 /// Variables clang (and the HIP and CUDA toolchains it finds) read, by name: the one table
-/// the context and Cargo's `rerun-if-env-changed` lines ([`super::env::Env::compiler_vars`])
+/// the context and Cargo's `rerun-if-env-changed` lines ([`crate::builder::env::Env::compiler_vars`])
 /// are derived from.
 pub(crate) const VARS: &[&str] = &[
     "CPATH",
@@ -61,7 +61,7 @@ pub(crate) fn read_by_compiler(name: &OsStr) -> bool {
 
 impl Lookups {
     /// The lookups of a build whose compilers see the variables `env` (those
-    /// [`read_by_compiler`], from [`super::env::Env::compiler_vars`]), in this process's
+    /// [`read_by_compiler`], from [`crate::builder::env::Env::compiler_vars`]), in this process's
     /// working directory.
     pub(crate) fn new(mut env: Vec<(OsString, OsString)>) -> Lookups {
         env.retain(|(k, _)| read_by_compiler(k));

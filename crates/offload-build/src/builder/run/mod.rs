@@ -1,11 +1,13 @@
 //! The jobs stage: runs the plan's compile jobs, one per (source, architecture), in parallel
-//! ([`super::jobs`]: Cargo's jobserver, `OFFLOAD_BUILD_MAX_JOBS`), each skipped when its cache
-//! record ([`super::cache`]) says its inputs are unchanged; then the plan's device links, one
+//! ([`crate::builder::run::pool`]: Cargo's jobserver, `OFFLOAD_BUILD_MAX_JOBS`), each skipped when its cache
+//! record ([`crate::builder::cache`]) says its inputs are unchanged; then the plan's device links, one
 //! per architecture compiled from several sources (`-fgpu-rdc`).
 //!
-//! Every command comes from the plan ([`super::command::Command`], built by [`super::clang`]);
+//! Every command comes from the plan ([`crate::builder::command::Command`], built by [`crate::builder::toolchain::clang`]);
 //! this stage only runs them, checks what they wrote and records the results: the images per
-//! architecture, for [`super::pack`].
+//! architecture, for [`crate::builder::pack`].
+
+pub(crate) mod pool;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,23 +22,23 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use offload_formats::package::ImageKind;
 
-use super::Language;
-use super::arch::Arch;
-use super::cache::{self, ContentHashes, Record};
-use super::clang::{CompileJob, LinkJob};
-use super::command::{self, Command, Domain, KeyBuilder};
-use super::diag::{self, Diagnostic};
-use super::env::Env;
-use super::error::Error;
-use super::fs;
-use super::jobs;
-use super::lookup::Lookups;
-use super::pack::Piece;
-use super::plan::{JobSettings, Plan};
-use super::preamble::{self, PchJob};
-use super::process::{self, Processes, RunError};
-use super::tool::Toolchain;
-use super::{Progress, ProgressStep};
+use crate::builder::Language;
+use crate::builder::arch::Arch;
+use crate::builder::cache::{self, ContentHashes, Record};
+use crate::builder::toolchain::clang::{CompileJob, LinkJob};
+use crate::builder::command::{self, Command, Domain, KeyBuilder};
+use crate::builder::diag::{self, Diagnostic};
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::cache::lookup::Lookups;
+use crate::builder::pack::Piece;
+use crate::builder::plan::{JobSettings, Plan};
+use crate::builder::pch::{self, PchJob};
+use crate::builder::process::{self, Processes, RunError};
+use crate::builder::toolchain::Toolchain;
+use crate::builder::Progress;
+use crate::builder::ProgressStep;
 
 /// What the jobs produced.
 #[derive(Debug, Default)]
@@ -54,7 +56,7 @@ pub(crate) struct Built {
     /// Precompiled preambles started in the background, for the next build.
     pub pch_background: usize,
     /// What the compiler printed for the successful jobs (run or cached), deduplicated
-    /// across architectures; empty when warnings are off ([`super::Build::warnings`]).
+    /// across architectures; empty when warnings are off ([`crate::builder::Build::warnings`]).
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -236,7 +238,7 @@ impl<'a> Counter<'a> {
 
 /// Tells Cargo of the headers the compiles read (`rerun-if-changed`), and of the directories
 /// where a new header would change what they read (the directory of each absent probe,
-/// [`super::lookup::Lookups::probes`]: Cargo looks at a directory's files, so a header
+/// [`crate::builder::cache::lookup::Lookups::probes`]: Cargo looks at a directory's files, so a header
 /// created there reruns the build script). The cache records track every header and probe;
 /// Cargo is told only of those outside the system include directories (hundreds of lines
 /// otherwise), so an edit of a system header is caught by the next build that runs, not by
@@ -647,7 +649,7 @@ impl Runner<'_> {
             .map(|s| AtomicBool::new(*s == PchState::Cached))
             .collect();
         let (work, after) = schedule(&states, &to_run);
-        let job_list: Vec<jobs::Job<'_, Done>> = work
+        let job_list: Vec<pool::Job<'_, Done>> = work
             .iter()
             .map(|w| match *w {
                 Work::Pch(i) => {
@@ -661,7 +663,7 @@ impl Runner<'_> {
                         };
                         usable.store(ok, Ordering::SeqCst);
                         Ok(Done::Pch)
-                    }) as jobs::Job<'_, Done>
+                    }) as pool::Job<'_, Done>
                 }
                 Work::Compile(k) => {
                     let job = to_run[k];
@@ -674,12 +676,12 @@ impl Runner<'_> {
                             .filter(|(_, u)| u.load(Ordering::SeqCst))
                             .map(|(p, _)| p);
                         Ok(Done::Compile(k, self.run_job(job, pch)?))
-                    }) as jobs::Job<'_, Done>
+                    }) as pool::Job<'_, Done>
                 }
             })
             .collect();
         let client = settings.client.as_ref();
-        let done = jobs::run_after(job_list, &after, client, settings.max_jobs, &mut |d| {
+        let done = pool::run_after(job_list, &after, client, settings.max_jobs, &mut |d| {
             if let Done::Compile(_, o) = d {
                 let step = ProgressStep::Compile(o.source.clone());
                 counter.report(&o.arch, step, Some(o.seconds));
@@ -1086,13 +1088,13 @@ impl Runner<'_> {
         settings: &JobSettings,
         counter: &mut Counter<'_>,
     ) -> Result<Vec<Linked>, Error> {
-        let link_jobs: Vec<jobs::Job<'_, Linked>> = settings
+        let link_jobs: Vec<pool::Job<'_, Linked>> = settings
             .links
             .iter()
-            .map(|l| Box::new(move || self.link(l)) as jobs::Job<'_, Linked>)
+            .map(|l| Box::new(move || self.link(l)) as pool::Job<'_, Linked>)
             .collect();
         let client = settings.client.as_ref();
-        jobs::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
+        pool::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
             if counter.linked.contains(&l.arch) {
                 counter.report(&l.arch, ProgressStep::Link, l.ran.then_some(l.seconds));
             }
@@ -1408,7 +1410,7 @@ impl Runner<'_> {
         for (i, step) in job.steps.iter().enumerate() {
             let cmd = step.map_paths(|p| private.map(p));
             let printed = if i == 0 {
-                let with_pch = pch.map(|p| preamble::compile_with_pch(job, p));
+                let with_pch = pch.map(|p| pch::compile_with_pch(job, p));
                 let with_pch = with_pch.map(|c| c.map_paths(|p| private.map(p)));
                 let (printed, used) = self.first_step(job, &cmd, with_pch.as_ref(), depfile);
                 used_pch = used;
@@ -1495,7 +1497,7 @@ impl Runner<'_> {
 
     /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
     /// while no ROCm install is in use; a CUDA source that needs a toolkit's headers while none
-    /// was found, or a toolkit newer than the compiler ([`super::cuda_toolkit::hint`]).
+    /// was found, or a toolkit newer than the compiler ([`crate::builder::toolchain::cuda::hint`]).
     fn explain(&self, mut e: Error) -> Error {
         if let Error::CompileFailed {
             stderr,
@@ -1513,7 +1515,7 @@ impl Runner<'_> {
             if self.lang == Language::Cuda {
                 *hint = hint
                     .take()
-                    .or_else(|| super::cuda_toolkit::hint(self.tc, command, stderr));
+                    .or_else(|| crate::builder::toolchain::cuda::hint(self.tc, command, stderr));
             }
         }
         e

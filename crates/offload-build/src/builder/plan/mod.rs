@@ -1,15 +1,15 @@
 //! The plan: everything a build decides before any compile runs.
 //!
-//! A build runs in four stages: **plan** (this module, with [`super::clang`]) → **jobs**
-//! ([`super::compile`]: runs the planned compiles and device links, with the cache) → **pack**
-//! ([`super::pack`]: the container bytes) → **emit** ([`super::emit`]: the files in the output
+//! A build runs in four stages: **plan** (this module, with [`crate::builder::toolchain::clang`]) → **jobs**
+//! ([`crate::builder::run`]: runs the planned compiles and device links, with the cache) → **pack**
+//! ([`crate::builder::pack`]: the container bytes) → **emit** ([`crate::builder::emit`]: the files in the output
 //! directory and the Cargo directives). [`Plan::new`] is the one place that reads the
 //! [`Build`]'s settings and the environment and turns them into decisions: the toolchain, the
 //! language, the architectures (globally and per source), the sources, the container and
 //! embedding, the output names, and every job's complete command
 //! ([`Command`]): [`compile_options`] decides the compiler's
 //! arguments (optimization, debug information, flags, the depfile request, `-cuid`, the PTX
-//! ISA) and [`super::clang`] spells them out, per (source, architecture) and per device link.
+//! ISA) and [`crate::builder::toolchain::clang`] spells them out, per (source, architecture) and per device link.
 //! The later stages read only the [`Plan`]. [`Build::try_compile`],
 //! [`Build::try_resolve_archs`], [`Build::try_get_compiler`] and the `offload-build compile`
 //! command (through those) all plan with [`Plan::new`], so they agree on every decision.
@@ -27,16 +27,20 @@ use std::path::{Path, PathBuf};
 use offload_formats::bundle::compressed::CompressOptions;
 use offload_formats::package::ImageKind;
 
-use super::arch::{self, Arch};
-use super::clang::{self, CompileJob, CompileOptions, LinkJob};
-use super::command::Command;
-use super::env::{Directives, Env};
-use super::error::Error;
-use super::jobs;
-use super::nvcc;
-use super::preamble::{self, PchJob};
-use super::tool::{self, Toolchain};
-use super::{Build, CompilerKind, Container, Embed, Language};
+use crate::builder::arch::{self, Arch};
+use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions, LinkJob};
+use crate::builder::command::Command;
+use crate::builder::env::{Directives, Env};
+use crate::builder::error::Error;
+use crate::builder::run::pool;
+use crate::builder::toolchain::nvcc;
+use crate::builder::pch::{self, PchJob};
+use crate::builder::toolchain::{self, Toolchain};
+use crate::builder::Build;
+use crate::builder::CompilerKind;
+use crate::builder::Container;
+use crate::builder::Embed;
+use crate::builder::Language;
 
 /// What the plan is for.
 #[derive(Clone, Copy, Debug)]
@@ -72,7 +76,7 @@ pub(crate) struct JobSettings {
     /// Whether the compiler's warnings are shown ([`Build::warnings`]).
     pub forward_warnings: bool,
     /// Called as each compile finishes ([`Build::on_progress`]).
-    pub progress: Option<super::ProgressHook>,
+    pub progress: Option<crate::builder::ProgressHook>,
     /// How long one compile (each process of a job) may run ([`Build::timeout`],
     /// `OFFLOAD_BUILD_COMPILE_TIMEOUT`); `None`: no limit.
     pub timeout: Option<std::time::Duration>,
@@ -81,7 +85,7 @@ pub(crate) struct JobSettings {
     /// The device links, one per architecture compiled from several sources (`-fgpu-rdc`).
     pub links: Vec<LinkJob>,
     /// The precompiled preambles the compile jobs may use ([`CompileJob::pch`]), one per
-    /// key; the jobs stage decides which are made ([`super::preamble`]).
+    /// key; the jobs stage decides which are made ([`crate::builder::pch`]).
     pub pch_jobs: Vec<PchJob>,
     /// Whether a PCH that would not pay in this build is made after it, in the background
     /// ([`Build::pch_background`]).
@@ -224,12 +228,12 @@ impl Plan {
         let lang = self.lang;
         std::fs::create_dir_all(&self.cache_dir)
             .map_err(|e| Error::io("creating", &self.cache_dir, e))?;
-        let wanted = tool::Wanted {
+        let wanted = toolchain::Wanted {
             compiler: build.compiler.as_deref(),
             cuda_compiler: build.cuda_compiler,
             ptxas: build.ptxas.as_deref(),
         };
-        let tc = tool::discover(env, lang, wanted, &self.cache_dir, &self.cwd)?;
+        let tc = toolchain::discover(env, lang, wanted, &self.cache_dir, &self.cwd)?;
         let crate_var = env
             .get("CARGO_PKG_NAME")
             .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
@@ -240,7 +244,7 @@ impl Plan {
             self.jobs = Some(job_settings(build, env, &tc, lang, self)?);
             if lang == Language::Cuda {
                 check_ptxas(&self.compiles, &tc, env.directives())?;
-                super::cuda_toolkit::warn(&tc, env.directives());
+                crate::builder::toolchain::cuda::warn(&tc, env.directives());
             }
         } else {
             check_all_supported(&global, &tc, lang, &origin)?;
@@ -495,13 +499,13 @@ fn job_settings(
     let client = build
         .jobserver
         .clone()
-        .or_else(jobs::inherited)
+        .or_else(pool::inherited)
         .or_else(|| {
             let n = env
                 .get("NUM_JOBS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-            jobs::local(n)
+            pool::local(n)
         });
     let first = plan.compiles.iter().find_map(|(_, a)| a.first());
     let mut compile = compile_options(build, env, tc, lang, &plan.cwd, first, &plan.cache_dir);
@@ -553,9 +557,9 @@ fn background_default(env: &Env<'_>) -> bool {
     }
 }
 
-/// The precompiled preamble of each compile job that has one ([`preamble::pch_job`], with
+/// The precompiled preamble of each compile job that has one ([`pch::pch_job`], with
 /// the job's own `-fgpu-rdc`; a prefix shared with other sources where that pays,
-/// [`preamble::prefer_shared`]), one per key: sources with the same preamble share it. A
+/// [`pch::prefer_shared`]), one per key: sources with the same preamble share it. A
 /// source that cannot be read gets none (its compile says why).
 fn pch_jobs_of(
     jobs: &mut [CompileJob],
@@ -573,7 +577,7 @@ fn pch_jobs_of(
         .iter()
         .map(|job| {
             let text = texts.get(&job.source)?.as_ref()?;
-            preamble::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
+            pch::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
         })
         .collect();
     let jobs_sources: Vec<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
@@ -592,7 +596,7 @@ fn pch_jobs_of(
                 Some((s.as_path(), w.preamble.as_slice()))
             })
             .collect();
-        let (p, skip) = preamble::prefer_shared(
+        let (p, skip) = pch::prefer_shared(
             full.clone(),
             o,
             tc,
@@ -744,7 +748,7 @@ fn user_flags(
     }
     flags.extend(build.flags.iter().cloned());
     for f in &build.flags_if_supported {
-        if tool::flag_supported(env, tc, lang, arch, f, cache_dir) {
+        if toolchain::flag_supported(env, tc, lang, arch, f, cache_dir) {
             flags.push(f.clone());
         }
     }

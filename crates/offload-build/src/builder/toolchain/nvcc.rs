@@ -8,25 +8,25 @@
 //! the user's flags: `-Xptxas`, `-lineinfo`, `-G`), so the cubin is byte-identical to
 //! `nvcc -cubin -arch=sm_NN` of the source, with one front-end pass per architecture.
 //!
-//! nvcc is found as CMake and the `cc` crate find it: [`Build::compiler`](super::Build::compiler)
+//! nvcc is found as CMake and the `cc` crate find it: [`Build::compiler`](crate::builder::Build::compiler)
 //! naming an `nvcc`; `CUDACXX`; `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT` (`bin/nvcc`); `nvcc` on
 //! `PATH`; `/usr/local/cuda/bin/nvcc`; then NVIDIA's wheels (`nvidia/cu13/bin/nvcc` of
 //! `nvidia-cuda-nvcc`, with `nvidia-nvvm` for `cicc`) in the virtualenv of `VIRTUAL_ENV`, else
 //! in the `site-packages` of `python3`. When nvcc is found it is the default CUDA compiler,
-//! as in CMake; [`Build::cuda_compiler`](super::Build::cuda_compiler) chooses.
+//! as in CMake; [`Build::cuda_compiler`](crate::builder::Build::cuda_compiler) chooses.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use offload_formats::package::ImageKind;
 
-use super::CompilerKind;
-use super::arch::Arch;
-use super::clang::{CompileJob, CompileOptions, DEP, OUT};
-use super::command::{self, Command, DepsArg, KeyBuilder};
-use super::env::Env;
-use super::error::Error;
-use super::tool::{self, Toolchain};
+use crate::builder::CompilerKind;
+use crate::builder::arch::Arch;
+use crate::builder::toolchain::clang::{CompileJob, CompileOptions, DEP, OUT};
+use crate::builder::command::{self, Command, DepsArg, KeyBuilder};
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::toolchain::{self, Toolchain};
 
 /// Whether `path` names nvcc (its file name starts with `nvcc`).
 pub(crate) fn is_nvcc(path: &Path) -> bool {
@@ -44,8 +44,8 @@ pub(crate) enum Choice {
     Clang(Option<(PathBuf, String)>),
 }
 
-/// Chooses the CUDA compiler: `kind` ([`Build::cuda_compiler`](super::Build::cuda_compiler))
-/// and `explicit` ([`Build::compiler`](super::Build::compiler)) first, then `CUDACXX` (nvcc or
+/// Chooses the CUDA compiler: `kind` ([`Build::cuda_compiler`](crate::builder::Build::cuda_compiler))
+/// and `explicit` ([`Build::compiler`](crate::builder::Build::compiler)) first, then `CUDACXX` (nvcc or
 /// a clang), then nvcc wherever it is found, else clang.
 pub(crate) fn choose(
     env: &Env<'_>,
@@ -58,7 +58,7 @@ pub(crate) fn choose(
         (Some(p), _) => Some((p.to_path_buf(), "Build::compiler".to_string())),
         (None, Some(v)) => {
             let mut tried = Vec::new();
-            match tool::path_or_name(&v, path, cwd, &mut tried) {
+            match toolchain::path_or_name(&v, path, cwd, &mut tried) {
                 Some(p) => Some((p, "CUDACXX".to_string())),
                 None => {
                     return Err(Error::CompilerVar {
@@ -108,7 +108,7 @@ fn find(
     cwd: &Path,
     searched: &mut Vec<PathBuf>,
 ) -> Option<(PathBuf, String)> {
-    let nvcc = tool::exe("nvcc");
+    let nvcc = toolchain::exe("nvcc");
     for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
         if let Some(v) = env.get_os(var) {
             let p = Path::new(&v).join("bin").join(&nvcc);
@@ -118,7 +118,7 @@ fn find(
             }
         }
     }
-    if let Some(p) = tool::path_or_name(&nvcc, path, cwd, searched) {
+    if let Some(p) = toolchain::path_or_name(&nvcc, path, cwd, searched) {
         return Some((p, "nvcc on PATH".into()));
     }
     let usr = Path::new("/usr/local/cuda/bin").join(&nvcc);
@@ -126,7 +126,7 @@ fn find(
     if usr.is_file() {
         return Some((usr, "/usr/local/cuda".into()));
     }
-    tool::wheel_tool(env, "nvcc", path, cwd, searched).map(|p| (p, "NVIDIA's wheels".into()))
+    toolchain::wheel_tool(env, "nvcc", path, cwd, searched).map(|p| (p, "NVIDIA's wheels".into()))
 }
 
 /// The toolkit files beside nvcc that decide its output (`cicc`, `ptxas`, libdevice), for the
@@ -137,8 +137,8 @@ pub(crate) fn toolkit_files(nvcc: &Path) -> Vec<PathBuf> {
     };
     let root = bin.parent().unwrap_or(bin);
     vec![
-        root.join("nvvm/bin").join(tool::exe("cicc")),
-        bin.join(tool::exe("ptxas")),
+        root.join("nvvm/bin").join(toolchain::exe("cicc")),
+        bin.join(toolchain::exe("ptxas")),
         root.join("nvvm/libdevice/libdevice.10.bc"),
     ]
 }
@@ -246,7 +246,7 @@ pub(crate) fn compile_job(
     arch: &Arch,
 ) -> CompileJob {
     let mut args = device_args(o, arch);
-    if super::clang::launched_by(&o.launcher, "ccache") {
+    if crate::builder::toolchain::clang::launched_by(&o.launcher, "ccache") {
         // The same PTX (nvcc's last phase option wins), but ccache caches a command only
         // with `-c`: without it ccache takes `-ptx` for a link. sccache 0.16 fails with it
         // (it replays nvcc's steps and looks for a fatbinary), so only for ccache.
@@ -254,7 +254,7 @@ pub(crate) fn compile_job(
     }
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
-    let (mut job, _) = super::clang::new_job(o, tc, cache_dir, source, arch, false, args, "ptx");
+    let (mut job, _) = crate::builder::toolchain::clang::new_job(o, tc, cache_dir, source, arch, false, args, "ptx");
     job.steps[0].depfile = Some(job.depfile.clone());
     job.deps_only = deps_only(&job.steps[0], &job.depfile);
     let ptx = job.steps[0].outputs[0].clone();

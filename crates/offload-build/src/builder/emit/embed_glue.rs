@@ -1,12 +1,13 @@
-//! The one place where [`Build`](super::Build) hands a packed container to the host-object
+//! The one place where [`Build`](crate::builder::Build) hands a packed container to the host-object
 //! emitter ([`crate::embed`]) and archives the object into the static library Cargo links.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use super::command::{Domain, KeyBuilder};
-use super::error::Error;
-use super::{Container, Embed};
+use crate::builder::command::{Domain, KeyBuilder};
+use crate::builder::error::Error;
+use crate::builder::Container;
+use crate::builder::Embed;
 use crate::embed::{HipObject, NewDriverObject};
 use offload_formats::bundle::archive::{NewMember, write_gnu_archive};
 use offload_formats::package::LlvmVersion;
@@ -196,7 +197,7 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
     }])
     .map_err(|e| failed(e.into()))?;
     let library = req.out_dir.join(format!("lib{}.a", req.symbols.link_name));
-    super::fs::write_if_changed(&library, &archive)?;
+    crate::builder::fs::write_if_changed(&library, &archive)?;
     Ok(Embedded { library })
 }
 

@@ -1,23 +1,24 @@
-//! The pack stage: the jobs' images and the [`Build::image`](super::Build::image)s into the
+//! The pack stage: the jobs' images and the [`Build::image`](crate::builder::Build::image)s into the
 //! container's bytes: a `.hipfb` bundle ([`offload_formats::bundle::hipfb`], optionally
 //! compressed), offload binaries or an NVIDIA fat binary ([`offload_formats::nvfatbin`]); the
 //! kernel names found in the device code; and where each image lies in the container (the
 //! generated `IMAGES`).
 //!
-//! Reads only the [`Plan`] and what the jobs built; the result goes to [`super::emit`].
+//! Reads only the [`Plan`] and what the jobs built; the result goes to [`crate::builder::emit`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use offload_formats::bundle::compressed::{self, CompressOptions, Version};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
-use super::arch::Arch;
-use super::compile::Built;
-use super::env::Env;
-use super::error::Error;
-use super::plan::Plan;
-use super::rust_module::{amdgpu_kernels, ptx_kernels};
-use super::{Container, Language};
+use crate::builder::arch::Arch;
+use crate::builder::run::Built;
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::plan::Plan;
+use crate::builder::emit::rust_module::{amdgpu_kernels, ptx_kernels};
+use crate::builder::Container;
+use crate::builder::Language;
 
 /// One image of one architecture.
 #[derive(Debug)]

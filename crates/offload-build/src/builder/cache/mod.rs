@@ -1,11 +1,11 @@
 //! The content-hash cache in `OUT_DIR` and the compiler's depfiles.
 //!
-//! Each (source, arch) job has a stable *job key* ([`super::command::KeyBuilder`] with the
+//! Each (source, arch) job has a stable *job key* ([`crate::builder::command::KeyBuilder`] with the
 //! `Job` domain): the compiler identity, the launcher and the ordered arguments (output paths
 //! as placeholders), source path and architecture included. Its record
 //! `<cache>/<stem>-<arch>-<key>.rec` holds:
 //! - the context: the compiler's environment variables and the include search, with the
-//!   search directories that hold a file of each header's name ([`super::lookup`]);
+//!   search directories that hold a file of each header's name ([`crate::builder::cache::lookup`]);
 //! - every output with its size and content hash;
 //! - every input the compile read — the source and every header from the depfile — with a
 //!   hash of its content as the compiler read it ([`ContentHashes::as_read_since`]: a record
@@ -23,6 +23,8 @@
 //! architecture. Jobs write in private `.job-*` directories ([`JobDir`], locked while they
 //! run); [`remove_leftovers`] removes those of killed runs.
 
+pub(crate) mod lookup;
+
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -30,7 +32,7 @@ use std::sync::Mutex;
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::error::Error;
+use crate::builder::error::Error;
 
 // Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit; version 3
 // the context (`= `) and each output's size and content hash (`> `).
@@ -210,7 +212,7 @@ impl ContentHashes {
             }
         }
         text.push_str(&format!("# {:032x}\n", xxh3_128(text.as_bytes())));
-        let _ = super::fs::write_atomic(&cache_dir.join("stamps"), text.as_bytes());
+        let _ = crate::builder::fs::write_atomic(&cache_dir.join("stamps"), text.as_bytes());
     }
 
     /// How many files this build read to hash them.
@@ -310,13 +312,13 @@ impl ContentHashes {
 /// What a successful job read and wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
-    /// What the result depends on beside the inputs' content ([`super::lookup::Lookups`]).
+    /// What the result depends on beside the inputs' content ([`crate::builder::cache::lookup::Lookups`]).
     pub context: u128,
     /// Every output with its size and content hash, in the job's order.
     pub outputs: Vec<(PathBuf, u64, u128)>,
     /// Every input with its content hash, the source first.
     pub deps: Vec<(PathBuf, u128)>,
-    /// The paths whose existence decided what the compile read ([`super::lookup::Lookups::probes`]).
+    /// The paths whose existence decided what the compile read ([`crate::builder::cache::lookup::Lookups::probes`]).
     pub probes: Vec<PathBuf>,
     /// What the compiler printed on a successful compile (its warnings), one line each, so
     /// that a cache hit shows the same warnings as the compile did.
@@ -380,7 +382,7 @@ impl Record {
 
     /// Writes the record atomically.
     pub(crate) fn store(&self, path: &Path) -> Result<(), Error> {
-        super::fs::write_atomic(path, self.render().as_bytes())
+        crate::builder::fs::write_atomic(path, self.render().as_bytes())
     }
 
     /// Whether every input still has the recorded content.

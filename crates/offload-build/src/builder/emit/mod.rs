@@ -1,19 +1,22 @@
 //! The emit stage: the container file, the host object's static library (object [`Embed`]
-//! modes, through [`super::embed_glue`]), the generated `<name>.rs` (and, for
+//! modes, through [`crate::builder::emit::embed_glue`]), the generated `<name>.rs` (and, for
 //! [`Embed::HipObject`], the C/C++ header `<name>_kernels.h`) and the link directives.
 //! Unchanged files are not rewritten.
 //!
 //! Reads only the [`Plan`], the packed container and the job counts.
 
+pub(crate) mod embed_glue;
+pub(crate) mod rust_module;
+
 use std::path::{Path, PathBuf};
 
-use super::embed_glue;
-use super::env::Env;
-use super::error::Error;
-use super::pack::Packed;
-use super::plan::Plan;
-use super::rust_module;
-use super::{Compiled, Embed, fs};
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::pack::Packed;
+use crate::builder::plan::Plan;
+use crate::builder::Compiled;
+use crate::builder::Embed;
+use crate::builder::fs;
 
 /// Writes the outputs of a compile plan and tells Cargo how to link them.
 pub(crate) fn run(

@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 
 use jobserver::{Acquired, Client};
 
-use super::error::Error;
+use crate::builder::error::Error;
 
 /// One job: runs on its own thread.
 pub(crate) type Job<'a, T> = Box<dyn FnOnce() -> Result<T, Error> + Send + 'a>;

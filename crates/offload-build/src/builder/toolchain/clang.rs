@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::package::ImageKind;
 
-use super::Language;
-use super::arch::Arch;
-use super::command::{self, Command, DepsArg, Domain, KeyBuilder};
-use super::tool::Toolchain;
+use crate::builder::Language;
+use crate::builder::arch::Arch;
+use crate::builder::command::{self, Command, DepsArg, Domain, KeyBuilder};
+use crate::builder::toolchain::Toolchain;
 
 /// What the plan decided for every device compile of a build.
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub(crate) struct CompileOptions {
     pub defines: Vec<(String, Option<String>)>,
     /// The warning switches, the builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
     pub flags: Vec<OsString>,
-    /// Environment variables set or removed for every process ([`super::Build::env`]).
+    /// Environment variables set or removed for every process ([`crate::builder::Build::env`]).
     pub env: Vec<(OsString, Option<OsString>)>,
     /// The optimization flag of the compile and the code generation (`-O3`).
     pub opt_flag: String,
@@ -76,7 +76,7 @@ pub(crate) struct CompileJob {
     pub record: PathBuf,
     /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
     pub base: PathBuf,
-    /// Its precompiled preamble: an index into [`super::plan::JobSettings::pch_jobs`].
+    /// Its precompiled preamble: an index into [`crate::builder::plan::JobSettings::pch_jobs`].
     pub pch: Option<usize>,
     /// How many bytes of the source that PCH stands for (`-preamble-bytes`).
     pub pch_skip: usize,
@@ -176,7 +176,7 @@ pub(crate) fn device_args(
             c.add_args(["-x", "cuda"]);
             c.add_arg(format!("--offload-arch={}", arch.offload_arch()));
             c.add_arg("--cuda-device-only");
-            c.add_args(super::cuda_toolkit::clang_args(tc));
+            c.add_args(crate::builder::toolchain::cuda::clang_args(tc));
             if let Some(v) = arch.min_ptx().filter(|_| o.min_ptx_isa) {
                 // The driver's spelling where clang has one (the same `-target-feature` for
                 // cc1): sccache refuses to cache a command with `-Xclang` pairs it does not
@@ -273,9 +273,9 @@ fn cuid(tc: &Toolchain, compile: &Command, source: &Path) -> u128 {
         .args
         .iter()
         .filter(|a| !cache.is_some_and(|c| Path::new(a).starts_with(c)))
-        .map(|a| super::command::relative_arg(a, root))
+        .map(|a| crate::builder::command::relative_arg(a, root))
         .collect();
-    run.inputs = vec![PathBuf::from(super::command::relative_arg(
+    run.inputs = vec![PathBuf::from(crate::builder::command::relative_arg(
         source.as_os_str(),
         root,
     ))];
@@ -443,7 +443,7 @@ pub(crate) fn device_link(
 
 /// A device compile of the empty `source` into `out` with `flag`, unknown and unused flags
 /// made errors: whether the compiler accepts the flag
-/// ([`Build::flag_if_supported`](super::Build::flag_if_supported)).
+/// ([`Build::flag_if_supported`](crate::builder::Build::flag_if_supported)).
 pub(crate) fn flag_probe(
     tc: &Toolchain,
     lang: Language,

@@ -1,7 +1,7 @@
 //! Precompiled preambles (issue 25): where a source's preamble ends, and the commands that
 //! precompile it once per (compiler, architecture, flags, preamble) and use it in the device
 //! compile, with device code byte-identical to a compile without it. Part of the plan stage,
-//! like [`super::clang`]: these functions spell commands as data and run nothing. The plan
+//! like [`crate::builder::toolchain::clang`]: these functions spell commands as data and run nothing. The plan
 //! (`plan.rs`, `pch_jobs_of`) gives every clang HIP compile job the PCH job of its preamble
 //! (one per key: sources sharing a preamble share it); the jobs stage (`compile.rs`) decides
 //! which are made, makes them and uses them.
@@ -38,7 +38,7 @@
 //! **Scheduling.** The PCH jobs start first; the compiles follow, longest first (by the time
 //! each took when it last ran, kept beside its cache record; one never run counts as the
 //! longest; then the larger source first; those using a PCH, which parse less, last), each
-//! compile that uses a PCH as soon as that PCH is made (`jobs::run_after`); PCH jobs take
+//! compile that uses a PCH as soon as that PCH is made (`pool::run_after`); PCH jobs take
 //! jobserver tokens as compiles do, so no more processes run than the jobserver allows.
 //!
 //! **The compile.** Same job key, `-cuid` and files as without PCH, so both fill the same
@@ -158,14 +158,14 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::Build;
-use super::arch::Arch;
-use super::clang::{self, CompileJob, CompileOptions};
-use super::command::{Command, Domain, KeyBuilder};
-use super::env::{Directives, Env};
-use super::error::Error;
-use super::plan::{self, Plan, Purpose};
-use super::tool::Toolchain;
+use crate::builder::Build;
+use crate::builder::arch::Arch;
+use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions};
+use crate::builder::command::{Command, Domain, KeyBuilder};
+use crate::builder::env::{Directives, Env};
+use crate::builder::error::Error;
+use crate::builder::plan::{self, Plan, Purpose};
+use crate::builder::toolchain::Toolchain;
 
 /// Where clang's preamble of a source ends ([`clang_bounds`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -857,7 +857,7 @@ pub(crate) fn prefer_shared(
     let (c, n) = &prefixes[best.1];
     match job(n).filter(|_| best.0 >= 1) {
         Some(p) => {
-            let _ = super::fs::write_atomic(&p.record.with_extension("seen"), b"");
+            let _ = crate::builder::fs::write_atomic(&p.record.with_extension("seen"), b"");
             (p, *c)
         }
         None => (full, whole),
@@ -880,7 +880,7 @@ fn remember(dir: &Path, job: &PchJob, source: &Path) {
         entry.push(0);
         entry.extend_from_slice(&job.preamble);
         let _ = std::fs::create_dir_all(dir);
-        let _ = super::fs::write_atomic(&own, &entry);
+        let _ = crate::builder::fs::write_atomic(&own, &entry);
     }
 }
 

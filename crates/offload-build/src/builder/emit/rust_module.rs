@@ -36,9 +36,10 @@ use std::fmt::{self, Write as _};
 
 use object::{Object, ObjectSymbol};
 
-use super::embed_glue::HostSymbols;
-use super::pack::ImageRef;
-use super::{Container, Embed};
+use crate::builder::emit::embed_glue::HostSymbols;
+use crate::builder::pack::ImageRef;
+use crate::builder::Container;
+use crate::builder::Embed;
 
 /// Kernel names of an AMDGPU code object: every symbol `K` that has a matching kernel
 /// descriptor symbol `K.kd`. Empty when the bytes are not an ELF file.
