@@ -205,7 +205,7 @@ fn run() -> Result<()> {
         Err(_) => DEFAULT_RUNS,
     };
     if runs < 5 {
-        eprintln!("note: BENCH_RUNS={runs} is below 5: fine for a smoke run, not for the README");
+        eprintln!("note: BENCH_RUNS={runs} is below 5: fine for a smoke run, not for the docs");
     }
 
     let reference = Tool {
@@ -330,7 +330,7 @@ fn run() -> Result<()> {
         rows.push((op.name(), input_desc, ref_samples, our_samples));
     }
 
-    // The table, ready for the README.
+    // The table, ready for docs/performance.md.
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -1,5 +1,5 @@
 //! Helpers shared by the benchmarks: running a child with its peak RSS, medians, the
-//! machine line of the README's tables.
+//! machine line of the tables in docs/performance.md.
 #![allow(dead_code)]
 
 use std::ffi::OsString;

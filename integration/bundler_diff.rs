@@ -1506,7 +1506,8 @@ fn help_version() -> Vec<Case> {
 /// same ID (issue 19). LLVM 22 rejects the target syntax; LLVM 19 standardizes the request to
 /// `host-x86_64-unknown-linux--` and then cannot find the stored entry. Ours, which accepts
 /// 3-field targets as 19 does, finds the entry stored under exactly the name given: a
-/// deliberate difference listed in the README. Every tool lists the bundle the same way.
+/// deliberate difference listed in docs/formats-and-clis.md. Every tool lists the bundle the
+/// same way.
 #[test]
 fn three_field_host_id_stored_by_older_clang() {
     use crate::support::run::{RunDir, run_tool};

@@ -16,7 +16,7 @@
 //! Every process the test starts is stopped by [`Farm`]'s `Drop`, also when it panics. The
 //! build server runs as root (bubblewrap and the overlay mount need it, as the quick start
 //! says). CUDA is not tested: sccache 0.16's nvcc support cannot read the `cicc` line of nvcc
-//! from CUDA 13.3 on (see the README, "Distributed compiles").
+//! from CUDA 13.3 on (see docs/caches-and-build-farms.md, "Distributed compiles").
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

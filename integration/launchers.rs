@@ -14,7 +14,7 @@
 //!   end): two "machines" (different HOME, SCCACHE_DIR, server port, checkout) share hits;
 //! - without a launcher, CUDA through nvcc (NVIDIA's wheels) and clang 22: the same bytes
 //!   from two checkouts (what the caches cannot cache for CUDA: the
-//!   README's "Compiler caches").
+//!   "Compiler caches" in docs/caches-and-build-farms.md).
 //!
 //! A missing sccache, ccache or redis-server fails these tests, naming `build-support/setup.sh`.
 

@@ -64,7 +64,8 @@
 #   compiles with -w; WARNINGS_INTO_ERRORS with -Werror; QUIET drops the progress lines.
 #   Compiler launcher: CMAKE_HIP_COMPILER_LAUNCHER (CUDA: CMAKE_CUDA_COMPILER_LAUNCHER), else
 #   CMAKE_CXX_COMPILER_LAUNCHER (ccache, sccache), put in front of every device compile
-#   (OFFLOAD_BUILD_LAUNCHER); see the README's "Compiler caches" for what each tool caches.
+#   (OFFLOAD_BUILD_LAUNCHER); see "Compiler caches" in docs/caches-and-build-farms.md for what
+#   each tool caches.
 #   Ninja shows a command's output when it ends; USES_TERMINAL runs it in Ninja's console
 #   pool so the progress lines appear as they come (not with JOB_POOL).
 #   NO_PCH compiles without precompiled preambles (--no-pch; OFFLOAD_BUILD_PCH=0 in the
