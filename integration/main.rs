@@ -232,5 +232,6 @@ mod pch_realapps;
 mod readme;
 mod rocm;
 mod shipped_libs;
+mod stages;
 mod support;
 mod trust;

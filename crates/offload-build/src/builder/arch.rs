@@ -29,7 +29,7 @@ use std::process::Command;
 
 use offload_formats::id::target_id::{TargetId, TargetIdError, amdgpu_processor};
 
-use crate::builder::Language;
+use crate::builder::options::Language;
 use crate::builder::process::Processes;
 
 /// Architectures used when nothing else names any (HIP): data-centre MI200/MI300 and the
@@ -430,6 +430,72 @@ pub(crate) fn probe_native(
     archs.sort();
     archs.dedup();
     (archs, how)
+}
+
+/// Values [`Build::archs`](crate::Build::archs) takes: a CMake-style list string, or a collection of [`Arch`]s or
+/// strings. Sealed: implemented here only.
+///
+/// A trait, not one standard bound, because no standard bound takes both a list in one string
+/// (`.archs("gfx90a;gfx942")`, as CMake and the environment spell it) and a collection
+/// (`.archs(["gfx90a", "gfx942"])`): `&str` is not an `IntoIterator`, and a blanket
+/// implementation over `IntoIterator` beside one for `&str` is refused by coherence.
+pub trait ArchList: sealed::Sealed {
+    /// Appends the items (as strings, parsed when compiling).
+    fn append_to(self, out: &mut Vec<String>);
+}
+
+mod sealed {
+    /// Keeps [`crate::builder::ArchList`] implemented by this crate only.
+    pub trait Sealed {}
+    impl Sealed for &str {}
+    impl Sealed for String {}
+    impl Sealed for &String {}
+    impl Sealed for crate::builder::Arch {}
+    impl<S: AsRef<str>, const N: usize> Sealed for [S; N] {}
+    impl<S: AsRef<str>> Sealed for &[S] {}
+    impl<S: AsRef<str>> Sealed for Vec<S> {}
+}
+
+impl ArchList for &str {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self.to_string());
+    }
+}
+
+impl ArchList for String {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self);
+    }
+}
+
+impl ArchList for &String {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self.clone());
+    }
+}
+
+impl ArchList for Arch {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.push(self.to_string());
+    }
+}
+
+impl<S: AsRef<str>, const N: usize> ArchList for [S; N] {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.extend(self.iter().map(|s| s.as_ref().to_string()));
+    }
+}
+
+impl<S: AsRef<str>> ArchList for &[S] {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.extend(self.iter().map(|s| s.as_ref().to_string()));
+    }
+}
+
+impl<S: AsRef<str>> ArchList for Vec<S> {
+    fn append_to(self, out: &mut Vec<String>) {
+        out.extend(self.iter().map(|s| s.as_ref().to_string()));
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,11 @@
-//! What a build produced ([`Build::try_compile`], [`Build::try_resolve_archs`]).
+//! What a build produced ([`Build::try_compile`](crate::Build::try_compile), [`Build::try_resolve_archs`](crate::Build::try_resolve_archs)).
 
 use std::path::PathBuf;
 
-#[cfg(doc)]
-use crate::builder::Build;
 use crate::builder::diag::Diagnostic;
 use crate::builder::options::Container;
 
-/// What [`Build::try_compile`] produced.
+/// What [`Build::try_compile`](crate::Build::try_compile) produced.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Compiled {
@@ -28,7 +26,7 @@ pub struct Compiled {
     pub container: Container,
     /// Whether the container is a compressed bundle.
     pub compressed: bool,
-    /// The compiler used (none when only [`Build::image`]s were packed).
+    /// The compiler used (none when only [`Build::image`](crate::Build::image)s were packed).
     pub compiler: Option<PathBuf>,
     /// Its `--version` line.
     pub compiler_version: Option<String>,
@@ -36,14 +34,14 @@ pub struct Compiled {
     pub jobs_run: usize,
     /// Jobs whose cached result was used.
     pub jobs_cached: usize,
-    /// Precompiled preambles made by this build ([`Build::pch`]), one per preamble and
+    /// Precompiled preambles made by this build ([`Build::pch`](crate::Build::pch)), one per preamble and
     /// architecture, counting those an earlier build made in the background and this one
-    /// adopted ([`Build::pch_background`]).
+    /// adopted ([`Build::pch_background`](crate::Build::pch_background)).
     pub pch_made: usize,
     /// Compiles of this build that used a precompiled preamble.
     pub pch_used: usize,
     /// Precompiled preambles this build started making in the background
-    /// ([`Build::pch_background`]), for the next build.
+    /// ([`Build::pch_background`](crate::Build::pch_background)), for the next build.
     pub pch_background: usize,
     /// Every `cargo:` directive of this build (without the `cargo:` prefix), in order.
     pub cargo_directives: Vec<String>,
@@ -51,11 +49,11 @@ pub struct Compiled {
     pub warnings: Vec<String>,
     /// What the compiler printed for the device compiles (its warnings), one entry per
     /// distinct diagnostic with the architectures that printed it; replayed from the cache
-    /// for compiles that did not run. Empty with [`Build::warnings`]`(false)`.
+    /// for compiles that did not run. Empty with [`Build::warnings`](crate::Build::warnings)`(false)`.
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// What [`Build::try_resolve_archs`] found.
+/// What [`Build::try_resolve_archs`](crate::Build::try_resolve_archs) found.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ResolvedArchs {

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::bundle::compressed::CompressOptions;
 
-use crate::builder::options::{ArchList, CompilerKind, Container, Embed, Language};
+use crate::builder::arch::ArchList;
+use crate::builder::options::{CompilerKind, Container, Embed, Language};
 use crate::builder::process::CancelToken;
 use crate::builder::progress::{Progress, ProgressHook};
-
 
 /// A `build.rs` builder for GPU device code, in the style of `cc::Build`.
 ///

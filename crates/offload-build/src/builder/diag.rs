@@ -7,6 +7,7 @@
 //! `note:`s after it. The per-compile summaries (`1 warning generated when compiling for
 //! gfx90a.`) are left out: the architecture list says the same.
 
+use crate::builder::command::Command;
 use std::fmt;
 use std::path::Path;
 
@@ -167,6 +168,16 @@ pub(crate) fn merge<'a>(jobs: impl IntoIterator<Item = (&'a str, Vec<String>)>) 
         }
     }
     out
+}
+
+/// What `cmd` printed on standard error, as the build keeps it: names made absolute against
+/// its directory, then cleaned ([`clean`]).
+pub(crate) fn printed_lines(stderr: &[u8], cmd: &Command, depfile: Option<&Path>) -> Vec<String> {
+    let mut printed = String::from_utf8_lossy(stderr).into_owned();
+    if let Some(dir) = &cmd.dir {
+        printed = absolute_names(&printed, dir);
+    }
+    clean(&printed, depfile)
 }
 
 #[cfg(test)]

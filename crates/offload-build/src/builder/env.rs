@@ -188,12 +188,11 @@ impl<'a> Env<'a> {
             .filter(|s| !s.is_empty())
     }
 
-    /// The variables the compilers read ([`crate::builder::cache::lookup::read_by_compiler`]) with the values
+    /// The variables the compilers read ([`read_by_compiler`]) with the values
     /// they will see, recording a rerun directive for each: every name of
-    /// [`crate::builder::cache::lookup::VARS`], set or not, and each set one of the prefixes (`HIP_*`, …; one
+    /// [`VARS`], set or not, and each set one of the prefixes (`HIP_*`, …; one
     /// set only later cannot be named to Cargo ahead of time).
     pub(crate) fn compiler_vars(&self) -> Vec<(OsString, OsString)> {
-        use crate::builder::cache::lookup::{VARS, read_by_compiler};
         let mut names: std::collections::BTreeSet<OsString> =
             VARS.iter().map(OsString::from).collect();
         names.extend(
@@ -217,6 +216,30 @@ impl<'a> Env<'a> {
     pub(crate) fn directives(&self) -> &'a Directives {
         self.out
     }
+}
+
+/// Variables clang (and the HIP and CUDA toolchains it finds) read, by name: the one table
+/// the context and Cargo's `rerun-if-env-changed` lines ([`Env::compiler_vars`])
+/// are derived from.
+pub(crate) const VARS: &[&str] = &[
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "OBJC_INCLUDE_PATH",
+    "CCC_OVERRIDE_OPTIONS",
+    "DEVICE_LIB_PATH",
+    "SOURCE_DATE_EPOCH",
+];
+
+/// Variables clang and the toolchains read, by prefix (`*_VISIBLE_DEVICES` aside: they
+/// choose GPUs at run time).
+pub(crate) const PREFIXES: &[&str] = &["HIP_", "HIPCC_", "ROCM_", "CUDA_", "NVCC_"];
+
+/// Whether the compiler (or a toolchain it finds) reads the variable `name`.
+pub(crate) fn read_by_compiler(name: &OsStr) -> bool {
+    let n = name.to_string_lossy();
+    VARS.contains(&n.as_ref())
+        || (PREFIXES.iter().any(|p| n.starts_with(p)) && !n.ends_with("_VISIBLE_DEVICES"))
 }
 
 #[cfg(test)]
@@ -270,10 +293,22 @@ mod tests {
     /// The gateway is the only reader of the environment in this module.
     #[test]
     fn no_other_file_reads_the_environment() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension() == Some(OsStr::new("rs")) {
+                    out.push(path);
+                }
+            }
+        }
+        let mut all = Vec::new();
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/builder");
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.file_name() == Some(OsStr::new("env.rs")) {
+        files(&dir, &mut all);
+        assert!(all.len() > 20, "the builder's files are not where this test looks");
+        for path in all {
+            if path == dir.join("env.rs") {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();

@@ -264,20 +264,18 @@ mod progress;
 mod run;
 mod toolchain;
 
-
-pub use arch::{Arch, ArchError, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
+pub use arch::{Arch, ArchError, ArchList, DEFAULT_CUDA_ARCHS, DEFAULT_HIP_ARCHS};
+pub use command::Command;
 pub use compiled::{Compiled, ResolvedArchs};
 pub use config::Build;
-pub use options::{ArchList, CompilerKind, Container, Embed, Language};
-pub use progress::{Progress, ProgressStep};
-pub(crate) use progress::ProgressHook;
-pub use command::Command;
 pub use diag::Diagnostic;
 pub use error::Error;
+pub use options::{CompilerKind, Container, Embed, Language};
+pub use pack::kernels::{amdgpu_kernels, ptx_kernels};
 pub use pch::PreambleCommands;
 pub use process::CancelToken;
-pub use emit::rust_module::{amdgpu_kernels, ptx_kernels};
-
+pub(crate) use progress::ProgressHook;
+pub use progress::{Progress, ProgressStep};
 
 use env::{Directives, Env};
 use plan::{Plan, Purpose};
@@ -475,7 +473,7 @@ impl Build {
     /// Plan → jobs → pack → emit (see [`plan`]).
     fn run(&self, name: &str, env: &Env<'_>) -> Result<Compiled, Error> {
         let plan = Plan::new(self, env, Purpose::Compile(name))?;
-        let mut built = run::run(&plan, env)?;
+        let mut built = run::runner::run(&plan, env)?;
         let diagnostics = std::mem::take(&mut built.diagnostics);
         for d in &diagnostics {
             env.directives().diagnostic(d);

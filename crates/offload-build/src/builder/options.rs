@@ -1,11 +1,6 @@
-//! The public options of a build: which compiler, language, container and embedding, and the
-//! architecture lists [`Build::archs`] takes.
+//! The public options of a build: which compiler, language, container and embedding.
 
-use crate::builder::arch::Arch;
-#[cfg(doc)]
-use crate::builder::Build;
-
-/// Which compiler compiles CUDA sources ([`Build::cuda_compiler`]).
+/// Which compiler compiles CUDA sources ([`Build::cuda_compiler`](crate::Build::cuda_compiler)).
 ///
 /// # Example
 ///
@@ -84,7 +79,7 @@ pub enum Embed {
     ///   binaries register and each crate's `kernels::SAXPY.handle()` is the handle registered
     ///   for its own fat binary. Outside Cargo (`offload-build compile`, the CMake package)
     ///   the handles keep the kernels' symbol names; `<name>_kernels.h` declares them for C
-    ///   and C++ (see [`Build::try_compile`]).
+    ///   and C++ (see [`Build::try_compile`](crate::Build::try_compile)).
     /// - The generated module compiles without warnings (`-D warnings`) in editions 2021 and
     ///   2024.
     HipObject,
@@ -95,70 +90,4 @@ pub enum Embed {
     /// `fatbin()` (`include_bytes!`), to load at run time (`hipModuleLoadData`). Links nothing.
     #[default]
     FatbinOnly,
-}
-
-/// Values [`Build::archs`] takes: a CMake-style list string, or a collection of [`Arch`]s or
-/// strings. Sealed: implemented here only.
-///
-/// A trait, not one standard bound, because no standard bound takes both a list in one string
-/// (`.archs("gfx90a;gfx942")`, as CMake and the environment spell it) and a collection
-/// (`.archs(["gfx90a", "gfx942"])`): `&str` is not an `IntoIterator`, and a blanket
-/// implementation over `IntoIterator` beside one for `&str` is refused by coherence.
-pub trait ArchList: sealed::Sealed {
-    /// Appends the items (as strings, parsed when compiling).
-    fn append_to(self, out: &mut Vec<String>);
-}
-
-mod sealed {
-    /// Keeps [`crate::builder::ArchList`] implemented by this crate only.
-    pub trait Sealed {}
-    impl Sealed for &str {}
-    impl Sealed for String {}
-    impl Sealed for &String {}
-    impl Sealed for crate::builder::Arch {}
-    impl<S: AsRef<str>, const N: usize> Sealed for [S; N] {}
-    impl<S: AsRef<str>> Sealed for &[S] {}
-    impl<S: AsRef<str>> Sealed for Vec<S> {}
-}
-
-impl ArchList for &str {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.push(self.to_string());
-    }
-}
-
-impl ArchList for String {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.push(self);
-    }
-}
-
-impl ArchList for &String {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.push(self.clone());
-    }
-}
-
-impl ArchList for Arch {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.push(self.to_string());
-    }
-}
-
-impl<S: AsRef<str>, const N: usize> ArchList for [S; N] {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.extend(self.iter().map(|s| s.as_ref().to_string()));
-    }
-}
-
-impl<S: AsRef<str>> ArchList for &[S] {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.extend(self.iter().map(|s| s.as_ref().to_string()));
-    }
-}
-
-impl<S: AsRef<str>> ArchList for Vec<S> {
-    fn append_to(self, out: &mut Vec<String>) {
-        out.extend(self.iter().map(|s| s.as_ref().to_string()));
-    }
 }

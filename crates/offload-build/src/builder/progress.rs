@@ -1,9 +1,6 @@
-//! Progress reports of a build ([`Build::on_progress`]).
+//! Progress reports of a build ([`Build::on_progress`](crate::Build::on_progress)).
 
 use std::path::PathBuf;
-
-#[cfg(doc)]
-use crate::builder::Build;
 
 /// What one finished job was ([`Progress::step`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,7 +12,7 @@ pub enum ProgressStep {
     Link,
 }
 
-/// A device compile (or device link) that finished, for [`Build::on_progress`]. Its
+/// A device compile (or device link) that finished, for [`Build::on_progress`](crate::Build::on_progress). Its
 /// [`Display`](std::fmt::Display) is the progress line `offload-build compile` prints:
 /// `[3/14] gfx90a k.hip 2.1 s`.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +48,7 @@ impl std::fmt::Display for Progress {
     }
 }
 
-/// The callback of [`Build::on_progress`] (shared by clones of the builder).
+/// The callback of [`Build::on_progress`](crate::Build::on_progress) (shared by clones of the builder).
 #[derive(Clone)]
 pub(crate) struct ProgressHook(pub(crate) std::sync::Arc<dyn Fn(&Progress) + Send + Sync>);
 

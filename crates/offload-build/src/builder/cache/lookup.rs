@@ -19,24 +19,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::builder::cache::Record;
 use crate::builder::command::{Command, Domain, KeyBuilder};
-
-/// Variables clang (and the HIP and CUDA toolchains it finds) read, by name: the one table
-/// the context and Cargo's `rerun-if-env-changed` lines ([`crate::builder::env::Env::compiler_vars`])
-/// are derived from.
-pub(crate) const VARS: &[&str] = &[
-    "CPATH",
-    "C_INCLUDE_PATH",
-    "CPLUS_INCLUDE_PATH",
-    "OBJC_INCLUDE_PATH",
-    "CCC_OVERRIDE_OPTIONS",
-    "DEVICE_LIB_PATH",
-    "SOURCE_DATE_EPOCH",
-];
-
-/// Variables clang and the toolchains read, by prefix (`*_VISIBLE_DEVICES` aside: they
-/// choose GPUs at run time).
-pub(crate) const PREFIXES: &[&str] = &["HIP_", "HIPCC_", "ROCM_", "CUDA_", "NVCC_"];
+use crate::builder::env::read_by_compiler;
 
 /// The search path variables, in the order clang searches them after `-I`.
 const PATH_VARS: &[&str] = &["CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH"];
@@ -52,14 +37,14 @@ pub(crate) struct Lookups {
     cwd: PathBuf,
 }
 
-/// Whether the compiler (or a toolchain it finds) reads the variable `name`.
-pub(crate) fn read_by_compiler(name: &OsStr) -> bool {
-    let n = name.to_string_lossy();
-    VARS.contains(&n.as_ref())
-        || (PREFIXES.iter().any(|p| n.starts_with(p)) && !n.ends_with("_VISIBLE_DEVICES"))
-}
-
 impl Lookups {
+    /// Whether the context `rec` was made in (variables, include search, probes) holds for
+    /// `cmd` compiling `source` now, over the inputs `rec` lists.
+    pub(crate) fn holds(&self, rec: &Record, cmd: &Command, source: &Path) -> bool {
+        let deps: Vec<PathBuf> = rec.deps.iter().map(|(d, _)| d.clone()).collect();
+        rec.context == self.context(cmd, source, &deps, &rec.probes)
+    }
+
     /// The lookups of a build whose compilers see the variables `env` (those
     /// [`read_by_compiler`], from [`crate::builder::env::Env::compiler_vars`]), in this process's
     /// working directory.

@@ -32,6 +32,9 @@ use std::sync::Mutex;
 
 use xxhash_rust::xxh3::xxh3_128;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
 use crate::builder::error::Error;
 
 // Version 2 added the compiler's diagnostics (`! ` lines), replayed on a cache hit; version 3
@@ -149,6 +152,22 @@ pub(crate) const STAMP_SETTLE: std::time::Duration = std::time::Duration::from_s
 const STAMPS_HEADER: &str = "offload-build stamps 1";
 
 impl ContentHashes {
+    /// Each of `deps` that exists with its content hash as a job that started at `started`
+    /// read it; `None` when one changed since.
+    pub(crate) fn hashed(
+        &self,
+        deps: &[PathBuf],
+        started: SystemTime,
+    ) -> Option<Vec<(PathBuf, u128)>> {
+        let mut out = Vec::new();
+        for dep in deps {
+            if let Some(h) = self.as_read_since(dep, started).ok()? {
+                out.push((dep.clone(), h));
+            }
+        }
+        Some(out)
+    }
+
     /// Hashes that start from the stamp table in `cache_dir` (`stamps`), written by
     /// [`ContentHashes::save_stamps`]: a file whose device, inode, size, modification and
     /// change time are those of a version an earlier build hashed has that hash, without
@@ -656,6 +675,40 @@ pub(crate) fn restore_backslashes(path: &Path) -> Option<PathBuf> {
         let _ = path;
         None
     }
+}
+
+/// A job's inputs: its source, then every file its depfile names (`no_depfile` set when
+/// there is none) (a relative name is
+/// taken from `dir`, the directory the command ran in, else this process's).
+pub(crate) fn read_deps(
+    no_depfile: &AtomicBool,
+    source: &Path,
+    depfile: &Path,
+    dir: Option<&Path>,
+) -> Vec<PathBuf> {
+    let text = std::fs::read(depfile).unwrap_or_else(|_| {
+        no_depfile.store(true, Ordering::Relaxed);
+        Vec::new()
+    });
+    let mut deps = vec![source.to_path_buf()];
+    let mut seen: HashSet<PathBuf> = deps.iter().cloned().collect();
+    for dep in parse_depfile(&text) {
+        let dep = if dep.is_absolute() {
+            dep
+        } else {
+            // The compiler ran in the job's directory (the root), else in this process's.
+            match dir {
+                Some(d) => d.join(&dep),
+                None => std::env::current_dir().map(|c| c.join(&dep)).unwrap_or(dep),
+            }
+        };
+        // A name with a backslash, which clang listed with a `/` instead.
+        let dep = restore_backslashes(&dep).unwrap_or(dep);
+        if seen.insert(dep.clone()) {
+            deps.push(dep);
+        }
+    }
+    deps
 }
 
 #[cfg(test)]

@@ -10,13 +10,13 @@ pub(crate) mod rust_module;
 
 use std::path::{Path, PathBuf};
 
-use crate::builder::env::Env;
-use crate::builder::error::Error;
-use crate::builder::pack::Packed;
-use crate::builder::plan::Plan;
 use crate::builder::Compiled;
 use crate::builder::Embed;
+use crate::builder::env::Env;
+use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::pack::Packed;
+use crate::builder::plan::Plan;
 
 /// Writes the outputs of a compile plan and tells Cargo how to link them.
 pub(crate) fn run(

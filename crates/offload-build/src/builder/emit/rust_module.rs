@@ -3,8 +3,8 @@
 //! included aligned), `ARCHS`, `IMAGES`/`image()`, `KERNELS`, `CONTAINER`, `COMPRESSED` and
 //! the `kernels` module (names, and host handles when the object registers itself); in the
 //! self-registering embedding also the C/C++ header `<name>_kernels.h` ([`render_header`])
-//! that declares the handles. Also the kernel-name readers that fill `KERNELS`:
-//! [`amdgpu_kernels`] (code objects) and [`ptx_kernels`] (PTX text).
+//! that declares the handles. `KERNELS` is filled by the pack stage's kernel-name readers
+//! ([`crate::builder::pack::kernels`]).
 //!
 //! # Kernel names
 //!
@@ -34,51 +34,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
-use object::{Object, ObjectSymbol};
-
-use crate::builder::emit::embed_glue::HostSymbols;
-use crate::builder::pack::ImageRef;
 use crate::builder::Container;
 use crate::builder::Embed;
-
-/// Kernel names of an AMDGPU code object: every symbol `K` that has a matching kernel
-/// descriptor symbol `K.kd`. Empty when the bytes are not an ELF file.
-pub fn amdgpu_kernels(code_object: &[u8]) -> Vec<String> {
-    let Ok(file) = object::File::parse(code_object) else {
-        return Vec::new();
-    };
-    let names: BTreeSet<&str> = file
-        .symbols()
-        .chain(file.dynamic_symbols())
-        .filter_map(|s| s.name().ok())
-        .collect();
-    names
-        .iter()
-        .filter_map(|n| n.strip_suffix(".kd"))
-        .filter(|k| names.contains(k))
-        .map(str::to_string)
-        .collect()
-}
-
-/// Kernel names of PTX text: the `.entry` directives.
-pub fn ptx_kernels(ptx: &str) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    for line in ptx.lines() {
-        let mut words = line.split_whitespace();
-        while let Some(w) = words.next() {
-            if w == ".entry" {
-                if let Some(name) = words.next() {
-                    let name = name.split('(').next().unwrap_or(name);
-                    if !name.is_empty() {
-                        out.insert(name.to_string());
-                    }
-                }
-                break;
-            }
-        }
-    }
-    out.into_iter().collect()
-}
+use crate::builder::emit::embed_glue::HostSymbols;
+use crate::builder::pack::ImageRef;
 
 /// A Rust identifier for a kernel's symbol name: upper snake case, non-identifier characters
 /// replaced by `_`, a leading digit prefixed.
@@ -555,6 +514,7 @@ pub(crate) fn render_header(name: &str, kernels: &[String], symbols: &HostSymbol
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::pack::kernels::ptx_kernels;
 
     #[test]
     fn ptx_entries() {

@@ -6,28 +6,21 @@
 //!
 //! Reads only the [`Plan`] and what the jobs built; the result goes to [`crate::builder::emit`].
 
+pub(crate) mod kernels;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use offload_formats::bundle::compressed::{self, CompressOptions, Version};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
-use crate::builder::arch::Arch;
-use crate::builder::run::Built;
-use crate::builder::env::Env;
-use crate::builder::error::Error;
-use crate::builder::plan::Plan;
-use crate::builder::emit::rust_module::{amdgpu_kernels, ptx_kernels};
 use crate::builder::Container;
 use crate::builder::Language;
-
-/// One image of one architecture.
-#[derive(Debug)]
-pub(crate) struct Piece {
-    /// What it holds.
-    pub kind: ImageKind,
-    /// Its bytes.
-    pub data: Vec<u8>,
-}
+use crate::builder::arch::Arch;
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::pack::kernels::{amdgpu_kernels, ptx_kernels};
+use crate::builder::plan::Plan;
+use crate::builder::run::built::{Built, Piece};
 
 /// The packed container.
 #[derive(Debug)]

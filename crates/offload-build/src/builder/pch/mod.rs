@@ -153,6 +153,9 @@
 //! `/*`, `//` and raw string literals spanning lines in a directive (each only makes the
 //! preamble end elsewhere than clang's, never splits a line).
 
+pub(crate) mod background;
+pub(crate) mod lifecycle;
+
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -160,12 +163,12 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::builder::Build;
 use crate::builder::arch::Arch;
-use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions};
 use crate::builder::command::{Command, Domain, KeyBuilder};
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
 use crate::builder::plan::{self, Plan, Purpose};
 use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions};
 
 /// Where clang's preamble of a source ends ([`clang_bounds`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -658,6 +661,20 @@ pub(crate) struct PchJob {
 }
 
 impl PchJob {
+    /// The directory where the PCH of `p` is made in the background
+    /// ([`crate::builder::pch::background`]): beside its record, `.bg`.
+    pub(crate) fn background_dir(&self) -> PathBuf {
+        self.record.with_extension("bg")
+    }
+
+    /// The paths of `p`'s outputs (the PCH, its depfile) in `dir`, under their own file names.
+    pub(crate) fn in_dir<'p>(&'p self, dir: &'p Path) -> impl Fn(&Path) -> Option<PathBuf> + 'p {
+        move |q: &Path| {
+            (q == self.pch || q == self.depfile)
+                .then(|| dir.join(q.file_name().unwrap_or_default()))
+        }
+    }
+
     /// The preamble's length (the compile's `-preamble-bytes` when it is the source's own).
     pub fn len(&self) -> usize {
         self.preamble.len()

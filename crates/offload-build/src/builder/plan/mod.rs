@@ -27,20 +27,20 @@ use std::path::{Path, PathBuf};
 use offload_formats::bundle::compressed::CompressOptions;
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::{self, Arch};
-use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions, LinkJob};
-use crate::builder::command::Command;
-use crate::builder::env::{Directives, Env};
-use crate::builder::error::Error;
-use crate::builder::run::pool;
-use crate::builder::toolchain::nvcc;
-use crate::builder::pch::{self, PchJob};
-use crate::builder::toolchain::{self, Toolchain};
 use crate::builder::Build;
 use crate::builder::CompilerKind;
 use crate::builder::Container;
 use crate::builder::Embed;
 use crate::builder::Language;
+use crate::builder::arch::{self, Arch};
+use crate::builder::command::Command;
+use crate::builder::env::{Directives, Env};
+use crate::builder::error::Error;
+use crate::builder::pch::{self, PchJob};
+use crate::builder::run::pool;
+use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions, LinkJob};
+use crate::builder::toolchain::nvcc;
+use crate::builder::toolchain::{self, Toolchain};
 
 /// What the plan is for.
 #[derive(Clone, Copy, Debug)]

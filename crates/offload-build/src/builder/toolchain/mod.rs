@@ -31,15 +31,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::builder::CompilerKind;
+use crate::builder::Language;
 use crate::builder::arch::Arch;
 use crate::builder::command::{self, Domain, KeyBuilder};
-use cuda::CudaHeaders;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::process::{self, Processes};
-use crate::builder::CompilerKind;
-use crate::builder::Language;
+use cuda::CudaHeaders;
 
 /// The compiler and the installs around it.
 #[derive(Clone, Debug)]

@@ -22,10 +22,10 @@ use offload_formats::package::ImageKind;
 
 use crate::builder::CompilerKind;
 use crate::builder::arch::Arch;
-use crate::builder::toolchain::clang::{CompileJob, CompileOptions, DEP, OUT};
 use crate::builder::command::{self, Command, DepsArg, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+use crate::builder::toolchain::clang::{CompileJob, CompileOptions, DEP, OUT};
 use crate::builder::toolchain::{self, Toolchain};
 
 /// Whether `path` names nvcc (its file name starts with `nvcc`).
@@ -254,7 +254,9 @@ pub(crate) fn compile_job(
     }
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
-    let (mut job, _) = crate::builder::toolchain::clang::new_job(o, tc, cache_dir, source, arch, false, args, "ptx");
+    let (mut job, _) = crate::builder::toolchain::clang::new_job(
+        o, tc, cache_dir, source, arch, false, args, "ptx",
+    );
     job.steps[0].depfile = Some(job.depfile.clone());
     job.deps_only = deps_only(&job.steps[0], &job.depfile);
     let ptx = job.steps[0].outputs[0].clone();

@@ -1,0 +1,312 @@
+//! What becomes of each precompiled preamble in a build ([`PchState`]: used from the cache,
+//! made, adopted from the background, left to the background) and the making of one: clang
+//! writes it in a private directory, the headers it read are recorded by content, and it
+//! is moved into place, or what clang said is kept as its refusal. The commands run through
+//! [`RunCommand`], which the jobs stage implements; the background half is in
+//! [`crate::builder::pch::background`].
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::builder::arch::Arch;
+use crate::builder::cache::lookup::Lookups;
+use crate::builder::cache::{self, ContentHashes, Record};
+use crate::builder::command::Command;
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::pch::PchJob;
+use crate::builder::process::{self, Processes};
+use crate::builder::toolchain::clang::CompileJob;
+
+/// How the PCH lifecycle runs a command: as a compile job's step runs (timeout, crash log);
+/// what it printed on standard error, cleaned.
+pub(crate) trait RunCommand: Sync {
+    fn run_command(
+        &self,
+        cmd: &Command,
+        arch: &Arch,
+        source: Option<&Path>,
+        depfile: Option<&Path>,
+    ) -> Result<Vec<String>, Error>;
+}
+
+/// The PCHs of one build: what they share with its compile jobs.
+pub(crate) struct Lifecycle<'a> {
+    pub(crate) processes: &'a Processes,
+    pub(crate) cache_dir: &'a Path,
+    pub(crate) hashes: &'a ContentHashes,
+    pub(crate) lookups: &'a Lookups,
+    pub(crate) run: &'a dyn RunCommand,
+    /// Set when a compiler wrote no depfile.
+    pub(crate) no_depfile: &'a AtomicBool,
+    /// Precompiled preambles made.
+    pub(crate) made: AtomicUsize,
+    /// Precompiled preambles started in the background.
+    pub(crate) background: AtomicUsize,
+}
+
+/// What becomes of a precompiled preamble in this build ([`Lifecycle::pch_states`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PchState {
+    /// Not used: no compile of it runs, it will not pay, or clang refused it.
+    Off,
+    /// In the cache, fresh: used as it is.
+    Cached,
+    /// Made before the compiles that use it.
+    Make,
+    /// Made in the background by an earlier build: waited for and adopted before the
+    /// compiles that use it (or made, when it cannot be adopted).
+    Adopt,
+    /// Not used by this build, which would not pay for it: made after it, in the
+    /// background ([`Lifecycle::start_background`]), for the next build.
+    Background,
+}
+
+impl PchState {
+    /// Whether the compiles of this build use it (once made).
+    pub(crate) fn used(self) -> bool {
+        matches!(self, PchState::Cached | PchState::Make | PchState::Adopt)
+    }
+
+    /// Whether a job of this build makes (or adopts) it.
+    pub(crate) fn made(self) -> bool {
+        matches!(self, PchState::Make | PchState::Adopt)
+    }
+}
+
+impl Lifecycle<'_> {
+    /// What becomes of each precompiled preamble, given the compiles that run. One pays
+    /// where it is used again: a PCH fresh in the cache is used; one that an earlier build
+    /// started in the background is adopted; one that two or more of these compiles share
+    /// is made; one that a single compile would use is made when an earlier build compiled
+    /// the same preamble (its `.seen` mark: the edit after a build), else only marked, so
+    /// that a cold build of one source is not slower, and made after this build in the
+    /// background ([`JobSettings::pch_background`]). One whose background clang still runs
+    /// is taken over ([`Lifecycle::take_over_running`]): made when two or more compiles use
+    /// it, else started again after this build, whose one compile goes without. One that
+    /// clang refused (its `.refused` record, fresh) is not tried again.
+    pub(crate) fn states(
+        &self,
+        pchs: &[PchJob],
+        background: bool,
+        to_run: &[&CompileJob],
+    ) -> Vec<PchState> {
+        let mut users = vec![0usize; pchs.len()];
+        for i in to_run.iter().filter_map(|j| j.pch) {
+            users[i] += 1;
+        }
+        let states = pchs.iter().zip(users).map(|(p, n)| {
+            if n == 0 {
+                return PchState::Off;
+            }
+            if self.pch_cached(p) {
+                return PchState::Cached;
+            }
+            let refused = Record::load(&p.record.with_extension("refused"));
+            if refused.is_some_and(|r| r.is_fresh(self.hashes)) {
+                return PchState::Off;
+            }
+            let mut taken_over = false;
+            if p.background_dir().is_dir() {
+                if !self.take_over_running(p) {
+                    return PchState::Adopt;
+                }
+                taken_over = true;
+            }
+            let seen = p.record.with_extension("seen");
+            // A background PCH just taken over for a single compile: making it now would
+            // cost more than that compile saves (as on a cold build); it starts again after.
+            let single_after_take_over = taken_over && n < 2 && background;
+            if (n >= 2 || seen.is_file()) && !single_after_take_over {
+                return PchState::Make;
+            }
+            let _ = fs::write_atomic(&seen, b"");
+            if background && cfg!(unix) {
+                PchState::Background
+            } else {
+                PchState::Off
+            }
+        });
+        states.collect()
+    }
+
+    /// Makes the PCH of `p`, or adopts it (`adopt`: an earlier build started it in the
+    /// background, [`PchState::Adopt`]): whether the compiles can use it.
+    pub(crate) fn make(&self, p: &PchJob, adopt: bool) -> Result<bool, Error> {
+        let adopted = if adopt { self.adopt_pch(p)? } else { None };
+        match adopted {
+            Some(ok) => Ok(ok),
+            None => self.run_pch(p),
+        }
+    }
+
+    /// Whether the PCH of `p` is in the cache, made from what its headers hold now.
+    pub(crate) fn pch_cached(&self, p: &PchJob) -> bool {
+        let Some(rec) = Record::load(&p.record) else {
+            return false;
+        };
+        rec.is_fresh(self.hashes)
+            && self.lookups.holds(&rec, &p.command, &p.preamble_file)
+            && rec.outputs.first().map(|o| o.2) == self.hashes.file(&p.pch)
+    }
+
+    /// Makes the PCH of `p` (in a private directory, as a compile): whether it can be used.
+    /// It can when clang succeeded and printed nothing; otherwise what clang said is kept in
+    /// the `.refused` record beside it (the one place a refusal is told), and the compiles
+    /// run without it.
+    fn run_pch(&self, p: &PchJob) -> Result<bool, Error> {
+        if self.pch_cached(p) {
+            return Ok(true);
+        }
+        // One build makes it at a time (builds sharing the cache: make -j's invocations);
+        // the others wait for that one, a foreground compiler, and use what it made.
+        let _making = self.making_lock(p)?;
+        if self.pch_cached(p) {
+            return Ok(true);
+        }
+        let started = SystemTime::now();
+        self.write_preamble(p)?;
+        let tmp = cache::JobDir::new(self.cache_dir)?;
+        let _known = process::PrivateDir::new(self.processes, tmp.path());
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped); // the directory goes with `tmp`
+        }
+        let cmd = p.command.map_paths(p.in_dir(tmp.path()));
+        let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
+        let result = self
+            .run
+            .run_command(&cmd, &p.arch, Some(&p.preamble_file), Some(&depfile));
+        // A PCH killed with the build is no refusal, and nothing starts after it.
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        let why = match result {
+            Err(Error::Stopped) => return Err(Error::Stopped),
+            Ok(printed) if printed.is_empty() => None,
+            Ok(printed) => Some(printed),
+            Err(e) => Some(e.to_string().lines().map(str::to_string).collect()),
+        };
+        Ok(self.keep_pch(p, tmp.path(), started, why)?.unwrap_or(false))
+    }
+
+    /// The lock of making the PCH of `p` (`<record>.making`), held once taken (the wait is
+    /// cancellable); `None` where it cannot be taken (then this build makes it too).
+    fn making_lock(&self, p: &PchJob) -> Result<Option<std::fs::File>, Error> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{FlockOperation, flock};
+            let path = p.record.with_extension("making");
+            let Ok(file) = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+            else {
+                return Ok(None);
+            };
+            while flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+                if self.processes.is_cancelled() {
+                    return Err(Error::Stopped);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // The hashes of what the other build wrote are not those this one remembers.
+            self.hashes.forget(&p.pch);
+            Ok(Some(file))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = p;
+            Ok(None)
+        }
+    }
+
+    /// The record of the PCH of `p` made from `deps` (the preamble file first), which hold
+    /// `hashed`: their probes and the context, no output yet; `None` when a probe cannot be
+    /// followed ([`Lookups::probes`]).
+    pub(super) fn pch_record(
+        &self,
+        p: &PchJob,
+        deps: &[PathBuf],
+        hashed: Vec<(PathBuf, u128)>,
+    ) -> Option<Record> {
+        let probes = self.lookups.probes(&p.command, &p.preamble_file, deps)?;
+        Some(Record {
+            context: self
+                .lookups
+                .context(&p.command, &p.preamble_file, deps, &probes),
+            outputs: Vec::new(),
+            deps: hashed,
+            probes,
+            stderr: Vec::new(),
+        })
+    }
+
+    /// Writes the preamble file of `p`, unless it holds the preamble already.
+    pub(super) fn write_preamble(&self, p: &PchJob) -> Result<(), Error> {
+        if std::fs::read(&p.preamble_file).ok().as_deref() != Some(p.preamble.as_slice()) {
+            fs::write_atomic(&p.preamble_file, &p.preamble)?;
+            self.hashes.forget(&p.preamble_file);
+        }
+        Ok(())
+    }
+
+    /// After clang made the PCH of `p` and its depfile in `dir` (under their own file names),
+    /// having started at `started` and printed `why` (`None`: nothing, it succeeded):
+    /// records the headers it read, by content, and moves the PCH into place (whether it can
+    /// be used), or keeps what clang said in the `.refused` record. `None` when a header
+    /// changed since it started (clang may have read either version): nothing kept.
+    pub(super) fn keep_pch(
+        &self,
+        p: &PchJob,
+        dir: &Path,
+        started: SystemTime,
+        why: Option<Vec<String>>,
+    ) -> Result<Option<bool>, Error> {
+        let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
+        if !depfile.is_file() {
+            let deps_only = p.deps_only.map_paths(p.in_dir(dir));
+            let _ = self.run.run_command(&deps_only, &p.arch, None, None);
+        }
+        let mut deps = self.read_deps(&p.preamble_file, &depfile, p.command.dir.as_deref());
+        // The preamble file was just written (its content is known; the depfile may name it
+        // again, absolute); the headers must not have changed since the PCH began.
+        let preamble_name = p.preamble_file.file_name();
+        deps.retain(|d| d == &p.preamble_file || d.file_name() != preamble_name);
+        let Some(headers) = self.hashes.hashed(&deps[1..], started) else {
+            return Ok(None);
+        };
+        let mut hashed = vec![(p.preamble_file.clone(), xxh3_128(&p.preamble))];
+        hashed.extend(headers);
+        let Some(mut rec) = self.pch_record(p, &deps, hashed) else {
+            return Ok(None);
+        };
+        if let Some(why) = why {
+            rec.stderr = why;
+            let _ = rec.store(&p.record.with_extension("refused"));
+            return Ok(Some(false));
+        }
+        let written = dir.join(p.pch.file_name().unwrap_or_default());
+        let data = std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
+        rec.outputs
+            .push((p.pch.clone(), data.len() as u64, xxh3_128(&data)));
+        self.hashes.forget(&p.pch);
+        std::fs::rename(&written, &p.pch).map_err(|e| Error::io("renaming", &written, e))?;
+        rec.store(&p.record)?;
+        self.made.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(true))
+    }
+
+    /// The inputs the depfile of a PCH names ([`cache::read_deps`]).
+    pub(super) fn read_deps(
+        &self,
+        source: &Path,
+        depfile: &Path,
+        dir: Option<&Path>,
+    ) -> Vec<PathBuf> {
+        cache::read_deps(self.no_depfile, source, depfile, dir)
+    }
+}

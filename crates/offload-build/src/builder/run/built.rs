@@ -1,0 +1,63 @@
+//! What the jobs stage produced: the images of each architecture, and the counts a build
+//! reports.
+
+use std::collections::BTreeMap;
+
+use offload_formats::package::ImageKind;
+
+use crate::builder::arch::Arch;
+use crate::builder::diag::Diagnostic;
+use crate::builder::run::job::JobOut;
+
+/// One image of one architecture.
+#[derive(Debug)]
+pub(crate) struct Piece {
+    /// What it holds.
+    pub kind: ImageKind,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+/// What the jobs produced.
+#[derive(Debug, Default)]
+pub(crate) struct Built {
+    /// The images of each architecture (code objects; PTX and cubins for CUDA).
+    pub per_arch: BTreeMap<Arch, Vec<Piece>>,
+    /// Jobs (compiles and device links) that ran.
+    pub jobs_run: usize,
+    /// Jobs whose cached result was used.
+    pub jobs_cached: usize,
+    /// Precompiled preambles made.
+    pub pch_made: usize,
+    /// Compiles that used a precompiled preamble.
+    pub pch_used: usize,
+    /// Precompiled preambles started in the background, for the next build.
+    pub pch_background: usize,
+    /// What the compiler printed for the successful jobs (run or cached), deduplicated
+    /// across architectures; empty when warnings are off ([`crate::builder::Build::warnings`]).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Built {
+    pub(super) fn count(&mut self, ran: bool) {
+        if ran {
+            self.jobs_run += 1;
+        } else {
+            self.jobs_cached += 1;
+        }
+    }
+
+    /// The images of a job that is not device-linked.
+    pub(super) fn add_images(&mut self, o: &mut JobOut) {
+        for ((kind, _), data) in o.outputs.iter().zip(std::mem::take(&mut o.images)) {
+            // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
+            if *kind == ImageKind::Ptx && o.arch.is_real() {
+                continue;
+            }
+            self.per_arch
+                .entry(o.arch.clone())
+                .or_default()
+                .push(Piece { kind: *kind, data });
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! One compile job: its steps in a private directory, each output checked as soon as it is
+//! written, then moved into place and recorded; or its result from a fresh cache record.
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use foldhash::HashSet;
+use offload_formats::package::ImageKind;
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::builder::arch::Arch;
+use crate::builder::cache::{self, Record};
+use crate::builder::command::Command;
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::options::Language;
+use crate::builder::pch::{self, PchJob};
+use crate::builder::process;
+use crate::builder::run::check::{check_device_code, target_mismatch};
+use crate::builder::run::runner::Runner;
+use crate::builder::run::schedule::time_file;
+use crate::builder::toolchain::clang::CompileJob;
+
+/// What a job's steps printed, the content of each output, and whether the compile used a
+/// precompiled preamble.
+type StepsOut = (Vec<String>, Vec<Vec<u8>>, bool);
+
+/// A finished compile job.
+pub(crate) struct JobOut {
+    pub(crate) source: PathBuf,
+    pub(crate) arch: Arch,
+    pub(crate) rdc: bool,
+    pub(crate) outputs: Vec<(ImageKind, PathBuf)>,
+    /// The content of each output, as checked (read once: another build may replace the
+    /// files meanwhile).
+    pub(crate) images: Vec<Vec<u8>>,
+    pub(crate) deps: Vec<PathBuf>,
+    pub(crate) ran: bool,
+    /// Seconds the compile took (0 for a cache hit).
+    pub(crate) seconds: f64,
+    /// What the compiler printed (cleaned; replayed from the record on a cache hit).
+    pub(crate) stderr: Vec<String>,
+    /// Whether the compile used a precompiled preamble.
+    pub(crate) used_pch: bool,
+    /// The paths whose existence decided what the compile read (from its record).
+    pub(crate) probes: Vec<PathBuf>,
+}
+
+impl JobOut {
+    /// The result of `job`: compiled in `seconds` (`Some`), or taken from the cache (`None`).
+    fn of(
+        job: &CompileJob,
+        images: Vec<Vec<u8>>,
+        deps: Vec<PathBuf>,
+        stderr: Vec<String>,
+        seconds: Option<f64>,
+    ) -> JobOut {
+        JobOut {
+            source: job.source.clone(),
+            arch: job.arch.clone(),
+            rdc: job.rdc,
+            outputs: job.outputs.clone(),
+            images,
+            deps,
+            ran: seconds.is_some(),
+            seconds: seconds.unwrap_or(0.0),
+            stderr,
+            used_pch: false,
+            probes: Vec::new(),
+        }
+    }
+}
+
+/// A failed step's command as the user can run it again: with the cache's file names instead
+/// of the job's private directory (removed when the job ends).
+fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
+    if let (Error::CompileFailed { command, .. }, Some(dir)) = (&mut e, base.parent()) {
+        *command = command.replace(&private.display().to_string(), &dir.display().to_string());
+    }
+    e
+}
+
+/// A job's private directory: where each of its files (named after its cache base) is
+/// written until all steps succeeded.
+struct Private<'a> {
+    dir: &'a Path,
+    base: &'a Path,
+}
+
+impl<'a> Private<'a> {
+    fn new(job: &'a CompileJob, dir: &'a Path) -> Private<'a> {
+        Private {
+            dir,
+            base: &job.base,
+        }
+    }
+
+    /// Where the job writes `p`, when `p` is one of its files.
+    fn map(&self, p: &Path) -> Option<PathBuf> {
+        let name = p.file_name()?;
+        let base_name = self.base.file_name()?;
+        (p.parent() == self.base.parent()
+            && name
+                .as_encoded_bytes()
+                .starts_with(base_name.as_encoded_bytes()))
+        .then(|| self.dir.join(name))
+    }
+
+    /// Where the job writes `p`.
+    fn path(&self, p: &Path) -> PathBuf {
+        self.map(p).unwrap_or_else(|| p.to_path_buf())
+    }
+}
+
+impl Runner<'_> {
+    /// The job's result from its cache record, when the record is fresh (inputs, context)
+    /// and every output is what the job wrote (size, content hash) and device code for the
+    /// job's architecture; the warnings the compile printed are replayed from the record. A
+    /// damaged output is a miss, with a warning.
+    pub(super) fn cached(&self, job: &CompileJob) -> Option<JobOut> {
+        let rec = Record::load(&job.record)?;
+        if !rec.is_fresh(self.hashes) || !self.lookups.holds(&rec, &job.steps[0], &job.source) {
+            return None;
+        }
+        let deps: Vec<PathBuf> = rec.deps.iter().map(|(p, _)| p.clone()).collect();
+        let mut images = Vec::new();
+        for (i, (kind, out)) in job.outputs.iter().enumerate() {
+            let data = std::fs::read(out).ok()?;
+            let damage = rec
+                .output_mismatch(i, &data)
+                .or_else(|| target_mismatch(*kind, &job.arch, &data));
+            if let Some(why) = damage {
+                self.exec.warn(out, &why);
+                return None;
+            }
+            images.push(data);
+        }
+        let mut out = JobOut::of(job, images, deps, rec.stderr, None);
+        out.probes = rec.probes;
+        Some(out)
+    }
+
+    /// The record of a job that started at `started`, wrote `images` and read `deps`; `None`
+    /// when an input changed since the job started (then what the compiler read is not
+    /// known: the result is used for this build, and the next one compiles again).
+    fn record_of(
+        &self,
+        job: &CompileJob,
+        deps: &[PathBuf],
+        images: &[Vec<u8>],
+        started: SystemTime,
+        stderr: &[String],
+    ) -> Option<Record> {
+        let probes = self.lookups.probes(&job.steps[0], &job.source, deps)?;
+        let mut rec = Record {
+            context: self
+                .lookups
+                .context(&job.steps[0], &job.source, deps, &probes),
+            outputs: Vec::new(),
+            deps: Vec::new(),
+            probes,
+            stderr: stderr.to_vec(),
+        };
+        for ((_, out), data) in job.outputs.iter().zip(images) {
+            rec.outputs
+                .push((out.clone(), data.len() as u64, xxh3_128(data)));
+        }
+        rec.deps = self.hashes.hashed(deps, started)?;
+        Some(rec)
+    }
+
+    /// Runs a compile job: its steps in a private directory, each output checked as soon as
+    /// it is written, then moved into place, and the cache record written.
+    pub(super) fn run_job(&self, job: &CompileJob, pch: Option<&PchJob>) -> Result<JobOut, Error> {
+        let start = Instant::now();
+        let started = SystemTime::now();
+        let _ = std::fs::remove_file(&job.record);
+        // Every file of the job is written in a directory of its own and renamed into place
+        // once all steps succeeded: compiles that share the cache (two builds of the same
+        // sources at once) never read each other's half-written files.
+        let tmp = cache::JobDir::new(self.cache_dir)?;
+        // Removed on cancellation too (see `CancelToken`).
+        let _known = process::PrivateDir::new(self.processes, tmp.path());
+        if self.processes.is_cancelled() {
+            return Err(Error::Stopped); // the directory goes with `tmp`
+        }
+        let private = Private::new(job, tmp.path());
+        let depfile = private.path(&job.depfile);
+        let (stderr, images, used_pch) = self.run_steps(job, &private, &depfile, pch)?;
+        // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
+        // leaves no depfile: then the host-side preprocessing writes it.
+        if !depfile.is_file() {
+            let deps_only = job.deps_only.map_paths(|p| private.map(p));
+            let _ = self
+                .exec
+                .exec(&deps_only, &job.arch, Some(&job.source), None);
+        }
+        for (_, out) in &job.outputs {
+            let written = private.path(out);
+            self.hashes.forget(out);
+            std::fs::rename(&written, out).map_err(|e| Error::io("renaming", &written, e))?;
+        }
+        let mut deps = cache::read_deps(
+            self.no_depfile,
+            &job.source,
+            &depfile,
+            job.steps[0].dir.as_deref(),
+        );
+        // With a PCH: the headers it read, not the PCH and its preamble file (named after
+        // their key); unknown headers leave the result unrecorded.
+        let pch_deps = pch.filter(|_| used_pch).map(|p| {
+            let ours = [p.pch.file_name(), p.preamble_file.file_name()];
+            deps.retain(|d| !ours.contains(&d.file_name()));
+            Record::load(&p.record).map(|r| r.deps)
+        });
+        if let Some(Some(pch_deps)) = &pch_deps {
+            let mut seen: HashSet<PathBuf> = deps.iter().cloned().collect();
+            for (d, _) in pch_deps.iter().skip(1) {
+                if seen.insert(d.clone()) {
+                    deps.push(d.clone());
+                }
+            }
+        }
+        let mut probes = Vec::new();
+        if !matches!(pch_deps, Some(None)) {
+            if let Some(rec) = self.record_of(job, &deps, &images, started, &stderr) {
+                rec.store(&job.record)?;
+                probes = rec.probes;
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let ms = format!("{}\n", (seconds * 1000.0) as u64);
+        let _ = fs::write_atomic(&time_file(job), ms.as_bytes());
+        let mut out = JobOut::of(job, images, deps, stderr, Some(seconds));
+        out.used_pch = used_pch;
+        out.probes = probes;
+        Ok(out)
+    }
+
+    /// Runs the job's steps in its private directory; each output is checked to be the device
+    /// code it should be as soon as a step wrote it (before `ptxas` reads the PTX).
+    fn run_steps(
+        &self,
+        job: &CompileJob,
+        private: &Private<'_>,
+        depfile: &Path,
+        pch: Option<&PchJob>,
+    ) -> Result<StepsOut, Error> {
+        let mut images = vec![Vec::new(); job.outputs.len()];
+        let mut checked = vec![false; job.outputs.len()];
+        let mut stderr = Vec::new();
+        let mut used_pch = false;
+        for (i, step) in job.steps.iter().enumerate() {
+            let cmd = step.map_paths(|p| private.map(p));
+            let printed = if i == 0 {
+                let with_pch = pch.map(|p| pch::compile_with_pch(job, p));
+                let with_pch = with_pch.map(|c| c.map_paths(|p| private.map(p)));
+                let (printed, used) = self.first_step(job, &cmd, with_pch.as_ref(), depfile);
+                used_pch = used;
+                printed
+            } else {
+                self.exec
+                    .exec(&cmd, &job.arch, Some(&job.source), Some(depfile))
+            };
+            stderr.extend(
+                printed.map_err(|e| self.explain(public_paths(e, private.dir, &job.base)))?,
+            );
+            for (j, (kind, out)) in job.outputs.iter().enumerate() {
+                let written = private.path(out);
+                if checked[j] || !(written.is_file() || i + 1 == job.steps.len()) {
+                    continue;
+                }
+                checked[j] = true;
+                let data =
+                    std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
+                check_device_code(*kind, job.arch.is_nvidia(), &data).map_err(
+                    |(expected, found)| Error::BadDeviceCode {
+                        arch: job.arch.to_string(),
+                        source: Some(job.source.clone()),
+                        path: out.clone(),
+                        expected,
+                        found,
+                    },
+                )?;
+                images[j] = data;
+            }
+        }
+        Ok((stderr, images, used_pch))
+    }
+
+    /// The compile: with the precompiled preamble when there is one, and its result used
+    /// only when it succeeded and printed nothing; otherwise (or without) the compile as
+    /// planned, whose result and diagnostics are those of a build without PCH. Whether the
+    /// PCH was used.
+    fn first_step(
+        &self,
+        job: &CompileJob,
+        cmd: &Command,
+        with_pch: Option<&Command>,
+        depfile: &Path,
+    ) -> (Result<Vec<String>, Error>, bool) {
+        if let Some(with_pch) = with_pch {
+            match self
+                .exec
+                .exec(with_pch, &job.arch, Some(&job.source), Some(depfile))
+            {
+                Ok(printed) if printed.is_empty() => return (Ok(printed), true),
+                Err(Error::Stopped) => return (Err(Error::Stopped), false),
+                _ if self.processes.is_cancelled() => return (Err(Error::Stopped), false),
+                _ => {}
+            }
+        }
+        let printed = self
+            .exec
+            .exec_launched(cmd, &job.arch, &job.source, depfile);
+        (printed, false)
+    }
+
+    /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
+    /// while no ROCm install is in use; a CUDA source that needs a toolkit's headers while none
+    /// was found, or a toolkit newer than the compiler ([`crate::builder::toolchain::cuda::hint`]).
+    fn explain(&self, mut e: Error) -> Error {
+        if let Error::CompileFailed {
+            stderr,
+            hint,
+            command,
+            ..
+        } = &mut e
+        {
+            if self.lang == Language::Hip
+                && self.tc.rocm.is_none()
+                && stderr.contains("hip/hip_runtime.h")
+            {
+                *hint = Some(self.tc.no_rocm_hint());
+            }
+            if self.lang == Language::Cuda {
+                *hint = hint
+                    .take()
+                    .or_else(|| crate::builder::toolchain::cuda::hint(self.tc, command, stderr));
+            }
+        }
+        e
+    }
+}

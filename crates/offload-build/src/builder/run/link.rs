@@ -1,0 +1,114 @@
+//! Device links (`-fgpu-rdc`): one per architecture compiled from several sources, cached by
+//! the command and its inputs' content.
+
+use std::path::Path;
+use std::time::Instant;
+
+use offload_formats::package::ImageKind;
+
+use crate::builder::arch::Arch;
+use crate::builder::command::{Domain, KeyBuilder};
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::run::check::{check_device_code, target_mismatch};
+use crate::builder::run::runner::Runner;
+use crate::builder::toolchain::clang::LinkJob;
+
+/// A finished device link.
+pub(super) struct Linked {
+    pub(super) arch: Arch,
+    /// The linked code object, as checked (read once: another build may replace the file
+    /// meanwhile, as with a compile job's images).
+    pub(super) data: Vec<u8>,
+    pub(super) ran: bool,
+    pub(super) seconds: f64,
+    pub(super) stderr: Vec<String>,
+}
+
+impl Runner<'_> {
+    /// The cached device link `co`, when it is a code object for `arch` (a damaged one is
+    /// linked again, with a warning).
+    fn cached_link(&self, co: &Path, arch: &Arch) -> Option<Vec<u8>> {
+        let data = std::fs::read(co).ok()?;
+        match target_mismatch(ImageKind::Object, arch, &data) {
+            None => Some(data),
+            Some(why) => {
+                self.exec.warn(co, &why);
+                None
+            }
+        }
+    }
+
+    /// Runs a device link, or takes its cached object: the key covers the command and its
+    /// inputs' content.
+    pub(super) fn link(&self, job: &LinkJob) -> Result<Linked, Error> {
+        let start = Instant::now();
+        let arch = job.arch.clone();
+        for o in &job.command.inputs {
+            self.hashes.forget(o);
+            if self.hashes.file(o).is_none() {
+                return Err(Error::io("reading", o, std::io::ErrorKind::NotFound.into()));
+            }
+        }
+        let mut k = KeyBuilder::new(Domain::Link);
+        k.u128(self.tc.identity);
+        job.command.add_to_key(&mut k, |p| self.hashes.file(p));
+        let co = self.cache_dir.join(format!(
+            "linked-{}-{:016x}.co",
+            arch.file_tag(),
+            k.finish64()
+        ));
+        // What the link printed is kept beside it, to replay on a cache hit.
+        let printed = co.with_extension("co.stderr");
+        if let Some(data) = self.cached_link(&co, &arch) {
+            let stderr = std::fs::read_to_string(&printed)
+                .map(|t| t.lines().map(str::to_string).collect())
+                .unwrap_or_default();
+            return Ok(Linked {
+                arch,
+                data,
+                ran: false,
+                seconds: 0.0,
+                stderr,
+            });
+        }
+        // A name of its own: compiles that share the cache link the same object at once, and
+        // the first rename must not take another's half-written file (removed if the link
+        // fails).
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".linked-{}-", arch.file_tag()))
+            .suffix(".co.tmp")
+            .tempfile_in(self.cache_dir)
+            .map_err(|e| Error::io("creating a temporary file in", self.cache_dir, e))?
+            .into_temp_path();
+        let placeholder = &job.command.outputs[0];
+        let cmd = job
+            .command
+            .map_paths(|p| (p == placeholder).then(|| tmp.to_path_buf()));
+        let stderr = self.exec.exec(&cmd, &arch, None, None)?;
+        let data = std::fs::read(&tmp).map_err(|e| Error::io("reading", &tmp, e))?;
+        check_device_code(ImageKind::Object, false, &data).map_err(|(expected, found)| {
+            Error::BadDeviceCode {
+                arch: arch.to_string(),
+                source: None,
+                path: co.clone(),
+                expected,
+                found,
+            }
+        })?;
+        if stderr.is_empty() {
+            let _ = std::fs::remove_file(&printed);
+        } else {
+            fs::write_atomic(&printed, (stderr.join("\n") + "\n").as_bytes())?;
+        }
+        tmp.persist(&co)
+            .map_err(|e| Error::io("renaming", e.path.to_path_buf(), e.error))?;
+        Ok(Linked {
+            arch,
+            data,
+            ran: true,
+            seconds: start.elapsed().as_secs_f64(),
+            stderr,
+        })
+    }
+}

@@ -1,0 +1,428 @@
+//! The import rules of `ARCHITECTURE.md`, checked on the parsed sources (`syn`), not on their
+//! text: doc comments and strings name no import, `#[cfg(test)]` code is left out.
+//!
+//! - the build crate's stages import only lower stages ([`STAGES`]);
+//! - no crate has an import circle between its files.
+//!
+//! An import is a `use` item or a path that starts with `crate`, `super`, `self` or a child
+//! module; it points at the file that defines the item (a name that a module re-exports is
+//! followed to its file). A re-export (`pub use`) is no import: it passes a name on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
+
+use crate::support::repo_root;
+
+/// The stages of `crates/offload-build/src/builder`, lowest first: a file may import its own
+/// stage and those below it. `""` is the builder's top-level files other than `mod.rs` (the
+/// shared vocabulary: errors, commands, the configuration); `mod.rs` is the driver, above all.
+const STAGES: &[&str] = &[
+    "",
+    "cache",
+    "toolchain",
+    "pch",
+    "plan",
+    "run",
+    "pack",
+    "emit",
+    "mod.rs",
+];
+
+/// A crate's module path (`["builder", "run", "exec"]`) of each source file.
+fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    fn walk(dir: &Path, at: &[String], out: &mut BTreeMap<Vec<String>, PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+            let name = e.file_name().unwrap().to_string_lossy().into_owned();
+            if e.is_dir() {
+                if name != "generated" {
+                    let mut sub = at.to_vec();
+                    sub.push(name);
+                    walk(&e, &sub, out);
+                }
+            } else if let Some(stem) = name.strip_suffix(".rs") {
+                let mut m = at.to_vec();
+                if !matches!(stem, "mod" | "lib" | "main") {
+                    m.push(stem.to_string());
+                }
+                out.insert(m, e);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(src, &[], &mut out);
+    out
+}
+
+/// What one file imports and defines.
+#[derive(Default)]
+struct FileFacts {
+    /// Every path it names (`use` items expanded), made absolute.
+    paths: Vec<Vec<String>>,
+    /// Names it re-exports (`pub use`/`pub(crate) use`): name -> the absolute path.
+    reexports: BTreeMap<String, Vec<String>>,
+    /// Glob re-exports (`pub use a::*`): the absolute module paths.
+    globs: Vec<Vec<String>>,
+    /// Names of the items it defines at its top level.
+    defines: BTreeSet<String>,
+}
+
+struct Collector<'a> {
+    /// The module the code being read is in (an inline `mod x { … }` adds to the file's).
+    module: Vec<String>,
+    /// Every module of the crate, for `use child::x` (a path relative to the module).
+    known: &'a BTreeMap<Vec<String>, PathBuf>,
+    facts: FileFacts,
+}
+
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && {
+            let t = a.meta.require_list().map(|l| l.tokens.to_string());
+            t.is_ok_and(|t| t.contains("test") || t == "doc")
+        }
+    })
+}
+
+impl Collector<'_> {
+    /// `segs` made absolute; `None` when it does not start with `crate`, `super` or `self`.
+    fn absolute(&self, segs: &[String]) -> Option<Vec<String>> {
+        let mut at = self.module.clone();
+        let mut rest = segs;
+        match segs.first().map(String::as_str) {
+            Some("crate") => {
+                at.clear();
+                rest = &segs[1..];
+            }
+            Some("super") | Some("self") => {
+                while let Some(s) = rest.first() {
+                    match s.as_str() {
+                        "super" => {
+                            at.pop()?;
+                        }
+                        "self" => {}
+                        _ => break,
+                    }
+                    rest = &rest[1..];
+                }
+            }
+            Some(first) => {
+                let mut child = at.clone();
+                child.push(first.to_string());
+                if !self.known.contains_key(&child) {
+                    return None;
+                }
+            }
+            None => return None,
+        }
+        at.extend(rest.iter().cloned());
+        Some(at)
+    }
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, t: &syn::UseTree, public: bool) {
+        match t {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree, public);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => self.named(prefix, &n.ident.to_string(), None, public),
+            syn::UseTree::Rename(r) => {
+                self.named(prefix, &r.ident.to_string(), Some(&r.rename), public)
+            }
+            syn::UseTree::Glob(_) => {
+                if let Some(abs) = self.absolute(prefix) {
+                    if public {
+                        self.facts.globs.push(abs);
+                    } else {
+                        self.facts.paths.push(abs);
+                    }
+                }
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, t, public);
+                }
+            }
+        }
+    }
+
+    fn named(&mut self, prefix: &[String], name: &str, rename: Option<&syn::Ident>, public: bool) {
+        let mut segs = prefix.to_vec();
+        if name != "self" {
+            segs.push(name.to_string());
+        }
+        if let Some(abs) = self.absolute(&segs) {
+            if public {
+                let as_name =
+                    rename.map_or(segs.last().cloned().unwrap_or_default(), |r| r.to_string());
+                self.facts.reexports.insert(as_name, abs);
+            } else {
+                self.facts.paths.push(abs);
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item(&mut self, i: &'ast syn::Item) {
+        let attrs = match i {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(m) => &m.attrs,
+            _ => &Vec::new(),
+        };
+        if is_test(attrs) {
+            return;
+        }
+        syn::visit::visit_item(self, i);
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let public = matches!(
+            u.vis,
+            syn::Visibility::Public(_) | syn::Visibility::Restricted(_)
+        );
+        self.use_tree(&mut Vec::new(), &u.tree, public);
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // An inline module (`mod x { … }`) other than tests: its paths are read as the file's.
+        if m.content.is_some() {
+            self.module.push(m.ident.to_string());
+            syn::visit::visit_item_mod(self, m);
+            self.module.pop();
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(abs) = self.absolute(&segs) {
+            self.facts.paths.push(abs);
+        }
+        syn::visit::visit_path(self, p);
+    }
+}
+
+fn facts(file: &Path, module: &[String], known: &BTreeMap<Vec<String>, PathBuf>) -> FileFacts {
+    let text = std::fs::read_to_string(file).unwrap();
+    let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let mut c = Collector {
+        module: module.to_vec(),
+        known,
+        facts: FileFacts::default(),
+    };
+    for item in &ast.items {
+        let name = match item {
+            syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
+            syn::Item::Struct(s) => Some(s.ident.to_string()),
+            syn::Item::Enum(e) => Some(e.ident.to_string()),
+            syn::Item::Const(c) => Some(c.ident.to_string()),
+            syn::Item::Static(s) => Some(s.ident.to_string()),
+            syn::Item::Type(t) => Some(t.ident.to_string()),
+            syn::Item::Trait(t) => Some(t.ident.to_string()),
+            syn::Item::Macro(m) => m.ident.as_ref().map(|i| i.to_string()),
+            _ => None,
+        };
+        c.facts.defines.extend(name);
+        c.visit_item(item);
+    }
+    c.facts
+}
+
+/// Each file of the crate at `src` and the files it imports from.
+fn file_graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let mods = modules(src);
+    let all: BTreeMap<&Vec<String>, FileFacts> =
+        mods.iter().map(|(m, f)| (m, facts(f, m, &mods))).collect();
+    // The file that defines what `path` names: the deepest module file on the path, then
+    // through that file's re-exports.
+    let resolve = |path: &[String]| -> Option<PathBuf> {
+        let mut path = path.to_vec();
+        for _ in 0..8 {
+            let n = (0..=path.len())
+                .rev()
+                .find(|&n| mods.contains_key(&path[..n]))?;
+            let module = path[..n].to_vec();
+            let Some(item) = path.get(n) else {
+                return Some(mods[&module].clone());
+            };
+            let f = &all[&module];
+            if f.defines.contains(item) {
+                return Some(mods[&module].clone());
+            }
+            if let Some(to) = f.reexports.get(item) {
+                let mut next = to.clone();
+                next.extend(path[n + 1..].iter().cloned());
+                path = next;
+                continue;
+            }
+            let glob = f.globs.iter().find(|g| {
+                all.get(g)
+                    .is_some_and(|gf| gf.defines.contains(item) || gf.reexports.contains_key(item))
+            });
+            match glob {
+                Some(g) => {
+                    let mut next = g.clone();
+                    next.extend(path[n..].iter().cloned());
+                    path = next;
+                }
+                None => return Some(mods[&module].clone()),
+            }
+        }
+        None
+    };
+    let mut graph = BTreeMap::new();
+    for (m, file) in &mods {
+        let to: BTreeSet<PathBuf> = all[m]
+            .paths
+            .iter()
+            .filter_map(|p| resolve(p))
+            .filter(|t| t != file)
+            .collect();
+        graph.insert(file.clone(), to);
+    }
+    graph
+}
+
+/// A circle of `graph`, if it has one.
+fn circle(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
+    fn visit(
+        f: &Path,
+        graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        state: &mut BTreeMap<PathBuf, u8>,
+        path: &mut Vec<PathBuf>,
+    ) -> Option<Vec<PathBuf>> {
+        match state.get(f) {
+            Some(1) => {
+                let at = path.iter().position(|p| p == f).unwrap();
+                let mut c = path[at..].to_vec();
+                c.push(f.to_path_buf());
+                return Some(c);
+            }
+            Some(2) => return None,
+            _ => {}
+        }
+        state.insert(f.to_path_buf(), 1);
+        path.push(f.to_path_buf());
+        for to in graph.get(f).into_iter().flatten() {
+            if let Some(c) = visit(to, graph, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(f.to_path_buf(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    graph
+        .keys()
+        .find_map(|f| visit(f, graph, &mut state, &mut Vec::new()))
+}
+
+/// The stage of a file of the builder (an index into [`STAGES`]); `None` outside it.
+fn stage(builder: &Path, file: &Path) -> Option<usize> {
+    let rel = file.strip_prefix(builder).ok()?;
+    let mut parts = rel.iter().map(|p| p.to_string_lossy().into_owned());
+    let first = parts.next()?;
+    let name = if rel.components().count() > 1 {
+        first
+    } else if first == "mod.rs" {
+        first
+    } else {
+        String::new()
+    };
+    let at = STAGES.iter().position(|s| *s == name);
+    assert!(at.is_some(), "{} is in no stage of STAGES", rel.display());
+    at
+}
+
+fn show(root: &Path, files: &[PathBuf]) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.strip_prefix(root).unwrap_or(f).display().to_string())
+        .collect();
+    names.join(" -> ")
+}
+
+#[test]
+fn build_stages_import_only_lower_stages() {
+    let root = repo_root();
+    let builder = root.join("crates/offload-build/src/builder");
+    let graph = file_graph(&root.join("crates/offload-build/src"));
+    let mut wrong = Vec::new();
+    for (from, tos) in &graph {
+        let Some(s) = stage(&builder, from) else {
+            continue;
+        };
+        for to in tos {
+            if let Some(t) = stage(&builder, to) {
+                if t > s {
+                    wrong.push(format!(
+                        "{} (stage {:?}) imports {} (stage {:?})",
+                        show(&root, std::slice::from_ref(from)),
+                        STAGES[s],
+                        show(&root, std::slice::from_ref(to)),
+                        STAGES[t]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a lower stage imports a higher one:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let root = repo_root();
+    for krate in ["offload-formats", "offload-build", "offload-cli"] {
+        let graph = file_graph(&root.join("crates").join(krate).join("src"));
+        if let Some(c) = circle(&graph) {
+            panic!("an import circle in {krate}: {}", show(&root, &c));
+        }
+    }
+}
+
+/// The checks can fail: a stage that imports a higher one, and a circle, are found.
+#[test]
+fn the_stage_check_sees_an_upward_import_and_a_circle() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("builder");
+    std::fs::create_dir_all(b.join("cache")).unwrap();
+    std::fs::create_dir_all(b.join("run")).unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "mod builder;\n").unwrap();
+    std::fs::write(b.join("mod.rs"), "mod cache;\nmod run;\n").unwrap();
+    std::fs::write(b.join("cache/mod.rs"), "pub(crate) mod keys;\n").unwrap();
+    // A doc comment names no import; the code's path does.
+    std::fs::write(
+        b.join("cache/keys.rs"),
+        "//! See [`crate::builder::run::exec`].\nfn f() { crate::builder::run::exec::go(); }\n",
+    )
+    .unwrap();
+    std::fs::write(b.join("run/mod.rs"), "pub(crate) mod exec;\n").unwrap();
+    std::fs::write(
+        b.join("run/exec.rs"),
+        "use super::super::cache::keys::f;\npub(crate) fn go() {}\n",
+    )
+    .unwrap();
+    let graph = file_graph(dir.path());
+    let keys = b.join("cache/keys.rs");
+    let exec = b.join("run/exec.rs");
+    assert!(graph[&keys].contains(&exec));
+    assert!(stage(&b, &keys) < stage(&b, &exec));
+    assert!(circle(&graph).is_some());
+    std::fs::write(
+        b.join("cache/keys.rs"),
+        "//! [`crate::builder::run::exec`]\n",
+    )
+    .unwrap();
+    let graph = file_graph(dir.path());
+    assert!(graph[&keys].is_empty(), "a doc comment is no import");
+    assert!(circle(&graph).is_none());
+}
