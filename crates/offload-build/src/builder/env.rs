@@ -306,7 +306,10 @@ mod tests {
         let mut all = Vec::new();
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/builder");
         files(&dir, &mut all);
-        assert!(all.len() > 20, "the builder's files are not where this test looks");
+        assert!(
+            all.len() > 20,
+            "the builder's files are not where this test looks"
+        );
         for path in all {
             if path == dir.join("env.rs") {
                 continue;

@@ -255,6 +255,7 @@ mod emit;
 mod env;
 mod error;
 mod fs;
+mod job_slots;
 mod options;
 mod pack;
 mod pch;
@@ -272,7 +273,7 @@ pub use diag::Diagnostic;
 pub use error::Error;
 pub use options::{CompilerKind, Container, Embed, Language};
 pub use pack::kernels::{amdgpu_kernels, ptx_kernels};
-pub use pch::PreambleCommands;
+pub use plan::commands::PreambleCommands;
 pub use process::CancelToken;
 pub(crate) use progress::ProgressHook;
 pub use progress::{Progress, ProgressStep};
@@ -451,7 +452,7 @@ impl Build {
         let directives = Directives::new(false);
         let env = Env::new(&self.env, &directives).with_cancel(self.cancel.as_ref());
         let plan = Plan::new(self, &env, Purpose::Resolve)?;
-        plan::compiler_command(self, &env, &plan)
+        plan::commands::compiler_command(self, &env, &plan)
     }
 
     /// The object [`Embed`] mode for the container this build writes:

@@ -20,6 +20,8 @@
 //! (`builder` in `crates/offload-cli/src/helper.rs`), 4) the CMake argument
 //! (`_offload_add_fatbin_command` in `build-support/cmake/OffloadBuild.cmake`).
 
+pub(crate) mod commands;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -33,11 +35,10 @@ use crate::builder::Container;
 use crate::builder::Embed;
 use crate::builder::Language;
 use crate::builder::arch::{self, Arch};
-use crate::builder::command::Command;
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
+use crate::builder::job_slots;
 use crate::builder::pch::{self, PchJob};
-use crate::builder::run::pool;
 use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions, LinkJob};
 use crate::builder::toolchain::nvcc;
 use crate::builder::toolchain::{self, Toolchain};
@@ -499,13 +500,13 @@ fn job_settings(
     let client = build
         .jobserver
         .clone()
-        .or_else(pool::inherited)
+        .or_else(job_slots::inherited)
         .or_else(|| {
             let n = env
                 .get("NUM_JOBS")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-            pool::local(n)
+            job_slots::local(n)
         });
     let first = plan.compiles.iter().find_map(|(_, a)| a.first());
     let mut compile = compile_options(build, env, tc, lang, &plan.cwd, first, &plan.cache_dir);
@@ -769,34 +770,6 @@ impl Plan {
         })?;
         Ok((tc, arch))
     }
-}
-
-/// The device compile's command for the first resolved architecture, up to the user's flags
-/// ([`Build::try_get_compiler`]).
-pub(crate) fn compiler_command(
-    build: &Build,
-    env: &Env<'_>,
-    plan: &Plan,
-) -> Result<Command, Error> {
-    let (tc, arch) = plan.first_compile()?;
-    let mut o = compile_options(
-        build,
-        env,
-        tc,
-        plan.lang,
-        &plan.cwd,
-        Some(arch),
-        &plan.cache_dir,
-    );
-    o.launcher = launcher(env);
-    let mut c = Command::new(&tc.clang);
-    c.launcher = o.launcher.clone();
-    c.args = match tc.kind {
-        CompilerKind::Nvcc => nvcc::device_args(&o, arch),
-        _ => clang::device_args(&o, tc, arch, false).0,
-    };
-    c.env = o.env;
-    Ok(c)
 }
 
 /// The compile jobs in (source, architecture) order, and the device links: HIP code of an

@@ -17,8 +17,7 @@ use crate::builder::options::Language;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_device_code, target_mismatch};
-use crate::builder::run::runner::Runner;
-use crate::builder::run::schedule::time_file;
+use crate::builder::run::context::Runner;
 use crate::builder::toolchain::clang::CompileJob;
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
@@ -110,6 +109,12 @@ impl<'a> Private<'a> {
     fn path(&self, p: &Path) -> PathBuf {
         self.map(p).unwrap_or_else(|| p.to_path_buf())
     }
+}
+
+/// The file where a compile job's last run time is kept (`<base>.ms`, milliseconds): named
+/// after the job's key, which the source's content does not enter, so it outlives an edit.
+pub(crate) fn time_file(job: &CompileJob) -> PathBuf {
+    job.base.with_extension("ms")
 }
 
 impl Runner<'_> {

@@ -11,7 +11,7 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::run::check::{check_device_code, target_mismatch};
-use crate::builder::run::runner::Runner;
+use crate::builder::run::context::Runner;
 use crate::builder::toolchain::clang::LinkJob;
 
 /// A finished device link.

@@ -11,8 +11,8 @@
 //! order) is returned.
 
 use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
 
 use jobserver::{Acquired, Client};
 
@@ -20,25 +20,6 @@ use crate::builder::error::Error;
 
 /// One job: runs on its own thread.
 pub(crate) type Job<'a, T> = Box<dyn FnOnce() -> Result<T, Error> + Send + 'a>;
-
-/// The jobserver Cargo passed to this process, if any (read once per process).
-pub(crate) fn inherited() -> Option<Client> {
-    static CLIENT: OnceLock<Option<Client>> = OnceLock::new();
-    CLIENT
-        // SAFETY: as in cc-rs: the descriptors named in CARGO_MAKEFLAGS/MAKEFLAGS were opened
-        // by Cargo for this process, and this runs once, so nothing else owns them here.
-        .get_or_init(|| unsafe { Client::from_env() })
-        .clone()
-}
-
-/// A local jobserver for `n` concurrent jobs (`n - 1` tokens plus the implicit one); `None`
-/// for `n <= 1`.
-pub(crate) fn local(n: usize) -> Option<Client> {
-    if n <= 1 {
-        return None;
-    }
-    Client::new(n - 1).ok()
-}
 
 enum Event {
     Token(std::io::Result<Acquired>),

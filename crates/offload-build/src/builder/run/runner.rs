@@ -5,7 +5,7 @@
 //! room's decision. This stage runs them, checks what they wrote and records the results.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
@@ -18,19 +18,17 @@ use crate::builder::cache::{self, ContentHashes};
 use crate::builder::diag;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
-use crate::builder::options::Language;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::plan::{JobSettings, Plan};
-use crate::builder::process::Processes;
 use crate::builder::progress::{Progress, ProgressStep};
 use crate::builder::run::built::{Built, Piece};
+use crate::builder::run::context::Runner;
 use crate::builder::run::exec::Executor;
 use crate::builder::run::job::JobOut;
 use crate::builder::run::link::Linked;
 use crate::builder::run::outputs::{refuse_clobbering, tell_headers};
 use crate::builder::run::pool;
 use crate::builder::run::schedule::{Done, Work, in_job_order, schedule};
-use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::clang::CompileJob;
 
 /// Runs the plan's compiles and device links; tells Cargo about every header read.
@@ -154,21 +152,6 @@ impl<'a> Counter<'a> {
             });
         }
     }
-}
-
-/// What the jobs of one build share.
-pub(super) struct Runner<'a> {
-    pub(super) processes: &'a Processes,
-    pub(super) tc: &'a Toolchain,
-    pub(super) lang: Language,
-    pub(super) cache_dir: &'a Path,
-    pub(super) hashes: &'a ContentHashes,
-    /// The environment and include search the compiles depend on.
-    pub(super) lookups: &'a Lookups,
-    /// Set when a compile left no depfile.
-    pub(super) no_depfile: &'a AtomicBool,
-    pub(super) exec: &'a Executor<'a>,
-    pub(super) pch: Lifecycle<'a>,
 }
 
 impl Runner<'_> {

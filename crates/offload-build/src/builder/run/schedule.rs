@@ -2,11 +2,10 @@
 //! first (by the time each took when it last ran).
 
 use std::cmp::Reverse;
-use std::path::PathBuf;
 
 use crate::builder::error::Error;
 use crate::builder::pch::lifecycle::PchState;
-use crate::builder::run::job::JobOut;
+use crate::builder::run::job::{JobOut, time_file};
 use crate::builder::toolchain::clang::CompileJob;
 
 /// One job of the compile stage.
@@ -22,12 +21,6 @@ pub(super) enum Work {
 pub(super) enum Done {
     Pch,
     Compile(usize, JobOut),
-}
-
-/// The file where a compile job's last run time is kept (`<base>.ms`, milliseconds): named
-/// after the job's key, which the source's content does not enter, so it outlives an edit.
-pub(super) fn time_file(job: &CompileJob) -> PathBuf {
-    job.base.with_extension("ms")
 }
 
 /// How long `job` took when it last ran, if it did.
