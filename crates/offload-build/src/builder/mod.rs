@@ -255,6 +255,7 @@ mod emit;
 mod env;
 mod error;
 mod fs;
+mod job;
 mod job_slots;
 mod options;
 mod pack;

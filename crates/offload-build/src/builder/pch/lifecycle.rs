@@ -17,9 +17,9 @@ use crate::builder::cache::{self, ContentHashes, Record};
 use crate::builder::command::Command;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::job::CompileJob;
 use crate::builder::pch::PchJob;
 use crate::builder::process::{self, Processes};
-use crate::builder::toolchain::clang::CompileJob;
 
 /// How the PCH lifecycle runs a command: as a compile job's step runs (timeout, crash log);
 /// what it printed on standard error, cleaned.

@@ -163,8 +163,9 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::builder::arch::Arch;
 use crate::builder::command::{Command, Domain, KeyBuilder};
+use crate::builder::job::{self, CompileJob, CompileOptions};
 use crate::builder::toolchain::Toolchain;
-use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions};
+use crate::builder::toolchain::clang;
 
 /// Where clang's preamble of a source ends ([`clang_bounds`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -732,7 +733,7 @@ pub(crate) fn prefix_job(
     args.extend([
         stand_in.clone().into_os_string(),
         "-o".into(),
-        clang::OUT.into(),
+        job::OUT.into(),
     ]);
     // No launcher: the PCH is cached here by content already (and `sccache` or `ccache`
     // cannot cache `-emit-pch`); the compile using it goes through the launcher.
@@ -756,7 +757,7 @@ pub(crate) fn prefix_job(
     for a in c.args.iter_mut() {
         if *a == *"<preamble>" {
             *a = preamble_file.clone().into_os_string();
-        } else if *a == *clang::OUT {
+        } else if *a == *job::OUT {
             *a = pch.clone().into_os_string();
         }
     }

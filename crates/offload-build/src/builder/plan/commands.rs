@@ -10,11 +10,13 @@ use crate::builder::command::Command;
 use crate::builder::config::Build;
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
+use crate::builder::job::CompileOptions;
 use crate::builder::options::CompilerKind;
 use crate::builder::pch::{PchJob, compile_with_pch, pch_job};
-use crate::builder::plan::{Plan, Purpose, compile_options, launcher};
+use crate::builder::plan::launcher::launcher;
+use crate::builder::plan::{Plan, Purpose, compile_options};
 use crate::builder::toolchain::Toolchain;
-use crate::builder::toolchain::clang::{self, CompileOptions};
+use crate::builder::toolchain::clang;
 use crate::builder::toolchain::nvcc;
 
 /// The toolchain, the first architecture and the compile options of a resolve plan, as the
@@ -34,7 +36,7 @@ fn first_options<'p>(
         Some(arch),
         &plan.cache_dir,
     );
-    o.launcher = launcher(env);
+    (o.launcher, o.launcher_kind) = launcher(env);
     Ok((tc, arch, o))
 }
 

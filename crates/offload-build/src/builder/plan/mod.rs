@@ -21,6 +21,7 @@
 //! (`_offload_add_fatbin_command` in `build-support/cmake/OffloadBuild.cmake`).
 
 pub(crate) mod commands;
+pub(crate) mod launcher;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
@@ -37,9 +38,10 @@ use crate::builder::Language;
 use crate::builder::arch::{self, Arch};
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
+use crate::builder::job::{CompileJob, CompileOptions, LauncherKind, LinkJob};
 use crate::builder::job_slots;
 use crate::builder::pch::{self, PchJob};
-use crate::builder::toolchain::clang::{self, CompileJob, CompileOptions, LinkJob};
+use crate::builder::toolchain::clang;
 use crate::builder::toolchain::nvcc;
 use crate::builder::toolchain::{self, Toolchain};
 
@@ -490,7 +492,7 @@ fn job_settings(
     plan: &Plan,
 ) -> Result<JobSettings, Error> {
     // Read in this order, as the `rerun-if-env-changed` lines have always come.
-    let launcher = launcher(env);
+    let launcher = launcher::launcher(env);
     let timeout = match build.timeout {
         Some(t) => Some(t),
         None => compile_timeout(env)?,
@@ -510,11 +512,11 @@ fn job_settings(
         });
     let first = plan.compiles.iter().find_map(|(_, a)| a.first());
     let mut compile = compile_options(build, env, tc, lang, &plan.cwd, first, &plan.cache_dir);
-    compile.launcher = launcher;
+    (compile.launcher, compile.launcher_kind) = launcher;
     // A compiler cache in front of the compiles shares them between out-dirs, checkouts and
     // machines; a compile with a PCH is one it cannot cache (sccache refuses its `-Xclang`
     // pairs, ccache `-preamble-bytes`), so under one offload-build makes no preambles.
-    let cached_by_launcher = clang::cached_by_launcher(&compile.launcher);
+    let cached_by_launcher = compile.launcher_kind.is_cache();
     let pch = build.pch && pch_enabled(env) && !cached_by_launcher && !tc.is_nvcc();
     let (mut compile_jobs, links) = jobs_of(&plan.compiles, &compile, tc, &plan.cache_dir);
     let pch_jobs = if pch {
@@ -667,7 +669,10 @@ pub(crate) fn compile_options(
     };
     CompileOptions {
         lang,
+        // Set by the caller, which reads the launcher's variables in the order of Cargo's
+        // `rerun-if-env-changed` lines ([`launcher::launcher`]).
         launcher: Vec::new(),
+        launcher_kind: LauncherKind::None,
         includes: build.includes.iter().map(|i| absolute(cwd, i)).collect(),
         defines: build.defines.clone(),
         flags,
@@ -1119,23 +1124,6 @@ fn compile_timeout(env: &Env<'_>) -> Result<Option<std::time::Duration>, Error> 
              no timeout)"
         ))),
     }
-}
-
-/// The launcher: `OFFLOAD_BUILD_LAUNCHER`, else a caching `RUSTC_WRAPPER`.
-pub(crate) fn launcher(env: &Env<'_>) -> Vec<OsString> {
-    if let Some(v) = env.get("OFFLOAD_BUILD_LAUNCHER") {
-        return v.split_whitespace().map(OsString::from).collect();
-    }
-    if let Some(w) = env.get_os("RUSTC_WRAPPER") {
-        let stem = Path::new(&w)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if matches!(stem.as_str(), "sccache" | "cachepot" | "buildcache") {
-            return vec![w];
-        }
-    }
-    Vec::new()
 }
 
 #[cfg(test)]

@@ -13,12 +13,12 @@ use crate::builder::cache::{self, Record};
 use crate::builder::command::Command;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::job::CompileJob;
 use crate::builder::options::Language;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_device_code, target_mismatch};
 use crate::builder::run::context::Runner;
-use crate::builder::toolchain::clang::CompileJob;
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
 /// precompiled preamble.

@@ -10,9 +10,9 @@ use crate::builder::arch::Arch;
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::job::LinkJob;
 use crate::builder::run::check::{check_device_code, target_mismatch};
 use crate::builder::run::context::Runner;
-use crate::builder::toolchain::clang::LinkJob;
 
 /// A finished device link.
 pub(super) struct Linked {

@@ -18,6 +18,7 @@ use crate::builder::cache::{self, ContentHashes};
 use crate::builder::diag;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+use crate::builder::job::CompileJob;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
@@ -29,7 +30,6 @@ use crate::builder::run::link::Linked;
 use crate::builder::run::outputs::{refuse_clobbering, tell_headers};
 use crate::builder::run::pool;
 use crate::builder::run::schedule::{Done, Work, in_job_order, schedule};
-use crate::builder::toolchain::clang::CompileJob;
 
 /// Runs the plan's compiles and device links; tells Cargo about every header read.
 pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {

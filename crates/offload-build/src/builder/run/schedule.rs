@@ -4,9 +4,9 @@
 use std::cmp::Reverse;
 
 use crate::builder::error::Error;
+use crate::builder::job::CompileJob;
 use crate::builder::pch::lifecycle::PchState;
 use crate::builder::run::job::{JobOut, time_file};
-use crate::builder::toolchain::clang::CompileJob;
 
 /// One job of the compile stage.
 #[derive(Clone, Copy, Debug)]

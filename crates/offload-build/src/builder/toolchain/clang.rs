@@ -7,6 +7,8 @@
 //! Another compiler or wrapper (nvcc, a precompiled preamble, a distributed compile) is another
 //! module like this one that fills in the same [`CompileJob`].
 
+use crate::builder::env::Env;
+use crate::builder::error::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -15,113 +17,10 @@ use offload_formats::package::ImageKind;
 use crate::builder::Language;
 use crate::builder::arch::Arch;
 use crate::builder::command::{self, Command, DepsArg, Domain, KeyBuilder};
+use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, LinkJob, OUT};
 use crate::builder::toolchain::Toolchain;
-
-/// What the plan decided for every device compile of a build.
-#[derive(Clone, Debug)]
-pub(crate) struct CompileOptions {
-    /// The language.
-    pub lang: Language,
-    /// A compiler launcher (`sccache`), program first; empty for none.
-    pub launcher: Vec<OsString>,
-    /// Include directories, absolute.
-    pub includes: Vec<PathBuf>,
-    /// Macros.
-    pub defines: Vec<(String, Option<String>)>,
-    /// The warning switches, the builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
-    pub flags: Vec<OsString>,
-    /// Environment variables set or removed for every process ([`crate::builder::Build::env`]).
-    pub env: Vec<(OsString, Option<OsString>)>,
-    /// The optimization flag of the compile and the code generation (`-O3`).
-    pub opt_flag: String,
-    /// The optimization flag of `ptxas` (`-O3`; it knows 0 to 3 only).
-    pub ptxas_opt_flag: String,
-    /// Whether device debug information is asked for (`-g`).
-    pub debug: bool,
-    /// Whether the compile is asked for a depfile (`-MD -MF`): clang 22 ignores it in
-    /// device-only compiles, and says so in a warning that `-Werror` would make an error.
-    pub depfile_in_compile: bool,
-    /// Whether a HIP compile gets a `-cuid` from its job key (unless a flag sets one).
-    pub cuid_from_key: bool,
-    /// Whether a CUDA compile without a CUDA install gets the oldest PTX ISA its
-    /// architecture needs (unless a flag chooses one: `--cuda-feature=+ptx78`).
-    pub min_ptx_isa: bool,
-    /// nvcc's host compiler (`-ccbin <path>`), when the environment chooses one.
-    pub host_compiler: Vec<OsString>,
-    /// The directory the device compiles run in, with the paths under it spelled relative
-    /// to it ([`Command::to_command`]): the build's root (`CARGO_MANIFEST_DIR`, else the
-    /// current directory), so that two checkouts give the same commands and bytes.
-    pub root: PathBuf,
-}
-
-/// One planned (source, architecture) compile: its commands, outputs and cache files.
-#[derive(Clone, Debug)]
-pub(crate) struct CompileJob {
-    /// The source (absolute).
-    pub source: PathBuf,
-    /// The architecture.
-    pub arch: Arch,
-    /// Compiled as relocatable device code (`-fgpu-rdc`), device-linked later.
-    pub rdc: bool,
-    /// The commands in order: the compile (with the launcher), then code generation or
-    /// `ptxas`; each writes into the cache directory.
-    pub steps: Vec<Command>,
-    /// The host-side preprocessing that writes the depfile, run when the compile wrote none.
-    pub deps_only: Command,
-    /// The outputs with their kinds: the object (HIP), or PTX then the cubin (CUDA).
-    pub outputs: Vec<(ImageKind, PathBuf)>,
-    /// The depfile.
-    pub depfile: PathBuf,
-    /// The cache record.
-    pub record: PathBuf,
-    /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
-    pub base: PathBuf,
-    /// Its precompiled preamble: an index into [`crate::builder::plan::JobSettings::pch_jobs`].
-    pub pch: Option<usize>,
-    /// How many bytes of the source that PCH stands for (`-preamble-bytes`).
-    pub pch_skip: usize,
-}
-
-/// One planned device link: one architecture's relocatable objects into a code object.
-#[derive(Clone, Debug)]
-pub(crate) struct LinkJob {
-    /// The architecture.
-    pub arch: Arch,
-    /// The link; its output is a placeholder in the cache directory, replaced by the cached
-    /// object's name (from the key over the command and its inputs' content) when it runs.
-    pub command: Command,
-}
-
-/// The placeholder of a compile's output in its arguments, until the job key names it.
-pub(crate) const OUT: &str = "<out>";
-/// The placeholder of a compile's depfile in its arguments.
-pub(crate) const DEP: &str = "<depfile>";
-
-/// Whether the launcher's program is `name` (`sccache`, `ccache`), by its file stem.
-pub(crate) fn launched_by(launcher: &[OsString], name: &str) -> bool {
-    launcher
-        .first()
-        .and_then(|l| Path::new(l).file_stem())
-        .is_some_and(|s| s == name)
-}
-
-/// The compiler caches known as launchers, by program name.
-const COMPILER_CACHES: [&str; 4] = ["sccache", "ccache", "cachepot", "buildcache"];
-
-/// Whether the launcher is a compiler cache ([`COMPILER_CACHES`]). Such a tool caches only
-/// the commands it understands: sccache calls one with an `-Xclang` pair it does not know
-/// "not cacheable", and neither caches a compile using a PCH; so under one the compiles keep
-/// to the driver's own flags.
-pub(crate) fn cached_by_launcher(launcher: &[OsString]) -> bool {
-    COMPILER_CACHES.iter().any(|n| launched_by(launcher, n))
-}
-
-/// Whether the launcher refuses to cache a command with an `-Xclang` pair it does not know:
-/// every compiler cache but ccache, which caches such a command (sccache 0.16: "Can't handle
-/// UnknownFlag arguments with -Xclang"; the caches derived from it, or untested here).
-fn refuses_xclang(launcher: &[OsString]) -> bool {
-    cached_by_launcher(launcher) && !launched_by(launcher, "ccache")
-}
+use crate::builder::toolchain::paths::{exe, newest_versioned, path_or_name};
+use crate::builder::toolchain::rocm::{Rocm, hip_clang_path};
 
 /// Whether an `-fgpu-rdc` compile emits its relocatable object itself (`-Xclang -emit-obj`
 /// overriding the driver's `-emit-llvm-bc`) instead of bitcode that a second process turns
@@ -130,7 +29,7 @@ fn refuses_xclang(launcher: &[OsString]) -> bool {
 /// process, a bitcode file written and read, and a second optimization run; and under ccache
 /// a hit is the object itself (neither sccache nor ccache caches the code generation of a
 /// bitcode file: "unknown source language"). Not under a launcher that refuses the pair
-/// ([`refuses_xclang`]), nor with flags that choose the front end's output or the pipeline
+/// ([`LauncherKind::refuses_xclang`]), nor with flags that choose the front end's output or the pipeline
 /// themselves.
 fn rdc_emits_object(o: &CompileOptions) -> bool {
     let chooses_output = |f: &OsString| {
@@ -146,7 +45,9 @@ fn rdc_emits_object(o: &CompileOptions) -> bool {
         .iter()
         .any(|p| f.starts_with(p))
     };
-    o.lang == Language::Hip && !refuses_xclang(&o.launcher) && !o.flags.iter().any(chooses_output)
+    o.lang == Language::Hip
+        && !o.launcher_kind.refuses_xclang()
+        && !o.flags.iter().any(chooses_output)
 }
 
 /// The device compile's arguments up to the user's flags (no source, output or depfile), and
@@ -188,7 +89,7 @@ pub(crate) fn device_args(
                     c.add_arg(format!("+ptx{v}"));
                 }
             }
-            if launched_by(&o.launcher, "sccache") {
+            if o.launcher_kind == LauncherKind::Sccache {
                 // sccache caches a command only with `-c`; clang's `-S` wins (the same PTX),
                 // and its complaint that `-c` is unused is this crate's, not the user's: never
                 // an error, and left out of the warnings (`diag::clean`).
@@ -482,4 +383,86 @@ pub(crate) fn flag_probe(
     c.inputs = vec![source.to_path_buf()];
     c.outputs = vec![out.to_path_buf()];
     c
+}
+
+/// Finds the compiler, recording every place looked at; returns it with how it was chosen.
+///
+/// A variable that names a compiler (`HIPCXX`, `HIP_CLANG_PATH`, `CLANG`) and names none is an
+/// error ([`Error::CompilerVar`]), never a silent fallback to another clang. `rocm` (HIP only)
+/// is the install discovery found: its clang comes after those variables.
+pub(crate) fn find_clang(
+    env: &Env<'_>,
+    explicit: Option<&Path>,
+    rocm: Option<&Rocm>,
+    path: Option<&OsString>,
+    cwd: &Path,
+) -> Result<(PathBuf, String), Error> {
+    let mut searched = Vec::new();
+    if let Some(p) = explicit {
+        searched.push(p.to_path_buf());
+        if p.is_file() {
+            return Ok((p.to_path_buf(), "Build::compiler".into()));
+        }
+        return Err(Error::ToolNotFound {
+            tool: "clang (set with Build::compiler)".into(),
+            searched,
+        });
+    }
+    let bad_var = |var: &str, value: String, searched: Vec<PathBuf>| Error::CompilerVar {
+        var: var.to_string(),
+        value,
+        searched,
+    };
+    if let Some(v) = env.get("HIPCXX") {
+        let mut tried = Vec::new();
+        return match path_or_name(&v, path, cwd, &mut tried) {
+            Some(p) => Ok((p, "HIPCXX".into())),
+            None => Err(bad_var("HIPCXX", v, tried)),
+        };
+    }
+    if let Some(v) = env.get_os("HIP_CLANG_PATH") {
+        return hip_clang_path(&v, rocm);
+    }
+    // A ROCm install named by ROCM_PATH / HIP_PATH brings its clang.
+    if let Some(r) = rocm.filter(|r| r.from_env) {
+        if let Some(c) = &r.clang {
+            return Ok((
+                c.clone(),
+                format!("the ROCm install's clang ({})", r.found_by),
+            ));
+        }
+    }
+    if let Some(v) = env.get("CLANG") {
+        let mut tried = Vec::new();
+        return match path_or_name(&v, path, cwd, &mut tried) {
+            Some(p) => Ok((p, "CLANG".into())),
+            None => Err(bad_var("CLANG", v, tried)),
+        };
+    }
+    if let Some(r) = rocm {
+        if let Some(c) = &r.clang {
+            searched.push(c.clone());
+            if c.is_file() {
+                return Ok((
+                    c.clone(),
+                    format!("the ROCm install's clang ({})", r.found_by),
+                ));
+            }
+        }
+    }
+    if let Some(p) = newest_versioned(path, &mut searched) {
+        return Ok((p, "the newest clang-NN with ld.lld".into()));
+    }
+    let rocm = PathBuf::from("/opt/rocm/llvm/bin/clang");
+    searched.push(rocm.clone());
+    if rocm.is_file() {
+        return Ok((rocm, "/opt/rocm".into()));
+    }
+    if let Some(p) = path_or_name(&exe("clang"), path, cwd, &mut searched) {
+        return Ok((p, "clang on PATH".into()));
+    }
+    Err(Error::ToolNotFound {
+        tool: "clang".into(),
+        searched,
+    })
 }

@@ -31,7 +31,8 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
 use crate::builder::fs;
-use crate::builder::toolchain::{self, Toolchain};
+use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::paths::{exe, python_site_packages, venv_site_packages};
 
 /// The prelude force-included without a toolkit.
 const PRELUDE: &str = include_str!("cuda_prelude.h");
@@ -169,11 +170,11 @@ pub(crate) fn find(
     cache_dir: &Path,
 ) -> Result<CudaHeaders, Error> {
     let mut looked = Vec::new();
-    if let Some((root, found_by)) = toolchain::find_cuda(env, path, cwd, &mut looked) {
+    if let Some((root, found_by)) = find_cuda(env, path, cwd, &mut looked) {
         let parts = Parts::of_root(&root);
         return toolkit(parts, root, found_by, cache_dir).map(CudaHeaders::Toolkit);
     }
-    let venv = toolchain::venv_site_packages(env);
+    let venv = venv_site_packages(env);
     if let Some(t) = in_sites(&venv, &mut looked, cache_dir)? {
         return Ok(CudaHeaders::Toolkit(t));
     }
@@ -185,7 +186,7 @@ pub(crate) fn find(
         )),
         Some(_) => {}
     }
-    let python = toolchain::python_site_packages(env, path, cwd);
+    let python = python_site_packages(env, path, cwd);
     if python.is_empty() {
         looked.push("python3 on PATH (not found, or no site-packages)".into());
     }
@@ -575,6 +576,48 @@ fn missing_header(stderr: &str) -> Option<String> {
             .any(|t| name.starts_with(t))
             .then(|| name.to_string())
     })
+}
+
+/// A CUDA install on the system, with how it was found: `CUDA_PATH`, `CUDA_HOME`,
+/// `CUDA_ROOT`, `/usr/local/cuda`, then the install of `nvcc` on `PATH` (`<root>/bin/nvcc`).
+/// An install has `include/cuda.h` and `nvvm/libdevice`; every place looked at without one is
+/// recorded in `looked` (for messages). NVIDIA's wheels are looked for after this
+/// ([`crate::builder::toolchain::cuda::find`]).
+pub(crate) fn find_cuda(
+    env: &Env<'_>,
+    path: Option<&OsString>,
+    cwd: &Path,
+    looked: &mut Vec<String>,
+) -> Option<(PathBuf, String)> {
+    let ok = |r: &Path| r.join("include/cuda.h").is_file() && r.join("nvvm/libdevice").is_dir();
+    const NOT_ONE: &str = "no include/cuda.h and nvvm/libdevice";
+    for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
+        match env.get_os(var) {
+            Some(v) if ok(Path::new(&v)) => return Some((PathBuf::from(v), var.to_string())),
+            Some(v) => looked.push(format!("{var}={} ({NOT_ONE})", Path::new(&v).display())),
+            None => looked.push(format!("{var} (unset)")),
+        }
+    }
+    let usr = Path::new("/usr/local/cuda");
+    if ok(usr) {
+        return Some((usr.to_path_buf(), "/usr/local/cuda".into()));
+    }
+    looked.push(format!("/usr/local/cuda ({NOT_ONE})"));
+    let Ok(nvcc) = which::which_in(exe("nvcc"), path, cwd) else {
+        looked.push("nvcc on PATH (not found)".into());
+        return None;
+    };
+    let root = nvcc
+        .canonicalize()
+        .ok()
+        .and_then(|n| Some(n.parent()?.parent()?.to_path_buf()));
+    match root {
+        Some(r) if ok(&r) => Some((r, format!("nvcc on PATH ({})", nvcc.display()))),
+        _ => {
+            looked.push(format!("{} ({NOT_ONE} in its install)", nvcc.display()));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

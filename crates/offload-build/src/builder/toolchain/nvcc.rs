@@ -25,8 +25,9 @@ use crate::builder::arch::Arch;
 use crate::builder::command::{self, Command, DepsArg, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
-use crate::builder::toolchain::clang::{CompileJob, CompileOptions, DEP, OUT};
-use crate::builder::toolchain::{self, Toolchain};
+use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, OUT};
+use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::paths::{exe, path_or_name, wheel_tool};
 
 /// Whether `path` names nvcc (its file name starts with `nvcc`).
 pub(crate) fn is_nvcc(path: &Path) -> bool {
@@ -58,7 +59,7 @@ pub(crate) fn choose(
         (Some(p), _) => Some((p.to_path_buf(), "Build::compiler".to_string())),
         (None, Some(v)) => {
             let mut tried = Vec::new();
-            match toolchain::path_or_name(&v, path, cwd, &mut tried) {
+            match path_or_name(&v, path, cwd, &mut tried) {
                 Some(p) => Some((p, "CUDACXX".to_string())),
                 None => {
                     return Err(Error::CompilerVar {
@@ -108,7 +109,7 @@ fn find(
     cwd: &Path,
     searched: &mut Vec<PathBuf>,
 ) -> Option<(PathBuf, String)> {
-    let nvcc = toolchain::exe("nvcc");
+    let nvcc = exe("nvcc");
     for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
         if let Some(v) = env.get_os(var) {
             let p = Path::new(&v).join("bin").join(&nvcc);
@@ -118,7 +119,7 @@ fn find(
             }
         }
     }
-    if let Some(p) = toolchain::path_or_name(&nvcc, path, cwd, searched) {
+    if let Some(p) = path_or_name(&nvcc, path, cwd, searched) {
         return Some((p, "nvcc on PATH".into()));
     }
     let usr = Path::new("/usr/local/cuda/bin").join(&nvcc);
@@ -126,7 +127,7 @@ fn find(
     if usr.is_file() {
         return Some((usr, "/usr/local/cuda".into()));
     }
-    toolchain::wheel_tool(env, "nvcc", path, cwd, searched).map(|p| (p, "NVIDIA's wheels".into()))
+    wheel_tool(env, "nvcc", path, cwd, searched).map(|p| (p, "NVIDIA's wheels".into()))
 }
 
 /// The toolkit files beside nvcc that decide its output (`cicc`, `ptxas`, libdevice), for the
@@ -137,8 +138,8 @@ pub(crate) fn toolkit_files(nvcc: &Path) -> Vec<PathBuf> {
     };
     let root = bin.parent().unwrap_or(bin);
     vec![
-        root.join("nvvm/bin").join(toolchain::exe("cicc")),
-        bin.join(toolchain::exe("ptxas")),
+        root.join("nvvm/bin").join(exe("cicc")),
+        bin.join(exe("ptxas")),
         root.join("nvvm/libdevice/libdevice.10.bc"),
     ]
 }
@@ -148,39 +149,12 @@ pub(crate) fn root(nvcc: &Path) -> Option<PathBuf> {
     Some(nvcc.parent()?.parent()?.to_path_buf())
 }
 
-/// The version line of `nvcc --version` (`Cuda compilation tools, release 13.5, V13.5.37`).
-pub(crate) fn version_line(text: &str) -> String {
-    text.lines()
-        .find(|l| l.contains("release"))
-        .or_else(|| text.lines().find(|l| !l.trim().is_empty()))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 /// The CUDA release of nvcc's version line (`release 13.5` → `(13, 5)`).
 pub(crate) fn release(version: &str) -> Option<(u32, u32)> {
     let rest = version.split("release ").nth(1)?;
     let v = rest.split(|c: char| c == ',' || c.is_whitespace()).next()?;
     let (a, b) = v.split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// The real architectures of `nvcc --list-gpu-code` (`sm_75`, …), sorted, with the
-/// architecture-specific variants nvcc accepts but does not list: `sm_NNa` from `sm_90`.
-/// (nvcc's family-specific `sm_NNf` is not an architecture this crate parses or packs.)
-pub(crate) fn parse_gpu_code(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for w in text.split_whitespace().filter(|w| w.starts_with("sm_")) {
-        v.push(w.to_string());
-        let n: u32 = w[3..].parse().unwrap_or(0);
-        if n >= 90 {
-            v.push(format!("{w}a"));
-        }
-    }
-    v.sort();
-    v.dedup();
-    v
 }
 
 /// The host compiler nvcc preprocesses with, as `-ccbin` arguments: none when a flag sets one
@@ -246,7 +220,7 @@ pub(crate) fn compile_job(
     arch: &Arch,
 ) -> CompileJob {
     let mut args = device_args(o, arch);
-    if crate::builder::toolchain::clang::launched_by(&o.launcher, "ccache") {
+    if o.launcher_kind == LauncherKind::Ccache {
         // The same PTX (nvcc's last phase option wins), but ccache caches a command only
         // with `-c`: without it ccache takes `-ptx` for a link. sccache 0.16 fails with it
         // (it replays nvcc's steps and looks for a fatbinary), so only for ccache.
@@ -324,6 +298,7 @@ pub(crate) fn identity(k: &mut KeyBuilder, nvcc: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::toolchain::info::{parse_gpu_code, version_line};
 
     #[test]
     fn reads_nvcc_version_and_architectures() {

@@ -1,0 +1,127 @@
+//! The jobs the plan hands the jobs stage, beside [`Command`]: what every device compile of a
+//! build was decided to be ([`CompileOptions`]), one (source, architecture) compile
+//! ([`CompileJob`]) and one device link ([`LinkJob`]). The toolchain's files fill them in.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use offload_formats::package::ImageKind;
+
+use crate::builder::arch::Arch;
+use crate::builder::command::Command;
+use crate::builder::options::Language;
+
+/// What a compiler launcher is, for the commands spelled under it: the plan finds it from the
+/// launcher's program name; each compiler's file spells what that kind needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum LauncherKind {
+    /// No launcher.
+    #[default]
+    None,
+    /// sccache: caches a command only with `-c`, refuses `-Xclang` pairs it does not know.
+    Sccache,
+    /// ccache: caches a command only with `-c`; takes `-Xclang` pairs.
+    Ccache,
+    /// Another compiler cache (cachepot, buildcache): taken to refuse `-Xclang` pairs.
+    OtherCache,
+    /// Any other program (a distributed-compile client, a wrapper).
+    Other,
+}
+
+impl LauncherKind {
+    /// Whether it is a compiler cache. Such a tool caches only the commands it understands
+    /// (neither sccache nor ccache caches a compile using a PCH), so under one the compiles
+    /// keep to the driver's own flags.
+    pub(crate) fn is_cache(self) -> bool {
+        matches!(self, Self::Sccache | Self::Ccache | Self::OtherCache)
+    }
+
+    /// Whether it refuses to cache a command with an `-Xclang` pair it does not know: every
+    /// compiler cache but ccache (sccache 0.16: "Can't handle UnknownFlag arguments with
+    /// -Xclang"; the caches derived from it, or untested here).
+    pub(crate) fn refuses_xclang(self) -> bool {
+        self.is_cache() && self != Self::Ccache
+    }
+}
+
+/// What the plan decided for every device compile of a build.
+#[derive(Clone, Debug)]
+pub(crate) struct CompileOptions {
+    /// The language.
+    pub lang: Language,
+    /// A compiler launcher (`sccache`), program first; empty for none.
+    pub launcher: Vec<OsString>,
+    /// What the launcher is, as the plan found it ([`LauncherKind`]).
+    pub launcher_kind: LauncherKind,
+    /// Include directories, absolute.
+    pub includes: Vec<PathBuf>,
+    /// Macros.
+    pub defines: Vec<(String, Option<String>)>,
+    /// The warning switches, the builder's flags, then `HIPFLAGS`/`CUDAFLAGS`.
+    pub flags: Vec<OsString>,
+    /// Environment variables set or removed for every process ([`crate::builder::Build::env`]).
+    pub env: Vec<(OsString, Option<OsString>)>,
+    /// The optimization flag of the compile and the code generation (`-O3`).
+    pub opt_flag: String,
+    /// The optimization flag of `ptxas` (`-O3`; it knows 0 to 3 only).
+    pub ptxas_opt_flag: String,
+    /// Whether device debug information is asked for (`-g`).
+    pub debug: bool,
+    /// Whether the compile is asked for a depfile (`-MD -MF`): clang 22 ignores it in
+    /// device-only compiles, and says so in a warning that `-Werror` would make an error.
+    pub depfile_in_compile: bool,
+    /// Whether a HIP compile gets a `-cuid` from its job key (unless a flag sets one).
+    pub cuid_from_key: bool,
+    /// Whether a CUDA compile without a CUDA install gets the oldest PTX ISA its
+    /// architecture needs (unless a flag chooses one: `--cuda-feature=+ptx78`).
+    pub min_ptx_isa: bool,
+    /// nvcc's host compiler (`-ccbin <path>`), when the environment chooses one.
+    pub host_compiler: Vec<OsString>,
+    /// The directory the device compiles run in, with the paths under it spelled relative
+    /// to it ([`Command::to_command`]): the build's root (`CARGO_MANIFEST_DIR`, else the
+    /// current directory), so that two checkouts give the same commands and bytes.
+    pub root: PathBuf,
+}
+
+/// One planned (source, architecture) compile: its commands, outputs and cache files.
+#[derive(Clone, Debug)]
+pub(crate) struct CompileJob {
+    /// The source (absolute).
+    pub source: PathBuf,
+    /// The architecture.
+    pub arch: Arch,
+    /// Compiled as relocatable device code (`-fgpu-rdc`), device-linked later.
+    pub rdc: bool,
+    /// The commands in order: the compile (with the launcher), then code generation or
+    /// `ptxas`; each writes into the cache directory.
+    pub steps: Vec<Command>,
+    /// The host-side preprocessing that writes the depfile, run when the compile wrote none.
+    pub deps_only: Command,
+    /// The outputs with their kinds: the object (HIP), or PTX then the cubin (CUDA).
+    pub outputs: Vec<(ImageKind, PathBuf)>,
+    /// The depfile.
+    pub depfile: PathBuf,
+    /// The cache record.
+    pub record: PathBuf,
+    /// The cache path every file of the job is named after (`<stem>-<arch>-<key>`).
+    pub base: PathBuf,
+    /// Its precompiled preamble: an index into [`crate::builder::plan::JobSettings::pch_jobs`].
+    pub pch: Option<usize>,
+    /// How many bytes of the source that PCH stands for (`-preamble-bytes`).
+    pub pch_skip: usize,
+}
+
+/// One planned device link: one architecture's relocatable objects into a code object.
+#[derive(Clone, Debug)]
+pub(crate) struct LinkJob {
+    /// The architecture.
+    pub arch: Arch,
+    /// The link; its output is a placeholder in the cache directory, replaced by the cached
+    /// object's name (from the key over the command and its inputs' content) when it runs.
+    pub command: Command,
+}
+
+/// The placeholder of a compile's output in its arguments, until the job key names it.
+pub(crate) const OUT: &str = "<out>";
+/// The placeholder of a compile's depfile in its arguments.
+pub(crate) const DEP: &str = "<depfile>";
