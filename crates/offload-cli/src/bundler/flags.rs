@@ -12,44 +12,44 @@ use crate::cl::{Flag, Help, Kind};
 
 /// The raw options: what the command line said, before any validation.
 #[derive(Debug, Default)]
-pub(super) struct LowArgs {
+pub(crate) struct LowArgs {
     /// `-type` (empty when absent; then parsing has already failed).
-    pub(super) file_type: String,
+    pub(crate) file_type: String,
     /// `-targets`, comma lists split.
-    pub(super) targets: Vec<String>,
+    pub(crate) targets: Vec<String>,
     /// `-input`, one per occurrence.
-    pub(super) input: Vec<String>,
+    pub(crate) input: Vec<String>,
     /// `-inputs` (deprecated), comma lists split.
-    pub(super) inputs: Vec<String>,
+    pub(crate) inputs: Vec<String>,
     /// `-output`, one per occurrence.
-    pub(super) output: Vec<String>,
+    pub(crate) output: Vec<String>,
     /// `-outputs` (deprecated), comma lists split.
-    pub(super) outputs: Vec<String>,
-    pub(super) unbundle: bool,
-    pub(super) list: bool,
-    pub(super) allow_missing_bundles: bool,
-    pub(super) bundle_align: Option<u32>,
-    pub(super) check_input_archive: bool,
-    pub(super) hip_openmp_compatible: bool,
+    pub(crate) outputs: Vec<String>,
+    pub(crate) unbundle: bool,
+    pub(crate) list: bool,
+    pub(crate) allow_missing_bundles: bool,
+    pub(crate) bundle_align: Option<u32>,
+    pub(crate) check_input_archive: bool,
+    pub(crate) hip_openmp_compatible: bool,
     /// `-compress`, when given (else the environment decides).
-    pub(super) compress: Option<bool>,
+    pub(crate) compress: Option<bool>,
     /// `-compression-level`, when given (else the environment decides).
-    pub(super) compression_level: Option<i32>,
+    pub(crate) compression_level: Option<i32>,
     /// `-verbose`, when given (else the environment decides).
-    pub(super) verbose: Option<bool>,
+    pub(crate) verbose: Option<bool>,
     /// `-compression-threads`, when given (else the environment decides).
-    pub(super) compression_threads: Option<u32>,
-    pub(super) strict_hash: bool,
+    pub(crate) compression_threads: Option<u32>,
+    pub(crate) strict_hash: bool,
     /// `-verify-hash`, when given (else the environment decides).
-    pub(super) verify_hash: Option<bool>,
+    pub(crate) verify_hash: Option<bool>,
     /// `-###`.
-    pub(super) print_only: bool,
+    pub(crate) print_only: bool,
     /// `-h`: print the help.
-    pub(super) h: bool,
+    pub(crate) h: bool,
 }
 
 /// `--help`'s overview, category and `--version`.
-pub(super) const HELP: Help = Help {
+pub(crate) const HELP: Help = Help {
     overview: "A tool to bundle several input files of the specified type <type> 
 referring to the same source file but different targets into a single 
 one. The resulting file can also be unbundled into different files by 
@@ -67,7 +67,7 @@ this tool if -unbundle is provided.",
 type F = Flag<LowArgs>;
 
 /// Every flag of `offload-bundler`.
-pub(super) const FLAGS: &[Flag<LowArgs>] = &[
+pub(crate) const FLAGS: &[Flag<LowArgs>] = &[
     F::help_flag(0),
     F::help_list_flag(17),
     F::version_flag(18),

@@ -11,7 +11,7 @@ use offload_formats::bundle::compressed::{CompressOptions, Limits, Method, Versi
 use offload_formats::bundle::targets::{Mode, Targets};
 
 /// What the command line asks for.
-pub(super) enum Action {
+pub(crate) enum Action {
     /// `-list`: print the bundle IDs of `input`.
     List {
         file_type: String,
@@ -26,36 +26,36 @@ pub(super) enum Action {
 }
 
 /// A bundling or unbundling run, validated.
-pub(super) struct Job {
-    pub(super) file_type: String,
+pub(crate) struct Job {
+    pub(crate) file_type: String,
     /// The `-targets`, checked.
-    pub(super) targets: Targets,
-    pub(super) inputs: Vec<String>,
-    pub(super) outputs: Vec<String>,
-    pub(super) align: u64,
-    pub(super) allow_missing: bool,
-    pub(super) hip_openmp: bool,
-    pub(super) compression: Compression,
-    pub(super) verbose: bool,
+    pub(crate) targets: Targets,
+    pub(crate) inputs: Vec<String>,
+    pub(crate) outputs: Vec<String>,
+    pub(crate) align: u64,
+    pub(crate) allow_missing: bool,
+    pub(crate) hip_openmp: bool,
+    pub(crate) compression: Compression,
+    pub(crate) verbose: bool,
     /// `-###`: print the llvm-objcopy commands LLVM would run instead of fat-object work.
-    pub(super) print_only: bool,
+    pub(crate) print_only: bool,
     /// `-check-input-archive`.
-    pub(super) check_archive: bool,
+    pub(crate) check_archive: bool,
 }
 
 /// How compressed bundles are written and read in this run.
 #[derive(Clone, Copy)]
-pub(super) struct Compression {
-    pub(super) enabled: bool,
-    pub(super) options: CompressOptions,
-    pub(super) limits: Limits,
+pub(crate) struct Compression {
+    pub(crate) enabled: bool,
+    pub(crate) options: CompressOptions,
+    pub(crate) limits: Limits,
 }
 
 impl Action {
     /// Validates `low` as clang-offload-bundler 22 does, in its order: the environment
     /// (its warnings come before any error about the command line), the deprecated
     /// `-inputs`/`-outputs`, `-list`, the mode's counts, then the targets.
-    pub(super) fn new(ctx: &mut Ctx<'_>, mut low: LowArgs) -> Result<Action, Exit> {
+    pub(crate) fn new(ctx: &mut Ctx<'_>, mut low: LowArgs) -> Result<Action, Exit> {
         let env = read_env(ctx);
         let (verbose, compression) = compression(&low, &env);
         let inputs = merge_deprecated(ctx, take(&mut low.input), take(&mut low.inputs), "input")?;

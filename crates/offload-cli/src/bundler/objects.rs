@@ -10,8 +10,10 @@
 
 use std::io::Write;
 
-use super::{Ctx, Exit, Found, Handler, Job};
+use super::entries::{Found, Handler};
+use super::hiargs::Job;
 use crate::fileio::{Input, OutputFile};
+use crate::{Ctx, Exit};
 use offload_formats::bundle::archive::{self, UnbundleError, UnbundleOptions};
 use offload_formats::bundle::fatobj::{self, FatObject, HOST_PLACEHOLDER};
 use offload_formats::id::EntryId;
@@ -19,7 +21,7 @@ use offload_formats::id::EntryId;
 /// The handler for `-type=o` when the reference input looks like an object file: fat
 /// object if it parses, otherwise the binary format (as LLVM falls back when its object
 /// reader fails).
-pub(super) fn object_handler(
+pub(crate) fn object_handler(
     _ctx: &mut Ctx<'_>,
     reference: &[u8],
     _path: &str,
@@ -34,7 +36,7 @@ pub(super) fn object_handler(
 /// The bundle sections of a fat object, in section order. A section whose contents cannot
 /// be read is listed by its name, as LLVM lists it, and carries its error for when it is
 /// extracted.
-pub(super) fn fat_object_entries<'a>(
+pub(crate) fn fat_object_entries<'a>(
     ctx: &mut Ctx<'_>,
     data: &'a [u8],
     path: &str,
@@ -63,7 +65,7 @@ pub(super) fn fat_object_entries<'a>(
 }
 
 /// Writes the fat object of `job` (`inputs` opened in `-input` order).
-pub(super) fn bundle_fat_object(
+pub(crate) fn bundle_fat_object(
     ctx: &mut Ctx<'_>,
     job: &Job,
     inputs: &[Input],
@@ -119,7 +121,7 @@ pub(super) fn bundle_fat_object(
 
 /// The output for a fat object's host entry: the object without its bundle sections (or,
 /// with `-###`, an empty file and the llvm-objcopy command LLVM would run).
-pub(super) fn host_output(
+pub(crate) fn host_output(
     ctx: &mut Ctx<'_>,
     job: &Job,
     data: &[u8],
@@ -142,7 +144,7 @@ pub(super) fn host_output(
 }
 
 /// `-type=a -unbundle`: one device archive per target.
-pub(super) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
+pub(crate) fn unbundle_archive(ctx: &mut Ctx<'_>, job: &Job) -> Result<(), Exit> {
     let path = &job.inputs[0];
     let input = Input::open(path).map_err(|e| ctx.file_error(path, &e))?;
     // LLVM's one message for every input that is not an archive (issue 19, part 4).

@@ -50,12 +50,12 @@ impl Identity {
 }
 
 /// The outputs of one `compile`: `(what, path)` pairs (`"output"`, `"depfile"`).
-pub(super) struct Outputs<'a> {
+pub(crate) struct Outputs<'a> {
     named: Vec<(&'static str, &'a str)>,
 }
 
 impl<'a> Outputs<'a> {
-    pub(super) fn new(output: &'a str, depfile: Option<&'a str>) -> Outputs<'a> {
+    pub(crate) fn new(output: &'a str, depfile: Option<&'a str>) -> Outputs<'a> {
         let mut named = vec![("output", output)];
         named.extend(depfile.map(|d| ("depfile", d)));
         Outputs { named }
@@ -63,7 +63,7 @@ impl<'a> Outputs<'a> {
 
     /// An error when an output names one of `inputs` (`kind`: "source", "header") or
     /// another output.
-    pub(super) fn refuse_inputs(&self, kind: &str, inputs: &[PathBuf]) -> Result<(), String> {
+    pub(crate) fn refuse_inputs(&self, kind: &str, inputs: &[PathBuf]) -> Result<(), String> {
         // Each name is looked at once (a build reads hundreds of headers).
         let known: Vec<Identity> = inputs.iter().map(|i| Identity::of(i)).collect();
         for (what, path) in &self.named {
@@ -89,7 +89,7 @@ impl<'a> Outputs<'a> {
 
     /// Opens a staged file for every output (a missing directory, a directory in the way or
     /// a file that may not be written is an error now, before anything runs).
-    pub(super) fn prepare(&self) -> Result<Vec<OutputFile>, String> {
+    pub(crate) fn prepare(&self) -> Result<Vec<OutputFile>, String> {
         self.named
             .iter()
             .map(|(_, path)| {
@@ -102,7 +102,7 @@ impl<'a> Outputs<'a> {
 /// Writes `contents` into the staged `files` and moves them into place together; or, when
 /// every target holds its contents already (a no-op build), only moves their modification
 /// times to now ([`touch_unchanged`]).
-pub(super) fn commit(mut files: Vec<OutputFile>, contents: &[&[u8]]) -> Result<(), String> {
+pub(crate) fn commit(mut files: Vec<OutputFile>, contents: &[&[u8]]) -> Result<(), String> {
     if touch_unchanged(&files, contents) {
         return Ok(()); // the staged temporaries go with `files`
     }
@@ -141,10 +141,10 @@ fn touch_unchanged(files: &[OutputFile], contents: &[&[u8]]) -> bool {
 
 /// An exclusive lock on one library name in an out-dir (`.<name>.lock`), held while a run
 /// builds and copies it: runs that share the out-dir write the same intermediate names.
-pub(super) struct NameLock(#[allow(dead_code)] File);
+pub(crate) struct NameLock(#[allow(dead_code)] File);
 
 impl NameLock {
-    pub(super) fn take(out_dir: &Path, name: &str) -> Result<NameLock, String> {
+    pub(crate) fn take(out_dir: &Path, name: &str) -> Result<NameLock, String> {
         let fail = |what: &str, p: &Path, e: std::io::Error| {
             format!("{what} '{}': {}", p.display(), error_text(&e))
         };
