@@ -197,8 +197,17 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         }
     }
 
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {
+        // `pub(super)`, `pub(in crate::x)`: who may see an item, no import.
+    }
+
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        // One segment is a local name (a variable named like a child module), not a path.
+        if segs.len() < 2 && !matches!(segs[0].as_str(), "self" | "super" | "crate") {
+            syn::visit::visit_path(self, p);
+            return;
+        }
         if let Some(abs) = self.absolute(&segs) {
             self.facts.paths.push(abs);
         }

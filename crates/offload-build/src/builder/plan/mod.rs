@@ -247,7 +247,7 @@ impl Plan {
             self.jobs = Some(job_settings(build, env, &tc, lang, self)?);
             if lang == Language::Cuda {
                 check_ptxas(&self.compiles, &tc, env.directives())?;
-                crate::builder::toolchain::cuda::warn(&tc, env.directives());
+                crate::builder::toolchain::cuda::warn(&tc.cuda_use(), env.directives());
             }
         } else {
             check_all_supported(&global, &tc, lang, &origin)?;

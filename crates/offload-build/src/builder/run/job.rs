@@ -339,9 +339,9 @@ impl Runner<'_> {
                 *hint = Some(self.tc.no_rocm_hint());
             }
             if self.lang == Language::Cuda {
-                *hint = hint
-                    .take()
-                    .or_else(|| crate::builder::toolchain::cuda::hint(self.tc, command, stderr));
+                *hint = hint.take().or_else(|| {
+                    crate::builder::toolchain::cuda::hint(&self.tc.cuda_use(), command, stderr)
+                });
             }
         }
         e

@@ -77,7 +77,7 @@ pub(crate) fn device_args(
             c.add_args(["-x", "cuda"]);
             c.add_arg(format!("--offload-arch={}", arch.offload_arch()));
             c.add_arg("--cuda-device-only");
-            c.add_args(crate::builder::toolchain::cuda::clang_args(tc));
+            c.add_args(crate::builder::toolchain::cuda::clang_args(&tc.cuda_use()));
             if let Some(v) = arch.min_ptx().filter(|_| o.min_ptx_isa) {
                 // The driver's spelling where clang has one (the same `-target-feature` for
                 // cc1): sccache refuses to cache a command with `-Xclang` pairs it does not

@@ -31,7 +31,6 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
 use crate::builder::fs;
-use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::paths::{exe, python_site_packages, venv_site_packages};
 
 /// The prelude force-included without a toolkit.
@@ -142,8 +141,16 @@ impl CudaHeaders {
     }
 }
 
+/// What the CUDA arguments and messages need of the toolchain: its CUDA headers, the
+/// compiler's LLVM major version and path ([`Toolchain::cuda_use`](crate::builder::toolchain::found::Toolchain::cuda_use)).
+pub(crate) struct CudaUse<'a> {
+    pub cuda_headers: &'a Option<CudaHeaders>,
+    pub major: u32,
+    pub clang: &'a Path,
+}
+
 /// clang's arguments for the CUDA headers of `tc` (in every device compile).
-pub(crate) fn clang_args(tc: &Toolchain) -> Vec<OsString> {
+pub(crate) fn clang_args(tc: &CudaUse<'_>) -> Vec<OsString> {
     let mut v: Vec<OsString> = Vec::new();
     match &tc.cuda_headers {
         Some(CudaHeaders::Toolkit(t)) => {
@@ -463,7 +470,7 @@ fn link(target: &Path, at: &Path) -> Result<(), Error> {
 
 /// The one warning of a CUDA build about its headers: no toolkit (where one was looked for,
 /// how to get one), or a toolkit newer than the compiler knows.
-pub(crate) fn warn(tc: &Toolchain, d: &Directives) {
+pub(crate) fn warn(tc: &CudaUse<'_>, d: &Directives) {
     match &tc.cuda_headers {
         Some(CudaHeaders::Builtins { looked, .. }) => d.warn(&format!(
             "offload-build: no CUDA toolkit found, so CUDA sources are compiled with clang's \
@@ -495,7 +502,7 @@ pub(crate) fn warn(tc: &Toolchain, d: &Directives) {
 /// What offload-build knows about a failed CUDA compile (its `command` and `stderr`): a toolkit
 /// header missing without a toolkit, or a toolkit newer than the compiler supports (for a
 /// failure of the compiler, not of `ptxas`).
-pub(crate) fn hint(tc: &Toolchain, command: &str, stderr: &str) -> Option<String> {
+pub(crate) fn hint(tc: &CudaUse<'_>, command: &str, stderr: &str) -> Option<String> {
     match tc.cuda_headers.as_ref()? {
         CudaHeaders::Builtins { looked, .. } => {
             let header = missing_header(stderr)?;

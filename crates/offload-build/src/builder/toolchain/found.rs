@@ -4,7 +4,7 @@ use crate::builder::CompilerKind;
 use crate::builder::fs;
 use std::path::PathBuf;
 
-use crate::builder::toolchain::cuda::CudaHeaders;
+use crate::builder::toolchain::cuda::{CudaHeaders, CudaUse};
 use crate::builder::toolchain::rocm::{DEBIAN_ROCM_PACKAGES, Rocm};
 
 /// The compiler and the installs around it.
@@ -48,6 +48,15 @@ pub(crate) struct Toolchain {
 }
 
 impl Toolchain {
+    /// What the CUDA arguments and messages need of it ([`CudaUse`]).
+    pub(crate) fn cuda_use(&self) -> CudaUse<'_> {
+        CudaUse {
+            cuda_headers: &self.cuda_headers,
+            major: self.major,
+            clang: &self.clang,
+        }
+    }
+
     /// Whether the compiler is nvcc (else a clang).
     pub(crate) fn is_nvcc(&self) -> bool {
         self.kind == CompilerKind::Nvcc
