@@ -1,0 +1,167 @@
+//! Preambles shared across separate builds (`make -j`, one source each): a family's preambles
+//! are kept in the cache, and a source whose own PCH is unknown uses the longest cached PCH
+//! of its first directives, or makes the one that most sources of its family share.
+
+use crate::builder::command::{Domain, KeyBuilder};
+use crate::builder::job::CompileOptions;
+use crate::builder::pch::job::{PchJob, prefix_job};
+use crate::builder::pch::preamble::{contains, cut_points, normalized};
+use crate::builder::toolchain::Toolchain;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// How many preambles of a family the cache keeps ([`prefer_shared`]).
+pub(crate) const FAMILY_KEPT: usize = 64;
+
+/// The PCH a compile of `source` (content `text`) uses, given `full`, the job of its whole
+/// preamble, and `siblings`, the other sources of this build with their whole preambles:
+/// `full` when its PCH exists or was asked for (made, marked seen, or in the background),
+/// or when another source of this build has the very same preamble; else a PCH of the
+/// preamble's first lines shared with other sources of the same family (same compiler,
+/// flags, architecture and directory): the longest such prefix whose PCH exists, else the
+/// prefix the most other sources (of this build, or seen by earlier builds in the cache,
+/// `<cache>/preambles-<arch>-<family>/`) start with, when one does — it is then marked seen,
+/// so that this build makes it: one PCH of the shared includes serves every source that
+/// starts with them, across the one-source builds of a `make -j` project. A prefix holds
+/// at least one `#include`; the compile parses the rest of its preamble itself. Prefixes
+/// are compared and precompiled without their comments ([`normalized`]). Earlier preambles
+/// of the same source do not count: a single source keeps its own PCH. The job, and how
+/// many bytes of the source it stands for.
+#[allow(clippy::too_many_arguments)] // prefix_job's, the whole preamble's job and siblings
+pub(crate) fn prefer_shared(
+    full: PchJob,
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    text: &[u8],
+    rdc: bool,
+    siblings: &[(&Path, &[u8])],
+) -> (PchJob, usize) {
+    let family_dir = cache_dir.join(format!(
+        "preambles-{}-{:016x}",
+        full.arch.file_tag(),
+        full.family as u64
+    ));
+    remember(&family_dir, &full, source);
+    let known = full.record.is_file()
+        || full.record.with_extension("seen").is_file()
+        || full.record.with_extension("bg").is_dir();
+    let shared_whole = siblings.iter().any(|(_, q)| *q == full.preamble.as_slice());
+    let whole = full.len();
+    // Each shorter cut with an include, and the text a PCH of it holds.
+    let prefixes: Vec<(usize, Vec<u8>)> = cut_points(text)
+        .into_iter()
+        .filter(|&c| c < whole)
+        .map(|c| (c, normalized(text, c)))
+        .filter(|(_, n)| contains(n, b"include"))
+        .collect();
+    if known || shared_whole || prefixes.is_empty() {
+        return (full, whole);
+    }
+    let job = |n: &[u8]| prefix_job(o, tc, cache_dir, source, n.to_vec(), &full.arch, rdc);
+    for (c, n) in prefixes.iter().rev() {
+        if let Some(p) = job(n).filter(|p| p.record.is_file()) {
+            return (p, *c);
+        }
+    }
+    // The other sources, each with the texts its preamble's prefixes hold.
+    let seen = family(&family_dir, &full, source);
+    let mut others: Vec<(&Path, Vec<Vec<u8>>)> = seen
+        .iter()
+        .map(|(s, q)| (s.as_path(), q.as_slice()))
+        .chain(siblings.iter().copied())
+        .filter(|(s, _)| *s != source)
+        .map(|(s, q)| {
+            (
+                s,
+                cut_points(q)
+                    .into_iter()
+                    .map(|c| normalized(q, c))
+                    .collect(),
+            )
+        })
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    let mut best = (0, 0);
+    for (k, (_, n)) in prefixes.iter().enumerate() {
+        let mut sources: Vec<&Path> = others
+            .iter()
+            .filter(|(_, texts)| texts.contains(n))
+            .map(|(s, _)| *s)
+            .collect();
+        sources.dedup();
+        if sources.len() >= best.0.max(1) {
+            best = (sources.len(), k);
+        }
+    }
+    let (c, n) = &prefixes[best.1];
+    match job(n).filter(|_| best.0 >= 1) {
+        Some(p) => {
+            let _ = crate::builder::fs::write_atomic(&p.record.with_extension("seen"), b"");
+            (p, *c)
+        }
+        None => (full, whole),
+    }
+}
+
+/// The file of the preamble of `job` for `source` in its family's directory `dir`.
+pub(crate) fn family_entry(dir: &Path, job: &PchJob, source: &Path) -> PathBuf {
+    let mut k = KeyBuilder::new(Domain::Preamble);
+    k.u128(job.key).os(source.as_os_str());
+    dir.join(format!("{:032x}", k.finish()))
+}
+
+/// Keeps the preamble of `job` for `source` in its family's directory (one file per
+/// preamble and source: the source's path, a NUL, the preamble), unless it is there.
+pub(crate) fn remember(dir: &Path, job: &PchJob, source: &Path) {
+    let own = family_entry(dir, job, source);
+    if !own.is_file() {
+        let mut entry = source.as_os_str().as_encoded_bytes().to_vec();
+        entry.push(0);
+        entry.extend_from_slice(&job.preamble);
+        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::builder::fs::write_atomic(&own, &entry);
+    }
+}
+
+/// The preambles kept in the family directory `dir` other than that of `job` for `source`,
+/// with their sources; the oldest go past [`FAMILY_KEPT`].
+pub(crate) fn family(dir: &Path, job: &PchJob, source: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let own = family_entry(dir, job, source);
+    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path() != own && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            let t = e.metadata().and_then(|m| m.modified());
+            (t.unwrap_or(std::time::UNIX_EPOCH), e.path())
+        })
+        .collect();
+    entries.sort();
+    let drop = entries.len().saturating_sub(FAMILY_KEPT);
+    for (_, old) in entries.drain(..drop) {
+        let _ = std::fs::remove_file(old);
+    }
+    entries
+        .iter()
+        .filter_map(|(_, p)| {
+            let entry = std::fs::read(p).ok()?;
+            let at = entry.iter().position(|&b| b == 0)?;
+            Some((path_from(&entry[..at]), entry[at + 1..].to_vec()))
+        })
+        .collect()
+}
+
+/// A path from its bytes (as [`std::ffi::OsStr::as_encoded_bytes`] gave them on Unix).
+pub(crate) fn path_from(bytes: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(OsStr::from_bytes(bytes))
+    }
+    #[cfg(not(unix))]
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+}

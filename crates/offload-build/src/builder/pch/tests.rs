@@ -1,0 +1,146 @@
+//! The PCH room's unit tests.
+
+#![allow(unused_imports)]
+
+use super::{job::*, preamble::*, shared::*};
+use crate::builder::arch::Arch;
+use crate::builder::command::{Command, Domain, KeyBuilder};
+use crate::builder::job::{self, CompileJob, CompileOptions};
+use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::clang;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_128;
+
+fn b(s: &str) -> Bounds {
+    clang_bounds(s.as_bytes())
+}
+
+// Each case's size is what `clang-19 -cc1 -print-preamble` printed for the same text.
+#[test]
+fn clang_bounds_follow_clang() {
+    let cases: &[(&str, usize)] = &[
+        (
+            "#include <hip/hip_runtime.h>\n\n__global__ void k() {}\n",
+            30,
+        ),
+        (
+            "// c\n#define A 1\n#if A\n#include <x.h>\n#endif\n/* doc */\nint x;\n",
+            45,
+        ),
+        ("#ifdef FOO\n#include <stddef.h>\nint x;\n#endif\n", 31),
+        ("int x;\n#include <a.h>\n", 0),
+        ("/* c */ int x;\n", 0),
+        ("#include <a.h>\n#\n#include <b.h>\n", 15),
+        ("#include <a.h>\n#foo\n", 15),
+        ("#include <a.h> /* multi\nline */ int x;\nint y;\n", 39),
+        ("#define A \\\n  1\nint x;\n", 16),
+        ("#include <a.h>\n#pragma once\n  int x;\n", 30),
+        ("%:include <a.h>\nint x;\n", 16),
+        ("#in\\\nclude <a.h>\nint x;\n", 0),
+        ("#include <a.h>\n# /*c*/ define X\nint x;\n", 15),
+        ("#include <a.h>", 14),
+        ("\u{feff}#include <a.h>\nint x;\n", 18),
+        ("#define S \"/*\"\nint x;\n", 15),
+        ("#include <a.h>\r\nint x;\r\n", 16),
+        ("#include <a.h>\n// one\n// two\nint x;\n", 15),
+    ];
+    for (src, size) in cases {
+        assert_eq!(b(src).size, *size, "{src:?}");
+    }
+    assert!(b("#include <a.h>\n  int x;\n").ends_at_start_of_line);
+    assert!(!b("/* c */ int x;\n").ends_at_start_of_line);
+}
+
+#[test]
+fn preamble_len_keeps_whole_safe_lines_outside_conditionals() {
+    let len = |s: &str| preamble_len(s.as_bytes());
+    assert_eq!(
+        len("#include <hip/hip_runtime.h>\n\n__global__ void k() {}\n"),
+        29
+    );
+    // An `#if` open where clang's preamble ends: back to before it.
+    assert_eq!(
+        len("#include <a.h>\n#ifdef FOO\n#include <b.h>\nint x;\n#endif\n"),
+        15
+    );
+    // A pragma, a line marker or a warning stops it.
+    assert_eq!(
+        len("#include <a.h>\n#pragma once\n#include <b.h>\nint x;\n"),
+        15
+    );
+    assert_eq!(len("#define A 1\n#line 7\nint x;\n"), 12);
+    // A conditional reading a place-dependent macro stops it; a definition does not.
+    assert_eq!(
+        len("#define F __FILE__\n#if __LINE__ > 1\n#endif\nint x;\n"),
+        19
+    );
+    // A directive continued by a comment or a splice counts whole.
+    let s = "#include <a.h> /* multi\nline */ int x;\nint y;\n";
+    assert_eq!(len(s), 39);
+    assert_eq!(len("#define A \\\n  1\nint x;\n"), 16);
+    // A closed conditional is kept; a file of directives only without a final newline
+    // keeps its complete lines.
+    assert_eq!(len("#if A\n#include <a.h>\n#else\n#endif\nint x;\n"), 34);
+    assert_eq!(len("#include <a.h>\n#include <b.h>"), 15);
+    assert_eq!(len("int x;\n"), 0);
+    assert_eq!(len("#endif\nint x;\n"), 0);
+}
+
+/// The cut points are the lengths a shared prefix may take: after each whole directive
+/// line outside a conditional, the last one the preamble's length.
+#[test]
+fn cut_points_end_every_whole_line_outside_conditionals() {
+    let s = b"#include <a.h>\n#include \"b.h\"\n#if A\n#include <c.h>\n#endif\nint x;\n";
+    assert_eq!(cut_points(s), [15, 30, 58]);
+    assert_eq!(preamble_len(s), 58);
+    assert!(cut_points(b"int x;\n").is_empty());
+}
+
+/// Sources that differ only in comments around and after their directives have the same
+/// normalized prefix.
+#[test]
+fn normalized_prefixes_ignore_comments() {
+    let a = b"// MIT (c) 2022\n#include \"u.h\" // utils\n#include <v>\nint x;\n";
+    let b = b"/* (c) 2023\n */\n#include \"u.h\"\n#include /* std */ <v>\nint y;\n";
+    let (ca, cb) = (cut_points(a), cut_points(b));
+    assert_eq!(normalized(a, ca[0]), b"#include \"u.h\"\n");
+    assert_eq!(normalized(a, ca[0]), normalized(b, cb[0]));
+    assert_ne!(
+        normalized(a, ca[1]),
+        normalized(b, cb[1]),
+        "a block comment is a space"
+    );
+    assert_eq!(
+        normalized(b"#define S \"//x\"\n", 16),
+        b"#define S \"//x\"\n"
+    );
+}
+
+#[test]
+fn refusing_flags() {
+    let refused = [
+        "-include",
+        "-includefoo.h",
+        "-Xclang",
+        "-Weverything",
+        "-fmodules",
+        "-std=c++20",
+        "-std=gnu++2b",
+        "-g",
+        "-gdwarf-5",
+    ];
+    for f in refused {
+        assert!(flag_refuses_pch(OsStr::new(f)), "{f}");
+    }
+    for f in [
+        "-O2",
+        "-DX",
+        "-Wall",
+        "-I/x",
+        "-std=c++17",
+        "-gno-column-info",
+    ] {
+        assert!(!flag_refuses_pch(OsStr::new(f)), "{f}");
+    }
+}
