@@ -1,0 +1,252 @@
+//! The jobs of a build: one compile per (source, architecture), the device links, the PCH
+//! jobs that pay, and the settings they run under (job slots, timeout, launcher).
+
+use crate::builder::Build;
+use crate::builder::CompilerKind;
+use crate::builder::Language;
+use crate::builder::arch::Arch;
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::job::{CompileJob, CompileOptions, LinkJob};
+use crate::builder::job_slots;
+use crate::builder::pch::{self, PchJob};
+use crate::builder::plan::flags::compile_options;
+use crate::builder::plan::launcher;
+use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::clang;
+use crate::builder::toolchain::nvcc;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The settings shared by every compile job (only when there are sources).
+#[derive(Clone, Debug)]
+pub(crate) struct JobSettings {
+    /// At most this many jobs at once (besides the jobserver).
+    pub max_jobs: usize,
+    /// The jobserver the jobs take tokens from; `None`: one job at a time.
+    pub client: Option<jobserver::Client>,
+    /// Whether the compiler's warnings are shown ([`Build::warnings`]).
+    pub forward_warnings: bool,
+    /// Called as each compile finishes ([`Build::on_progress`]).
+    pub progress: Option<crate::builder::ProgressHook>,
+    /// How long one compile (each process of a job) may run ([`Build::timeout`],
+    /// `OFFLOAD_BUILD_COMPILE_TIMEOUT`); `None`: no limit.
+    pub timeout: Option<std::time::Duration>,
+    /// The compile jobs, one per (source, architecture), in that order.
+    pub compile_jobs: Vec<CompileJob>,
+    /// The device links, one per architecture compiled from several sources (`-fgpu-rdc`).
+    pub links: Vec<LinkJob>,
+    /// The precompiled preambles the compile jobs may use ([`CompileJob::pch`]), one per
+    /// key; the jobs stage decides which are made ([`crate::builder::pch`]).
+    pub pch_jobs: Vec<PchJob>,
+    /// Whether a PCH that would not pay in this build is made after it, in the background
+    /// ([`Build::pch_background`]).
+    pub pch_background: bool,
+}
+
+/// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
+pub(crate) fn job_settings(
+    build: &Build,
+    env: &Env<'_>,
+    tc: &Toolchain,
+    lang: Language,
+    compiles: &[(PathBuf, Vec<Arch>)],
+    (cwd, cache_dir): (&Path, &Path),
+) -> Result<JobSettings, Error> {
+    // Read in this order, as the `rerun-if-env-changed` lines have always come.
+    let launcher = launcher::launcher(env);
+    let timeout = match build.timeout {
+        Some(t) => Some(t),
+        None => compile_timeout(env)?,
+    }
+    .filter(|t| !t.is_zero());
+    let max_jobs = max_jobs(env);
+    let client = build
+        .jobserver
+        .clone()
+        .or_else(job_slots::inherited)
+        .or_else(|| {
+            let n = env
+                .get("NUM_JOBS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+            job_slots::local(n)
+        });
+    let first = compiles.iter().find_map(|(_, a)| a.first());
+    let mut compile = compile_options(build, env, tc, lang, cwd, first, cache_dir);
+    (compile.launcher, compile.launcher_kind) = launcher;
+    // A compiler cache in front of the compiles shares them between out-dirs, checkouts and
+    // machines; a compile with a PCH is one it cannot cache (sccache refuses its `-Xclang`
+    // pairs, ccache `-preamble-bytes`), so under one offload-build makes no preambles.
+    let cached_by_launcher = compile.launcher_kind.is_cache();
+    let pch = build.pch && pch_enabled(env) && !cached_by_launcher && !tc.is_nvcc();
+    let (mut compile_jobs, links) = jobs_of(compiles, &compile, tc, cache_dir);
+    let pch_jobs = if pch {
+        pch_jobs_of(&mut compile_jobs, &compile, tc, cache_dir)
+    } else {
+        Vec::new()
+    };
+    Ok(JobSettings {
+        max_jobs,
+        client,
+        forward_warnings: build.warnings,
+        progress: build.progress.clone(),
+        timeout,
+        compile_jobs,
+        links,
+        pch_jobs,
+        pch_background: pch
+            && build
+                .pch_background
+                .unwrap_or_else(|| background_default(env)),
+    })
+}
+
+/// Whether a switch's value turns it off: `0`, `false`, `off` or `no`.
+pub(crate) fn switched_off(v: &str) -> bool {
+    ["0", "false", "off", "no"].contains(&v.trim().to_ascii_lowercase().as_str())
+}
+
+/// `OFFLOAD_BUILD_PCH`: on unless `0`, `false`, `off` or `no`.
+pub(crate) fn pch_enabled(env: &Env<'_>) -> bool {
+    env.get("OFFLOAD_BUILD_PCH")
+        .is_none_or(|v| !switched_off(&v))
+}
+
+/// `OFFLOAD_BUILD_PCH_BACKGROUND`: on unless `0`, `false`, `off` or `no`; when unset, on
+/// unless `CI` is set (to anything but `0` or `false`): a one-off build never edits.
+pub(crate) fn background_default(env: &Env<'_>) -> bool {
+    match env.get("OFFLOAD_BUILD_PCH_BACKGROUND") {
+        Some(v) => !switched_off(&v),
+        None => env.get("CI").is_none_or(|v| switched_off(&v)),
+    }
+}
+
+/// The precompiled preamble of each compile job that has one ([`pch::pch_job`], with
+/// the job's own `-fgpu-rdc`; a prefix shared with other sources where that pays,
+/// [`pch::prefer_shared`]), one per key: sources with the same preamble share it. A
+/// source that cannot be read gets none (its compile says why).
+pub(crate) fn pch_jobs_of(
+    jobs: &mut [CompileJob],
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+) -> Vec<PchJob> {
+    let mut texts: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
+    for job in jobs.iter() {
+        texts
+            .entry(job.source.clone())
+            .or_insert_with(|| std::fs::read(&job.source).ok());
+    }
+    let whole: Vec<Option<PchJob>> = jobs
+        .iter()
+        .map(|job| {
+            let text = texts.get(&job.source)?.as_ref()?;
+            pch::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
+        })
+        .collect();
+    let jobs_sources: Vec<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
+    let mut pchs: Vec<PchJob> = Vec::new();
+    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
+    for (k, (job, full)) in jobs.iter_mut().zip(&whole).enumerate() {
+        let (Some(full), Some(Some(text))) = (full, texts.get(&job.source)) else {
+            continue;
+        };
+        let siblings: Vec<(&Path, &[u8])> = whole
+            .iter()
+            .zip(jobs_sources.iter())
+            .enumerate()
+            .filter_map(|(i, (w, s))| {
+                let w = w.as_ref().filter(|w| i != k && w.family == full.family)?;
+                Some((s.as_path(), w.preamble.as_slice()))
+            })
+            .collect();
+        let (p, skip) = pch::prefer_shared(
+            full.clone(),
+            o,
+            tc,
+            cache_dir,
+            &job.source,
+            text,
+            job.rdc,
+            &siblings,
+        );
+        let next = pchs.len();
+        let i = *by_key.entry(p.key).or_insert(next);
+        if i == next {
+            pchs.push(p);
+        }
+        job.pch = Some(i);
+        job.pch_skip = skip;
+    }
+    pchs
+}
+
+/// `OFFLOAD_BUILD_MAX_JOBS`, else no limit.
+pub(crate) fn max_jobs(env: &Env<'_>) -> usize {
+    let Some(v) = env.get("OFFLOAD_BUILD_MAX_JOBS") else {
+        return usize::MAX;
+    };
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => n,
+        _ => {
+            env.directives().warn(&format!(
+                "offload-build: OFFLOAD_BUILD_MAX_JOBS=`{v}` is not a positive number; ignored"
+            ));
+            usize::MAX
+        }
+    }
+}
+
+/// The compile jobs in (source, architecture) order, and the device links: HIP code of an
+/// architecture compiled from several sources is relocatable (`-fgpu-rdc`) and linked once.
+pub(crate) fn jobs_of(
+    compiles: &[(PathBuf, Vec<Arch>)],
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+) -> (Vec<CompileJob>, Vec<LinkJob>) {
+    let mut sources_per_arch: BTreeMap<&Arch, usize> = BTreeMap::new();
+    for (_, archs) in compiles {
+        for a in archs {
+            *sources_per_arch.entry(a).or_default() += 1;
+        }
+    }
+    let mut jobs = Vec::new();
+    let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
+    for (src, archs) in compiles {
+        for a in archs {
+            let rdc = o.lang == Language::Hip && sources_per_arch[a] > 1;
+            let job = match tc.kind {
+                CompilerKind::Nvcc => nvcc::compile_job(o, tc, cache_dir, src, a),
+                _ => clang::compile_job(o, tc, cache_dir, src, a, rdc),
+            };
+            if rdc {
+                to_link
+                    .entry(a.clone())
+                    .or_default()
+                    .push(job.outputs[0].1.clone());
+            }
+            jobs.push(job);
+        }
+    }
+    let links = to_link
+        .into_iter()
+        .map(|(a, objs)| clang::device_link(o, tc, cache_dir, &a, objs))
+        .collect();
+    (jobs, links)
+}
+
+/// `OFFLOAD_BUILD_COMPILE_TIMEOUT`: seconds (a decimal number; 0 means none).
+pub(crate) fn compile_timeout(env: &Env<'_>) -> Result<Option<std::time::Duration>, Error> {
+    let Some(v) = env.get("OFFLOAD_BUILD_COMPILE_TIMEOUT") else {
+        return Ok(None);
+    };
+    match v.parse::<f64>() {
+        Ok(s) if (0.0..1e9).contains(&s) => Ok(Some(std::time::Duration::from_secs_f64(s))),
+        _ => Err(Error::Config(format!(
+            "OFFLOAD_BUILD_COMPILE_TIMEOUT=`{v}` is not a number of seconds (such as 600; 0 for \
+             no timeout)"
+        ))),
+    }
+}
