@@ -880,14 +880,23 @@ fn documented_compile_flags_exist() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, ext, out);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
     let mut files = vec![
         root.join("README.md"),
         root.join("build-support/cmake/OffloadBuild.cmake"),
-        root.join("crates/offload-cli/src/helper.rs"),
     ];
-    for e in std::fs::read_dir(root.join("crates/offload-build/src/builder")).unwrap() {
-        files.push(e.unwrap().path());
-    }
+    walk(&root.join("docs"), "md", &mut files);
+    walk(&root.join("crates/offload-cli/src"), "rs", &mut files);
+    walk(&root.join("crates/offload-build/src"), "rs", &mut files);
     let mut checked = 0;
     for f in files {
         let t = std::fs::read_to_string(&f).unwrap();

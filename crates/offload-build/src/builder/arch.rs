@@ -1,27 +1,9 @@
-//! Offload architectures: parsing (typed values and CMake-style lists), resolution from the
-//! builder and the environment, `native` detection and the default set.
+//! Offload architectures: parsing (typed values and CMake-style lists), `native` detection
+//! and the default set.
 //!
-//! # Resolution order
-//!
-//! The first source that names at least one architecture wins:
-//!
-//! | # | Source | Example |
-//! |---|---|---|
-//! | 1 | `<CRATE>_OFFLOAD_ARCH` (package name upper-cased, `-` → `_`) | `MY_KERNELS_OFFLOAD_ARCH=gfx1100` |
-//! | 2 | `OFFLOAD_ARCH` | `OFFLOAD_ARCH="gfx90a;gfx1201"` |
-//! | 3 | [`Build::arch`](crate::builder::Build::arch) / [`Build::archs`](crate::builder::Build::archs) (the crate's default) | `.archs("gfx90a;gfx942:xnack+")` |
-//! | 4 | HIP: `AMDGPU_TARGETS`, `GPU_TARGETS`, `PYTORCH_ROCM_ARCH`, `HIP_ARCHITECTURES`; CUDA: `CUDAARCHS`, `CUDA_COMPUTE_CAP` | `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` |
-//! | 5 | the GPUs of this machine (`native`): `amdgpu-arch` (next to the compiler, then on `PATH`, 30 s timeout), then `/sys/class/kfd`; CUDA: `nvptx-arch`, then `nvidia-smi` | |
-//! | 6 | the default set ([`DEFAULT_HIP_ARCHS`], [`DEFAULT_CUDA_ARCHS`]), with a `cargo:warning` | |
-//!
-//! [`Build::archs_exact`](crate::builder::Build::archs_exact) puts the builder's list before rows 1
-//! and 2 (see [`super`]'s architecture resolution).
-//!
-//! Lists are separated by `;`, `,` or white space. Besides architectures a list may hold
-//! `native` (this machine's GPUs; with no GPU the default set is used, with a warning: a build
-//! never fails for lack of a GPU) and `default` (the default set). CUDA lists also accept the
-//! CMake spellings `90` (= `sm_90`), `90-real` (cubin only) and `90-virtual` (PTX only, as
-//! `compute_90`), and `all-major` (every `sm_N0` from `sm_50` the compiler supports).
+//! The order the architectures are resolved in, and the list syntax, are the builder's
+//! documentation ([architecture resolution](crate::builder#architecture-resolution)); the
+//! resolution itself is the plan's ([`crate::builder::plan::archs`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -220,10 +220,10 @@
 //! | `HIPFLAGS`, `CUDAFLAGS` | unset | extra compiler flags (white-space separated), after the builder's |
 //! | `OFFLOAD_BUILD_LAUNCHER` | unset | a compiler launcher put in front of every source compile (`sccache`, `ccache`; may hold arguments) |
 //! | `RUSTC_WRAPPER` | unset | used as the launcher when it is `sccache`, `cachepot` or `buildcache` and `OFFLOAD_BUILD_LAUNCHER` is unset |
-//! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many device compiles at once (on top of Cargo's jobserver) |
+//! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many device compiles at once, on top of Cargo's jobserver (memory: big kernels take gigabytes each) |
 //! | `OFFLOAD_BUILD_CACHE_DIR` | `$OUT_DIR/offload-build-cache` | where compiled objects and cache records are kept (may be shared between builds) |
-//! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children (see [`Build::timeout`]) |
-//! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]) |
+//! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children; the build fails naming the source and arch (see [`Build::timeout`]; `compile --timeout`, CMake `TIMEOUT`) |
+//! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]; `compile --no-pch`, CMake `NO_PCH`) |
 //! | `OFFLOAD_BUILD_PCH_BACKGROUND` | `1`, `0` when `CI` is set | `0` (or `false`, `off`) makes no precompiled preamble after the build (see [`Build::pch_background`]) |
 //! | `NUM_JOBS` (set by Cargo) | CPUs | parallelism when no jobserver is inherited |
 //!
@@ -231,20 +231,17 @@
 //!
 //! # Self-check of the docs
 //!
-//! [`ENV_VARS`] lists the variables above; a unit test checks that each appears in this table
-//! and in the README.
+//! [`ENV_VARS`] lists the variables above; a unit test checks that each appears in this table,
+//! and that no guide copies its rows.
 
 // Errors carry the failed command's full output by design; a build script's error path is not
 // hot, and flat variants are easier for build scripts to match than boxed ones.
 #![allow(clippy::result_large_err)]
 
-// A build runs in four stages: plan (`plan.rs`: every decision, before any compile, with
-// `clang.rs` spelling the decisions out as `command.rs` values: the complete command of every
-// job and its cache key), jobs (`compile.rs` runs those commands, over the runner in
-// `jobs.rs`, the cache in `cache.rs` and the compiler-diagnostics grouping in `diag.rs`), pack
-// (`pack.rs`: the container bytes) and emit (`emit.rs`, with `embed_glue.rs`: files and
-// directives; every file write goes through `fs.rs`). `Build::run` chains them;
-// `Build::try_resolve_archs` stops after the plan.
+// A build is a pipeline of rooms, each importing only those below it (ARCHITECTURE.md, checked
+// by integration/stages.rs): the shared vocabulary in this folder's files, then cache/,
+// toolchain/, pch/, plan/, run/, pack/, emit/; `Build::run` below chains plan → run → pack →
+// emit, and `Build::try_resolve_archs` stops after the plan.
 mod arch;
 mod cache;
 mod command;
@@ -505,6 +502,7 @@ mod tests {
             ("mod.rs", include_str!("mod.rs")),
             ("rust_module.rs", include_str!("emit/rust_module.rs")),
             ("README.md", include_str!("../../../../README.md")),
+            ("docs/build-rs.md", include_str!("../../../../docs/build-rs.md")),
         ];
         let wrong = [
             format!("{}::{}()", "kernels", "fatbin"),
@@ -545,16 +543,28 @@ mod tests {
     #[test]
     fn env_table_documents_every_variable() {
         let docs = include_str!("mod.rs");
-        let readme = include_str!("../../../../README.md");
         for var in ENV_VARS {
             assert!(
                 docs.contains(&format!("`{var}`")),
                 "{var} missing from the module docs"
             );
-            assert!(
-                readme.contains(&format!("`{var}`")),
-                "{var} missing from README.md"
-            );
+        }
+    }
+
+    /// The environment table lives in the module docs only: no guide copies its rows.
+    #[test]
+    fn env_table_is_written_once() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = vec![root.join("README.md")];
+        for e in std::fs::read_dir(root.join("docs")).unwrap() {
+            files.push(e.unwrap().path());
+        }
+        for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "md")) {
+            let text = std::fs::read_to_string(f).unwrap();
+            for var in ENV_VARS {
+                let row = format!("| `{var}`");
+                assert!(!text.contains(&row), "{} copies the row of {var}", f.display());
+            }
         }
     }
 }
