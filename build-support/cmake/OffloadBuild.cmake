@@ -436,8 +436,8 @@ function(_offload_add_fatbin_command target)
   set_property(TARGET ${target} PROPERTY OFFLOAD_RESOLVED_ARCHITECTURES "${_archs}")
 
   # The `offload-build compile` arguments. To add a builder option: 1) a field and a setter in
-  # Build, 2) its decision in the build's Plan (crates/offload-build/src/builder/plan.rs), 3) the
-  # CLI flag and its mapping (`builder` in crates/offload-cli/src/helper.rs), 4) its
+  # Build, 2) its decision in the build's Plan (crates/offload-build/src/builder/plan/), 3) the
+  # CLI flag and its mapping (`builder` in crates/offload-cli/src/helper/compile.rs), 4) its
   # argument here (and the offload_add_fatbin keyword and target property above).
   set(_args compile --language "${_lang}" --archs "${_arch_list}" --compiler "${_compiler}"
     --name "${target}")

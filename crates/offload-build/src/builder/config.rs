@@ -43,8 +43,8 @@ use crate::builder::progress::{Progress, ProgressHook};
 ///     .compile("kernels");
 /// ```
 // To add a builder option: 1) a field here and its setter below, 2) its decision in `Plan`
-// (plan.rs; the jobs, pack and emit stages read only the plan), 3) the CLI flag and its
-// mapping in one place (`CompileArgs` and `builder` in crates/offload-cli/src/helper.rs),
+// (plan/; the jobs, pack and emit stages read only the plan), 3) the CLI flag and its
+// mapping in one place (`CompileArgs` and `builder` in crates/offload-cli/src/helper/compile.rs),
 // 4) the CMake argument (`_offload_add_fatbin_command` in build-support/cmake/OffloadBuild.cmake).
 #[derive(Clone, Debug)]
 pub struct Build {

@@ -502,7 +502,10 @@ mod tests {
             ("mod.rs", include_str!("mod.rs")),
             ("rust_module.rs", include_str!("emit/rust_module.rs")),
             ("README.md", include_str!("../../../../README.md")),
-            ("docs/build-rs.md", include_str!("../../../../docs/build-rs.md")),
+            (
+                "docs/build-rs.md",
+                include_str!("../../../../docs/build-rs.md"),
+            ),
         ];
         let wrong = [
             format!("{}::{}()", "kernels", "fatbin"),
@@ -559,11 +562,18 @@ mod tests {
         for e in std::fs::read_dir(root.join("docs")).unwrap() {
             files.push(e.unwrap().path());
         }
-        for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "md")) {
+        for f in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "md"))
+        {
             let text = std::fs::read_to_string(f).unwrap();
             for var in ENV_VARS {
                 let row = format!("| `{var}`");
-                assert!(!text.contains(&row), "{} copies the row of {var}", f.display());
+                assert!(
+                    !text.contains(&row),
+                    "{} copies the row of {var}",
+                    f.display()
+                );
             }
         }
     }

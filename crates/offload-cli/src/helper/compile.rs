@@ -181,7 +181,7 @@ fn build_error(e: offload_build::builder::Error) -> Failure {
 /// (shared with `build.rs` builds and `--resolve`) decides everything from there.
 ///
 /// To add a builder option: 1) a field and a setter in `Build`, 2) its decision in the build's
-/// `Plan` (crates/offload-build/src/builder/plan.rs), 3) the flag in [`CompileArgs`] and its
+/// `Plan` (crates/offload-build/src/builder/plan/), 3) the flag in [`CompileArgs`] and its
 /// mapping here, 4) the CMake argument (`_offload_add_fatbin_command` in
 /// build-support/cmake/OffloadBuild.cmake).
 fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
