@@ -3,7 +3,6 @@
 
 use crate::builder::cache::stamps::ContentHashes;
 use crate::builder::error::Error;
-use foldhash::{HashMapExt, HashSetExt};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_128;
 

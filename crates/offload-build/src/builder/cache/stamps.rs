@@ -2,7 +2,7 @@
 //! inode, size and both times of each version hashed, as git's index keeps them) that spares
 //! a no-op build from hashing unchanged files.
 
-use foldhash::{HashMap, HashMapExt, HashSetExt};
+use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
