@@ -13,7 +13,7 @@ pub struct Compiled {
     pub fatbin: PathBuf,
     /// The generated `<name>.rs` in `OUT_DIR`.
     pub generated: PathBuf,
-    /// The static library holding the host object (object [`Embed`] modes only):
+    /// The static library holding the host object (object [`Embed`](crate::builder::Embed) modes only):
     /// `lib<name>-<hash>.a` in the output directory.
     pub library: Option<PathBuf>,
     /// The architectures in the container, sorted.

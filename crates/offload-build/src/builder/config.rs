@@ -14,7 +14,7 @@ use crate::builder::progress::{Progress, ProgressHook};
 
 /// A `build.rs` builder for GPU device code, in the style of `cc::Build`.
 ///
-/// See the [module docs](self) for what a build does, the architecture resolution order and
+/// See the [module docs](crate::builder) for what a build does, the architecture resolution order and
 /// the environment variables.
 ///
 /// # Written for `cc`
@@ -90,7 +90,7 @@ impl Default for Build {
 
 impl Build {
     /// A builder with nothing set: HIP, architectures from the environment, a bundle, no
-    /// compression, [`Embed::FatbinOnly`], Cargo directives printed.
+    /// compression, [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly), Cargo directives printed.
     pub fn new() -> Build {
         Build {
             language: None,
@@ -303,9 +303,9 @@ impl Build {
         self
     }
 
-    /// Stops this build when `token` is cancelled ([`CancelToken::cancel`]): its compilers
+    /// Stops this build when `token` is cancelled ([`CancelToken::cancel`](crate::builder::CancelToken::cancel)): its compilers
     /// are killed with their children (they run in process groups of their own) and the
-    /// build ends with [`Error::Stopped`]. For programs that handle SIGINT and SIGTERM
+    /// build ends with [`Error::Stopped`](crate::builder::Error::Stopped). For programs that handle SIGINT and SIGTERM
     /// themselves (`offload-build compile`); a `build.rs` needs none.
     ///
     /// # Example
@@ -319,11 +319,11 @@ impl Build {
         self
     }
 
-    /// Adds architectures: one [`Arch`], or a CMake-style list such as
+    /// Adds architectures: one [`Arch`](crate::builder::Arch), or a CMake-style list such as
     /// `"gfx90a;gfx942:xnack+;gfx11-generic"` (also `native`, `default`). This is the crate's
     /// default: whoever builds overrides it with `<CRATE>_OFFLOAD_ARCH` or `OFFLOAD_ARCH`, and
     /// it takes precedence over the rest of the environment (see the
-    /// [resolution order](self#architecture-resolution); [`Build::archs_exact`] makes the
+    /// [resolution order](crate::builder#architecture-resolution); [`Build::archs_exact`] makes the
     /// list a requirement). Checked when compiling.
     ///
     /// # Example
@@ -337,7 +337,7 @@ impl Build {
     }
 
     /// Adds several architectures: a CMake-style list (`"gfx90a;gfx942"`), or a collection of
-    /// [`Arch`] values or strings (each may itself be a list). As with [`Build::arch`], a
+    /// [`Arch`](crate::builder::Arch) values or strings (each may itself be a list). As with [`Build::arch`], a
     /// default that `<CRATE>_OFFLOAD_ARCH` and `OFFLOAD_ARCH` override.
     ///
     /// # Example
@@ -400,8 +400,8 @@ impl Build {
         self
     }
 
-    /// The container format (default: [`Container::Bundle`] for HIP,
-    /// [`Container::OffloadBinary`] for CUDA; [`Container::CudaFatbin`] for CUDA code that
+    /// The container format (default: [`Container::Bundle`](crate::builder::Container::Bundle) for HIP,
+    /// [`Container::OffloadBinary`](crate::builder::Container::OffloadBinary) for CUDA; [`Container::CudaFatbin`](crate::builder::Container::CudaFatbin) for CUDA code that
     /// the CUDA driver loads).
     ///
     /// # Example
@@ -418,7 +418,7 @@ impl Build {
     /// `clang --offload-compress`; format version 2 for LLVM ≤ 21, 3 from LLVM 22). Bundles only.
     ///
     /// Needs the crate's `compression` feature; without it the build fails with
-    /// [`Error::Config`] naming the feature.
+    /// [`Error::Config`](crate::builder::Error::Config) naming the feature.
     ///
     /// # Example
     ///
@@ -445,7 +445,7 @@ impl Build {
         self
     }
 
-    /// How the device code is embedded (default [`Embed::FatbinOnly`]).
+    /// How the device code is embedded (default [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly)).
     ///
     /// # Example
     ///
@@ -470,7 +470,7 @@ impl Build {
     }
 
     /// Whether to print `cargo:` directives on stdout (default `true`). They are returned in
-    /// [`Compiled::cargo_directives`] either way.
+    /// [`Compiled::cargo_directives`](crate::builder::Compiled::cargo_directives) either way.
     ///
     /// # Example
     ///
@@ -497,7 +497,7 @@ impl Build {
     /// Chooses the CUDA compiler: nvcc or clang. By default nvcc when one is found
     /// (`CUDACXX`, the CUDA install of `CUDA_PATH`/`CUDA_HOME`/`CUDA_ROOT`, `PATH`,
     /// `/usr/local/cuda`, NVIDIA's `nvidia-cuda-nvcc` wheel), as in CMake, else clang; see
-    /// [CUDA](self#cuda). A [`Build::compiler`] or `CUDACXX` of the other kind is an error.
+    /// [CUDA](crate::builder#cuda). A [`Build::compiler`] or `CUDACXX` of the other kind is an error.
     ///
     /// # Example
     ///
@@ -513,7 +513,7 @@ impl Build {
 
     /// Uses this `ptxas` (CUDA) to turn PTX into cubins, instead of looking for one (`PTXAS`,
     /// the CUDA install, `PATH`, NVIDIA's `nvidia-cuda-nvcc-cu12` wheel in `VIRTUAL_ENV` or
-    /// the `site-packages` of `python3`; see [CUDA](self#cuda)).
+    /// the `site-packages` of `python3`; see [CUDA](crate::builder#cuda)).
     ///
     /// # Example
     ///
@@ -525,14 +525,14 @@ impl Build {
         self
     }
 
-    /// Whether an [`Embed::HipObject`] or [`Embed::FatbinOnly`] HIP build links the HIP runtime
+    /// Whether an [`Embed::HipObject`](crate::builder::Embed::HipObject) or [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly) HIP build links the HIP runtime
     /// (default `true`): when a ROCm install is in use and has `libamdhip64.so`, the build
     /// prints `cargo:rustc-link-search=native=<its directory>` and
     /// `cargo:rustc-link-lib=dylib=amdhip64`, because the object's constructor calls
     /// `__hipRegisterFatBinary` (HipObject) or the program loads `fatbin()` with
     /// `hipModuleLoadData` (FatbinOnly). Turn it off to link a runtime of your own (a
     /// stand-in, or one opened with `dlopen`); without any, a HipObject link fails with
-    /// `undefined symbol: __hipRegisterFatBinary` (see the [module docs](self#the-hip-runtime)).
+    /// `undefined symbol: __hipRegisterFatBinary` (see the [module docs](crate::builder#the-hip-runtime)).
     ///
     /// # Example
     ///
@@ -591,7 +591,7 @@ impl Build {
     /// prefixed with the architectures whose compiles printed it
     /// (`[gfx90a, gfx1100] k.hip:3:5: warning: unused variable 'x'`), once per distinct
     /// diagnostic however many architectures print it; they are also in
-    /// [`Compiled::diagnostics`]. A compile whose cached result is used shows the warnings it
+    /// [`Compiled::diagnostics`](crate::builder::Compiled::diagnostics). A compile whose cached result is used shows the warnings it
     /// printed when it ran (they are kept in its cache record), so a warning does not vanish
     /// on the next build. `false` compiles with `-w` and shows nothing.
     ///
@@ -661,7 +661,7 @@ impl Build {
     }
 
     /// Calls `hook` on the building thread as each device compile (and device link)
-    /// finishes, with a [`Progress`] whose `Display` is a line such as
+    /// finishes, with a [`Progress`](crate::builder::Progress) whose `Display` is a line such as
     /// `[3/14] gfx90a k.hip 2.1 s`; compiles whose cached result is used are not counted.
     /// `offload-build compile` prints these lines on standard error.
     ///
@@ -681,7 +681,7 @@ impl Build {
 
     /// Kills a compile that runs longer than `timeout` (each process of a job: the compile,
     /// `ptxas`, a device link), with every process it started (it runs in a process group of
-    /// its own), and fails the build with [`Error::CompileTimedOut`], one line naming the
+    /// its own), and fails the build with [`Error::CompileTimedOut`](crate::builder::Error::CompileTimedOut), one line naming the
     /// source, the architecture and the timeout. Off by default; overrides
     /// `OFFLOAD_BUILD_COMPILE_TIMEOUT` (seconds). A zero duration means no timeout.
     ///

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-/// What one finished job was ([`Progress::step`]).
+/// What one finished job was ([`Progress::step`](crate::builder::Progress::step)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProgressStep {
-    /// The compile of this source (absolute path) for [`Progress::arch`].
+    /// The compile of this source (absolute path) for [`Progress::arch`](crate::builder::Progress::arch).
     Compile(PathBuf),
     /// The device link of the architecture's relocatable objects (`-fgpu-rdc`).
     Link,
