@@ -178,8 +178,8 @@ fn unchanged_rebuild_runs_no_compile_and_header_change_recompiles_its_includers(
             .cargo_directives
             .contains(&"rerun-if-env-changed=PATH".to_string())
     );
-    let fatbin = std::fs::read(&first.fatbin).unwrap();
-    let mtime = std::fs::metadata(&first.fatbin)
+    let fatbin = std::fs::read(&first.container_file).unwrap();
+    let mtime = std::fs::metadata(&first.container_file)
         .unwrap()
         .modified()
         .unwrap();
@@ -188,9 +188,9 @@ fn unchanged_rebuild_runs_no_compile_and_header_change_recompiles_its_includers(
     let again = b.try_compile("k").unwrap();
     assert!(p.take_compiles().is_empty());
     assert_eq!((again.jobs_run, again.jobs_cached), (0, 6));
-    assert_eq!(std::fs::read(&again.fatbin).unwrap(), fatbin);
+    assert_eq!(std::fs::read(&again.container_file).unwrap(), fatbin);
     assert_eq!(
-        std::fs::metadata(&again.fatbin)
+        std::fs::metadata(&again.container_file)
             .unwrap()
             .modified()
             .unwrap(),
@@ -209,7 +209,7 @@ fn unchanged_rebuild_runs_no_compile_and_header_change_recompiles_its_includers(
     );
     let changed = b.try_compile("k").unwrap();
     assert_eq!(sorted(p.take_compiles()), ["a.hip@gfx1100", "a.hip@gfx90a"]);
-    assert_ne!(std::fs::read(&changed.fatbin).unwrap(), fatbin);
+    assert_ne!(std::fs::read(&changed.container_file).unwrap(), fatbin);
 
     // A header both include: everything.
     p.write("common.h", &format!("{HEADER}// changed\n"));
@@ -538,10 +538,10 @@ fn bundle_is_byte_identical_to_clangs() {
         .unwrap();
     assert!(st.success());
     assert_eq!(
-        std::fs::read(&c.fatbin).unwrap(),
+        std::fs::read(&c.container_file).unwrap(),
         std::fs::read(&reference).unwrap()
     );
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bytes = std::fs::read(&c.container_file).unwrap();
     let bundle = BinaryBundle::parse(&bytes).unwrap().unwrap();
     assert_eq!(bundle.entries().len(), 4);
     let generated = std::fs::read_to_string(&c.generated).unwrap();
@@ -558,7 +558,7 @@ fn compressed_bundle_and_offload_binary_containers() {
     let mut b = p.build();
     b.file(p.path("a.hip")).arch("gfx1100").compress(true);
     let c = b.try_compile("k").unwrap();
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bytes = std::fs::read(&c.container_file).unwrap();
     assert!(
         c.compressed && bytes.starts_with(b"CCOB\x02\x00"),
         "LLVM 19 writes CCOB v2"
@@ -574,7 +574,7 @@ fn compressed_bundle_and_offload_binary_containers() {
         .archs("gfx1100;gfx90a")
         .container(Container::OffloadBinary);
     let c = b.try_compile("ob").unwrap();
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bytes = std::fs::read(&c.container_file).unwrap();
     let mut archs = Vec::new();
     let mut rest = &bytes[..];
     while !rest.is_empty() {
@@ -637,7 +637,7 @@ fn cuda_sources_give_ptx_offload_binaries() {
     assert_eq!(c.container, Container::OffloadBinary);
     assert_eq!(c.kernels, ["vadd"]);
     assert_eq!(c.archs, ["compute_90", "sm_80"]);
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bytes = std::fs::read(&c.container_file).unwrap();
     let bin = offload_build::package::OffloadBinary::parse(&bytes).unwrap();
     let e = bin.entries().next().unwrap();
     assert_eq!(e.triple(), b"nvptx64-nvidia-cuda");

@@ -74,7 +74,7 @@ impl Project {
 
 /// (arch, image kind, image) of every offload binary in the container, in order.
 pub(crate) fn images(c: &Compiled) -> Vec<(String, ImageKind, Vec<u8>)> {
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bytes = std::fs::read(&c.container_file).unwrap();
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {

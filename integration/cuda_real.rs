@@ -170,8 +170,8 @@ fn compile_build_rs(g: &Group, cache: &Path, dir: &Path, out: &Path) {
     }
     build_rs += &format!(
         "        .container(offload_build::Container::CudaFatbin)\n        \
-         .embed(offload_build::Embed::FatbinOnly)\n        .compile(\"kernels\");\n    \
-         std::fs::copy(&c.fatbin, {:?}).unwrap();\n}}\n",
+         .embed(offload_build::Embed::ContainerOnly)\n        .compile(\"kernels\");\n    \
+         std::fs::copy(&c.container_file, {:?}).unwrap();\n}}\n",
         out.display().to_string()
     );
     let files = [

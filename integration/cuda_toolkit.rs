@@ -91,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(256) histogram(const float *x, int 
 
 /// (arch, image kind, image) of every offload binary in the container, in order.
 fn images(c: &Compiled) -> Vec<(String, ImageKind, Vec<u8>)> {
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    let bytes = std::fs::read(&c.container_file).unwrap();
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {

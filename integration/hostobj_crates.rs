@@ -5,7 +5,7 @@
 //!   whose `build.rs` compile a kernel named `saxpy` with clang 19 (`Build` +
 //!   `Embed::HipObject`, `-nogpulib -nogpuinc` whether or not a ROCm is installed: the kernel
 //!   defines what it needs) and whose `lib.rs` includes the generated module;
-//! - `app`: a program naming both crates' `kernels::SAXPY` handles and `fatbin()`s, and a
+//! - `app`: a program naming both crates' `kernels::SAXPY` handles and `container()`s, and a
 //!   program (`quiet`) naming no kernel, only the crates' `ARCHS`;
 //! - `clib`: a `cdylib` using only `ka::ARCHS`, loaded by a C program;
 //!
@@ -13,7 +13,7 @@
 //! without a warning in both editions) and linked with a stand-in `libamdhip64.so` that logs
 //! every registration with the addresses it was given. Checked: both fat binaries register, in
 //! every program, whether or not it names a kernel; each crate's `SAXPY.handle()` is registered
-//! for the fat binary at its own `fatbin()` (with its own architectures); the handles differ;
+//! for the fat binary at its own `container()` (with its own architectures); the handles differ;
 //! each bundle is in the executable once, in `.hip_fatbin`.
 
 use std::collections::BTreeMap;
@@ -118,8 +118,8 @@ fn workspace(shim: &Path) -> Vec<(String, String)> {
             "app/src/main.rs".into(),
             "fn main() {\n    \
              for (name, fatbin, handle, archs) in [\n        \
-             (\"ka\", ka::fatbin(), ka::kernels::SAXPY.handle(), ka::ARCHS),\n        \
-             (\"kb\", kb::fatbin(), kb::kernels::SAXPY.handle(), kb::ARCHS),\n    ] {\n        \
+             (\"ka\", ka::container(), ka::kernels::SAXPY.handle(), ka::ARCHS),\n        \
+             (\"kb\", kb::container(), kb::kernels::SAXPY.handle(), kb::ARCHS),\n    ] {\n        \
              println!(\"{name} fatbin={:p} len={} handle={handle:p} archs={}\", \
              fatbin.as_ptr(), fatbin.len(), archs.join(\",\"));\n    }\n    \
              assert_eq!(ka::kernels::SAXPY, ka::kernels::SAXPY);\n}\n"
@@ -299,13 +299,13 @@ fn two_crates_with_a_saxpy_kernel_register_their_own_fat_binaries_once() {
                 .to_string()
         };
         assert_eq!(field("archs="), archs, "{line}");
-        // `fatbin()` is the very bundle the runtime registered (the object's `.hip_fatbin`),
+        // `container()` is the very bundle the runtime registered (the object's `.hip_fatbin`),
         // with the crate's own architectures (host entry + one per arch).
         let fatbin = field("fatbin=");
         let (id, (_, n)) = fatbins
             .iter()
             .find(|(_, (binary, _))| *binary == fatbin)
-            .unwrap_or_else(|| panic!("{name}: fatbin() {fatbin} was not registered:\n{log}"));
+            .unwrap_or_else(|| panic!("{name}: container() {fatbin} was not registered:\n{log}"));
         assert_eq!(
             *n, entries,
             "{name}: entries of the registered bundle:\n{log}"
@@ -326,7 +326,7 @@ fn two_crates_with_a_saxpy_kernel_register_their_own_fat_binaries_once() {
     let (fatbins, functions) = registrations(&log);
     assert_eq!((fatbins.len(), functions.len()), (2, 2), "{log}");
 
-    // Each bundle once, in `.hip_fatbin` (not a second copy for `fatbin()`).
+    // Each bundle once, in `.hip_fatbin` (not a second copy for `container()`).
     for exe in ["app", "quiet"] {
         assert_eq!(bundle_magics(&bin.join(exe)), (2, 2), "{exe}");
     }

@@ -472,7 +472,7 @@ fn build_api_in_two_checkouts_writes_the_same_bytes() {
                 .archs("gfx90a;gfx942;gfx1100");
             let r = b.try_compile("k").unwrap();
             let lib = std::fs::read(r.library.unwrap()).unwrap();
-            let fatbin = std::fs::read(&r.fatbin).unwrap();
+            let fatbin = std::fs::read(&r.container_file).unwrap();
             let generated = std::fs::read_to_string(&r.generated)
                 .unwrap()
                 .replace(&out.display().to_string(), "<out>");

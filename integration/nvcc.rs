@@ -131,8 +131,8 @@ fn nvcc_from_the_wheels_is_the_default_and_matches_nvcc_cubin() {
         .unwrap();
     assert_eq!(again.jobs_run, 0);
     assert_eq!(
-        std::fs::read(&again.fatbin).unwrap(),
-        std::fs::read(&c.fatbin).unwrap()
+        std::fs::read(&again.container_file).unwrap(),
+        std::fs::read(&c.container_file).unwrap()
     );
 }
 
@@ -233,11 +233,11 @@ fn nvcc_fat_binary_lists_each_image_in_cuobjdump() {
     // sm_90a: nvcc's architecture-specific variant, which `--list-gpu-code` does not list.
     let mut b = p.build("sm_80;sm_90a");
     b.container(Container::CudaFatbin)
-        .embed(offload_build::Embed::FatbinOnly);
+        .embed(offload_build::Embed::ContainerOnly);
     let c = b.try_compile("k").unwrap();
     let out = Command::new(nvidia::cuobjdump())
         .args(["--list-elf", "--list-ptx"])
-        .arg(&c.fatbin)
+        .arg(&c.container_file)
         .output()
         .unwrap();
     assert!(out.status.success());

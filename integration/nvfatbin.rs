@@ -183,7 +183,7 @@ pub fn nvfatbin_of(f: &NvFixtures, options: &str, out: &Path, specs: &[String]) 
     std::fs::write(&script, NVFATBIN_PY).unwrap();
     let mut cmd = Command::new(nvidia::python());
     cmd.arg(&script)
-        .arg(nvidia::libnvfatbin())
+        .arg(nvidia::libnvcontainer())
         .arg(out)
         .arg(options)
         .args(specs);
@@ -738,11 +738,11 @@ fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
     assert_eq!(c.container, Container::CudaFatbin);
     assert_eq!(c.archs, ["sm_80", "sm_90"]);
     assert_eq!(c.kernels, ["saxpy"]);
-    assert_eq!(c.fatbin.extension().unwrap(), "fatbin");
-    let bytes = std::fs::read(&c.fatbin).unwrap();
+    assert_eq!(c.container_file.extension().unwrap(), "fatbin");
+    let bytes = std::fs::read(&c.container_file).unwrap();
     // cuobjdump: each arch's cubin (first, as nvcc orders them) and PTX, named after the build.
     assert_eq!(
-        cuobjdump_list(&c.fatbin),
+        cuobjdump_list(&c.container_file),
         [
             "ELF file    1: nvtest.sm_80.cubin",
             "PTX file    1: nvtest.sm_80.ptx",
@@ -751,7 +751,7 @@ fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
         ]
     );
     let x = dir.join("x");
-    cuobjdump_extract(&c.fatbin, &x, &["-xelf", "-xptx"]);
+    cuobjdump_extract(&c.container_file, &x, &["-xelf", "-xptx"]);
     // The generated module: IMAGES slices the container where each image lies, and the
     // container goes to .nv_fatbin.
     let text = std::fs::read_to_string(&c.generated).unwrap();
@@ -787,7 +787,7 @@ fn build_writes_a_cuda_fatbin_cuobjdump_reads() {
         .embed(offload_build::Embed::HipObject)
         .image("sm_80", f.cubin(80));
     let e = b.try_compile("bad").unwrap_err().to_string();
-    assert!(e.contains("Embed::FatbinOnly"), "{e}");
+    assert!(e.contains("Embed::ContainerOnly"), "{e}");
 }
 
 #[test]
@@ -931,7 +931,7 @@ fn check_saxpy_run(exe: &Path, stdout: &str) -> Vec<(String, String, u64)> {
 /// `Container::CudaFatbin` (what CMake's `CONTAINER CUDA_FATBIN` passes); `--embed object`
 /// is refused, as no host object registers an NVIDIA fat binary.
 #[test]
-fn compile_command_writes_a_cuda_fatbin() {
+fn compile_command_writes_a_cuda_container() {
     let f = nv_fixtures();
     let dir = f.subdir("cli-compile");
     let out = dir.join("k.fatbin");
@@ -983,7 +983,7 @@ fn compile_command_writes_a_cuda_fatbin() {
 /// CMake: `offload_add_fatbin(... LANGUAGE CUDA CONTAINER CUDA_FATBIN EMBED FATBIN)` writes
 /// `<target>.fatbin`, an NVIDIA fat binary cuobjdump lists.
 #[test]
-fn cmake_container_cuda_fatbin() {
+fn cmake_container_cuda_container() {
     let f = nv_fixtures();
     let proj = f.dir.join("cmake-proj");
     let build = f.dir.join("cmake-build");

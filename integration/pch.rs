@@ -376,7 +376,11 @@ fn project_build(dir: &Path, out: &str, sources: &[&str]) -> Build {
 /// The container's bytes, and how many PCHs the build made and used.
 fn built(b: &Build) -> (Vec<u8>, usize, usize) {
     let c = b.try_compile("k").unwrap();
-    (std::fs::read(&c.fatbin).unwrap(), c.pch_made, c.pch_used)
+    (
+        std::fs::read(&c.container_file).unwrap(),
+        c.pch_made,
+        c.pch_used,
+    )
 }
 
 const ABC: [&str; 3] = ["a.hip", "b.hip", "c.hip"];
@@ -504,7 +508,7 @@ fn same_as_without_pch(d: &Path, c: &offload_build::builder::Compiled) {
         !cached_pchs(&d.join("out")).1,
         "a background directory is left"
     );
-    let with = std::fs::read(&c.fatbin).unwrap();
+    let with = std::fs::read(&c.container_file).unwrap();
     let (without, ..) = built(project_build(d, "plain", &["a.hip"]).pch(false));
     assert!(with == without, "the containers differ");
 }

@@ -8,7 +8,7 @@
 //!   device libraries, with no undefined symbol;
 //! - the same sources through the CMake package's `offload_add_fatbin`;
 //! - at `-O0` the kernel calls `__ocml_exp_f32`, a function the device libraries define;
-//! - an `Embed::HipObject` or `FatbinOnly` build links `libamdhip64` (`Build::link_hip_runtime(false)`: not);
+//! - an `Embed::HipObject` or `ContainerOnly` build links `libamdhip64` (`Build::link_hip_runtime(false)`: not);
 //! - gfx1100, which these device libraries lack, is refused naming what is installed;
 //! - another clang (`CLANG=clang-19`) on such a source says the ROCm install is not used with
 //!   it; `HIPCXX` / `HIP_CLANG_PATH` naming no compiler is an error naming the variable.
@@ -176,7 +176,7 @@ fn outside_crate_builds_real_hip_for_three_archs() {
         "mod kernels {\n    include!(concat!(env!(\"OUT_DIR\"), \"/kernels.rs\"));\n}\n\
          fn main() {\n    println!(\"archs: {}\", kernels::ARCHS.join(\" \"));\n    \
          println!(\"kernels: {}\", kernels::KERNELS.join(\" \"));\n    \
-         std::fs::write(std::env::args().nth(1).unwrap(), kernels::fatbin()).unwrap();\n}\n",
+         std::fs::write(std::env::args().nth(1).unwrap(), kernels::container()).unwrap();\n}\n",
     )
     .unwrap();
     let target = root.join("target/rocm-outside-crate");
@@ -290,7 +290,7 @@ fn device_math_is_ocml_from_the_device_libraries() {
         "{:?}",
         c.compiler
     );
-    let fatbin = std::fs::read(&c.fatbin).unwrap();
+    let fatbin = std::fs::read(&c.container_file).unwrap();
     let bundle = BinaryBundle::parse(&fatbin).unwrap().unwrap();
     let e = bundle
         .entries()
@@ -312,7 +312,7 @@ fn device_math_is_ocml_from_the_device_libraries() {
     );
 }
 
-/// An `Embed::HipObject` or `FatbinOnly` build links the HIP runtime of the install it compiled
+/// An `Embed::HipObject` or `ContainerOnly` build links the HIP runtime of the install it compiled
 /// with.
 #[test]
 fn hip_object_links_the_hip_runtime_unless_turned_off() {
@@ -334,7 +334,7 @@ fn hip_object_links_the_hip_runtime_unless_turned_off() {
         "{:?}",
         c.cargo_directives
     );
-    // The fat binary alone (FatbinOnly) is loaded with the runtime's hipModuleLoadData: it
+    // The fat binary alone (ContainerOnly) is loaded with the runtime's hipModuleLoadData: it
     // links the runtime too (issue 28), unless turned off.
     let mut b = build(src.path());
     b.arch("gfx90a");

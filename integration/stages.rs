@@ -336,9 +336,9 @@ fn stage(builder: &Path, file: &Path) -> Option<usize> {
     let rel = file.strip_prefix(builder).ok()?;
     let mut parts = rel.iter().map(|p| p.to_string_lossy().into_owned());
     let first = parts.next()?;
-    let name = if rel.components().count() > 1 {
-        first
-    } else if first == "mod.rs" {
+    // A file in a room is that room's; of the folder's own files, `mod.rs` is the driver and
+    // the others are the shared vocabulary ("").
+    let name = if rel.components().count() > 1 || first == "mod.rs" {
         first
     } else {
         String::new()

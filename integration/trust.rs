@@ -349,7 +349,7 @@ fn cargo_is_told_every_variable_and_every_directory_looked_in() {
         .env("TARGET", "x86_64-unknown-linux-gnu")
         .env("CPATH", d.join("nothing-here"))
         .archs(["gfx90a"])
-        .embed(offload_build::Embed::FatbinOnly)
+        .embed(offload_build::Embed::ContainerOnly)
         .include(d.join("dir2"))
         .file("src/k.hip")
         .jobserver(jobserver::Client::new(1).unwrap());
@@ -523,7 +523,7 @@ fn a_line_break_in_a_warning_is_escaped() {
             .env("TARGET", "x86_64-unknown-linux-gnu")
             .env("OFFLOAD_BUILD_MAX_JOBS", "2\rx\ncargo:rustc-env=INJECTED=1")
             .archs(["gfx90a"])
-            .embed(offload_build::Embed::FatbinOnly)
+            .embed(offload_build::Embed::ContainerOnly)
             .file("k.hip")
             .jobserver(jobserver::Client::new(1).unwrap());
         if config == Config::Ci {

@@ -75,7 +75,7 @@ pub fn cu13_bin() -> PathBuf {
 }
 
 /// `libnvfatbin.so.12` (`nvidia-nvfatbin-cu12`).
-pub fn libnvfatbin() -> PathBuf {
+pub fn libnvcontainer() -> PathBuf {
     file("nvfatbin/lib/libnvfatbin.so.12")
 }
 

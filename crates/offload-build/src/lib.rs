@@ -32,8 +32,8 @@
 //! // src/main.rs (`ignore`: needs the OUT_DIR of a build script)
 //! include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 //! fn main() {
-//!     println!("{} bytes for {:?}: {:?}", fatbin().len(), ARCHS, KERNELS);
-//!     // Load fatbin() with the HIP runtime and launch kernels::VECTOR_ADD by its name:
+//!     println!("{} bytes for {:?}: {:?}", container().len(), ARCHS, KERNELS);
+//!     // Load container() with the HIP runtime and launch kernels::VECTOR_ADD by its name:
 //!     // examples/hip-vector-add/src/launch.rs does so through `hip-runtime-sys`.
 //! }
 //! ```

@@ -41,7 +41,7 @@ const EXPECTED_ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 fn main() -> ExitCode {
     println!(
         "cuda-kernels: {} bytes of device code ({CONTAINER}), built by {}",
-        fatbin().len(),
+        container().len(),
         env!("CUDA_KERNELS_COMPILER")
     );
     for (arch, kind, bytes) in IMAGES {

@@ -15,7 +15,7 @@ use offload_build::nvfatbin::Fatbin;
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 fn main() -> ExitCode {
-    let fat = fatbin();
+    let fat = container();
     println!(
         "cuda-saxpy: {} bytes of device code ({CONTAINER}), built by {}",
         fat.len(),

@@ -32,7 +32,7 @@ pub fn device_count() -> Result<i32, String> {
 pub struct Module(hip::hipModule_t);
 
 impl Module {
-    /// Loads `image` (a bundle, as `fatbin()` returns): the runtime picks this GPU's entry.
+    /// Loads `image` (a bundle, as `container()` returns): the runtime picks this GPU's entry.
     pub fn load(image: &[u8]) -> Result<Module, String> {
         let mut module = std::ptr::null_mut();
         // SAFETY: `image` is a whole container; the runtime copies what it needs.

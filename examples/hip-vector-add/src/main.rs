@@ -14,8 +14,8 @@ use launch::DeviceBuffer;
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
-/// Finds the bundle that `fatbin()` points at in the executable's own bytes: every occurrence
-/// of the bundle magic that parses as a bundle with the same bytes as `fatbin()`.
+/// Finds the bundle that `container()` points at in the executable's own bytes: every occurrence
+/// of the bundle magic that parses as a bundle with the same bytes as `container()`.
 fn find_in_executable(exe: &[u8], fatbin: &[u8]) -> Option<u64> {
     let magic = offload_build::bundle::MAGIC;
     let mut at = 0;
@@ -32,7 +32,7 @@ fn find_in_executable(exe: &[u8], fatbin: &[u8]) -> Option<u64> {
 }
 
 fn main() -> ExitCode {
-    let fat = fatbin();
+    let fat = container();
     let bundle = match BinaryBundle::parse(fat) {
         Ok(Some(b)) => b,
         other => {

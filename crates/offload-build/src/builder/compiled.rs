@@ -9,7 +9,11 @@ use crate::builder::options::Container;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Compiled {
-    /// The container file in `OUT_DIR` (`<name>.hipfb` or `<name>.offloadbin`).
+    /// The container file in `OUT_DIR` (`<name>.hipfb`, `<name>.offloadbin` or
+    /// `<name>.fatbin`).
+    pub container_file: PathBuf,
+    /// The old name of [`Compiled::container_file`]: "fatbin" names NVIDIA's container only.
+    #[deprecated(since = "0.2.0", note = "renamed `container_file`")]
     pub fatbin: PathBuf,
     /// The generated `<name>.rs` in `OUT_DIR`.
     pub generated: PathBuf,

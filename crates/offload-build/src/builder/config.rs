@@ -90,7 +90,7 @@ impl Default for Build {
 
 impl Build {
     /// A builder with nothing set: HIP, architectures from the environment, a bundle, no
-    /// compression, [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly), Cargo directives printed.
+    /// compression, [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly), Cargo directives printed.
     pub fn new() -> Build {
         Build {
             language: None,
@@ -445,7 +445,7 @@ impl Build {
         self
     }
 
-    /// How the device code is embedded (default [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly)).
+    /// How the device code is embedded (default [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly)).
     ///
     /// # Example
     ///
@@ -525,12 +525,12 @@ impl Build {
         self
     }
 
-    /// Whether an [`Embed::HipObject`](crate::builder::Embed::HipObject) or [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly) HIP build links the HIP runtime
+    /// Whether an [`Embed::HipObject`](crate::builder::Embed::HipObject) or [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly) HIP build links the HIP runtime
     /// (default `true`): when a ROCm install is in use and has `libamdhip64.so`, the build
     /// prints `cargo:rustc-link-search=native=<its directory>` and
     /// `cargo:rustc-link-lib=dylib=amdhip64`, because the object's constructor calls
-    /// `__hipRegisterFatBinary` (HipObject) or the program loads `fatbin()` with
-    /// `hipModuleLoadData` (FatbinOnly). Turn it off to link a runtime of your own (a
+    /// `__hipRegisterFatBinary` (HipObject) or the program loads `container()` with
+    /// `hipModuleLoadData` (ContainerOnly). Turn it off to link a runtime of your own (a
     /// stand-in, or one opened with `dlopen`); without any, a HipObject link fails with
     /// `undefined symbol: __hipRegisterFatBinary` (see the [module docs](crate::builder#the-hip-runtime)).
     ///

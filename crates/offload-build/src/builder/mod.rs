@@ -15,7 +15,7 @@
 //!     .archs("gfx90a;gfx942:xnack+;gfx1100")
 //!     .compile("kernels");
 //! // src/main.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
-//! //   fatbin(), ARCHS, KERNELS, IMAGES, image(arch) (top level, where the file is included),
+//! //   container(), ARCHS, KERNELS, IMAGES, image(arch) (top level, where the file is included),
 //! //   kernels::<KERNEL> (one constant per kernel)
 //! ```
 //!
@@ -188,7 +188,7 @@
 //!
 //! An [`Embed::HipObject`] build links a constructor that calls `__hipRegisterFatBinary`,
 //! `__hipRegisterFunction` and `__hipUnregisterFatBinary` from the HIP runtime
-//! (`libamdhip64.so`); an [`Embed::FatbinOnly`] HIP build's program loads `fatbin()` with it
+//! (`libamdhip64.so`); an [`Embed::ContainerOnly`] HIP build's program loads `container()` with it
 //! (`hipModuleLoadData`, then `hipModuleGetFunction` by the kernel's name). For both, when a
 //! ROCm install is in use and holds that library, the build prints
 //! `cargo:rustc-link-search=native=<dir>` and `cargo:rustc-link-lib=dylib=amdhip64`;
@@ -197,7 +197,7 @@
 //! `undefined symbol: __hipRegisterFatBinary` has no HIP runtime: install one (Debian 12:
 //! `apt-get install libamdhip64-dev`) so that it is found, or link one yourself
 //! (`cargo:rustc-link-lib=dylib=amdhip64` with its search path), or use
-//! [`Embed::FatbinOnly`] and load the code at run time (`hipModuleLoadData`).
+//! [`Embed::ContainerOnly`] and load the code at run time (`hipModuleLoadData`).
 //!
 //! # Environment variables
 //!
@@ -354,10 +354,10 @@ impl Build {
     /// Writes into the output directory:
     /// - `<name>.hipfb` (bundle), `<name>.offloadbin` (offload binaries) or `<name>.fatbin`
     ///   (an NVIDIA fat binary);
-    /// - `<name>.rs`, to `include!`, with `pub fn fatbin() -> &'static [u8]` (the container,
+    /// - `<name>.rs`, to `include!`, with `pub fn container() -> &'static [u8]` (the container,
     ///   4096-byte aligned; in [`Embed::HipObject`] mode the object's own `.hip_fatbin`), `pub const ARCHS: &[&str]`, `pub const KERNELS: &[&str]`,
     ///   `CONTAINER`, `COMPRESSED`, `pub static IMAGES: &[(&str, &str, &[u8])]` (architecture,
-    ///   kind `cubin`/`ptx`/`code-object`/…, the image's bytes as a slice of `fatbin()`; empty
+    ///   kind `cubin`/`ptx`/`code-object`/…, the image's bytes as a slice of `container()`; empty
     ///   for a compressed bundle) with `pub fn image(arch: &str) -> Option<&'static [u8]>`
     ///   (machine code first), and a `kernels` module with one constant per kernel (with
     ///   the host handle for `hipLaunchKernel` in [`Embed::HipObject`] mode);
@@ -456,7 +456,7 @@ impl Build {
     /// The object [`Embed`] mode for the container this build writes:
     /// [`Embed::HipObject`] for a bundle, [`Embed::NewDriverObject`] for offload binaries, with
     /// the language and container decided as [`Build::try_compile`] decides them (the set ones,
-    /// else from the sources' extensions); [`Embed::FatbinOnly`] for an NVIDIA fat binary,
+    /// else from the sources' extensions); [`Embed::ContainerOnly`] for an NVIDIA fat binary,
     /// which no host object registers. `offload-build compile --embed object` uses it.
     pub fn object_embed(&self) -> Embed {
         let directives = Directives::new(false);
@@ -465,7 +465,7 @@ impl Build {
             Container::Bundle => Embed::HipObject,
             Container::OffloadBinary => Embed::NewDriverObject,
             // No host object registers an NVIDIA fat binary: it is loaded at run time.
-            Container::CudaFatbin => Embed::FatbinOnly,
+            Container::CudaFatbin => Embed::ContainerOnly,
         }
     }
 
@@ -527,18 +527,18 @@ mod tests {
         );
         let generated = emit::rust_module::render(&emit::rust_module::Generated {
             name: "kernels",
-            fatbin_file: "/o/kernels.hipfb",
-            fatbin_len: 0,
+            container_file: "/o/kernels.hipfb",
+            container_len: 0,
             archs: &["gfx90a".to_string()],
             kernels: &["saxpy".to_string()],
             container: Container::Bundle,
             compressed: false,
-            embed: Embed::FatbinOnly,
+            embed: Embed::ContainerOnly,
             symbols: &symbols,
             images: &[],
         });
         let top = generated.split("pub mod kernels").next().unwrap();
-        for item in ["pub fn fatbin()", "pub const ARCHS", "pub const KERNELS"] {
+        for item in ["pub fn container()", "pub const ARCHS", "pub const KERNELS"] {
             assert!(top.contains(item), "{item} is not top level:\n{generated}");
         }
     }

@@ -47,8 +47,8 @@ pub enum Container {
     /// An NVIDIA fat binary ([`crate::nvfatbin`], magic `0xBA55ED50`) holding each cubin and
     /// PTX of a CUDA build, written by this crate (no `fatbinary` tool): what
     /// `cuModuleLoadData` / `cuModuleLoadFatBinary` (and cudarc's, cust's module loaders)
-    /// take, and what `cuobjdump` lists. CUDA only, with [`Embed::FatbinOnly`](crate::builder::Embed::FatbinOnly): on ELF targets
-    /// the generated `fatbin()` lies in a `.nv_fatbin` section, where `cuobjdump` and
+    /// take, and what `cuobjdump` lists. CUDA only, with [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly): on ELF targets
+    /// the generated `container()` lies in a `.nv_fatbin` section, where `cuobjdump` and
     /// `offload-build inspect` find it. Each entry is named after the build (`cuobjdump -xelf`
     /// writes `<name>.sm_80.cubin`); PTX is stored as clang wrote it.
     CudaFatbin,
@@ -61,7 +61,7 @@ pub enum Embed {
     /// A host object with `.hip_fatbin`, the `HIPF` wrapper and a constructor that registers
     /// the fat binary and every kernel with the HIP runtime (what clang emits for a HIP
     /// translation unit); kernels are launched through the handles in the generated `kernels`
-    /// module, and the generated `fatbin()` reads the object's own `.hip_fatbin`, so the
+    /// module, and the generated `container()` reads the object's own `.hip_fatbin`, so the
     /// device code is in the program once.
     ///
     /// - **Registered whether or not the program names a kernel**: the library is linked
@@ -87,7 +87,21 @@ pub enum Embed {
     /// (the new offload driver). Linked as `lib<name>-<hash>.a`.
     NewDriverObject,
     /// Only the container file in `OUT_DIR`, included in the program by the generated
-    /// `fatbin()` (`include_bytes!`), to load at run time (`hipModuleLoadData`). Links nothing.
+    /// `container()` (`include_bytes!`), to load at run time (`hipModuleLoadData`). Links
+    /// nothing.
     #[default]
-    FatbinOnly,
+    ContainerOnly,
+}
+
+#[allow(non_upper_case_globals)]
+impl Embed {
+    /// The old name of [`Embed::ContainerOnly`]: "fatbin" names NVIDIA's container only.
+    ///
+    /// ```
+    /// #![allow(deprecated)]
+    /// use offload_build::Embed;
+    /// assert_eq!(Embed::FatbinOnly, Embed::ContainerOnly);
+    /// ```
+    #[deprecated(since = "0.2.0", note = "renamed `Embed::ContainerOnly`")]
+    pub const FatbinOnly: Embed = Embed::ContainerOnly;
 }

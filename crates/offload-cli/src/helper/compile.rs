@@ -206,10 +206,10 @@ fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
     }
     // `object`: the host object that holds the container the plan chooses.
     let embed = match a.embed {
-        EmbedArg::Fatbin => Embed::FatbinOnly,
+        EmbedArg::Fatbin => Embed::ContainerOnly,
         EmbedArg::Object => match b.object_embed() {
             // No host object registers an NVIDIA fat binary: it is loaded at run time.
-            Embed::FatbinOnly => {
+            Embed::ContainerOnly => {
                 return Err(
                     "an NVIDIA fat binary (--container cuda-fatbin) is loaded at run \
                             time: use --embed fatbin"
@@ -402,7 +402,7 @@ pub(crate) fn compile(
 fn compiled_bytes(c: &offload_build::builder::Compiled, output: &str) -> Result<Vec<u8>, Failure> {
     let object_out = output.ends_with(".o") || output.ends_with(".obj");
     Ok(match (&c.library, object_out) {
-        (None, _) => read(&path_text(&c.fatbin))?.data.to_vec(),
+        (None, _) => read(&path_text(&c.container_file))?.data.to_vec(),
         (Some(lib), false) => read(&path_text(lib))?.data.to_vec(),
         (Some(lib), true) => {
             let input = read(&path_text(lib))?;

@@ -142,7 +142,7 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
     };
     if req.target.contains("-msvc") {
         return Err(fail(format!(
-            "target {}: MSVC static libraries are not written yet; use Embed::FatbinOnly",
+            "target {}: MSVC static libraries are not written yet; use Embed::ContainerOnly",
             req.target
         )));
     }
@@ -183,11 +183,11 @@ pub(crate) fn embed_object(req: &EmbedRequest<'_>) -> Result<Embedded, Error> {
         }
         (_, Container::CudaFatbin) => {
             return Err(fail(
-                "an NVIDIA fat binary is loaded at run time: use Embed::FatbinOnly".into(),
+                "an NVIDIA fat binary is loaded at run time: use Embed::ContainerOnly".into(),
             ));
         }
-        (Embed::FatbinOnly, _) => {
-            return Err(fail("Embed::FatbinOnly writes no object".into()));
+        (Embed::ContainerOnly, _) => {
+            return Err(fail("Embed::ContainerOnly writes no object".into()));
         }
     };
     let member = format!("{}.o", req.name);

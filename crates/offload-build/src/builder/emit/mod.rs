@@ -27,7 +27,7 @@ pub(crate) fn run(
 ) -> Result<Compiled, Error> {
     let out = plan.outputs();
     let name = out.name.as_str();
-    fs::write_if_changed(&out.fatbin, &packed.bytes)?;
+    fs::write_if_changed(&out.container_file, &packed.bytes)?;
 
     let target = env.get("TARGET").unwrap_or_default();
     let package = env.get("CARGO_PKG_NAME").map(|n| {
@@ -42,11 +42,11 @@ pub(crate) fn run(
         &packed.bytes,
     );
     let library = match plan.embed {
-        Embed::FatbinOnly => None,
+        Embed::ContainerOnly => None,
         _ => Some(embed(plan, &packed, &target, &symbols, env)?),
     };
     // The HIP runtime of the ROCm install the code was compiled with: HipObject's constructor
-    // calls __hipRegisterFatBinary & co., a FatbinOnly program loads fatbin() with it.
+    // calls __hipRegisterFatBinary & co., a ContainerOnly program loads container() with it.
     if let Some(dir) = &plan.hip_runtime_dir {
         let d = env.directives();
         d.push(format!("rustc-link-search=native={}", dir.display()));
@@ -55,8 +55,8 @@ pub(crate) fn run(
 
     let text = rust_module::render(&rust_module::Generated {
         name,
-        fatbin_file: &out.fatbin.to_string_lossy(),
-        fatbin_len: packed.bytes.len(),
+        container_file: &out.container_file.to_string_lossy(),
+        container_len: packed.bytes.len(),
         archs: &packed.archs,
         kernels: &packed.kernels,
         container: plan.container,
@@ -68,8 +68,11 @@ pub(crate) fn run(
     fs::write_if_changed(&out.generated, text.as_bytes())?;
 
     let (jobs_run, jobs_cached) = jobs;
+    // The deprecated `fatbin` keeps its value for the callers that still read it.
+    #[allow(deprecated)]
     Ok(Compiled {
-        fatbin: out.fatbin.clone(),
+        container_file: out.container_file.clone(),
+        fatbin: out.container_file.clone(),
         generated: out.generated.clone(),
         library,
         archs: packed.archs,

@@ -1,5 +1,5 @@
 //! The generated Rust module `$OUT_DIR/<name>.rs` that a crate includes after its build
-//! script ran: `fatbin()` (over the embedded object's `.hip_fatbin`, or the container file
+//! script ran: `container()` (over the embedded object's `.hip_fatbin`, or the container file
 //! included aligned), `ARCHS`, `IMAGES`/`image()`, `KERNELS`, `CONTAINER`, `COMPRESSED` and
 //! the `kernels` module (names, and host handles when the object registers itself); in the
 //! self-registering embedding also the C/C++ header `<name>_kernels.h` ([`render_header`])
@@ -49,8 +49,8 @@ pub(crate) fn const_ident(name: &str) -> String {
 #[derive(Debug)]
 pub(crate) struct Generated<'a> {
     pub name: &'a str,
-    pub fatbin_file: &'a str,
-    pub fatbin_len: usize,
+    pub container_file: &'a str,
+    pub container_len: usize,
     pub archs: &'a [String],
     pub kernels: &'a [String],
     pub container: Container,
@@ -119,7 +119,7 @@ fn write_module(s: &mut String, g: &Generated<'_>) -> fmt::Result {
     write_kernels(s, g)
 }
 
-/// The name of the container in `CONTAINER` and in the description of `fatbin()`.
+/// The name of the container in `CONTAINER` and in the description of `container()`.
 fn container_name(container: Container) -> &'static str {
     match container {
         Container::Bundle => "bundle",
@@ -128,7 +128,7 @@ fn container_name(container: Container) -> &'static str {
     }
 }
 
-/// What `fatbin()`'s documentation says the device code is.
+/// What `container()`'s documentation says the device code is.
 fn describe(g: &Generated<'_>) -> String {
     format!(
         "{} {}{} for {} architecture(s), 4096-byte aligned",
@@ -143,9 +143,9 @@ fn describe(g: &Generated<'_>) -> String {
     )
 }
 
-/// `fatbin()` over the self-registering object's own `.hip_fatbin`.
+/// `container()` over the self-registering object's own `.hip_fatbin`.
 ///
-/// The object carries the bundle in its own `.hip_fatbin`; `fatbin()` reads it there, so the
+/// The object carries the bundle in its own `.hip_fatbin`; `container()` reads it there, so the
 /// device code is in the program once. The `#[used]` reference keeps the object in a link
 /// that does not take it whole (the build script's directive does): its constructor
 /// registers the fat binary even when the program names no kernel. `safe static` (an
@@ -161,14 +161,17 @@ fn write_object_fatbin(s: &mut String, g: &Generated<'_>) -> fmt::Result {
          static OFFLOAD_BUILD_KEEP: &[u8; {len}] = &OFFLOAD_BUILD_FATBIN;\n\n\
          /// The device code: {what}. These are the bytes in the\n\
          /// `.hip_fatbin` section of the linked object that the HIP runtime registered.\n\
-         #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN\n}}\n",
+         #[allow(dead_code)]\npub fn container() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN\n}}\n\n\
+         /// The old name of `container()`.\n\
+         #[deprecated(note = \"renamed `container()`: fatbin names NVIDIA's container only\")]\n\
+         #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    container()\n}}\n",
         sym = g.symbols.fatbin,
-        len = g.fatbin_len,
+        len = g.container_len,
         what = describe(g),
     )
 }
 
-/// `fatbin()` over the container file, included in the program 4096-byte aligned.
+/// `container()` over the container file, included in the program 4096-byte aligned.
 ///
 /// A bundle that no host object carries goes to `.hip_fatbin` on ELF, where the tools that
 /// look for HIP device code (roc-obj-ls, llvm-objdump --offloading, `offload-build inspect`)
@@ -176,11 +179,11 @@ fn write_object_fatbin(s: &mut String, g: &Generated<'_>) -> fmt::Result {
 /// cuobjdump looks for it.
 fn write_included_fatbin(s: &mut String, g: &Generated<'_>) -> fmt::Result {
     let section = match (g.embed, g.container) {
-        (Embed::FatbinOnly, Container::Bundle) => {
+        (Embed::ContainerOnly, Container::Bundle) => {
             "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
              unsafe(link_section = \".hip_fatbin\"))]\n"
         }
-        (Embed::FatbinOnly, Container::CudaFatbin) => {
+        (Embed::ContainerOnly, Container::CudaFatbin) => {
             "#[cfg_attr(all(target_family = \"unix\", not(target_vendor = \"apple\")), \
              unsafe(link_section = \".nv_fatbin\"))]\n"
         }
@@ -191,13 +194,16 @@ fn write_included_fatbin(s: &mut String, g: &Generated<'_>) -> fmt::Result {
         "#[repr(C, align(4096))]\nstruct OffloadBuildAligned<T: ?Sized>(T);\n\n\
          {section}static OFFLOAD_BUILD_FATBIN: OffloadBuildAligned<[u8; {len}]> =\n    \
          OffloadBuildAligned(*include_bytes!({file:?}));\n",
-        len = g.fatbin_len,
-        file = g.fatbin_file
+        len = g.container_len,
+        file = g.container_file
     )?;
     writeln!(
         s,
         "/// The device code: {}.\n\
-         #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN.0\n}}\n",
+         #[allow(dead_code)]\npub fn container() -> &'static [u8] {{\n    &OFFLOAD_BUILD_FATBIN.0\n}}\n\n\
+         /// The old name of `container()`.\n\
+         #[deprecated(note = \"renamed `container()`: fatbin names NVIDIA's container only\")]\n\
+         #[allow(dead_code)]\npub fn fatbin() -> &'static [u8] {{\n    container()\n}}\n",
         describe(g)
     )
 }
@@ -643,8 +649,8 @@ mod tests {
             HostSymbols::new(None, "my-k", "x86_64-unknown-linux-gnu", "/o".as_ref(), b"");
         let text = render(&Generated {
             name: "k",
-            fatbin_file: "/out/k.hipfb",
-            fatbin_len: 8192,
+            container_file: "/out/k.hipfb",
+            container_len: 8192,
             archs: &[],
             kernels: &kernels,
             container: Container::Bundle,
@@ -684,11 +690,11 @@ mod tests {
             std::path::Path::new("/t/debug/build/pkg-0123/out"),
             b"",
         );
-        for embed in [Embed::FatbinOnly, Embed::HipObject] {
+        for embed in [Embed::ContainerOnly, Embed::HipObject] {
             let text = render(&Generated {
                 name: "k",
-                fatbin_file: "/out/k.hipfb",
-                fatbin_len: 8192,
+                container_file: "/out/k.hipfb",
+                container_len: 8192,
                 archs: &archs,
                 kernels: &kernels,
                 container: Container::Bundle,

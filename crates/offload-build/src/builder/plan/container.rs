@@ -35,10 +35,10 @@ pub(crate) fn check_container(
                     .into(),
             ));
         }
-        if build.embed != Embed::FatbinOnly {
+        if build.embed != Embed::ContainerOnly {
             return Err(Error::Config(
                 "Container::CudaFatbin is loaded at run time (cuModuleLoadData): \
-                 use Embed::FatbinOnly"
+                 use Embed::ContainerOnly"
                     .into(),
             ));
         }

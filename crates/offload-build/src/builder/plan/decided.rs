@@ -35,7 +35,7 @@ pub(crate) struct Outputs {
     /// The output directory (created).
     pub out_dir: PathBuf,
     /// The container file: `<name>.hipfb` or `<name>.offloadbin`.
-    pub fatbin: PathBuf,
+    pub container_file: PathBuf,
     /// The generated `<name>.rs`.
     pub generated: PathBuf,
 }
@@ -185,11 +185,11 @@ impl Plan {
         } else {
             check_all_supported(&global, &tc, lang, &origin)?;
         }
-        // HipObject's constructor calls the HIP runtime; a FatbinOnly HIP build's program
-        // loads `fatbin()` with it (`hipModuleLoadData`).
+        // HipObject's constructor calls the HIP runtime; a ContainerOnly HIP build's program
+        // loads `container()` with it (`hipModuleLoadData`).
         if build.link_hip_runtime
             && lang == Language::Hip
-            && matches!(self.embed, Embed::HipObject | Embed::FatbinOnly)
+            && matches!(self.embed, Embed::HipObject | Embed::ContainerOnly)
         {
             self.hip_runtime_dir = tc.rocm.as_ref().and_then(|r| r.hip_lib_dir.clone());
         }
@@ -243,7 +243,7 @@ pub(crate) fn outputs(name: &str, out_dir: PathBuf, container: Container) -> Out
     };
     Outputs {
         name: name.to_string(),
-        fatbin: out_dir.join(format!("{name}.{ext}")),
+        container_file: out_dir.join(format!("{name}.{ext}")),
         generated: out_dir.join(format!("{name}.rs")),
         out_dir,
     }

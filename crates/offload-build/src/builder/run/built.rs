@@ -8,6 +8,7 @@ use offload_formats::package::ImageKind;
 use crate::builder::arch::Arch;
 use crate::builder::diag::Diagnostic;
 use crate::builder::run::job::JobOut;
+use crate::builder::run::link::Linked;
 
 /// One image of one architecture.
 #[derive(Debug)]
@@ -39,6 +40,28 @@ pub(crate) struct Built {
 }
 
 impl Built {
+    /// Counts the compile jobs and takes the images of those not device-linked later.
+    pub(super) fn add_compiles(&mut self, outs: &mut [JobOut]) {
+        for o in outs {
+            self.count(o.ran);
+            self.pch_used += usize::from(o.used_pch);
+            if !o.rdc {
+                self.add_images(o);
+            }
+        }
+    }
+
+    /// Counts the device links and takes their code objects.
+    pub(super) fn add_links(&mut self, linked: Vec<Linked>) {
+        for l in linked {
+            self.count(l.ran);
+            self.per_arch.entry(l.arch).or_default().push(Piece {
+                kind: ImageKind::Object,
+                data: l.data,
+            });
+        }
+    }
+
     pub(super) fn count(&mut self, ran: bool) {
         if ran {
             self.jobs_run += 1;

@@ -25,7 +25,7 @@ pub(super) fn refuse_clobbering(
         return Ok(());
     };
     // Each output's identity once, each input once (the jobs share most headers).
-    let outputs = [&out.fatbin, &out.generated].map(|o| (o, file_id(o)));
+    let outputs = [&out.container_file, &out.generated].map(|o| (o, file_id(o)));
     let mut seen = std::collections::HashSet::new();
     for input in inputs.iter().filter(|i| seen.insert(*i)) {
         let clobbered = outputs.iter().find(|(output, id)| {

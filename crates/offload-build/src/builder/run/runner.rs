@@ -10,8 +10,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
 
-use offload_formats::package::ImageKind;
-
 use crate::builder::arch::Arch;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::cache::{self, ContentHashes};
@@ -22,7 +20,7 @@ use crate::builder::job::CompileJob;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
-use crate::builder::run::built::{Built, Piece};
+use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
 use crate::builder::run::exec::Executor;
 use crate::builder::run::job::JobOut;
@@ -89,13 +87,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     tell_headers(plan, tc, &outs, env)?;
     built.pch_made = runner.pch.made.load(Ordering::Relaxed);
     built.pch_background = runner.pch.background.load(Ordering::Relaxed);
-    for o in &mut outs {
-        built.count(o.ran);
-        built.pch_used += usize::from(o.used_pch);
-        if !o.rdc {
-            built.add_images(o);
-        }
-    }
+    built.add_compiles(&mut outs);
     let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
     for o in &outs {
         printed.push((o.arch.as_str(), diag::group(&o.stderr)));
@@ -110,13 +102,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
     exec.flush_warnings(env);
     let settled = started.checked_sub(cache::STAMP_SETTLE).unwrap_or(started);
     hashes.save_stamps(&plan.cache_dir, settled);
-    for l in linked {
-        built.count(l.ran);
-        built.per_arch.entry(l.arch).or_default().push(Piece {
-            kind: ImageKind::Object,
-            data: l.data,
-        });
-    }
+    built.add_links(linked);
     Ok(built)
 }
 
