@@ -432,7 +432,7 @@ mod sealed {
     impl Sealed for &str {}
     impl Sealed for String {}
     impl Sealed for &String {}
-    impl Sealed for crate::builder::Arch {}
+    impl Sealed for crate::builder::arch::Arch {}
     impl<S: AsRef<str>, const N: usize> Sealed for [S; N] {}
     impl<S: AsRef<str>> Sealed for &[S] {}
     impl<S: AsRef<str>> Sealed for Vec<S> {}

@@ -17,7 +17,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::sync::Mutex;
 
-use crate::builder::Error;
+use crate::builder::error::Error;
 
 /// Variables Cargo sets for build scripts itself; reading them needs no rerun directive.
 fn set_by_cargo(name: &str) -> bool {
@@ -113,7 +113,7 @@ impl Directives {
     /// Prints a compiler diagnostic as `cargo:warning=` lines, one per line of it (Cargo
     /// reads one directive per line). Not deduplicated line by line: two diagnostics may share
     /// a caret line; [`crate::builder::diag::merge`] already made the diagnostics distinct.
-    pub(crate) fn diagnostic(&self, d: &crate::builder::Diagnostic) {
+    pub(crate) fn diagnostic(&self, d: &crate::builder::diag::Diagnostic) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         for line in d.lines() {
             let line = format!("warning={line}");

@@ -61,7 +61,7 @@ pub enum Error {
         /// Where it came from.
         origin: String,
         /// Why it is not valid.
-        reason: crate::builder::ArchError,
+        reason: crate::builder::arch::ArchError,
     },
     /// A compiler (or linker, or ptxas) run failed.
     CompileFailed {
@@ -144,7 +144,7 @@ pub enum Error {
     /// The host object of an [`Embed`](crate::builder::Embed) mode cannot be written.
     Embed {
         /// The mode requested.
-        mode: crate::builder::Embed,
+        mode: crate::builder::options::Embed,
         /// Why.
         message: String,
     },
@@ -153,7 +153,7 @@ pub enum Error {
     /// displayed as [`Error::Embed`] with that error as the message.
     EmbedFailed {
         /// The mode requested.
-        mode: crate::builder::Embed,
+        mode: crate::builder::options::Embed,
         /// The emitter's or archive writer's error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn wrappers_return_their_source() {
-        let reason = crate::builder::Arch::new("gfx90a:xnack").unwrap_err();
+        let reason = crate::builder::arch::Arch::new("gfx90a:xnack").unwrap_err();
         let e = Error::InvalidArch {
             arch: "gfx90a:xnack".into(),
             origin: "test".into(),
@@ -418,7 +418,7 @@ mod tests {
         );
         let arch_error = e.source().unwrap();
         assert_eq!(
-            arch_error.downcast_ref::<crate::builder::ArchError>(),
+            arch_error.downcast_ref::<crate::builder::arch::ArchError>(),
             Some(&reason)
         );
         // The chain goes on to the target-ID parser's error.
@@ -437,7 +437,7 @@ mod tests {
 
         let inner = EmbedError::UnsupportedTarget("'x': no".into());
         let e = Error::EmbedFailed {
-            mode: crate::builder::Embed::HipObject,
+            mode: crate::builder::options::Embed::HipObject,
             source: inner.clone().into(),
         };
         assert_eq!(

@@ -273,7 +273,6 @@ pub use options::{CompilerKind, Container, Embed, Language};
 pub use pack::kernels::{amdgpu_kernels, ptx_kernels};
 pub use plan::commands::PreambleCommands;
 pub use process::CancelToken;
-pub(crate) use progress::ProgressHook;
 pub use progress::{Progress, ProgressStep};
 
 use env::{Directives, Env};

@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use crate::builder::Container;
-use crate::builder::Embed;
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
+use crate::builder::options::Container;
+use crate::builder::options::Embed;
 use crate::embed::{HipObject, NewDriverObject};
 use offload_formats::bundle::archive::{NewMember, write_gnu_archive};
 use offload_formats::package::LlvmVersion;

@@ -10,11 +10,11 @@ pub(crate) mod rust_module;
 
 use std::path::{Path, PathBuf};
 
-use crate::builder::Compiled;
-use crate::builder::Embed;
+use crate::builder::compiled::Compiled;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::options::Embed;
 use crate::builder::pack::Packed;
 use crate::builder::plan::Plan;
 

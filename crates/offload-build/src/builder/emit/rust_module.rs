@@ -34,9 +34,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
-use crate::builder::Container;
-use crate::builder::Embed;
 use crate::builder::emit::embed_glue::HostSymbols;
+use crate::builder::options::Container;
+use crate::builder::options::Embed;
 use crate::builder::pack::ImageRef;
 
 /// A Rust identifier for a kernel's symbol name: upper snake case, non-identifier characters

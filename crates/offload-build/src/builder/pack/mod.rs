@@ -13,11 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use offload_formats::bundle::compressed::{self, CompressOptions, Version};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
-use crate::builder::Container;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+use crate::builder::options::Container;
+use crate::builder::options::Language;
 use crate::builder::pack::kernels::{amdgpu_kernels, ptx_kernels};
 use crate::builder::plan::Plan;
 use crate::builder::run::built::{Built, Piece};

@@ -2,11 +2,11 @@
 //! architecture section of the [builder docs](crate::builder)), checked against what the
 //! compiler and its install support.
 
-use crate::builder::Build;
-use crate::builder::Language;
 use crate::builder::arch::{self, Arch};
+use crate::builder::config::Build;
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
+use crate::builder::options::Language;
 use crate::builder::toolchain::Toolchain;
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -1,13 +1,13 @@
 //! The container and the embedding a build writes, and the images built elsewhere
 //! (`Build::image`) that go into it.
 
-use crate::builder::Build;
-use crate::builder::Container;
-use crate::builder::Embed;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
+use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+use crate::builder::options::Container;
+use crate::builder::options::Embed;
+use crate::builder::options::Language;
 use crate::builder::plan::sources::{absolute, cwd, language, sources};
 use offload_formats::package::ImageKind;
 use std::collections::BTreeSet;

@@ -1,13 +1,13 @@
 //! The plan: everything a build decided before any job runs ([`Plan::new`]), read by the
 //! jobs, pack and emit stages.
 
-use crate::builder::Build;
-use crate::builder::Container;
-use crate::builder::Embed;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
+use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+use crate::builder::options::Container;
+use crate::builder::options::Embed;
+use crate::builder::options::Language;
 use crate::builder::plan::archs::{check_all_supported, check_ptxas, resolve_archs};
 use crate::builder::plan::container::{PlannedImage, check_container, default_container, images};
 use crate::builder::plan::jobs::{JobSettings, job_settings};

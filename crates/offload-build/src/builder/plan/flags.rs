@@ -1,11 +1,11 @@
 //! The options every device compile of a build shares: the flags (the builder's, then
 //! `HIPFLAGS`/`CUDAFLAGS`), includes, defines, environment and root.
 
-use crate::builder::Build;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
+use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::job::{CompileOptions, LauncherKind};
+use crate::builder::options::Language;
 use crate::builder::plan::sources::absolute;
 use crate::builder::toolchain::nvcc;
 use crate::builder::toolchain::{self, Toolchain};

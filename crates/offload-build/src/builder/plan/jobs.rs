@@ -1,14 +1,14 @@
 //! The jobs of a build: one compile per (source, architecture), the device links, the PCH
 //! jobs that pay, and the settings they run under (job slots, timeout, launcher).
 
-use crate::builder::Build;
-use crate::builder::CompilerKind;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
+use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::job::{CompileJob, CompileOptions, LinkJob};
 use crate::builder::job_slots;
+use crate::builder::options::CompilerKind;
+use crate::builder::options::Language;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::plan::flags::compile_options;
 use crate::builder::plan::launcher;
@@ -28,7 +28,7 @@ pub(crate) struct JobSettings {
     /// Whether the compiler's warnings are shown ([`Build::warnings`]).
     pub forward_warnings: bool,
     /// Called as each compile finishes ([`Build::on_progress`]).
-    pub progress: Option<crate::builder::ProgressHook>,
+    pub progress: Option<crate::builder::progress::ProgressHook>,
     /// How long one compile (each process of a job) may run ([`Build::timeout`],
     /// `OFFLOAD_BUILD_COMPILE_TIMEOUT`); `None`: no limit.
     pub timeout: Option<std::time::Duration>,

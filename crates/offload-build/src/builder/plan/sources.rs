@@ -1,11 +1,11 @@
 //! The sources of a build: the files and globs given, checked to exist, the language they
 //! say, and the architectures of each (`Build::file_archs`).
 
-use crate::builder::Build;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
+use crate::builder::config::Build;
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
+use crate::builder::options::Language;
 use crate::builder::plan::archs::{check_all_supported, expand};
 use crate::builder::toolchain::Toolchain;
 use std::collections::BTreeSet;

@@ -3,16 +3,16 @@
 #![allow(unused_imports)]
 
 use super::{archs::*, container::*, decided::*, flags::*, jobs::*, sources::*};
-use crate::builder::Build;
-use crate::builder::CompilerKind;
-use crate::builder::Container;
-use crate::builder::Embed;
-use crate::builder::Language;
 use crate::builder::arch::{self, Arch};
+use crate::builder::config::Build;
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
 use crate::builder::job::{CompileJob, CompileOptions, LauncherKind, LinkJob};
 use crate::builder::job_slots;
+use crate::builder::options::CompilerKind;
+use crate::builder::options::Container;
+use crate::builder::options::Embed;
+use crate::builder::options::Language;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::toolchain::clang;
 use crate::builder::toolchain::nvcc;

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::Language;
 use crate::builder::arch::Arch;
 use crate::builder::command::{self, Command, DepsArg, Domain, KeyBuilder};
 use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, LinkJob, OUT};
+use crate::builder::options::Language;
 use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::paths::{exe, newest_versioned, path_or_name};
 use crate::builder::toolchain::rocm::{Rocm, hip_clang_path};

@@ -1,13 +1,13 @@
 //! Toolchain discovery: the compiler for the language, then the installs around it and what
 //! it supports (see the [room docs](crate::builder::toolchain) for the order).
 
-use crate::builder::CompilerKind;
-use crate::builder::Language;
 use crate::builder::arch::Arch;
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::options::CompilerKind;
+use crate::builder::options::Language;
 use crate::builder::process::{self};
 use crate::builder::toolchain::{cuda, nvcc};
 use std::ffi::OsString;

@@ -1,7 +1,7 @@
 //! The toolchain a build found: the compiler and the installs around it.
 
-use crate::builder::CompilerKind;
 use crate::builder::fs;
+use crate::builder::options::CompilerKind;
 use std::path::PathBuf;
 
 use crate::builder::toolchain::cuda::{CudaHeaders, CudaUse};

@@ -1,12 +1,12 @@
 //! What a compiler is and supports (`--version`, `--print-supported-cpus`), asked once and
 //! kept in the cache directory under a stamp of the compiler file.
 
-use crate::builder::CompilerKind;
-use crate::builder::Language;
 use crate::builder::command::{self, Domain, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::options::CompilerKind;
+use crate::builder::options::Language;
 use std::path::Path;
 
 use crate::builder::toolchain::paths::run_text;

@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::CompilerKind;
 use crate::builder::arch::Arch;
 use crate::builder::command::{self, Command, DepsArg, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, OUT};
+use crate::builder::options::CompilerKind;
 use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::paths::{exe, path_or_name, wheel_tool};
 
