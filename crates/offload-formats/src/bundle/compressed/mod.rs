@@ -79,45 +79,60 @@ impl CompressOptions {
 
 /// What a caller may do to the process around compressing and decompressing: this crate sets
 /// no thread priority and gives the kernel no memory advice of its own. Both default to
-/// nothing. Two `Hooks` are equal when they hold the same functions (by address).
-#[derive(Clone, Copy, Debug, Default)]
+/// nothing. Two `Hooks` are equal when their hooks have the same names ([`Hook`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Hooks {
     /// Runs first on the thread that compresses beside the hash when zstd workers are asked
     /// for ([`CompressOptions::threads`] above 0); the workers inherit what it sets
     /// (`offload-bundler` lowers their priority, so that the hash keeps a core).
-    pub compressor_thread: Option<fn()>,
+    pub compressor_thread: Option<Hook<fn()>>,
     /// Runs on each fresh buffer that a compressed bundle is gathered, compressed or
     /// decompressed into, before it is filled (`offload-bundler` asks for transparent huge
     /// pages on large ones).
-    pub fresh_buffer: Option<fn(&mut [u8])>,
+    pub fresh_buffer: Option<Hook<fn(&mut [u8])>>,
 }
 
-impl PartialEq for Hooks {
-    fn eq(&self, other: &Hooks) -> bool {
-        let thread = match (self.compressor_thread, other.compressor_thread) {
-            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        let buffer = match (self.fresh_buffer, other.fresh_buffer) {
-            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        thread && buffer
+/// A caller's function with the name that identifies it: hooks are compared, hashed and
+/// printed by name, because function addresses are not (the same function may have two, and
+/// two functions one).
+#[derive(Clone, Copy)]
+pub struct Hook<F> {
+    /// What the hook does, e.g. `"lower the thread priority"`: equal names mean equal hooks.
+    pub name: &'static str,
+    /// The function run.
+    pub run: F,
+}
+
+impl<F> PartialEq for Hook<F> {
+    fn eq(&self, other: &Hook<F>) -> bool {
+        self.name == other.name
     }
 }
 
-impl Eq for Hooks {}
+impl<F> Eq for Hook<F> {}
+
+impl<F> std::hash::Hash for Hook<F> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl<F> fmt::Debug for Hook<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Hook").field(&self.name).finish()
+    }
+}
 
 impl Hooks {
     fn compressor_thread(&self) {
         if let Some(hook) = self.compressor_thread {
-            hook();
+            (hook.run)();
         }
     }
 
     fn fresh_buffer(&self, buffer: &mut [u8]) {
         if let Some(hook) = self.fresh_buffer {
-            hook(buffer);
+            (hook.run)(buffer);
         }
     }
 }
@@ -381,22 +396,16 @@ fn check_size(size: u64, limits: &Limits) -> Result<(), CompressedError> {
 }
 
 /// A zeroed buffer of `len` bytes, or [`CompressedError::OutOfMemory`] when the allocator
-/// refuses it (`vec![0; len]` would abort the process). Zeroed memory comes from the system
-/// as fresh pages, so nothing is written before decompression fills it.
+/// refuses it. `vec![0; len]` takes zeroed memory from the allocator (fresh pages, nothing
+/// written before decompression fills them) but aborts when refused; asking for the same size
+/// with `try_reserve_exact` first turns a refusal into an error.
 fn try_zeroed(len: usize) -> Result<Vec<u8>, CompressedError> {
-    let oom = CompressedError::OutOfMemory { size: len as u64 };
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| oom.clone())?;
-    // SAFETY: the layout's size is not zero.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return Err(oom);
-    }
-    // SAFETY: `ptr` comes from the global allocator with the layout of `len` bytes aligned
-    // to 1 (a `Vec<u8>` of capacity `len`), and all `len` bytes are initialised (zero).
-    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+    let mut probe = Vec::<u8>::new();
+    probe
+        .try_reserve_exact(len)
+        .map_err(|_| CompressedError::OutOfMemory { size: len as u64 })?;
+    drop(probe);
+    Ok(vec![0; len])
 }
 
 #[cfg(all(test, feature = "compression"))]
