@@ -35,7 +35,7 @@ use offload_formats::bundle::compressed::{
     self, CompressOptions, CompressedBundle, Decompressed, Limits,
 };
 use offload_formats::bundle::{BinaryBundle, FileType, TextBundle, text};
-use offload_formats::id::raw;
+use offload_formats::id::spell;
 use offload_formats::kind::is_llvm_object_file;
 
 /// Runs the tool with the process's standard streams; returns the exit status.
@@ -408,7 +408,7 @@ fn binary_layout(ctx: &mut Ctx<'_>, job: &Job, lens: &[u64]) -> Result<BinaryLay
     let mut w = BinaryBundleWriter::new();
     w.align(job.align).map_err(|e| ctx.error(e))?;
     for (id, &len) in job.targets.ids().iter().zip(lens) {
-        w.add(raw::bytes(id.as_str()), len)
+        w.add(spell::bytes(id.as_str()), len)
             .map_err(|e| ctx.error(e))?;
     }
     w.layout().map_err(|e| ctx.error(e))
@@ -421,7 +421,7 @@ fn text_markers(job: &Job, comment: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
         .iter()
         .map(|id| {
             let (mut start, mut end) = (Vec::new(), Vec::new());
-            let id = &raw::bytes(id.as_str());
+            let id = &spell::bytes(id.as_str());
             let _ = text::write_start(&mut start, comment, id);
             let _ = text::write_end(&mut end, comment, id);
             (start, end)

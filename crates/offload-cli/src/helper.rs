@@ -31,7 +31,7 @@
 //! machine without a GPU). A broken pipe on standard output ends the program quietly with status 0.
 
 use crate::fileio::path_text;
-use offload_formats::id::raw;
+use offload_formats::id::spell;
 use std::io::{self, Write};
 
 use clap::{Args, Parser, Subcommand};
@@ -307,8 +307,8 @@ struct NewDriverArgs {
 pub fn main(args: &[String]) -> i32 {
     let stdout = io::stdout();
     let stderr = io::stderr();
-    // Messages name files as the bytes given (see `offload_formats::id::raw`).
-    let mut err = offload_formats::id::raw::BytesWriter(stderr.lock());
+    // Messages name files as the bytes given (see `offload_formats::id::spell`).
+    let mut err = offload_formats::id::spell::BytesWriter(stderr.lock());
     run(args, &mut stdout.lock(), &mut err)
 }
 
@@ -459,7 +459,7 @@ fn inspect_files(
         } else if archs_only {
             // File names as the bytes given (JSON keeps text: U+10FFxx there).
             writeln!(
-                raw::BytesWriter(&mut *out),
+                spell::BytesWriter(&mut *out),
                 "{}: {}",
                 r.path,
                 archs.join(" ")
@@ -469,7 +469,7 @@ fn inspect_files(
             // One write per file, not per line: a file may hold 100,000 containers.
             let mut text = Vec::new();
             print_report(&r, &mut text).map_err(output_error)?;
-            raw::BytesWriter(&mut *out)
+            spell::BytesWriter(&mut *out)
                 .write_all(&text)
                 .map_err(output_error)?;
         }
@@ -970,11 +970,11 @@ fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
     run_settings(&mut b, a)?;
     match (&a.out_dir, &a.output) {
         (Some(d), _) => {
-            b.out_dir(raw::os(d));
+            b.out_dir(spell::os(d));
         }
         // Intermediates next to the output (a resolve writes none).
         (None, Some(output)) if !a.resolve => {
-            b.out_dir(raw::os(&format!("{output}.offload-build")));
+            b.out_dir(spell::os(&format!("{output}.offload-build")));
         }
         _ => {}
     }
@@ -1005,7 +1005,7 @@ fn sources_and_flags(
     a: &CompileArgs,
 ) -> Result<(), Failure> {
     use offload_build::builder::{Container, Language};
-    b.files(a.sources.iter().map(|s| raw::os(s)));
+    b.files(a.sources.iter().map(|s| spell::os(s)));
     // The user's own choice (CMake's ARCHITECTURES too): as before, the environment does
     // not override it.
     for arch in &a.arch {
@@ -1021,7 +1021,7 @@ fn sources_and_flags(
         b.file_archs(pat, list);
     }
     for dir in &a.includes {
-        b.include(raw::os(dir));
+        b.include(spell::os(dir));
     }
     for d in &a.defines {
         match d.split_once('=') {
@@ -1064,7 +1064,7 @@ fn run_settings(b: &mut offload_build::builder::Build, a: &CompileArgs) -> Resul
         });
     }
     if let Some(c) = &a.compiler {
-        b.compiler(raw::os(c));
+        b.compiler(spell::os(c));
     }
     if let Some(k) = a.cuda_compiler {
         b.cuda_compiler(match k {
@@ -1155,12 +1155,12 @@ fn compile(a: &CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     let bytes = compiled_bytes(&c, output)?;
     drop(lock);
     let deps = rerun_paths(&c.cargo_directives);
-    let headers: Vec<std::path::PathBuf> = deps.iter().map(|d| raw::os(d).into()).collect();
+    let headers: Vec<std::path::PathBuf> = deps.iter().map(|d| spell::os(d).into()).collect();
     outputs.refuse_inputs("header", &headers)?;
     let mut contents: Vec<Vec<u8>> = vec![bytes];
     if let Some(depfile) = &a.depfile {
-        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
-        contents.push(raw::bytes(&depfile_text(output, depfile, &deps)?).into_owned());
+        // Names as the bytes they are (the text holds them, see `offload_formats::id::spell`).
+        contents.push(spell::bytes(&depfile_text(output, depfile, &deps)?).into_owned());
     }
     let contents: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
     commit::commit(files, &contents)?;

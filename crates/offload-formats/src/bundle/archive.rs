@@ -635,7 +635,7 @@ pub fn check_archive(data: &[u8], archive_path: &str) -> Result<(), CheckArchive
             error,
         })?;
         let ids: Vec<std::borrow::Cow<'_, str>> =
-            ids.iter().map(|id| crate::id::raw::text(id)).collect();
+            ids.iter().map(|id| crate::id::spell::text(id)).collect();
         let ids: Vec<&str> = ids.iter().map(|id| &**id).collect();
         if let Some((a, b)) = target_id::find_conflict(&ids) {
             return Err(CheckArchiveError::Conflict {
@@ -662,7 +662,7 @@ fn stem_and_extension(name: &[u8]) -> (&[u8], &[u8]) {
 /// The name LLVM gives an extracted code object in a device archive.
 pub fn device_member_name(member: &[u8], entry_id: &[u8]) -> Vec<u8> {
     let (stem, ext) = stem_and_extension(member);
-    let target_id = EntryId::parse(&crate::id::raw::text(entry_id))
+    let target_id = EntryId::parse(&crate::id::spell::text(entry_id))
         .target_id()
         .to_owned();
     let ext: &[u8] = if target_id.contains("gfx") {
@@ -715,7 +715,7 @@ pub fn unbundle_archive(
             member_entries(&contents).map_err(|e| member_error(MemberError::Bundle(e)))?;
         let mut host: Option<Vec<u8>> = None;
         for entry in entries {
-            let id = EntryId::parse(&crate::id::raw::text(entry.id));
+            let id = EntryId::parse(&crate::id::spell::text(entry.id));
             let name = device_member_name(m.name, entry.id);
             for (t, target) in targets.iter().enumerate() {
                 if id.is_compatible(target, options.hip_openmp) {

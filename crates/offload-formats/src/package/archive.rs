@@ -71,7 +71,7 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, PackageArchiv
     let members: Vec<NewMember<'_>> = members
         .iter()
         .map(|(name, data)| NewMember {
-            name: crate::id::raw::bytes(name).into_owned(),
+            name: crate::id::spell::bytes(name).into_owned(),
             data: Cow::Borrowed(data),
         })
         .collect();
