@@ -85,12 +85,18 @@ pub struct Hooks {
     /// Runs first on the thread that compresses beside the hash when zstd workers are asked
     /// for ([`CompressOptions::threads`] above 0); the workers inherit what it sets
     /// (`offload-bundler` lowers their priority, so that the hash keeps a core).
-    pub compressor_thread: Option<Hook<fn()>>,
+    pub compressor_thread: Option<ThreadHook>,
     /// Runs on each fresh buffer that a compressed bundle is gathered, compressed or
     /// decompressed into, before it is filled (`offload-bundler` asks for transparent huge
     /// pages on large ones).
-    pub fresh_buffer: Option<Hook<fn(&mut [u8])>>,
+    pub fresh_buffer: Option<BufferHook>,
 }
+
+/// A hook run on a thread ([`Hooks::compressor_thread`]).
+pub type ThreadHook = Hook<fn()>;
+
+/// A hook run on a fresh buffer ([`Hooks::fresh_buffer`]).
+pub type BufferHook = Hook<fn(&mut [u8])>;
 
 /// A caller's function with the name that identifies it: hooks are compared, hashed and
 /// printed by name, because function addresses are not (the same function may have two, and

@@ -90,7 +90,6 @@ const INLINE_BELOW: u64 = 1 << 20;
 
 /// Bytes handed to the hasher and to consumers at a time.
 const HASH_CHUNK: usize = 1 << 20;
-/// Compressed bytes fed to zstd per call, so that progress is published regularly.
 
 /// The output buffer shared between the decompressing thread (the only writer, always past
 /// the published length) and readers (only below it).
