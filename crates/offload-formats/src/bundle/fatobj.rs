@@ -591,14 +591,16 @@ mod elf {
             if data.len() < 0x34 || !crate::kind::FileKind::sniff(data).is_elf() {
                 return Err(malformed("truncated ELF header"));
             }
-            let is64 = match data[4] {
-                1 => false,
-                2 => true,
+            let id =
+                crate::kind::elf_ident(data).ok_or_else(|| malformed("truncated ELF header"))?;
+            let is64 = match id.class {
+                object::elf::ELFCLASS32 => false,
+                object::elf::ELFCLASS64 => true,
                 c => return Err(malformed(format!("unknown ELF class {c}"))),
             };
-            let e = match data[5] {
-                1 => E::Little,
-                2 => E::Big,
+            let e = match id.data {
+                object::elf::ELFDATA2LSB => E::Little,
+                object::elf::ELFDATA2MSB => E::Big,
                 c => return Err(malformed(format!("unknown ELF data encoding {c}"))),
             };
             let l = Layout { is64, e };
