@@ -83,11 +83,9 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, PackageArchiv
     })
 }
 
-/// The archive symbols a member defines, in clang-offload-packager's order and rules:
-/// [`member_symbols`](crate::bundle::archive::member_symbols) with [`SymbolRules::Packager`].
-#[deprecated(
-    note = "use `offload_formats::bundle::archive::member_symbols(data, SymbolRules::Packager)`"
-)]
+/// The archive symbols a member defines, by clang-offload-packager's rules: the one
+/// implementation, [`member_symbols`](crate::bundle::archive::member_symbols), with
+/// [`SymbolRules::Packager`] (kept for callers of this path, such as the fuzz targets).
 pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
     crate::bundle::archive::member_symbols(data, SymbolRules::Packager)
 }
@@ -95,10 +93,6 @@ pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
-        crate::bundle::archive::member_symbols(data, SymbolRules::Packager)
-    }
 
     #[test]
     fn short_and_long_names() {
