@@ -417,10 +417,7 @@ fn inflate_zstd_with(
     // only be slower or refuse large windows, so the results are not needed.
     let _ = dctx.set_parameter(zstd_safe::DParameter::StableOutBuffer(true));
     allow_large_windows(dctx);
-    let mut tail = Tail {
-        shared: out,
-        filled: 0,
-    };
+    let mut tail = Tail::new(out);
     let mut output = zstd_safe::OutBuffer::around(&mut tail);
     let too_small = || CompressedError::SizeTooSmall {
         claimed,
@@ -481,19 +478,18 @@ pub(super) fn inflate_zlib(
     claimed: u64,
 ) -> Result<usize, CompressedError> {
     let mut z = flate2::Decompress::new(true);
+    let mut tail = Tail::new(out);
     let mut pos = 0usize;
     loop {
-        let room = (out.cap - pos).min(4 << 20);
-        // SAFETY: the region past `pos` is written by this thread only and not yet published.
-        let dst = unsafe { std::slice::from_raw_parts_mut(out.ptr.add(pos), room) };
         let before = (z.total_in(), z.total_out());
         let status = z
             .decompress(
                 &src[z.total_in() as usize..],
-                dst,
+                tail.spare(4 << 20),
                 flate2::FlushDecompress::None,
             )
             .map_err(|e| CompressedError::Corrupt(format!("zlib error: {e}")))?;
+        tail.wrote(z.total_out() as usize - pos);
         pos = z.total_out() as usize;
         out.publish(pos);
         if status == flate2::Status::StreamEnd {

@@ -94,7 +94,7 @@ const HASH_CHUNK: usize = 1 << 20;
 /// The output buffer shared between the decompressing thread (the only writer, always past
 /// the published length) and readers (only below it).
 pub(super) struct Shared {
-    pub(super) ptr: *mut u8,
+    ptr: *mut u8,
     pub(super) cap: usize,
     state: Mutex<State>,
     changed: Condvar,
@@ -154,8 +154,31 @@ impl Shared {
 /// writes only past `filled` (the position it reports) and reads back below it (its window).
 #[cfg(feature = "compression")]
 pub(super) struct Tail<'a> {
-    pub(super) shared: &'a Shared,
-    pub(super) filled: usize,
+    shared: &'a Shared,
+    filled: usize,
+}
+
+#[cfg(feature = "compression")]
+impl<'a> Tail<'a> {
+    /// The writer of `shared`, nothing filled yet. One decompression makes one.
+    pub(super) fn new(shared: &'a Shared) -> Tail<'a> {
+        Tail { shared, filled: 0 }
+    }
+
+    /// Up to `len` bytes after the filled ones, for a decoder that writes into a slice (zlib);
+    /// [`wrote`](Self::wrote) then counts what it wrote.
+    pub(super) fn spare(&mut self, len: usize) -> &mut [u8] {
+        let len = len.min(self.shared.cap - self.filled);
+        // SAFETY: past `filled` the buffer is written by this thread only (through `&mut
+        // self`, the one `Tail`) and read by nobody before it is published.
+        unsafe { std::slice::from_raw_parts_mut(self.shared.ptr.add(self.filled), len) }
+    }
+
+    /// Counts `n` more bytes filled (written through [`spare`](Self::spare)).
+    pub(super) fn wrote(&mut self, n: usize) {
+        assert!(n <= self.shared.cap - self.filled, "wrote past the buffer");
+        self.filled += n;
+    }
 }
 
 // SAFETY: `as_mut_ptr` and `capacity` describe the whole buffer, which outlives `shared`'s
