@@ -92,7 +92,9 @@ const INLINE_BELOW: u64 = 1 << 20;
 const HASH_CHUNK: usize = 1 << 20;
 
 /// The output buffer shared between the decompressing thread (the only writer, always past
-/// the published length) and readers (only below it).
+/// the published length) and readers (only below it). Raw because safe Rust cannot lend the
+/// front of a buffer while its tail is written: decoding first and reading after, the safe
+/// way, was 11% slower on an 88 MiB bundle with its hash verified (`unbundle -verify-hash`).
 pub(super) struct Shared {
     ptr: *mut u8,
     pub(super) cap: usize,
