@@ -294,9 +294,9 @@ pub fn expand_response_files(args: Vec<String>) -> Vec<String> {
 fn expand_into(args: Vec<String>, out: &mut Vec<String>, depth: usize) {
     for arg in args {
         match arg.strip_prefix('@') {
-            Some(path) if depth < 20 => match std::fs::read(offload_formats::id::raw::os(path)) {
+            Some(path) if depth < 20 => match std::fs::read(offload_formats::id::spell::os(path)) {
                 Ok(bytes) => expand_into(
-                    tokenize_gnu(&offload_formats::id::raw::text(&bytes)),
+                    tokenize_gnu(&offload_formats::id::spell::text(&bytes)),
                     out,
                     depth + 1,
                 ),

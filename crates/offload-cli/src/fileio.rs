@@ -50,12 +50,12 @@ fn strip_os_suffix(s: String) -> String {
 }
 
 /// The file a path argument names: arguments are text holding the bytes given (see
-/// [`offload_formats::id::raw`]), so a name that is not UTF-8 is the same name here.
+/// [`offload_formats::id::spell`]), so a name that is not UTF-8 is the same name here.
 pub fn os_path(path: &str) -> PathBuf {
-    PathBuf::from(offload_formats::id::raw::os(path))
+    PathBuf::from(offload_formats::id::spell::os(path))
 }
 
 /// A path as the tools' text holds it (its bytes, for messages; the inverse of [`os_path`]).
 pub fn path_text(path: &Path) -> String {
-    offload_formats::id::raw::text_of_os(path.as_os_str()).into_owned()
+    offload_formats::id::spell::text_of_os(path.as_os_str()).into_owned()
 }

@@ -118,8 +118,8 @@ enum Command {
 pub fn main(args: &[String]) -> i32 {
     let stdout = io::stdout();
     let stderr = io::stderr();
-    // Messages name files as the bytes given (see `offload_formats::id::raw`).
-    let mut err = offload_formats::id::raw::BytesWriter(stderr.lock());
+    // Messages name files as the bytes given (see `offload_formats::id::spell`).
+    let mut err = offload_formats::id::spell::BytesWriter(stderr.lock());
     run(args, &mut stdout.lock(), &mut err)
 }
 

@@ -2,8 +2,8 @@
 //! argument strings and output streams, so the binaries in `src/bin/` stay a few lines long
 //! and the tools can be tested in-process. The binaries read their arguments with
 //! `std::env::args_os` and pass each as the text that holds its bytes
-//! ([`offload_formats::id::raw::text_of_os`]), so a file name or target that is not UTF-8 reaches
-//! the OS, the files written and the messages (through [`offload_formats::id::raw::BytesWriter`])
+//! ([`offload_formats::id::spell::text_of_os`]), so a file name or target that is not UTF-8 reaches
+//! the OS, the files written and the messages (through [`offload_formats::id::spell::BytesWriter`])
 //! as the same bytes, as LLVM's tools treat it. The tools are thin layers over the
 //! `offload-formats` and `offload-build` libraries; what is theirs alone is argument
 //! parsing (LLVM's `cl` conventions in [`cl`], clap for `offload-build`) and output
@@ -101,11 +101,11 @@ pub(crate) fn with_stdio(
 ) -> i32 {
     let stderr = io::stderr();
     let mut out = io::BufWriter::new(StickyStdout { error: None });
-    // Messages name files and targets as the bytes given (see `offload_formats::id::raw`).
+    // Messages name files and targets as the bytes given (see `offload_formats::id::spell`).
     let code = run(
         args,
         &mut out,
-        &mut offload_formats::id::raw::BytesWriter(stderr.lock()),
+        &mut offload_formats::id::spell::BytesWriter(stderr.lock()),
     );
     let error = match out.into_inner() {
         Ok(w) => w.error,

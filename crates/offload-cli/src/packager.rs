@@ -30,7 +30,7 @@
 //!
 //! Exit status: 0 on success (including extraction that matched nothing), 1 on any error.
 
-use offload_formats::id::raw;
+use offload_formats::id::spell;
 use std::io::Write;
 
 use super::cl::{self, Flag, Help, Kind};
@@ -287,7 +287,7 @@ fn extract(
                         let want = OffloadKind::from_name(v, llvm).value(llvm).unwrap_or(0);
                         e.offload_kind().raw() == want
                     }
-                    key => e.get(key).unwrap_or_default() == &*raw::bytes(v),
+                    key => e.get(key).unwrap_or_default() == &*spell::bytes(v),
                 })
             })
             .collect();
@@ -316,8 +316,8 @@ fn extract(
                 let name = format!(
                     "{}-{}-{}.{i}.{ext}",
                     stem(input_path),
-                    raw::text(e.triple()),
-                    raw::text(e.arch()),
+                    spell::text(e.triple()),
+                    spell::text(e.arch()),
                 );
                 write_file(ctx, &name, e.image())?;
             }

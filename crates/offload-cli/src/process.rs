@@ -2,12 +2,18 @@
 //! [`Hooks`]: compression threads run at a lower priority than the hash beside them, and large
 //! buffers ask for transparent huge pages. Both are best effort and Linux only.
 
-use offload_formats::bundle::compressed::Hooks;
+use offload_formats::bundle::compressed::{Hook, Hooks};
 
 /// What `offload-bundler` and `offload-build` run on compression threads and buffers.
 pub(crate) const HOOKS: Hooks = Hooks {
-    compressor_thread: Some(yield_cpu_to_hash),
-    fresh_buffer: Some(advise_huge_pages),
+    compressor_thread: Some(Hook {
+        name: "yield the CPU to the hash",
+        run: yield_cpu_to_hash,
+    }),
+    fresh_buffer: Some(Hook {
+        name: "advise huge pages",
+        run: advise_huge_pages,
+    }),
 };
 
 /// Lowers the calling thread's scheduling priority (and that of the threads it starts). The

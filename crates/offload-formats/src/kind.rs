@@ -12,6 +12,7 @@ use crate::raw::{
     BUNDLE_MAGIC, CCOB_MAGIC, DOS_MAGIC, ELF_MAGIC, MACHO_MAGICS, NVFATBIN_MAGIC_BYTES,
     OFFLOAD_MAGIC, PE_SIGNATURE, THIN_MAGIC, WASM_MAGIC, ZIP_MAGICS, ZSTD_MAGIC, u16_at, u32_at,
 };
+use object::{Endianness, elf};
 
 /// The kinds of file the offload tools tell apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,14 +86,11 @@ impl FileKind {
             return FileKind::BitcodeWrapper;
         }
         if data.starts_with(ELF_MAGIC) {
-            if data.len() >= 18 {
-                // e_type in the file's byte order: ET_REL, ET_EXEC or ET_DYN.
-                let (high, low) = if data[5] == 2 { (16, 17) } else { (17, 16) };
-                if data[high] == 0 && matches!(data[low], 1..=3) {
-                    return FileKind::Elf;
-                }
-            }
-            return FileKind::ElfOther;
+            use object::elf::{ET_DYN, ET_EXEC, ET_REL};
+            return match elf_type(data) {
+                Some(ET_REL | ET_EXEC | ET_DYN) => FileKind::Elf,
+                _ => FileKind::ElfOther,
+            };
         }
         if data.len() >= 4 && MACHO_MAGICS.iter().any(|m| data[..4] == *m) {
             return FileKind::MachO;
@@ -194,7 +192,55 @@ pub(crate) fn is_big_archive(data: &[u8]) -> bool {
 /// Whether `data` starts as a 64-bit little-endian ELF file (`EI_CLASS` 2, `EI_DATA` 1): what
 /// a cubin is.
 pub(crate) fn is_elf64_le(data: &[u8]) -> bool {
-    data.starts_with(ELF_MAGIC) && data.get(4..6) == Some(&[2, 1])
+    elf_ident(data).is_some_and(|id| id.class == elf::ELFCLASS64 && id.data == elf::ELFDATA2LSB)
+}
+
+/// The ELF identification (`e_ident`, the first 16 bytes) of `data`, when it has one with the
+/// ELF magic. The one place the rest of the crate reads an ELF file's class, byte order or ABI
+/// version from.
+pub(crate) fn elf_ident(data: &[u8]) -> Option<elf::Ident> {
+    if data.len() < size_of::<elf::Ident>() {
+        return None;
+    }
+    elf_head(data).map(|h| h.e_ident)
+}
+
+/// `e_type` in the file's byte order (big-endian when `EI_DATA` says so, else little).
+fn elf_type(data: &[u8]) -> Option<u16> {
+    if data.len() < std::mem::offset_of!(elf::FileHeader32<Endianness>, e_machine) {
+        return None;
+    }
+    let h = elf_head(data)?;
+    let endian = if h.e_ident.data == elf::ELFDATA2MSB {
+        Endianness::Big
+    } else {
+        Endianness::Little
+    };
+    Some(h.e_type.get(endian))
+}
+
+/// The start of an ELF header through `object`'s 32-bit header over a zero-padded copy, so
+/// that data shorter than a whole header still has its identification and type (the same
+/// fields at the same offsets in both classes); the callers check that `data` holds the
+/// fields they read. `None` without the ELF magic.
+fn elf_head(data: &[u8]) -> Option<elf::FileHeader32<Endianness>> {
+    let mut head = [0u8; size_of::<elf::FileHeader32<Endianness>>()];
+    let n = data.len().min(head.len());
+    head[..n].copy_from_slice(&data[..n]);
+    let (h, _) = object::pod::from_bytes::<elf::FileHeader32<Endianness>>(&head).ok()?;
+    (h.e_ident.magic == elf::ELFMAG).then_some(*h)
+}
+
+/// The machine (`e_machine`, e.g. `object::elf::EM_AMDGPU` or `EM_CUDA`) of a 64-bit
+/// little-endian ELF file, read through its whole 64-byte header; `None` for anything else
+/// (shorter data, another class or byte order, no ELF magic). What a GPU code object or a
+/// cubin is checked by.
+pub fn elf64_le_machine(data: &[u8]) -> Option<u16> {
+    use object::LittleEndian as LE;
+    let (h, _) = object::pod::from_bytes::<elf::FileHeader64<LE>>(data).ok()?;
+    let id = &h.e_ident;
+    (id.magic == elf::ELFMAG && id.class == elf::ELFCLASS64 && id.data == elf::ELFDATA2LSB)
+        .then(|| h.e_machine.get(LE))
 }
 
 /// The entry ID of a fat object's bundle section: `name` after the bundle magic.

@@ -980,7 +980,8 @@ impl FatbinWriter {
             arch,
             arch_specific,
             major: 1,
-            minor: u16::from(cubin[8]),
+            // EI_ABIVERSION.
+            minor: kind::elf_ident(cubin).map_or(0, |id| u16::from(id.abi_version)),
             identifier: identifier.map(str::to_string),
             options: None,
             payload,

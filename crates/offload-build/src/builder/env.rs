@@ -65,7 +65,7 @@ impl Directives {
         // A name that is not UTF-8 is kept as text that holds its bytes (Cargo, which reads
         // text, sees a file that does not exist and reruns the build script, as with a lossy
         // name; `offload-build compile --depfile` writes the real bytes).
-        let text = offload_formats::id::raw::text_of_os(path.as_os_str());
+        let text = offload_formats::id::spell::text_of_os(path.as_os_str());
         if text.contains(['\n', '\r']) {
             return Err(Error::Config(format!(
                 "{}: a file name with a line break cannot be passed to Cargo \

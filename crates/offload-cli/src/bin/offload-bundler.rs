@@ -7,7 +7,7 @@
 fn main() {
     offload_cli::default_sigpipe();
     let args: Vec<String> = std::env::args_os()
-        .map(|a| offload_formats::id::raw::text_of_os(&a).into_owned())
+        .map(|a| offload_formats::id::spell::text_of_os(&a).into_owned())
         .collect();
     let code = offload_cli::bundler::main(&args);
     std::process::exit(code);

@@ -15,7 +15,7 @@ use crate::{Ctx, Exit};
 use offload_formats::bundle::binary::{BinaryBundleWriter, BinaryLayout};
 use offload_formats::bundle::compressed;
 use offload_formats::bundle::text;
-use offload_formats::id::raw;
+use offload_formats::id::spell;
 
 /// The inputs of a bundling run, opened in order: only the reference input (mapped: its
 /// bytes decide the format), small inputs (read at once) and inputs that are not regular
@@ -142,7 +142,7 @@ fn binary_layout(ctx: &mut Ctx<'_>, job: &Job, lens: &[u64]) -> Result<BinaryLay
     let mut w = BinaryBundleWriter::new();
     w.align(job.align).map_err(|e| ctx.error(e))?;
     for (id, &len) in job.targets.ids().iter().zip(lens) {
-        w.add(raw::bytes(id.as_str()), len)
+        w.add(spell::bytes(id.as_str()), len)
             .map_err(|e| ctx.error(e))?;
     }
     w.layout().map_err(|e| ctx.error(e))
@@ -155,7 +155,7 @@ fn text_markers(job: &Job, comment: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
         .iter()
         .map(|id| {
             let (mut start, mut end) = (Vec::new(), Vec::new());
-            let id = &raw::bytes(id.as_str());
+            let id = &spell::bytes(id.as_str());
             let _ = text::write_start(&mut start, comment, id);
             let _ = text::write_end(&mut end, comment, id);
             (start, end)

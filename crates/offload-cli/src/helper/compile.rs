@@ -10,7 +10,7 @@ use super::commit;
 use super::depfile::depfile_text;
 use super::failure::{Failure, output_error, read};
 use crate::fileio::{error_text, path_text};
-use offload_formats::id::raw;
+use offload_formats::id::spell;
 
 #[derive(Args, Debug)]
 pub(crate) struct CompileArgs {
@@ -196,11 +196,11 @@ fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
     run_settings(&mut b, a)?;
     match (&a.out_dir, &a.output) {
         (Some(d), _) => {
-            b.out_dir(raw::os(d));
+            b.out_dir(spell::os(d));
         }
         // Intermediates next to the output (a resolve writes none).
         (None, Some(output)) if !a.resolve => {
-            b.out_dir(raw::os(&format!("{output}.offload-build")));
+            b.out_dir(spell::os(&format!("{output}.offload-build")));
         }
         _ => {}
     }
@@ -231,7 +231,7 @@ fn sources_and_flags(
     a: &CompileArgs,
 ) -> Result<(), Failure> {
     use offload_build::builder::{Container, Language};
-    b.files(a.sources.iter().map(|s| raw::os(s)));
+    b.files(a.sources.iter().map(|s| spell::os(s)));
     // The user's own choice (CMake's ARCHITECTURES too): as before, the environment does
     // not override it.
     for arch in &a.arch {
@@ -247,7 +247,7 @@ fn sources_and_flags(
         b.file_archs(pat, list);
     }
     for dir in &a.includes {
-        b.include(raw::os(dir));
+        b.include(spell::os(dir));
     }
     for d in &a.defines {
         match d.split_once('=') {
@@ -290,7 +290,7 @@ fn run_settings(b: &mut offload_build::builder::Build, a: &CompileArgs) -> Resul
         });
     }
     if let Some(c) = &a.compiler {
-        b.compiler(raw::os(c));
+        b.compiler(spell::os(c));
     }
     if let Some(k) = a.cuda_compiler {
         b.cuda_compiler(match k {
@@ -385,12 +385,12 @@ pub(crate) fn compile(
     let bytes = compiled_bytes(&c, output)?;
     drop(lock);
     let deps = rerun_paths(&c.cargo_directives);
-    let headers: Vec<std::path::PathBuf> = deps.iter().map(|d| raw::os(d).into()).collect();
+    let headers: Vec<std::path::PathBuf> = deps.iter().map(|d| spell::os(d).into()).collect();
     outputs.refuse_inputs("header", &headers)?;
     let mut contents: Vec<Vec<u8>> = vec![bytes];
     if let Some(depfile) = &a.depfile {
-        // Names as the bytes they are (the text holds them, see `offload_formats::id::raw`).
-        contents.push(raw::bytes(&depfile_text(output, depfile, &deps)?).into_owned());
+        // Names as the bytes they are (the text holds them, see `offload_formats::id::spell`).
+        contents.push(spell::bytes(&depfile_text(output, depfile, &deps)?).into_owned());
     }
     let contents: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
     commit::commit(files, &contents)?;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::failure::{Failure, output_error, print_json};
 use super::installs::{self, Found, Progress, Visit};
-use offload_formats::id::raw;
+use offload_formats::id::spell;
 use offload_formats::inspect::{self, Report};
 
 /// Walks `paths` (see [`installs::walk`], with its progress line), inspects each file found
@@ -75,7 +75,7 @@ pub(crate) fn inspect_files(
         } else if archs_only {
             // File names as the bytes given (JSON keeps text: U+10FFxx there).
             writeln!(
-                raw::BytesWriter(&mut *out),
+                spell::BytesWriter(&mut *out),
                 "{}: {}",
                 r.path,
                 archs.join(" ")
@@ -85,7 +85,7 @@ pub(crate) fn inspect_files(
             // One write per file, not per line: a file may hold 100,000 containers.
             let mut text = Vec::new();
             print_report(&r, &mut text).map_err(output_error)?;
-            raw::BytesWriter(&mut *out)
+            spell::BytesWriter(&mut *out)
                 .write_all(&text)
                 .map_err(output_error)?;
         }

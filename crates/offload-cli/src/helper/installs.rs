@@ -43,12 +43,12 @@ pub(crate) fn walk<E>(
 ) -> Result<(), E> {
     for input in inputs {
         // `-` is standard input; an input named on the command line is followed if it is
-        // a link. Names are text that holds their bytes (offload_formats::id::raw).
+        // a link. Names are text that holds their bytes (offload_formats::id::spell).
         if input == "-" {
             file(input, true, progress, visit)?;
             continue;
         }
-        let os = offload_formats::id::raw::os(input);
+        let os = offload_formats::id::spell::os(input);
         match std::fs::metadata(&os) {
             Ok(m) if m.is_dir() => walk_dir(Path::new(&os), progress, visit)?,
             Ok(_) => file(input, true, progress, visit)?,

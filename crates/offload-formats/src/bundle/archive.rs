@@ -36,7 +36,7 @@ use std::fmt;
 
 use object::read::archive::ArchiveFile;
 
-use super::bitcode::{self, BitcodeError};
+use super::bitcode::BitcodeError;
 use super::compressed::CompressedError;
 use super::fatobj::{self, FatObject, FatObjectError};
 use super::{BinaryBundle, BundleReadError};
@@ -44,6 +44,7 @@ use crate::id::{EntryId, target_id};
 use crate::kind::FileKind;
 use object::archive;
 
+pub use super::symbols::{SymbolRules, member_symbols};
 pub use crate::raw::AR_MAGIC;
 
 /// LLVM's message (`object::Archive::create`, LLVM 19 and 22) for an input that starts with
@@ -635,7 +636,7 @@ pub fn check_archive(data: &[u8], archive_path: &str) -> Result<(), CheckArchive
             error,
         })?;
         let ids: Vec<std::borrow::Cow<'_, str>> =
-            ids.iter().map(|id| crate::id::raw::text(id)).collect();
+            ids.iter().map(|id| crate::id::spell::text(id)).collect();
         let ids: Vec<&str> = ids.iter().map(|id| &**id).collect();
         if let Some((a, b)) = target_id::find_conflict(&ids) {
             return Err(CheckArchiveError::Conflict {
@@ -662,7 +663,7 @@ fn stem_and_extension(name: &[u8]) -> (&[u8], &[u8]) {
 /// The name LLVM gives an extracted code object in a device archive.
 pub fn device_member_name(member: &[u8], entry_id: &[u8]) -> Vec<u8> {
     let (stem, ext) = stem_and_extension(member);
-    let target_id = EntryId::parse(&crate::id::raw::text(entry_id))
+    let target_id = EntryId::parse(&crate::id::spell::text(entry_id))
         .target_id()
         .to_owned();
     let ext: &[u8] = if target_id.contains("gfx") {
@@ -715,7 +716,7 @@ pub fn unbundle_archive(
             member_entries(&contents).map_err(|e| member_error(MemberError::Bundle(e)))?;
         let mut host: Option<Vec<u8>> = None;
         for entry in entries {
-            let id = EntryId::parse(&crate::id::raw::text(entry.id));
+            let id = EntryId::parse(&crate::id::spell::text(entry.id));
             let name = device_member_name(m.name, entry.id);
             for (t, target) in targets.iter().enumerate() {
                 if id.is_compatible(target, options.hip_openmp) {
@@ -848,45 +849,10 @@ impl From<object::read::Error> for SymbolsError {
     }
 }
 
-/// The archive symbols of a member: `None` when it is not a symbolic file (LLVM's
-/// `SymbolicFile::isSymbolicFile`), else the global defined names in symbol order.
-fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
-    if bitcode::is_bitcode(data) {
-        // A bitcode file without an embedded symbol table: LLVM would parse the IR, which
-        // this crate cannot; such a member is listed without symbols.
-        return Ok(Some(
-            bitcode::archive_symbols(data)?
-                .unwrap_or_default()
-                .into_iter()
-                .map(<[u8]>::to_vec)
-                .collect(),
-        ));
-    }
-    use object::{Object, ObjectSymbol, SymbolKind};
-    if object::FileKind::parse(data).is_err() {
-        return Ok(None);
-    }
-    let file = object::File::parse(data)?;
-    let mut names = Vec::new();
-    for sym in file.symbols() {
-        if sym.index().0 == 0 && file.format() == object::BinaryFormat::Elf {
-            continue;
-        }
-        if matches!(sym.kind(), SymbolKind::Section | SymbolKind::File) {
-            continue;
-        }
-        if !sym.is_global() && !sym.is_weak() || sym.is_undefined() {
-            continue;
-        }
-        names.push(sym.name_bytes()?.to_vec());
-    }
-    Ok(Some(names))
-}
-
 /// Writes a deterministic GNU archive exactly as LLVM's `writeArchive` does (see the
 /// module documentation).
 pub fn write_gnu_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>, WriteArchiveError> {
-    write_gnu_archive_with(members, member_symbols)
+    write_gnu_archive_with(members, |data| member_symbols(data, SymbolRules::Bundler))
 }
 
 /// [`write_gnu_archive`] with the caller's rule for a member's symbols: `symbols(data)`

@@ -43,9 +43,9 @@ pub struct BinaryEntry<'data> {
 }
 
 impl BinaryEntry<'_> {
-    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::raw`] holds them).
+    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::spell`] holds them).
     pub fn id_str(&self) -> Cow<'_, str> {
-        crate::id::raw::text(self.id)
+        crate::id::spell::text(self.id)
     }
 
     /// Payload size in bytes.
@@ -340,7 +340,7 @@ impl BinaryBundleWriter {
         let id = id.into();
         if !self.ids.insert(id.clone()) {
             return Err(BundleWriteError::DuplicateId(
-                crate::id::raw::text(&id).into_owned(),
+                crate::id::spell::text(&id).into_owned(),
             ));
         }
         self.entries.push((id, size));

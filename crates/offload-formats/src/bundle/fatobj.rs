@@ -181,9 +181,9 @@ pub struct FatObjectEntry<'data> {
 }
 
 impl FatObjectEntry<'_> {
-    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::raw`] holds them).
+    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::spell`] holds them).
     pub fn id_str(&self) -> std::borrow::Cow<'_, str> {
-        crate::id::raw::text(self.id)
+        crate::id::spell::text(self.id)
     }
 
     /// Whether this is the host entry (contents exactly one `00` byte).
@@ -591,14 +591,16 @@ mod elf {
             if data.len() < 0x34 || !crate::kind::FileKind::sniff(data).is_elf() {
                 return Err(malformed("truncated ELF header"));
             }
-            let is64 = match data[4] {
-                1 => false,
-                2 => true,
+            let id =
+                crate::kind::elf_ident(data).ok_or_else(|| malformed("truncated ELF header"))?;
+            let is64 = match id.class {
+                object::elf::ELFCLASS32 => false,
+                object::elf::ELFCLASS64 => true,
                 c => return Err(malformed(format!("unknown ELF class {c}"))),
             };
-            let e = match data[5] {
-                1 => E::Little,
-                2 => E::Big,
+            let e = match id.data {
+                object::elf::ELFDATA2LSB => E::Little,
+                object::elf::ELFDATA2MSB => E::Big,
                 c => return Err(malformed(format!("unknown ELF data encoding {c}"))),
             };
             let l = Layout { is64, e };
@@ -697,7 +699,7 @@ mod elf {
         let mut name_offsets = Vec::with_capacity(entries.len());
         for (id, _) in entries {
             name_offsets.push(out.len() as u64 - strtab_at);
-            out.extend_from_slice(&crate::id::raw::bytes(&section_name(id)));
+            out.extend_from_slice(&crate::id::spell::bytes(&section_name(id)));
             out.push(0);
         }
         let strtab_len = out.len() as u64 - strtab_at;
@@ -925,7 +927,7 @@ mod coff {
         let mut name_offsets = Vec::with_capacity(entries.len());
         for (id, _) in entries {
             name_offsets.push(out.len() - strings_at);
-            out.extend_from_slice(&crate::id::raw::bytes(&section_name(id)));
+            out.extend_from_slice(&crate::id::spell::bytes(&section_name(id)));
             out.push(0);
         }
         let strings_len = u32_of(out.len() - strings_at)?;

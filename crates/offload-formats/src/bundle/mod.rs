@@ -33,6 +33,7 @@ pub mod hipfb;
 mod order;
 mod prefix;
 pub mod sequence;
+mod symbols;
 pub mod targets;
 pub mod text;
 

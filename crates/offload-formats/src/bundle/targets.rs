@@ -309,7 +309,7 @@ fn claim(
         if taken.contains(&i) {
             continue;
         }
-        let entry_id = parse(&crate::id::raw::text(id));
+        let entry_id = parse(&crate::id::spell::text(id));
         let Some(pos) = worklist
             .iter()
             .position(|&t| entry_id.is_compatible(&wanted[t], hip_openmp))

@@ -31,9 +31,9 @@ pub struct TextEntry<'data> {
 }
 
 impl TextEntry<'_> {
-    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::raw`] holds them).
+    /// The ID as text (bytes that are not UTF-8 held as [`crate::id::spell`] holds them).
     pub fn id_str(&self) -> Cow<'_, str> {
-        crate::id::raw::text(self.id)
+        crate::id::spell::text(self.id)
     }
 }
 
@@ -93,7 +93,7 @@ impl<'data> TextBundle<'data> {
             let Some(payload_end) = find(data, &end, payload_start) else {
                 return Err(BundleReadError::new(
                     BundleReadErrorKind::MissingEnd {
-                        id: crate::id::raw::text(id).into_owned(),
+                        id: crate::id::spell::text(id).into_owned(),
                     },
                     s as u64,
                     Some(index),

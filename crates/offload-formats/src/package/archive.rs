@@ -15,15 +15,12 @@
 //! COFF, Mach-O, wasm or XCOFF members with symbols are refused. The bytes are written by
 //! [`crate::bundle::archive::write_gnu_archive_with`], the writer of device archives.
 
-use crate::kind::FileKind;
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::bundle::archive::{NewMember, SymbolsError, WriteArchiveError, write_gnu_archive_with};
-use crate::bundle::bitcode::{self, BitcodeSymbols};
-
-use object::read::elf::{FileHeader, SectionHeader, Sym};
-use object::{Endianness, elf};
+use crate::bundle::archive::{
+    NewMember, SymbolRules, SymbolsError, WriteArchiveError, write_gnu_archive_with,
+};
 
 /// Why an archive cannot be written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,16 +63,19 @@ impl std::error::Error for PackageArchiveError {
 }
 
 /// Writes the archive of `members` (`(name, data)`, in order), with
-/// [`member_symbols`] as the rule for symbols.
+/// [`SymbolRules::Packager`] as the rule for symbols.
 pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, PackageArchiveError> {
     let members: Vec<NewMember<'_>> = members
         .iter()
         .map(|(name, data)| NewMember {
-            name: crate::id::raw::bytes(name).into_owned(),
+            name: crate::id::spell::bytes(name).into_owned(),
             data: Cow::Borrowed(data),
         })
         .collect();
-    write_gnu_archive_with(&members, member_symbols).map_err(|e| match e {
+    write_gnu_archive_with(&members, |data| {
+        crate::bundle::archive::member_symbols(data, SymbolRules::Packager)
+    })
+    .map_err(|e| match e {
         WriteArchiveError::Symbols { member, error } => {
             PackageArchiveError::Symbols { member, error }
         }
@@ -83,70 +83,11 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, PackageArchiv
     })
 }
 
-/// The archive symbols a member defines, in LLVM's order; `None` when the member
-/// is not a symbolic file (LLVM writes a symbol table, possibly empty, as soon as
-/// one member is an object or bitcode file).
+/// The archive symbols a member defines, by clang-offload-packager's rules: the one
+/// implementation, [`member_symbols`](crate::bundle::archive::member_symbols), with
+/// [`SymbolRules::Packager`] (kept for callers of this path, such as the fuzz targets).
 pub fn member_symbols(data: &[u8]) -> Result<Option<Vec<Vec<u8>>>, SymbolsError> {
-    let kind = FileKind::sniff(data);
-    if kind.is_elf() && data.len() >= 18 {
-        let r = if data[4] == 2 {
-            elf_symbols::<elf::FileHeader64<Endianness>>(data)
-        } else {
-            elf_symbols::<elf::FileHeader32<Endianness>>(data)
-        };
-        return r.map(Some).map_err(SymbolsError::Object);
-    }
-    if kind.is_bitcode() {
-        // Bitcode LLVM cannot read is archived without symbols (LLVM's "best-effort
-        // forwards compatibility"); bitcode with a module but no symbol table would need
-        // LLVM's IR reader.
-        return match bitcode::read_symbols(data) {
-            Ok(BitcodeSymbols {
-                names: Some(names), ..
-            }) => Ok(Some(names.into_iter().map(<[u8]>::to_vec).collect())),
-            Ok(BitcodeSymbols {
-                names: None,
-                has_module: true,
-            }) => Err(SymbolsError::Unsupported(
-                "bitcode without a symbol table (SYMTAB_BLOCK) is not supported".into(),
-            )),
-            _ => Ok(Some(Vec::new())),
-        };
-    }
-    let other_object = kind.is_coff() || matches!(kind, FileKind::Wasm | FileKind::MachO);
-    if other_object {
-        return Err(SymbolsError::Unsupported(
-            "only ELF and bitcode members are supported in archives".into(),
-        ));
-    }
-    Ok(None)
-}
-
-fn elf_symbols<H: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<Vec<Vec<u8>>> {
-    let header = H::parse(data)?;
-    let endian = header.endian()?;
-    let sections = header.sections(endian, data)?;
-    let Some((index, symtab_section)) = sections
-        .enumerate()
-        .find(|(_, s)| s.sh_type(endian) == elf::SHT_SYMTAB)
-    else {
-        return Ok(Vec::new());
-    };
-    let table =
-        object::read::elf::SymbolTable::parse(endian, data, &sections, index, symtab_section)?;
-    let mut out = Vec::new();
-    for (i, sym) in table.enumerate() {
-        if i.0 == 0 {
-            continue;
-        }
-        let global = sym.st_bind() != elf::STB_LOCAL;
-        let specific = matches!(sym.st_type(), elf::STT_FILE | elf::STT_SECTION);
-        let undefined = sym.st_shndx(endian) == elf::SHN_UNDEF;
-        if global && !specific && !undefined {
-            out.push(table.symbol_name(endian, sym)?.to_vec());
-        }
-    }
-    Ok(out)
+    crate::bundle::archive::member_symbols(data, SymbolRules::Packager)
 }
 
 #[cfg(test)]

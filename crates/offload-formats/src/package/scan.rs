@@ -197,7 +197,8 @@ fn scan_into<'data>(
         ScanKind::OffloadBinary => push_region(data, None),
         ScanKind::Elf => {
             let obj = |e: object::Error| err(None, ScanErrorKind::Object(e));
-            let regions = if data[4] == 2 {
+            let is64 = crate::kind::elf_ident(data).is_some_and(|id| id.class == elf::ELFCLASS64);
+            let regions = if is64 {
                 elf_regions::<elf::FileHeader64<Endianness>>(data).map_err(obj)?
             } else {
                 elf_regions::<elf::FileHeader32<Endianness>>(data).map_err(obj)?

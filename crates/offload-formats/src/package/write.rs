@@ -41,7 +41,7 @@ pub struct Image<'a> {
     /// OffloadEntry flags (0).
     pub flags: u32,
     /// `(key, value)` pairs, written in this order (as the bytes they hold, see
-    /// [`crate::id::raw`]: a value given as bytes that are not UTF-8 is written as given).
+    /// [`crate::id::spell`]: a value given as bytes that are not UTF-8 is written as given).
     pub strings: Vec<(&'a str, &'a str)>,
     /// The image bytes.
     pub data: &'a [u8],
@@ -112,7 +112,7 @@ fn layout(
     let raw: Vec<std::borrow::Cow<'_, [u8]>> = images
         .iter()
         .flat_map(|i| i.strings.iter().flat_map(|(k, v)| [*k, *v]))
-        .map(crate::id::raw::bytes)
+        .map(crate::id::spell::bytes)
         .collect();
     let strtab = StringTable::build(raw.iter().map(|s| &**s));
     let n_strings: u64 = images.iter().map(|i| i.strings.len() as u64).sum();
@@ -202,7 +202,7 @@ pub fn write_v2_to(images: &[Image<'_>], out: &mut dyn Write) -> Result<(), Writ
         head.extend_from_slice(bytes_of(&raw::StringEntryV2 {
             key: U64::new(LE, l.strtab_offset + offset(&l.strtab, k)),
             value: U64::new(LE, l.strtab_offset + offset(&l.strtab, v)),
-            value_size: U64::new(LE, crate::id::raw::bytes(v).len() as u64),
+            value_size: U64::new(LE, crate::id::spell::bytes(v).len() as u64),
         }));
     }
     head.extend_from_slice(l.strtab.bytes());
@@ -240,7 +240,7 @@ pub fn write(images: &[Image<'_>], version: FormatVersion) -> Result<Vec<u8>, Pa
 
 fn offset(strtab: &StringTable, s: &str) -> u64 {
     strtab
-        .offset(&crate::id::raw::bytes(s))
+        .offset(&crate::id::spell::bytes(s))
         .expect("string added to the table")
 }
 

@@ -13,15 +13,9 @@ pub(crate) fn check_device_code(
     nvidia: bool,
     data: &[u8],
 ) -> Result<(), (String, String)> {
-    use object::LittleEndian as LE;
-    use object::elf::{ELFCLASS64, ELFDATA2LSB, ELFMAG, EM_AMDGPU, EM_CUDA, FileHeader64};
+    use object::elf::{EM_AMDGPU, EM_CUDA};
     // The machine of a 64-bit little-endian ELF file.
-    let elf_machine = |data: &[u8]| -> Option<u16> {
-        let (h, _) = object::pod::from_bytes::<FileHeader64<LE>>(data).ok()?;
-        let id = &h.e_ident;
-        (id.magic == ELFMAG && id.class == ELFCLASS64 && id.data == ELFDATA2LSB)
-            .then(|| h.e_machine.get(LE))
-    };
+    let elf_machine = offload_formats::kind::elf64_le_machine;
     let head = || {
         let n = data.len().min(8);
         if n == 0 {

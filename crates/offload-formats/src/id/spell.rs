@@ -1,4 +1,4 @@
-//! Names that are bytes, held as text.
+//! Names that are bytes, spelled as text.
 //!
 //! LLVM's tools treat file names, targets and entry IDs as bytes: a target may hold a byte that
 //! is not UTF-8 (`hip-amdgcn-amd-amdhsa\xff--gfx90a`), and the bundle ID LLVM writes keeps it.
