@@ -2,12 +2,14 @@
 //! shared output buffer, a growing `Vec` or a step-at-a-time [`Stream`]. Only this file
 //! talks to `zstd_safe` and `flate2`; it knows nothing of threads or hashing.
 
-use super::pipeline::Shared;
+use super::buffer::Shared;
 #[cfg(feature = "compression")]
-use super::pipeline::Tail;
+use super::buffer::Tail;
+use super::error::{CompressError, CompressedError};
+use super::header::Method;
 #[cfg(feature = "compression")]
-use super::try_zeroed;
-use super::{CompressError, CompressOptions, CompressedError, Hooks, Method};
+use super::options::try_zeroed;
+use super::options::{CompressOptions, Hooks};
 
 /// The compressed data after `header_len` reserved (zeroed) bytes.
 #[cfg(not(feature = "compression"))]
@@ -248,7 +250,7 @@ impl Stream<'_> {
     }
 
     /// Decodes into a one-byte probe: whether the data holds more than what was decoded.
-    fn probe(&mut self) -> Result<Probe, CompressedError> {
+    pub(super) fn probe(&mut self) -> Result<Probe, CompressedError> {
         let mut probe = [0u8; 1];
         match self {
             Stream::Zstd { dctx, input } => {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::UNSUPPORTED;
+pub(crate) const UNSUPPORTED: &str = "compressed bundles are not supported by this build (offload-formats without its `compression` feature)";
 
 /// Why a compressed bundle cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq)]

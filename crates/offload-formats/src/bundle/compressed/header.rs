@@ -21,7 +21,7 @@
 use object::endian::{U16, U32, U64};
 use object::pod::bytes_of;
 
-use super::{CompressError, CompressedError, is_compressed};
+use super::error::{CompressError, CompressedError};
 use crate::raw::{self, CCOB_MAGIC, CcobHeaderV1, CcobHeaderV2, CcobHeaderV3, CcobPrefix, LE};
 use CompressError::UncompressedTooLarge;
 use md5::{Digest, Md5};
@@ -255,4 +255,9 @@ pub(super) fn truncated_md5_of(pieces: &[&[u8]]) -> u64 {
 
 pub(super) fn low_u64(digest: &[u8]) -> u64 {
     raw::u64_at(digest, 0).expect("16-byte digest")
+}
+
+/// Whether `data` starts with the compressed-bundle magic.
+pub fn is_compressed(data: &[u8]) -> bool {
+    crate::kind::FileKind::sniff(data) == crate::kind::FileKind::CompressedBundle
 }
