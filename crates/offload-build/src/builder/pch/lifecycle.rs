@@ -48,7 +48,7 @@ pub(crate) struct Lifecycle<'a> {
     pub(crate) background: AtomicUsize,
 }
 
-/// What becomes of a precompiled preamble in this build ([`Lifecycle::pch_states`]).
+/// What becomes of a precompiled preamble in this build ([`Lifecycle::states`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PchState {
     /// Not used: no compile of it runs, it will not pay, or clang refused it.
