@@ -296,33 +296,34 @@ fn file_graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     graph
 }
 
-/// A circle of `graph`, if it has one.
-fn circle(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
-    fn visit(
-        f: &Path,
-        graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
-        state: &mut BTreeMap<PathBuf, u8>,
-        path: &mut Vec<PathBuf>,
-    ) -> Option<Vec<PathBuf>> {
+/// A circle of `graph`, if it has one (depth-first search for a back edge); also used by
+/// `architecture.rs` for offload-formats' top-level modules.
+pub(crate) fn circle<T: Ord + Clone>(graph: &BTreeMap<T, BTreeSet<T>>) -> Option<Vec<T>> {
+    fn visit<T: Ord + Clone>(
+        f: &T,
+        graph: &BTreeMap<T, BTreeSet<T>>,
+        state: &mut BTreeMap<T, u8>,
+        path: &mut Vec<T>,
+    ) -> Option<Vec<T>> {
         match state.get(f) {
             Some(1) => {
                 let at = path.iter().position(|p| p == f).unwrap();
                 let mut c = path[at..].to_vec();
-                c.push(f.to_path_buf());
+                c.push(f.clone());
                 return Some(c);
             }
             Some(2) => return None,
             _ => {}
         }
-        state.insert(f.to_path_buf(), 1);
-        path.push(f.to_path_buf());
+        state.insert(f.clone(), 1);
+        path.push(f.clone());
         for to in graph.get(f).into_iter().flatten() {
             if let Some(c) = visit(to, graph, state, path) {
                 return Some(c);
             }
         }
         path.pop();
-        state.insert(f.to_path_buf(), 2);
+        state.insert(f.clone(), 2);
         None
     }
     let mut state = BTreeMap::new();
