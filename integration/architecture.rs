@@ -21,12 +21,12 @@ const MAX_FUNCTION_LINES: usize = 80;
 /// Functions allowed to be longer, each with the reason: data tables, not logic.
 const LONG_FUNCTION_ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/offload-formats/src/id/triple.rs",
+        "crates/offload-formats/src/id/triple/parse.rs",
         "parse_arch",
         "a match table of LLVM's architecture names (Triple.cpp's parseArch)",
     ),
     (
-        "crates/offload-formats/src/id/triple.rs",
+        "crates/offload-formats/src/id/triple/parse.rs",
         "parse_sub_arch",
         "a match table of LLVM's sub-architecture names (Triple.cpp's parseSubArch)",
     ),
@@ -257,6 +257,9 @@ fn no_function_is_longer_than_80_lines() {
 fn integers_are_read_by_hand_in_one_module_per_crate_at_most() {
     let mut per_crate: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for rel in crate_sources() {
+        if is_test_module(&rel) {
+            continue;
+        }
         let code = code_only(&read(&rel));
         if code.contains("from_le_bytes") || code.contains("from_be_bytes") {
             let krate = rel.iter().nth(1).unwrap().to_string_lossy().into_owned();
@@ -291,6 +294,9 @@ fn formats_module(rel: &Path) -> Option<String> {
 fn formats_modules_import_each_other_without_a_cycle() {
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for rel in crate_sources() {
+        if is_test_module(&rel) {
+            continue;
+        }
         let Some(from) = formats_module(&rel) else {
             continue;
         };
@@ -351,6 +357,12 @@ fn every_path_architecture_md_names_exists() {
         missing.is_empty(),
         "ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
+}
+
+/// Whether the file is a test module of its own (`tests.rs`, which its parent declares under
+/// `#[cfg(test)]`): all of it is test code.
+fn is_test_module(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|n| n == "tests.rs")
 }
 
 /// The part of a source that is not test code: everything before its first `#[cfg(test)]`,
@@ -429,6 +441,9 @@ fn magic_bytes_are_compared_only_in_kind_rs() {
     ];
     let mut found = Vec::new();
     for rel in crate_sources() {
+        if is_test_module(&rel) {
+            continue;
+        }
         let path = rel.to_string_lossy().replace('\\', "/");
         if ALLOWED.contains(&path.as_str()) {
             continue;

@@ -41,6 +41,8 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
                     sub.push(name);
                     walk(&e, &sub, out);
                 }
+            } else if name == "tests.rs" {
+                // A test module of its own, declared under `#[cfg(test)]`: test code.
             } else if let Some(stem) = name.strip_suffix(".rs") {
                 let mut m = at.to_vec();
                 if !matches!(stem, "mod" | "lib" | "main") {

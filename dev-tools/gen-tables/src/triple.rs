@@ -306,7 +306,7 @@ pub fn render(llvm: &Llvm, header: &str) -> Result<String, String> {
     }
 
     let mut s = header.to_string();
-    s += "//! Golden tables for the triple port's unit tests (`id/triple.rs`): what LLVM 22's\n\
+    s += "//! Golden tables for the triple port's unit tests (`id/triple/tests.rs`): what LLVM 22's\n\
           //! `clang-offload-bundler` and `llvm::Triple` do with the inputs listed in\n\
           //! `dev-tools/gen-tables/src/probes.rs`. Test data only.\n\
           \n\

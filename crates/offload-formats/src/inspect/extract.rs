@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{ContainerReport, EntryReport, Report, decompress};
+use super::decode::decompress;
+use super::report::{ContainerReport, EntryReport, Report};
 use crate::bundle::BinaryBundle;
 use crate::bundle::binary::{Descriptor, HeaderRead, read_header};
 use crate::bundle::compressed::{CompressedBundle, CompressedError};
@@ -203,12 +204,12 @@ pub fn entry_bytes<'d>(
 }
 
 /// Entry `position` of a compressed bundle, decoding only up to that entry's end; `None` when
-/// that cannot be done with the answer a whole decode gives (see [`super::trusted_size`]), and
+/// that cannot be done with the answer a whole decode gives (see [`super::decode::trusted_size`]), and
 /// the caller decodes the whole bundle instead.
 fn entry_from_prefix(c: &CompressedBundle<'_>, position: usize) -> Option<Vec<u8>> {
-    let size = super::trusted_size(c)?;
+    let size = super::decode::trusted_size(c)?;
     let entry_end = |d: &[Descriptor<'_>]| d.get(position).map(|e| e.offset + e.size);
-    let data = super::decode_table(c, size, entry_end)?;
+    let data = super::decode::decode_table(c, size, entry_end)?;
     let Ok(Some(HeaderRead::Complete(descriptors, _))) = read_header(&data, size) else {
         return None;
     };
