@@ -83,6 +83,25 @@ pub(crate) struct CompileOptions {
     pub root: PathBuf,
 }
 
+impl CompileOptions {
+    /// The include directories (`-I`), macros (`-D`) and flags, as every compiler here spells
+    /// them, in that order: the end of a device compile's arguments before its source.
+    pub(crate) fn source_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        for i in &self.includes {
+            args.push(format!("-I{}", i.display()).into());
+        }
+        for (n, v) in &self.defines {
+            args.push(match v {
+                Some(v) => format!("-D{n}={v}").into(),
+                None => format!("-D{n}").into(),
+            });
+        }
+        args.extend(self.flags.iter().cloned());
+        args
+    }
+}
+
 /// One planned (source, architecture) compile: its commands, outputs and cache files.
 #[derive(Clone, Debug)]
 pub(crate) struct CompileJob {

@@ -105,16 +105,7 @@ pub(crate) fn device_args(
         // in, spelled `.`, as every path under it.
         c.add_args(["-g", "-fdebug-compilation-dir=."]);
     }
-    for i in &o.includes {
-        c.add_arg(format!("-I{}", i.display()));
-    }
-    for (n, v) in &o.defines {
-        c.add_arg(match v {
-            Some(v) => format!("-D{n}={v}"),
-            None => format!("-D{n}"),
-        });
-    }
-    c.add_args(&o.flags);
+    c.add_args(o.source_args());
     (c.args, opt_at)
 }
 
