@@ -121,8 +121,9 @@ struct Case {
     adopted: bool,
 }
 
-/// The inodes of the PCH files under `dir`: in background directories (`bg`) or not.
-fn pch_inodes(dir: &Path, bg: bool) -> Vec<u64> {
+/// The PCH files under `dir` (inode and modification time): in background directories
+/// (`bg`) or not.
+fn pch_inodes(dir: &Path, bg: bool) -> Vec<(u64, i64, i64)> {
     use std::os::unix::fs::MetadataExt;
     walk(dir)
         .into_iter()
@@ -131,7 +132,13 @@ fn pch_inodes(dir: &Path, bg: bool) -> Vec<u64> {
             p.parent()
                 .is_some_and(|d| (d.extension() == Some("bg".as_ref())) == bg)
         })
-        .filter_map(|p| p.metadata().ok().map(|m| m.ino()))
+        // With the modification time: a PCH made after the background one was removed may
+        // get its inode number, and is a new file all the same.
+        .filter_map(|p| {
+            p.metadata()
+                .ok()
+                .map(|m| (m.ino(), m.mtime(), m.mtime_nsec()))
+        })
         .collect()
 }
 
