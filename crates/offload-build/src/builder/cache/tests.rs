@@ -1,16 +1,7 @@
 //! The cache room's unit tests.
 
-#![allow(unused_imports)]
-
 use super::{depfile::*, dirs::*, record::*, stamps::*};
-use crate::builder::error::Error;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
-use xxhash_rust::xxh3::xxh3_128;
+use std::path::PathBuf;
 
 #[test]
 fn stamp_table_spares_reading_unchanged_files_and_never_hides_a_change() {

@@ -1,16 +1,7 @@
 //! The PCH room's unit tests.
 
-#![allow(unused_imports)]
-
-use super::{job::*, preamble::*, shared::*};
-use crate::builder::arch::Arch;
-use crate::builder::command::{Command, Domain, KeyBuilder};
-use crate::builder::job::{self, CompileJob, CompileOptions};
-use crate::builder::toolchain::Toolchain;
-use crate::builder::toolchain::clang;
-use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::xxh3_128;
+use super::{job::*, preamble::*};
+use std::ffi::OsStr;
 
 fn b(s: &str) -> Bounds {
     clang_bounds(s.as_bytes())

@@ -1,27 +1,12 @@
 //! The plan room's unit tests.
 
-#![allow(unused_imports)]
-
-use super::{archs::*, container::*, decided::*, flags::*, jobs::*, sources::*};
-use crate::builder::arch::{self, Arch};
+use super::{decided::*, sources::*};
 use crate::builder::config::Build;
 use crate::builder::env::{Directives, Env};
-use crate::builder::error::Error;
-use crate::builder::job::{CompileJob, CompileOptions, LauncherKind, LinkJob};
-use crate::builder::job_slots;
-use crate::builder::options::CompilerKind;
 use crate::builder::options::Container;
 use crate::builder::options::Embed;
 use crate::builder::options::Language;
-use crate::builder::pch::{self, PchJob};
-use crate::builder::toolchain::clang;
-use crate::builder::toolchain::nvcc;
-use crate::builder::toolchain::{self, Toolchain};
-use offload_formats::bundle::compressed::CompressOptions;
-use offload_formats::package::ImageKind;
-use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[test]
 fn language_and_container_defaults() {
