@@ -2,28 +2,25 @@
 //! executor of commands and the PCH lifecycle. Its methods are in the files of each concern
 //! ([`crate::builder::run::runner`], [`crate::builder::run::job`], [`crate::builder::run::link`]).
 
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use crate::builder::cache::ContentHashes;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::options::Language;
 use crate::builder::pch::lifecycle::Lifecycle;
-use crate::builder::process::Processes;
 use crate::builder::run::exec::Executor;
 use crate::builder::toolchain::Toolchain;
 
 /// What the jobs of one build share.
 pub(super) struct Runner<'a> {
-    pub(super) processes: &'a Processes,
     pub(super) tc: &'a Toolchain,
     pub(super) lang: Language,
-    pub(super) cache_dir: &'a Path,
     pub(super) hashes: &'a ContentHashes,
     /// The environment and include search the compiles depend on.
     pub(super) lookups: &'a Lookups,
     /// Set when a compile left no depfile.
     pub(super) no_depfile: &'a AtomicBool,
+    /// Runs the commands; its processes and cache directory are the jobs' too.
     pub(super) exec: &'a Executor<'a>,
     pub(super) pch: Lifecycle<'a>,
 }

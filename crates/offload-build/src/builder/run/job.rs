@@ -183,10 +183,10 @@ impl Runner<'_> {
         // Every file of the job is written in a directory of its own and renamed into place
         // once all steps succeeded: compiles that share the cache (two builds of the same
         // sources at once) never read each other's half-written files.
-        let tmp = cache::JobDir::new(self.cache_dir)?;
+        let tmp = cache::JobDir::new(self.exec.cache_dir)?;
         // Removed on cancellation too (see `CancelToken`).
-        let _known = process::PrivateDir::new(self.processes, tmp.path());
-        if self.processes.is_cancelled() {
+        let _known = process::PrivateDir::new(self.exec.processes, tmp.path());
+        if self.exec.processes.is_cancelled() {
             return Err(Error::Stopped); // the directory goes with `tmp`
         }
         let private = Private::new(job, tmp.path());
@@ -311,7 +311,7 @@ impl Runner<'_> {
             {
                 Ok(printed) if printed.is_empty() => return (Ok(printed), true),
                 Err(Error::Stopped) => return (Err(Error::Stopped), false),
-                _ if self.processes.is_cancelled() => return (Err(Error::Stopped), false),
+                _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
                 _ => {}
             }
         }

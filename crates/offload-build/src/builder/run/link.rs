@@ -53,7 +53,7 @@ impl Runner<'_> {
         let mut k = KeyBuilder::new(Domain::Link);
         k.u128(self.tc.identity);
         job.command.add_to_key(&mut k, |p| self.hashes.file(p));
-        let co = self.cache_dir.join(format!(
+        let co = self.exec.cache_dir.join(format!(
             "linked-{}-{:016x}.co",
             arch.file_tag(),
             k.finish64()
@@ -78,8 +78,8 @@ impl Runner<'_> {
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".linked-{}-", arch.file_tag()))
             .suffix(".co.tmp")
-            .tempfile_in(self.cache_dir)
-            .map_err(|e| Error::io("creating a temporary file in", self.cache_dir, e))?
+            .tempfile_in(self.exec.cache_dir)
+            .map_err(|e| Error::io("creating a temporary file in", self.exec.cache_dir, e))?
             .into_temp_path();
         let placeholder = &job.command.outputs[0];
         let cmd = job

@@ -50,10 +50,8 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         warnings: Mutex::new(Vec::new()),
     };
     let runner = Runner {
-        processes: env.processes(),
         tc,
         lang: plan.lang,
-        cache_dir: &plan.cache_dir,
         hashes: &hashes,
         lookups: &lookups,
         no_depfile: &no_depfile,
