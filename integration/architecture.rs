@@ -35,33 +35,26 @@ const LONG_FUNCTION_ALLOWED: &[(&str, &str, &str)] = &[
 /// Every `.rs` file under `crates/*/src`, relative to the repository root, generated code
 /// (a `generated` folder) left out.
 fn crate_sources() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n != "generated") {
-                    walk(&p, out);
-                }
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                out.push(p);
+    let root = repo_root();
+    let mut krates: Vec<PathBuf> = fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .collect();
+    krates.sort();
+    let mut out = Vec::new();
+    for src in krates {
+        for p in crate::support::files_under(&src) {
+            let generated = p
+                .strip_prefix(&src)
+                .unwrap()
+                .iter()
+                .any(|c| c == "generated");
+            if !generated && p.extension().is_some_and(|e| e == "rs") {
+                out.push(p.strip_prefix(&root).unwrap().to_path_buf());
             }
         }
     }
-    let root = repo_root();
-    let mut out = Vec::new();
-    for krate in fs::read_dir(root.join("crates")).unwrap() {
-        let src = krate.unwrap().path().join("src");
-        if src.is_dir() {
-            walk(&src, &mut out);
-        }
-    }
-    out.into_iter()
-        .map(|p| p.strip_prefix(&root).unwrap().to_path_buf())
-        .collect()
+    out
 }
 
 fn read(rel: &Path) -> String {
@@ -256,10 +249,7 @@ fn no_function_is_longer_than_80_lines() {
 #[test]
 fn integers_are_read_by_hand_in_one_module_per_crate_at_most() {
     let mut per_crate: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for rel in crate_sources() {
-        if is_test_module(&rel) {
-            continue;
-        }
+    for rel in non_test_sources() {
         let code = code_only(&read(&rel));
         if code.contains("from_le_bytes") || code.contains("from_be_bytes") {
             let krate = rel.iter().nth(1).unwrap().to_string_lossy().into_owned();
@@ -293,10 +283,7 @@ fn formats_module(rel: &Path) -> Option<String> {
 #[test]
 fn formats_modules_import_each_other_without_a_cycle() {
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for rel in crate_sources() {
-        if is_test_module(&rel) {
-            continue;
-        }
+    for rel in non_test_sources() {
         let Some(from) = formats_module(&rel) else {
             continue;
         };
@@ -359,10 +346,12 @@ fn every_path_architecture_md_names_exists() {
     );
 }
 
-/// Whether the file is a test module of its own (`tests.rs`, which its parent declares under
-/// `#[cfg(test)]`): all of it is test code.
-fn is_test_module(rel: &Path) -> bool {
-    rel.file_name().is_some_and(|n| n == "tests.rs")
+/// [`crate_sources`] but the test modules of their own (`tests.rs`, which a parent declares
+/// under `#[cfg(test)]`): all of such a file is test code.
+fn non_test_sources() -> Vec<PathBuf> {
+    let mut all = crate_sources();
+    all.retain(|rel| rel.file_name().is_none_or(|n| n != "tests.rs"));
+    all
 }
 
 /// The part of a source that is not test code: everything before its first `#[cfg(test)]`,
@@ -440,10 +429,7 @@ fn magic_bytes_are_compared_only_in_kind_rs() {
         "crates/offload-formats/src/raw.rs",
     ];
     let mut found = Vec::new();
-    for rel in crate_sources() {
-        if is_test_module(&rel) {
-            continue;
-        }
+    for rel in non_test_sources() {
         let path = rel.to_string_lossy().replace('\\', "/");
         if ALLOWED.contains(&path.as_str()) {
             continue;

@@ -880,23 +880,22 @@ fn documented_compile_flags_exist() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout).into_owned();
-    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, ext, out);
-            } else if p.extension().is_some_and(|x| x == ext) {
-                out.push(p);
-            }
-        }
-    }
     let mut files = vec![
         root.join("README.md"),
         root.join("build-support/cmake/OffloadBuild.cmake"),
     ];
-    walk(&root.join("docs"), "md", &mut files);
-    walk(&root.join("crates/offload-cli/src"), "rs", &mut files);
-    walk(&root.join("crates/offload-build/src"), "rs", &mut files);
+    for (dir, ext) in [
+        ("docs", "md"),
+        ("crates/offload-cli/src", "rs"),
+        ("crates/offload-build/src", "rs"),
+    ] {
+        let under = crate::support::files_under(&root.join(dir));
+        files.extend(
+            under
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|x| x == ext)),
+        );
+    }
     let mut checked = 0;
     for f in files {
         let t = std::fs::read_to_string(&f).unwrap();

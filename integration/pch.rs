@@ -453,7 +453,7 @@ fn background_pchs(out: &Path) -> BTreeMap<OsString, u64> {
         p.parent()
             .is_some_and(|d| d.extension() == Some("bg".as_ref()))
     };
-    for lock in walk(out)
+    for lock in crate::support::files_under(out)
         .into_iter()
         .filter(|p| in_bg(p) && p.ends_with("lock"))
     {
@@ -471,7 +471,7 @@ fn background_pchs(out: &Path) -> BTreeMap<OsString, u64> {
 /// The PCHs in `out`'s cache, by file name, with their inodes; and whether a background
 /// directory is left.
 fn cached_pchs(out: &Path) -> (BTreeMap<OsString, u64>, bool) {
-    let files = walk(out);
+    let files = crate::support::files_under(out);
     let in_bg = |p: &Path| {
         p.parent()
             .is_some_and(|d| d.extension() == Some("bg".as_ref()))
@@ -623,7 +623,7 @@ fn pch_switches_turn_it_off() {
         let (_, made, used) = built(project_build(d, "env", &ABC).env("OFFLOAD_BUILD_PCH", "0"));
         assert_eq!((made, used), (0, 0));
         let pchs = |out: &str| {
-            walk(&d.join(out))
+            crate::support::files_under(&d.join(out))
                 .into_iter()
                 .filter(|p| p.extension().is_some_and(|e| e == "pch"))
                 .count()
@@ -651,19 +651,6 @@ fn pch_switches_turn_it_off() {
             assert_eq!(pchs(out), expected, "{flag:?}");
         }
     });
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// A compile error in a body after a shared preamble: the build with PCH fails with the

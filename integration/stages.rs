@@ -32,28 +32,26 @@ const STAGES: &[&str] = &[
 
 /// A crate's module path (`["builder", "run", "exec"]`) of each source file.
 fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
-    fn walk(dir: &Path, at: &[String], out: &mut BTreeMap<Vec<String>, PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
-            let name = e.file_name().unwrap().to_string_lossy().into_owned();
-            if e.is_dir() {
-                if name != "generated" {
-                    let mut sub = at.to_vec();
-                    sub.push(name);
-                    walk(&e, &sub, out);
-                }
-            } else if name == "tests.rs" {
-                // A test module of its own, declared under `#[cfg(test)]`: test code.
-            } else if let Some(stem) = name.strip_suffix(".rs") {
-                let mut m = at.to_vec();
-                if !matches!(stem, "mod" | "lib" | "main") {
-                    m.push(stem.to_string());
-                }
-                out.insert(m, e);
-            }
-        }
-    }
     let mut out = BTreeMap::new();
-    walk(src, &[], &mut out);
+    for file in crate::support::files_under(src) {
+        let rel = file.strip_prefix(src).unwrap();
+        let mut m: Vec<String> = rel
+            .iter()
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect();
+        let name = m.pop().unwrap();
+        // A test module of its own (`tests.rs`, declared under `#[cfg(test)]`) is test code.
+        if m.iter().any(|c| c == "generated") || name == "tests.rs" {
+            continue;
+        }
+        let Some(stem) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if !matches!(stem, "mod" | "lib" | "main") {
+            m.push(stem.to_string());
+        }
+        out.insert(m, file);
+    }
     out
 }
 

@@ -82,7 +82,7 @@ fn kernel(includes: &str, value: &str) -> String {
 /// The background PCH directories under `dir`, each waited for (its clang holds the lock).
 fn wait_background(dir: &Path) -> usize {
     let mut n = 0;
-    for lock in walk(dir).into_iter().filter(|p| {
+    for lock in crate::support::files_under(dir).into_iter().filter(|p| {
         p.ends_with("lock")
             && p.parent()
                 .is_some_and(|d| d.extension() == Some("bg".as_ref()))
@@ -93,21 +93,6 @@ fn wait_background(dir: &Path) -> usize {
         }
     }
     n
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                todo.push(p.clone());
-            }
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// One case in one configuration: a project directory and the arguments of its builds.
@@ -125,7 +110,7 @@ struct Case {
 /// (`bg`) or not.
 fn pch_inodes(dir: &Path, bg: bool) -> Vec<(u64, i64, i64)> {
     use std::os::unix::fs::MetadataExt;
-    walk(dir)
+    crate::support::files_under(dir)
         .into_iter()
         .filter(|p| p.extension() == Some("pch".as_ref()))
         .filter(|p| {

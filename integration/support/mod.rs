@@ -32,6 +32,23 @@ pub fn repo_root() -> PathBuf {
         .expect("the repository root")
 }
 
+/// Every file under `dir` (its folders walked, not listed), sorted; none when `dir` is missing.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// The name every tool is started under (`argv[0]`), so that the `<argv0>: error: …` prefixes of
 /// all three tools are the same bytes.
 pub const ARGV0: &str = "clang-offload-bundler";
