@@ -61,6 +61,11 @@ step clippy cargo clippy --all-targets -- -D warnings
 step clippy-cuda-kernels env VIRTUAL_ENV="$NVIDIA_VENV" \
     cargo clippy -p cuda-kernels --all-targets -- -D warnings
 step tests cargo test --all-targets
+# The configuration a user gets (background PCHs on, `CI` unset) is the one the suite covers;
+# under CI, the PCH, cache and trust tests run once more with `CI` removed, as a person runs them.
+if [[ -n "${CI:-}" ]]; then
+    step tests-without-ci env -u CI cargo test --test integration -- pch trust cache deps
+fi
 step doctests cargo test --doc
 step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels \
     --no-deps --quiet

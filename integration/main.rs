@@ -212,6 +212,7 @@ mod deps;
 mod distributed;
 mod fatobj_diff;
 mod fuzz_smoke;
+mod host_code;
 mod hostile_names;
 mod hostobj;
 mod hostobj_codegen;

@@ -25,6 +25,7 @@ const STAGES: &[&str] = &[
     "pch",
     "plan",
     "run",
+    "host",
     "pack",
     "emit",
     "mod.rs",

@@ -401,7 +401,8 @@ fn pids(dir: &Path, n: usize) -> Vec<String> {
 }
 
 /// Case 7: `kill -9` of `compile` while a launcher runs the compiler and has a child of its
-/// own (as clang's driver has `cc1`): within a second, nothing of the build runs.
+/// own (as clang's driver has `cc1`): soon after, nothing of the build runs (within a second
+/// on an idle machine; five are allowed, as a loaded one schedules the reaper late).
 #[test]
 fn kill_9_leaves_nothing_running() {
     for config in CONFIGS {
@@ -425,17 +426,24 @@ fn kill_9_leaves_nothing_running() {
         // SAFETY: kill(2) on our own child, not yet waited for.
         unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
         child.wait().unwrap();
-        std::thread::sleep(Duration::from_secs(1));
-        let left: Vec<&String> = started
-            .iter()
-            .filter(|p| !crate::cache_faults::gone(p))
-            .collect();
+        let killed = std::time::Instant::now();
+        let still = || -> Vec<&String> {
+            started
+                .iter()
+                .filter(|p| !crate::cache_faults::gone(p))
+                .collect()
+        };
+        let mut left = still();
+        while !left.is_empty() && killed.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(100));
+            left = still();
+        }
         for p in &left {
             let _ = Command::new("kill").args(["-9", p.trim()]).status();
         }
         assert!(
             left.is_empty(),
-            "{config:?}: {left:?} outlived kill -9 of the tool by a second"
+            "{config:?}: {left:?} outlived kill -9 of the tool by five seconds"
         );
     }
 }

@@ -71,6 +71,15 @@
 #   NO_PCH compiles without precompiled preambles (--no-pch; OFFLOAD_BUILD_PCH=0 in the
 #   command's environment does the same).
 #
+# offload_add_library(<target> [STATIC] SOURCES <src>... [the options of offload_add_fatbin
+#                     but COMPRESS, CONTAINER and EMBED])
+#   HIP sources with their host code, as `hipcc -c` compiles them (`compile --host-code`):
+#   each source's device code for every architecture (compiled per architecture in parallel,
+#   cached) embedded in the object of its host code (launch wrappers, host stubs, the
+#   registration constructor). Creates the INTERFACE library <target> that links
+#   lib<target>.a and the HIP runtime (libamdhip64, found with find_library): link it with
+#   target_link_libraries like any library and call the sources' host functions.
+#
 # offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
 #   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
 #   default set) with a warning.
@@ -348,6 +357,32 @@ function(offload_add_fatbin target)
     "cmake_language(DEFER CALL _offload_add_fatbin_command [==[${target}]==])")
 endfunction()
 
+function(offload_add_library target)
+  set(_args ${ARGN})
+  list(REMOVE_ITEM _args STATIC)
+  foreach(_kw OBJECT SHARED COMPRESS CONTAINER EMBED)
+    if(_kw IN_LIST _args)
+      message(FATAL_ERROR "offload_add_library(${target}): ${_kw} is not supported: the "
+        "library is STATIC, each object embedding its own device code")
+    endif()
+  endforeach()
+  offload_add_fatbin(${target} ${_args})
+  get_target_property(_lang ${target} OFFLOAD_LANGUAGE)
+  if(NOT _lang STREQUAL "HIP")
+    message(FATAL_ERROR "offload_add_library(${target}): host code is compiled for HIP "
+      "sources; for CUDA use CMake's CUDA language")
+  endif()
+  set_property(TARGET ${target} PROPERTY OFFLOAD_HOST_CODE TRUE)
+  find_library(OFFLOAD_AMDHIP64_LIBRARY amdhip64
+    HINTS "$ENV{ROCM_PATH}/lib" "$ENV{HIP_PATH}/lib" /opt/rocm/lib)
+  if(NOT OFFLOAD_AMDHIP64_LIBRARY)
+    message(FATAL_ERROR "offload_add_library(${target}): the HIP runtime (libamdhip64) was "
+      "not found: install it (Debian: apt-get install libamdhip64-dev; else ROCm) or set "
+      "OFFLOAD_AMDHIP64_LIBRARY")
+  endif()
+  target_link_libraries(${target} INTERFACE "${OFFLOAD_AMDHIP64_LIBRARY}")
+endfunction()
+
 # Whether the CUDA compiler <path> is nvcc or clang: from CMAKE_CUDA_COMPILER_ID when
 # <path> is CMAKE_CUDA_COMPILER and the language is enabled, else from its file name.
 function(_offload_cuda_kind out path)
@@ -401,7 +436,7 @@ endfunction()
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
       CONTAINER EMBED COMPILER CUDA_COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS
-      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH)
+      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH HOST_CODE)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
       set(_${_p} "")
@@ -477,6 +512,9 @@ function(_offload_add_fatbin_command target)
   if(_EMBED STREQUAL "FATBIN")
     list(APPEND _args --embed fatbin)
   endif()
+  if(_HOST_CODE)
+    list(APPEND _args --host-code)
+  endif()
   if(_JOBS)
     list(APPEND _args -j "${_JOBS}")
   endif()
@@ -508,7 +546,7 @@ function(_offload_add_fatbin_command target)
     set(_pool USES_TERMINAL)
   endif()
   set(_header "")
-  if(NOT _EMBED STREQUAL "FATBIN")
+  if(NOT _EMBED STREQUAL "FATBIN" AND NOT _HOST_CODE)
     set(_header BYPRODUCTS "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build/${target}_kernels.h")
   endif()
   # A compiler launcher (ccache, sccache) in front of every device compile: the language's

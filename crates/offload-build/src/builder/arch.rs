@@ -227,6 +227,21 @@ impl Arch {
         }
     }
 
+    /// The host side of a source: what its host compile is filed and reported under in a
+    /// host-code build ([`Build::host_code`](crate::Build::host_code)); no device
+    /// architecture, never parsed from a list.
+    pub(crate) fn host() -> Arch {
+        Arch {
+            id: "host".into(),
+            real: true,
+        }
+    }
+
+    /// Whether this is [`Arch::host`].
+    pub(crate) fn is_host(&self) -> bool {
+        self.id == "host"
+    }
+
     /// The name used in file names (`:` and `+` are awkward on some file systems).
     pub(crate) fn file_tag(&self) -> String {
         self.id

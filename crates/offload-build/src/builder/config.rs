@@ -66,6 +66,8 @@ pub struct Build {
     pub(crate) compress: Option<CompressOptions>,
     pub(crate) compress_auto_version: bool,
     pub(crate) embed: Embed,
+    /// Whether [`Build::embed`] was called (a host-code build refuses any embedding).
+    pub(crate) embed_set: bool,
     pub(crate) out_dir: Option<PathBuf>,
     pub(crate) cargo_metadata: bool,
     pub(crate) compiler: Option<PathBuf>,
@@ -80,6 +82,7 @@ pub struct Build {
     pub(crate) ptxas: Option<PathBuf>,
     pub(crate) pch: bool,
     pub(crate) pch_background: Option<bool>,
+    pub(crate) host_code: bool,
 }
 
 impl Default for Build {
@@ -111,6 +114,7 @@ impl Build {
             compress: None,
             compress_auto_version: true,
             embed: Embed::default(),
+            embed_set: false,
             out_dir: None,
             cargo_metadata: true,
             compiler: None,
@@ -125,6 +129,7 @@ impl Build {
             ptxas: None,
             pch: true,
             pch_background: None,
+            host_code: false,
         }
     }
 
@@ -454,6 +459,7 @@ impl Build {
     /// ```
     pub fn embed(&mut self, embed: Embed) -> &mut Build {
         self.embed = embed;
+        self.embed_set = true;
         self
     }
 
@@ -604,6 +610,35 @@ impl Build {
     /// ```
     pub fn warnings(&mut self, warnings: bool) -> &mut Build {
         self.warnings = warnings;
+        self
+    }
+
+    /// Whether each source is compiled with its host code (default `false`: device code
+    /// only), as `hipcc -c` and `nvcc -c` compile it: its host functions (an `extern "C"`
+    /// launch wrapper, `main`), the host stubs of its kernels and the constructor that
+    /// registers them, with its device code for every architecture embedded. The device
+    /// code is compiled per (source, architecture) in parallel and cached as without it; then
+    /// one host compile per source (cached by content too) reads the source's bundle with
+    /// `-fcuda-include-gpubinary`. The objects are linked as the static library
+    /// `lib<name>.a`, with the HIP runtime (`amdhip64`) and the C++ standard library, as the
+    /// `cc` crate links C++ sources.
+    ///
+    /// With a ROCm install and the same `-cuid=` flag, each object is byte for byte the one
+    /// that install's `hipcc -c` writes. Settings that have no meaning for it are refused
+    /// when the build starts: another [`Embed`] mode or container, compression.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// // build.rs: kernels.hip holds `extern "C" int launch_scale(float*, float, int)`.
+    /// offload_build::Build::new()
+    ///     .file("kernels.hip")
+    ///     .archs("gfx90a;gfx1030")
+    ///     .host_code(true)
+    ///     .compile("kernels"); // links libkernels.a: call launch_scale through extern "C"
+    /// ```
+    pub fn host_code(&mut self, host_code: bool) -> &mut Build {
+        self.host_code = host_code;
         self
     }
 

@@ -72,6 +72,10 @@ pub(crate) struct CompileOptions {
     pub depfile_in_compile: bool,
     /// Whether a HIP compile gets a `-cuid` from its job key (unless a flag sets one).
     pub cuid_from_key: bool,
+    /// Whether the sources are compiled with their host code
+    /// ([`Build::host_code`](crate::Build::host_code)): then every compile of a source, the
+    /// host one included, gets the same `-cuid`, from the source's key (no architecture).
+    pub host_code: bool,
     /// Whether a CUDA compile without a CUDA install gets the oldest PTX ISA its
     /// architecture needs (unless a flag chooses one: `--cuda-feature=+ptx78`).
     pub min_ptx_isa: bool,

@@ -226,6 +226,7 @@
 //! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]; `compile --no-pch`, CMake `NO_PCH`) |
 //! | `OFFLOAD_BUILD_PCH_BACKGROUND` | `1`, `0` when `CI` is set | `0` (or `false`, `off`) makes no precompiled preamble after the build (see [`Build::pch_background`]) |
 //! | `NUM_JOBS` (set by Cargo) | CPUs | parallelism when no jobserver is inherited |
+//! | `CXXSTDLIB` | `stdc++` (`c++` on Apple and the BSDs) | the C++ standard library a [`Build::host_code`] build links, as the `cc` crate reads it; empty for none |
 //!
 //! Values set with [`Build::env`] take precedence over the process environment.
 //!
@@ -240,8 +241,8 @@
 
 // A build is a pipeline of rooms, each importing only those below it (ARCHITECTURE.md, checked
 // by integration/stages.rs): the shared vocabulary in this folder's files, then cache/,
-// toolchain/, pch/, plan/, run/, pack/, emit/; `Build::run` below chains plan → run → pack →
-// emit, and `Build::try_resolve_archs` stops after the plan.
+// toolchain/, pch/, plan/, run/, host/, pack/, emit/; `Build::run` below chains plan → run →
+// (host) → pack → emit, and `Build::try_resolve_archs` stops after the plan.
 mod arch;
 mod cache;
 mod command;
@@ -252,6 +253,7 @@ mod emit;
 mod env;
 mod error;
 mod fs;
+mod host;
 mod job;
 mod job_slots;
 mod options;
@@ -314,6 +316,7 @@ pub const ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_PCH",
     "OFFLOAD_BUILD_PCH_BACKGROUND",
     "NUM_JOBS",
+    "CXXSTDLIB",
 ];
 
 impl Build {
@@ -468,10 +471,15 @@ impl Build {
         }
     }
 
-    /// Plan → jobs → pack → emit (see [`plan`]).
+    /// Plan → jobs → (host) → pack → emit (see [`plan`]).
     fn run(&self, name: &str, env: &Env<'_>) -> Result<Compiled, Error> {
         let plan = Plan::new(self, env, Purpose::Compile(name))?;
         let mut built = run::runner::run(&plan, env)?;
+        let objects = if plan.host_code {
+            host::run(&plan, &mut built, env)?
+        } else {
+            Vec::new()
+        };
         let diagnostics = std::mem::take(&mut built.diagnostics);
         for d in &diagnostics {
             env.directives().diagnostic(d);
@@ -479,7 +487,7 @@ impl Build {
         let jobs = (built.jobs_run, built.jobs_cached);
         let pch = (built.pch_made, built.pch_used, built.pch_background);
         let packed = pack::run(&plan, built, env)?;
-        let mut c = emit::run(&plan, packed, jobs, env)?;
+        let mut c = emit::run(&plan, packed, &objects, jobs, env)?;
         c.diagnostics = diagnostics;
         (c.pch_made, c.pch_used, c.pch_background) = pch;
         Ok(c)

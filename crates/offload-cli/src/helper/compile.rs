@@ -45,9 +45,15 @@ pub(crate) struct CompileArgs {
     #[arg(long)]
     compress: bool,
     /// `object`: a host object embedding the container (self-registering for bundles,
-    /// for the new offload driver for offload binaries); `fatbin`: the container alone.
-    #[arg(long, value_enum, default_value = "object")]
-    embed: EmbedArg,
+    /// for the new offload driver for offload binaries); `fatbin`: the container alone
+    /// [default: object].
+    #[arg(long, value_enum)]
+    embed: Option<EmbedArg>,
+    /// Compile each source with its host code (launch wrappers, `main`, the kernels' host
+    /// stubs and registration) into the object `hipcc -c` writes, its device code for every
+    /// architecture embedded: `-o lib<name>.a` for a static library, `-o x.o` for one source.
+    #[arg(long)]
+    host_code: bool,
     /// The compiler: a clang, or (CUDA) an nvcc (default: discovery, as for `Build`).
     #[arg(long, value_name = "COMPILER")]
     compiler: Option<String>,
@@ -204,8 +210,30 @@ fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
         }
         _ => {}
     }
+    if a.host_code {
+        if a.embed.is_some() {
+            return Err(
+                "--host-code writes the objects the compiler's driver writes, with the \
+                        device code embedded: --embed has no meaning with it"
+                    .to_owned()
+                    .into(),
+            );
+        }
+        let one_object = a.output.as_deref().is_some_and(|o| o.ends_with(".o"));
+        if one_object && a.sources.len() != 1 {
+            return Err(format!(
+                "--host-code -o {}: an object holds one source ({} given): write a \
+                 library (-o lib<name>.a)",
+                a.output.as_deref().unwrap_or_default(),
+                a.sources.len()
+            )
+            .into());
+        }
+        b.host_code(true);
+        return Ok(b);
+    }
     // `object`: the host object that holds the container the plan chooses.
-    let embed = match a.embed {
+    let embed = match a.embed.unwrap_or(EmbedArg::Object) {
         EmbedArg::Fatbin => Embed::ContainerOnly,
         EmbedArg::Object => match b.object_embed() {
             // No host object registers an NVIDIA fat binary: it is loaded at run time.

@@ -31,6 +31,28 @@ use crate::id::EntryId;
 /// The host entry clang writes into every `.hipfb` bundle, whatever the host.
 pub const HOST_ENTRY_ID: &str = "host-x86_64-unknown-linux--";
 
+/// The host entry as LLVM 15's bundler writes it: the driver's `-targets=` string as given,
+/// two bytes shorter than [`HOST_ENTRY_ID`] (the bundler began standardizing IDs later).
+pub const HOST_ENTRY_ID_AS_GIVEN: &str = "host-x86_64-unknown-linux";
+
+/// The host entry that the bundler of LLVM `llvm_major` writes into a `.hipfb`: as given
+/// ([`HOST_ENTRY_ID_AS_GIVEN`]) by LLVM 15 and older (Debian's ROCm 5.2), standardized
+/// ([`HOST_ENTRY_ID`]) by the LLVM 19 and 22 this crate is checked against and by the
+/// versions between them.
+///
+/// ```
+/// use offload_formats::bundle::hipfb;
+/// assert_eq!(hipfb::host_entry_id(15), "host-x86_64-unknown-linux");
+/// assert_eq!(hipfb::host_entry_id(22), "host-x86_64-unknown-linux--");
+/// ```
+pub fn host_entry_id(llvm_major: u32) -> &'static str {
+    if llvm_major <= 15 {
+        HOST_ENTRY_ID_AS_GIVEN
+    } else {
+        HOST_ENTRY_ID
+    }
+}
+
 /// The payload alignment clang's HIP driver asks the bundler for.
 pub const ALIGN: u64 = 4096;
 
@@ -55,12 +77,28 @@ pub fn device_entry_id(target_id: &str) -> String {
 pub fn write<'a>(
     code_objects: impl IntoIterator<Item = (&'a str, &'a [u8])>,
 ) -> Result<Vec<u8>, BundleWriteError> {
+    write_with_host(HOST_ENTRY_ID, code_objects)
+}
+
+/// [`write`](fn@write) with the host entry `host_id` ([`host_entry_id`] of the compiler's
+/// LLVM version): the bundle that compiler's HIP driver would embed.
+///
+/// ```
+/// use offload_formats::bundle::{BinaryBundle, hipfb};
+/// let bytes = hipfb::write_with_host(hipfb::host_entry_id(15), [("gfx90a", &b"A"[..])]).unwrap();
+/// let bundle = BinaryBundle::parse(&bytes).unwrap().unwrap();
+/// assert_eq!(bundle.entries()[0].id_str(), "host-x86_64-unknown-linux");
+/// ```
+pub fn write_with_host<'a>(
+    host_id: &str,
+    code_objects: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Result<Vec<u8>, BundleWriteError> {
     let mut devices: Vec<(String, &[u8])> = code_objects
         .into_iter()
         .map(|(t, data)| (device_entry_id(t), data))
         .collect();
     devices.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut entries: Vec<(&[u8], &[u8])> = vec![(HOST_ENTRY_ID.as_bytes(), &[])];
+    let mut entries: Vec<(&[u8], &[u8])> = vec![(host_id.as_bytes(), &[])];
     entries.extend(devices.iter().map(|(id, data)| (id.as_bytes(), *data)));
     write_bundle(&entries, ALIGN)
 }

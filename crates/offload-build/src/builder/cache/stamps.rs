@@ -13,6 +13,13 @@ use xxhash_rust::xxh3::xxh3_128;
 /// the file systems' timestamps come from a clock that may lag the one read here by a tick.
 pub(crate) const CHANGE_SLACK: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Waits until files written before the call are older than the [`CHANGE_SLACK`] of any job
+/// started after it (and a clock tick more): for a file a build writes itself and its jobs
+/// then read, such as a toolkit's links directory.
+pub(crate) fn settle_written() {
+    std::thread::sleep(CHANGE_SLACK + std::time::Duration::from_millis(10));
+}
+
 /// What identifies one version of a file: device, inode, size, modification and change time
 /// (the change time moves with every write and cannot be set back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -22,6 +22,7 @@ use crate::builder::plan::Plan;
 pub(crate) fn run(
     plan: &Plan,
     packed: Packed,
+    objects: &[PathBuf],
     jobs: (usize, usize),
     env: &Env<'_>,
 ) -> Result<Compiled, Error> {
@@ -42,6 +43,7 @@ pub(crate) fn run(
         &packed.bytes,
     );
     let library = match plan.embed {
+        _ if plan.host_code => Some(host_library(plan, objects, &target, env)?),
         Embed::ContainerOnly => None,
         _ => Some(embed(plan, &packed, &target, &symbols, env)?),
     };
@@ -61,7 +63,12 @@ pub(crate) fn run(
         kernels: &packed.kernels,
         container: plan.container,
         compressed: packed.compressed,
-        embed: plan.embed,
+        // The objects register their own device code: the module only describes it.
+        embed: if plan.host_code {
+            Embed::ContainerOnly
+        } else {
+            plan.embed
+        },
         symbols: &symbols,
         images: &packed.images,
     });
@@ -91,6 +98,64 @@ pub(crate) fn run(
         warnings: Vec::new(),
         diagnostics: Vec::new(),
     })
+}
+
+/// The static library `lib<name>.a` of a host-code build's objects (members named after
+/// their sources, in source order), and the directives that link it with the C++ standard
+/// library, as the `cc` crate links C++ sources (`CXXSTDLIB` chooses another, empty none).
+fn host_library(
+    plan: &Plan,
+    objects: &[PathBuf],
+    target: &str,
+    env: &Env<'_>,
+) -> Result<PathBuf, Error> {
+    use offload_formats::bundle::archive::{NewMember, write_gnu_archive};
+    let out = plan.outputs();
+    let mut names: Vec<String> = Vec::new();
+    let mut members = Vec::new();
+    for (o, (source, _)) in objects.iter().zip(&plan.compiles) {
+        let data = std::fs::read(o).map_err(|e| Error::io("reading", o, e))?;
+        let stem = source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // Two sources of the same name in different directories: both members kept.
+        let mut name = format!("{stem}.o");
+        let mut n = 1;
+        while names.contains(&name) {
+            n += 1;
+            name = format!("{stem}-{n}.o");
+        }
+        names.push(name.clone());
+        members.push(NewMember {
+            name: name.into_bytes(),
+            data: data.into(),
+        });
+    }
+    let archive = write_gnu_archive(&members).map_err(|e| Error::Pack(e.into()))?;
+    let library = out.out_dir.join(format!("lib{}.a", out.name));
+    fs::write_if_changed(&library, &archive)?;
+    let d = env.directives();
+    d.push(format!(
+        "rustc-link-search=native={}",
+        out.out_dir.display()
+    ));
+    d.push(format!("rustc-link-lib=static={}", out.name));
+    let stdlib = match env.get("CXXSTDLIB") {
+        Some(v) => Some(v).filter(|v| !v.is_empty()),
+        None if target.contains("msvc") => None,
+        None if ["apple", "freebsd", "openbsd", "android"]
+            .iter()
+            .any(|t| target.contains(t)) =>
+        {
+            Some("c++".to_string())
+        }
+        None => Some("stdc++".to_string()),
+    };
+    if let Some(lib) = stdlib {
+        d.push(format!("rustc-link-lib={lib}"));
+    }
+    Ok(library)
 }
 
 /// Writes the host object's library for an object [`Embed`] mode and the directives that

@@ -92,6 +92,19 @@ pub(crate) fn run(plan: &Plan, built: Built, env: &Env<'_>) -> Result<Packed, Er
             }
         }
     }
+    let archs = per_arch.keys().map(|a| a.to_string()).collect();
+    let kernels = kernels.into_iter().collect();
+    if plan.host_code {
+        // Each object embeds its own source's bundle (the host stage): no container of the
+        // whole build, whose sources may each hold the same architecture.
+        return Ok(Packed {
+            bytes: Vec::new(),
+            compressed: false,
+            archs,
+            kernels,
+            images: Vec::new(),
+        });
+    }
     let major = plan.toolchain.as_ref().map_or(0, |t| t.major);
     let name = plan.outputs.as_ref().map_or("device", |o| o.name.as_str());
     let (bytes, compressed, images) = pack(
@@ -106,8 +119,8 @@ pub(crate) fn run(plan: &Plan, built: Built, env: &Env<'_>) -> Result<Packed, Er
     Ok(Packed {
         bytes,
         compressed,
-        archs: per_arch.keys().map(|a| a.to_string()).collect(),
-        kernels: kernels.into_iter().collect(),
+        archs,
+        kernels,
         images,
     })
 }

@@ -10,6 +10,7 @@ use crate::builder::options::Embed;
 use crate::builder::options::Language;
 use crate::builder::plan::archs::{check_all_supported, check_ptxas, resolve_archs};
 use crate::builder::plan::container::{PlannedImage, check_container, default_container, images};
+use crate::builder::plan::host::check_host_code;
 use crate::builder::plan::jobs::{JobSettings, job_settings};
 use crate::builder::plan::sources::{check_sources, cwd, language, per_source_archs, sources};
 use crate::builder::toolchain::{self, Toolchain};
@@ -77,6 +78,9 @@ pub(crate) struct Plan {
     /// [`Embed::HipObject`] build with a ROCm install in use, unless
     /// [`Build::link_hip_runtime`] turned it off.
     pub hip_runtime_dir: Option<PathBuf>,
+    /// Whether each source is compiled with its host code ([`Build::host_code`]): the
+    /// objects, not a container, are what the build links.
+    pub host_code: bool,
 }
 
 impl Plan {
@@ -138,6 +142,7 @@ impl Plan {
             jobs: None,
             images: Vec::new(),
             hip_runtime_dir: None,
+            host_code: build.host_code,
         };
 
         // Toolchain and architectures (only when there is something to compile, or to
@@ -173,6 +178,9 @@ impl Plan {
             .get("CARGO_PKG_NAME")
             .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
         let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
+        if compile && build.host_code {
+            check_host_code(build, lang, &tc)?;
+        }
         if compile {
             self.compiles =
                 per_source_archs(build, env, lang, &tc, &self.cwd, sources, &global, &origin)?;

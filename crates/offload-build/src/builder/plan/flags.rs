@@ -69,6 +69,7 @@ pub(crate) fn compile_options(
         // from a host-side preprocessing. Older (and unknown) versions write it.
         depfile_in_compile: nvcc || tc.major < 22,
         cuid_from_key,
+        host_code: build.host_code,
         min_ptx_isa,
         host_compiler,
         root: cwd.to_path_buf(),

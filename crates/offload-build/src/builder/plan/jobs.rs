@@ -42,6 +42,9 @@ pub(crate) struct JobSettings {
     /// Whether a PCH that would not pay in this build is made after it, in the background
     /// ([`Build::pch_background`]).
     pub pch_background: bool,
+    /// What every compile of the build was decided to be: the host compiles of a host-code
+    /// build are spelled from it once the device code is packed.
+    pub options: CompileOptions,
 }
 
 /// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
@@ -99,6 +102,7 @@ pub(crate) fn job_settings(
             && build
                 .pch_background
                 .unwrap_or_else(|| background_default(env)),
+        options: compile,
     })
 }
 
@@ -216,7 +220,8 @@ pub(crate) fn jobs_of(
     let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
     for (src, archs) in compiles {
         for a in archs {
-            let rdc = o.lang == Language::Hip && sources_per_arch[a] > 1;
+            // With host code, each source's device code is its own (`hipcc -c`).
+            let rdc = o.lang == Language::Hip && !o.host_code && sources_per_arch[a] > 1;
             let job = match tc.kind {
                 CompilerKind::Nvcc => nvcc::compile_job(o, tc, cache_dir, src, a),
                 _ => clang::compile_job(o, tc, cache_dir, src, a, rdc),

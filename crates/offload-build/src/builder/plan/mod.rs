@@ -11,6 +11,7 @@ pub(crate) mod commands;
 pub(crate) mod container;
 pub(crate) mod decided;
 pub(crate) mod flags;
+pub(crate) mod host;
 pub(crate) mod jobs;
 pub(crate) mod launcher;
 pub(crate) mod sources;

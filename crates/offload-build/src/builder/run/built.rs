@@ -2,6 +2,7 @@
 //! reports.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use offload_formats::package::ImageKind;
 
@@ -11,7 +12,7 @@ use crate::builder::run::job::JobOut;
 use crate::builder::run::link::Linked;
 
 /// One image of one architecture.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Piece {
     /// What it holds.
     pub kind: ImageKind,
@@ -37,6 +38,13 @@ pub(crate) struct Built {
     /// What the compiler printed for the successful jobs (run or cached), deduplicated
     /// across architectures; empty when warnings are off ([`crate::builder::Build::warnings`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// The images of each source by architecture, kept as well in a host-code build
+    /// ([`Built::keep_per_source`]): each source's bundle is its own.
+    pub per_source: BTreeMap<PathBuf, BTreeMap<Arch, Vec<Piece>>>,
+    /// Whether [`Built::per_source`] is filled.
+    pub keep_per_source: bool,
+    /// The object of each host compile ([`Arch::host`]), with its source, in job order.
+    pub host_objects: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Built {
@@ -45,7 +53,13 @@ impl Built {
         for o in outs {
             self.count(o.ran);
             self.pch_used += usize::from(o.used_pch);
-            if !o.rdc {
+            if o.arch.is_host() {
+                self.host_objects.extend(
+                    o.outputs
+                        .first()
+                        .map(|(_, p)| (o.source.clone(), p.clone())),
+                );
+            } else if !o.rdc {
                 self.add_images(o);
             }
         }
@@ -77,10 +91,16 @@ impl Built {
             if *kind == ImageKind::Ptx && o.arch.is_real() {
                 continue;
             }
-            self.per_arch
-                .entry(o.arch.clone())
-                .or_default()
-                .push(Piece { kind: *kind, data });
+            let piece = Piece { kind: *kind, data };
+            if self.keep_per_source {
+                self.per_source
+                    .entry(o.source.clone())
+                    .or_default()
+                    .entry(o.arch.clone())
+                    .or_default()
+                    .push(piece.clone());
+            }
+            self.per_arch.entry(o.arch.clone()).or_default().push(piece);
         }
     }
 }

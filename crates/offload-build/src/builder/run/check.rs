@@ -57,13 +57,37 @@ pub(crate) fn check_device_code(
     Err((expected.to_string(), found))
 }
 
+/// Whether `data`, written for `arch`, is what it should be: [`check_device_code`], or for
+/// the host compile of a host-code build ([`Arch::host`]) a relocatable object file.
+pub(crate) fn check_output(
+    kind: ImageKind,
+    arch: &Arch,
+    data: &[u8],
+) -> Result<(), (String, String)> {
+    if !arch.is_host() {
+        return check_device_code(kind, arch.is_nvidia(), data);
+    }
+    use object::Object;
+    match object::File::parse(data) {
+        Ok(f) if f.kind() == object::ObjectKind::Relocatable => Ok(()),
+        Ok(f) => Err((
+            "a relocatable object file".into(),
+            format!("an object file of kind {:?}", f.kind()),
+        )),
+        Err(_) => Err((
+            "a relocatable object file".into(),
+            format!("{} bytes that are no object file", data.len()),
+        )),
+    }
+}
+
 /// Why `data`, a cached output of kind `kind` that passed [`check_device_code`] when it was
 /// written, is not device code for `arch`: an AMDGPU code object whose ELF header names
 /// another processor or other `xnack`/`sramecc` settings (as the HIP runtime reads them).
 /// `None` when it is, or when the header names a processor this crate does not know.
 pub(crate) fn target_mismatch(kind: ImageKind, arch: &Arch, data: &[u8]) -> Option<String> {
     use offload_formats::id::target_id::TargetId;
-    if kind != ImageKind::Object || arch.is_nvidia() {
+    if kind != ImageKind::Object || arch.is_nvidia() || arch.is_host() {
         return None;
     }
     let Some(found) = offload_formats::compat::code_object_target_id(data) else {
@@ -105,5 +129,17 @@ mod tests {
         let (_, found) = check_device_code(ImageKind::Ptx, true, b"").unwrap_err();
         assert_eq!(found, "an empty file");
         assert!(check_device_code(ImageKind::Ptx, true, &elf(190)).is_err());
+        // A host compile's output is a relocatable object, whatever its machine.
+        let host = Arch::host();
+        assert!(check_output(ImageKind::Object, &host, &elf(224)).is_err());
+        let mut obj = object::write::Object::new(
+            object::BinaryFormat::Elf,
+            object::Architecture::X86_64,
+            object::Endianness::Little,
+        );
+        obj.add_section(Vec::new(), b".text".to_vec(), object::SectionKind::Text);
+        let obj = obj.write().unwrap();
+        assert!(check_output(ImageKind::Object, &host, &obj).is_ok());
+        assert!(check_output(ImageKind::Object, &Arch::new("gfx90a").unwrap(), &obj).is_err());
     }
 }

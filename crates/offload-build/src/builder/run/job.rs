@@ -17,7 +17,7 @@ use crate::builder::job::CompileJob;
 use crate::builder::options::Language;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
-use crate::builder::run::check::{check_device_code, target_mismatch};
+use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
@@ -278,15 +278,15 @@ impl Runner<'_> {
                 checked[j] = true;
                 let data =
                     std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
-                check_device_code(*kind, job.arch.is_nvidia(), &data).map_err(
-                    |(expected, found)| Error::BadDeviceCode {
+                check_output(*kind, &job.arch, &data).map_err(|(expected, found)| {
+                    Error::BadDeviceCode {
                         arch: job.arch.to_string(),
                         source: Some(job.source.clone()),
                         path: out.clone(),
                         expected,
                         found,
-                    },
-                )?;
+                    }
+                })?;
                 images[j] = data;
             }
         }

@@ -28,17 +28,48 @@ use crate::builder::run::link::Linked;
 use crate::builder::run::outputs::{refuse_clobbering, tell_headers};
 use crate::builder::run::pool;
 use crate::builder::run::schedule::{Done, Work, in_job_order, schedule};
+use crate::builder::toolchain::Toolchain;
 
 /// Runs the plan's compiles and device links; tells Cargo about every header read.
 pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
-    let mut built = Built::default();
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         // Nothing to compile (only images).
-        return Ok(built);
+        return Ok(Built::default());
     };
     let sources: Vec<PathBuf> = plan.compiles.iter().map(|(s, _)| s.clone()).collect();
     refuse_clobbering(plan, &sources, "source", |_| None)?;
     cache::remove_leftovers(&plan.cache_dir);
+    let built = Built {
+        keep_per_source: settings.options.host_code,
+        ..Built::default()
+    };
+    run_jobs(plan, tc, settings, env, built)
+}
+
+/// Runs the host compiles of a host-code build (jobs of [`Arch::host`]), once its device
+/// code is packed: as the device compiles run, under the same settings, without PCHs.
+pub(crate) fn run_host(plan: &Plan, jobs: Vec<CompileJob>, env: &Env<'_>) -> Result<Built, Error> {
+    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
+        return Ok(Built::default());
+    };
+    let host = JobSettings {
+        compile_jobs: jobs,
+        links: Vec::new(),
+        pch_jobs: Vec::new(),
+        pch_background: false,
+        ..settings.clone()
+    };
+    run_jobs(plan, tc, &host, env, Built::default())
+}
+
+/// Runs the jobs of `settings` into `built`.
+fn run_jobs(
+    plan: &Plan,
+    tc: &Toolchain,
+    settings: &JobSettings,
+    env: &Env<'_>,
+    mut built: Built,
+) -> Result<Built, Error> {
     let started = SystemTime::now();
     let hashes = ContentHashes::with_stamps(&plan.cache_dir);
     let lookups = Lookups::new(env.compiler_vars());

@@ -136,7 +136,11 @@ pub(crate) fn compile_job(
     let (mut job, _) = new_job(o, tc, cache_dir, source, arch, rdc, args, first_ext);
     let compile = &mut job.steps[0];
     if o.cuid_from_key {
-        let cuid = cuid(tc, compile, source);
+        let cuid = if o.host_code {
+            source_cuid(tc, o, source)
+        } else {
+            cuid(tc, compile, source)
+        };
         compile
             .args
             .insert(opt_at, OsString::from(format!("-cuid={cuid:032x}")));
@@ -173,6 +177,71 @@ fn cuid(tc: &Toolchain, compile: &Command, source: &Path) -> u128 {
     ))];
     run.add_to_key(&mut k, |_| Some(content));
     k.finish()
+}
+
+/// The compilation unit ID of `source` in a host-code build: the same for its device
+/// compiles and its host compile, which must agree on it (the names of its static device
+/// variables and kernels); a key over the compiler's version, the source's path under the root,
+/// its content and the options, but no architecture.
+fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
+    let mut k = KeyBuilder::new(Domain::Cuid);
+    k.str(&tc.version).str("host code");
+    k.os(&crate::builder::command::relative_arg(
+        source.as_os_str(),
+        &o.root,
+    ));
+    k.u128(std::fs::read(source).map_or(0, |d| xxhash_rust::xxh3::xxh3_128(&d)));
+    k.str(&o.opt_flag);
+    for a in o.source_args() {
+        k.os(&a);
+    }
+    k.finish()
+}
+
+/// The host compile of `source` in a host-code build: its host code, the host stubs of its
+/// kernels and the constructor that registers them, with `gpubinary` (the source's bundle of
+/// `archs`) embedded by `-fcuda-include-gpubinary`, as clang's HIP driver compiles the host
+/// side after the device side; the same `-cuid` as its device compiles, and the depfile in
+/// the same pass. Filed in `cache_dir` under [`Arch::host`], after a key that covers the
+/// bundle's name (named after its content).
+pub(crate) fn host_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    archs: &[Arch],
+    gpubinary: &Path,
+) -> CompileJob {
+    let mut c = Command::new(&tc.clang);
+    c.add_args(["-x", "hip", "--cuda-host-only"]);
+    for a in archs {
+        c.add_arg(format!("--offload-arch={a}"));
+    }
+    match &tc.rocm {
+        Some(r) => c.add_args(r.args()),
+        None => c.add_args(["-nogpulib", "-nogpuinc"]),
+    };
+    c.add_arg("-c").add_arg(&o.opt_flag);
+    if o.cuid_from_key {
+        c.add_arg(format!("-cuid={:032x}", source_cuid(tc, o, source)));
+    }
+    if o.debug {
+        c.add_args(["-g", "-fdebug-compilation-dir=."]);
+    }
+    c.add_args(o.source_args());
+    c.add_args(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"]);
+    c.add_arg(gpubinary);
+    let mut args = c.args;
+    args.push(source.as_os_str().to_os_string());
+    args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
+    let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
+    let compile = &mut job.steps[0];
+    compile.depfile = Some(job.depfile.clone());
+    compile.inputs.push(gpubinary.to_path_buf());
+    job.deps_only = deps_only(compile, &job.depfile);
+    job.outputs
+        .push((ImageKind::Object, compile.outputs[0].clone()));
+    job
 }
 
 /// A compile job of one command, `args` (with the [`OUT`] and [`DEP`] placeholders), run by

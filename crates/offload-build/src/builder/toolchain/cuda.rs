@@ -27,6 +27,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::builder::cache::settle_written;
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
@@ -395,6 +396,10 @@ fn links_dir(parts: &Parts, cache_dir: &Path) -> Result<PathBuf, Error> {
         Err(e) if !dir.join("include").is_dir() => return Err(Error::io("creating", &dir, e)),
         Err(_) => {}
     }
+    // The cuRAND stand-in was written just now: a job that starts within the change slack
+    // of a write would take it for an input changed under it and keep nothing it made (a
+    // PCH of this build's first compiles, on a machine fast enough to start them at once).
+    settle_written();
     Ok(dir)
 }
 
@@ -684,6 +689,13 @@ mod tests {
         assert_eq!(t.version, Some((12, 9)));
         assert_eq!(t.origin, nv.join("cuda_nvcc"));
         assert!(t.root.starts_with(&cache));
+        // What was just written is already older than the change slack of a job starting now.
+        let stand_in = t.root.join("include/curand_mtgp32_kernel.h");
+        let written = std::fs::metadata(&stand_in).unwrap().modified().unwrap();
+        let age = std::time::SystemTime::now()
+            .duration_since(written)
+            .unwrap();
+        assert!(age > crate::builder::cache::stamps::CHANGE_SLACK, "{age:?}");
         for f in [
             "bin/ptxas",
             "nvvm/libdevice/libdevice.10.bc",

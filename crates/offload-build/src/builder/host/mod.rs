@@ -1,0 +1,68 @@
+//! The host stage of a host-code build ([`Build::host_code`](crate::Build::host_code)): per
+//! source, the bundle of its device code as its compiler's HIP driver would write it (the
+//! `.hipfb` clang embeds), then one host compile that embeds it
+//! ([`clang::host_job`]), run and cached as the device compiles are
+//! ([`crate::builder::run::runner::run_host`]).
+//!
+//! Reads the [`Plan`] and what the jobs built; the objects go to [`crate::builder::emit`].
+
+use std::path::{Path, PathBuf};
+
+use offload_formats::bundle::hipfb;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::builder::env::Env;
+use crate::builder::error::Error;
+use crate::builder::fs;
+use crate::builder::plan::Plan;
+use crate::builder::run::built::Built;
+use crate::builder::run::runner::run_host;
+use crate::builder::toolchain::clang;
+
+/// Packs each source's device code, runs the host compiles and adds their counts and
+/// diagnostics to `built`; returns the objects, in source order.
+pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<PathBuf>, Error> {
+    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
+        return Ok(Vec::new());
+    };
+    let host_id = hipfb::host_entry_id(tc.major);
+    let mut jobs = Vec::new();
+    for (source, archs) in &plan.compiles {
+        let pieces = built.per_source.remove(source).unwrap_or_default();
+        let arch_ids: Vec<(String, &[u8])> = pieces
+            .iter()
+            .flat_map(|(a, ps)| ps.iter().map(move |p| (a.to_string(), &p.data[..])))
+            .collect();
+        let bytes = hipfb::write_with_host(host_id, arch_ids.iter().map(|(a, d)| (a.as_str(), *d)))
+            .map_err(|e| Error::Pack(e.into()))?;
+        let gpubinary = bundle_file(&plan.cache_dir, source, &bytes)?;
+        jobs.push(clang::host_job(
+            &settings.options,
+            tc,
+            &plan.cache_dir,
+            source,
+            archs,
+            &gpubinary,
+        ));
+    }
+    let host = run_host(plan, jobs, env)?;
+    built.jobs_run += host.jobs_run;
+    built.jobs_cached += host.jobs_cached;
+    built.diagnostics.extend(host.diagnostics);
+    Ok(host.host_objects.into_iter().map(|(_, o)| o).collect())
+}
+
+/// The bundle `bytes` of `source` in `cache_dir`, named after its content
+/// (`<stem>-<hash>.hipfb`), so the host compile that embeds it is keyed by what it embeds;
+/// written unless there.
+fn bundle_file(cache_dir: &Path, source: &Path, bytes: &[u8]) -> Result<PathBuf, Error> {
+    let stem = source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let path = cache_dir.join(format!("{stem}-{:016x}.hipfb", xxh3_64(bytes)));
+    if std::fs::read(&path).ok().as_deref() != Some(bytes) {
+        fs::write_atomic(&path, bytes)?;
+    }
+    Ok(path)
+}

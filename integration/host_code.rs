@@ -1,0 +1,398 @@
+//! Sources with their host code (`compile --host-code`, `Build::host_code`, CMake
+//! `offload_add_library`), against Debian 12's ROCm 5.2 (`hipcc`, clang 15), which
+//! `build-support/setup.sh` installs; no GPU needed:
+//!
+//! - eight AMD rocm-examples programs (upstream's text, `benches/make_style/`, MIT: seven of
+//!   HIP-Basic and rocPRIM's `block_sum`): `compile --host-code` writes the object
+//!   `hipcc -c -cuid=X` writes, byte for byte; each links with `hipcc` and runs with the same
+//!   exit status and output as hipcc's build (without a GPU: the runtime's error);
+//! - a library of two sources with `extern "C"` functions through `Build`: per (source,
+//!   architecture) device jobs and one host job per source, nothing run again on a rebuild, an
+//!   edit of one source recompiling that source only; it links into a C++ program with `g++`;
+//! - the launch example `examples/hip-launch` (build.rs, Rust calling the wrapper) builds and
+//!   runs;
+//! - CMake's `offload_add_library` gives a target a C++ executable links;
+//! - settings with no meaning for host code are refused at configuration; a failed host
+//!   compile names the source and says "host".
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use offload_build::builder::{Build, Embed, Error};
+
+const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
+const HIPCC: &str = "/usr/bin/hipcc";
+
+/// The rocm-examples programs compared with hipcc (their files in `benches/make_style/`).
+const PROGRAMS: [&str; 8] = [
+    "saxpy",
+    "matrix_multiplication",
+    "shared_memory",
+    "dynamic_shared",
+    "warp_shuffle",
+    "bit_extract",
+    "device_globals",
+    "block_sum",
+];
+
+fn require_rocm() {
+    crate::rocm::require_rocm();
+    assert!(
+        Path::new(HIPCC).is_file(),
+        "{HIPCC} is missing: run build-support/setup.sh as root (Debian's hipcc)"
+    );
+}
+
+fn ok(mut c: Command, what: &str) -> Output {
+    let o = c
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        o.status.success(),
+        "{what} failed: {}\n{}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// A command with no compiler, architecture or cache choice from the test's environment.
+fn clean(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(dir);
+    for var in crate::support::BUILD_ENV_VARS {
+        c.env_remove(var);
+    }
+    crate::support::set_ci(&mut c);
+    c
+}
+
+/// A program's source and the headers it includes, in a directory of its own.
+fn program_dir(name: &str) -> tempfile::TempDir {
+    let from = crate::support::repo_root().join("benches/make_style");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        from.join(format!("{name}.hip")),
+        dir.path().join(format!("{name}.hip")),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("Common")).unwrap();
+    for h in ["example_utils.hpp", "cmdparser.hpp"] {
+        std::fs::copy(
+            from.join("Common").join(h),
+            dir.path().join("Common").join(h),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Runs a linked program: its exit status, standard output and standard error.
+fn run_program(exe: &Path) -> (Option<i32>, String, String) {
+    let o = Command::new(exe)
+        .current_dir(exe.parent().unwrap())
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Eight rocm-examples programs: `compile --host-code` and `hipcc -c` with the same `-cuid`
+/// write the same object; linked by hipcc, the two programs behave the same.
+#[test]
+fn rocm_examples_objects_are_hipccs_byte_for_byte_and_run_alike() {
+    require_rocm();
+    for name in PROGRAMS {
+        let dir = program_dir(name);
+        let d = dir.path();
+        let src = format!("{name}.hip");
+        let cuid = format!("-cuid={name}");
+        let mut hipcc = clean(HIPCC, d);
+        hipcc.args(["-c", "--offload-arch=gfx90a", "--offload-arch=gfx1030"]);
+        hipcc.args(["-std=c++17", "-I", "Common", &cuid, &src, "-o", "hipcc.o"]);
+        ok(hipcc, &format!("hipcc -c {src}"));
+        let mut ours = clean(EXE, d);
+        ours.args(["compile", "--host-code", "--archs", "gfx90a;gfx1030", "-q"]);
+        ours.args([
+            "-I",
+            "Common",
+            "--flag=-std=c++17",
+            &format!("--flag={cuid}"),
+        ]);
+        ours.args([&src, "-o", "ours.o"]);
+        ok(ours, &format!("compile --host-code {src}"));
+        let (h, o) = (
+            std::fs::read(d.join("hipcc.o")).unwrap(),
+            std::fs::read(d.join("ours.o")).unwrap(),
+        );
+        assert!(
+            h == o,
+            "{name}: compile --host-code wrote {} bytes, hipcc -c {} bytes, not the same",
+            o.len(),
+            h.len()
+        );
+        let mut runs = Vec::new();
+        for obj in ["hipcc", "ours"] {
+            let mut link = clean(HIPCC, d);
+            link.args([&format!("{obj}.o"), "-o", obj]);
+            ok(link, &format!("hipcc linking {name}'s {obj}.o"));
+            runs.push(run_program(&d.join(obj)));
+        }
+        assert_eq!(runs[0], runs[1], "{name}: the programs behave differently");
+    }
+}
+
+const LIB_A: &str = r#"#include <hip/hip_runtime.h>
+#include "factor.h"
+__global__ void twice(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= FACTOR;
+}
+extern "C" int launch_twice(float* x, int n) {
+    twice<<<(n + 63) / 64, 64>>>(x, n);
+    return static_cast<int>(hipGetLastError());
+}
+"#;
+
+const LIB_B: &str = r#"#include <hip/hip_runtime.h>
+__global__ void fill(float* x, float v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = v;
+}
+extern "C" int device_count() {
+    int n = 0;
+    hipError_t e = hipGetDeviceCount(&n);
+    return e == hipSuccess ? n : -static_cast<int>(e);
+}
+"#;
+
+const MAIN_CPP: &str = r#"#include <cstdio>
+extern "C" int device_count();
+extern "C" int launch_twice(float*, int);
+int main() {
+    int n = device_count();
+    std::printf("devices: %d\n", n);
+    return n > 0 ? launch_twice(nullptr, 0) : 0;
+}
+"#;
+
+fn library_build(d: &Path) -> Build {
+    let mut b = Build::new();
+    b.out_dir(d.join("out"))
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", d)
+        .env("TARGET", "x86_64-unknown-linux-gnu")
+        .files(["a.hip", "b.hip"])
+        .include(".")
+        .archs("gfx90a;gfx1030")
+        .host_code(true)
+        .jobserver(jobserver::Client::new(2).unwrap());
+    for var in crate::support::BUILD_ENV_VARS {
+        b.env_remove(var);
+    }
+    match crate::support::ci_value() {
+        Some(v) => b.env("CI", v),
+        None => b.env_remove("CI"),
+    };
+    b
+}
+
+/// Two sources through `Build::host_code`: device jobs per (source, architecture) and one host
+/// job per source; a rebuild runs nothing, an edit of one source recompiles that source (its
+/// two architectures and its host side) only; the library links into a C++ program with the
+/// HIP runtime and runs (without a GPU it finds no device).
+#[test]
+fn a_host_code_library_rebuilds_only_what_changed_and_links_into_cpp() {
+    require_rocm();
+    crate::support::in_both_configs(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.hip"), LIB_A).unwrap();
+        std::fs::write(d.join("b.hip"), LIB_B).unwrap();
+        std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
+        std::fs::write(d.join("main.cpp"), MAIN_CPP).unwrap();
+        let c = library_build(d).try_compile("gpu").unwrap();
+        assert_eq!((c.jobs_run, c.jobs_cached), (6, 0), "2 × 2 device + 2 host");
+        let lib = c.library.clone().expect("a library");
+        assert_eq!(lib, d.join("out/libgpu.a"));
+        let again = library_build(d).try_compile("gpu").unwrap();
+        assert_eq!((again.jobs_run, again.jobs_cached), (0, 6));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        std::fs::write(d.join("a.hip"), LIB_A.replace("64", "128")).unwrap();
+        let edited = library_build(d).try_compile("gpu").unwrap();
+        assert_eq!(
+            (edited.jobs_run, edited.jobs_cached),
+            (3, 3),
+            "a.hip's two architectures and its host side"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        std::fs::write(d.join("factor.h"), "#define FACTOR 3.0f\n").unwrap();
+        let header = library_build(d).try_compile("gpu").unwrap();
+        assert_eq!(
+            (header.jobs_run, header.jobs_cached),
+            (3, 3),
+            "a header of a.hip"
+        );
+
+        let mut link = clean("g++", d);
+        link.args(["main.cpp", "-Lout", "-lgpu", "-L/usr/lib/x86_64-linux-gnu"]);
+        link.args(["-lamdhip64", "-o", "main"]);
+        ok(link, "g++ linking libgpu.a");
+        let (status, out, _) = run_program(&d.join("main"));
+        assert_eq!(status, Some(0), "{out}");
+        assert!(out.starts_with("devices: "), "{out}");
+    });
+}
+
+/// The launch example: build.rs compiles `kernels/scale.hip` with its host code, Rust calls
+/// `launch_scale`; without a GPU it reports the runtime's error and exits 0, with one it
+/// checks the values.
+#[test]
+fn the_hip_launch_example_builds_and_runs() {
+    require_rocm();
+    let root = crate::support::repo_root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut c = clean(cargo, &root);
+    c.args(["run", "--offline", "--quiet", "-p", "hip-launch"])
+        .env("CARGO_TARGET_DIR", root.join("target/rocm-outside-crate"))
+        .env("CARGO_BUILD_JOBS", "1")
+        .env("RUSTFLAGS", "-D warnings");
+    for var in [
+        "CLANG",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+    ] {
+        c.env_remove(var);
+    }
+    let o = ok(c, "cargo run -p hip-launch");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("hip-launch: no launch: launch_scale returned") || out.contains("all right"),
+        "{out}"
+    );
+}
+
+/// CMake: `offload_add_library(gpu STATIC ...)` is a target that `target_link_libraries`
+/// links into a C++ executable, which runs.
+#[test]
+fn offload_add_library_links_into_a_cmake_executable() {
+    require_rocm();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
+    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
+    std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
+    std::fs::write(d.join("main.cpp"), MAIN_CPP).unwrap();
+    let module = crate::support::repo_root().join("build-support/cmake/OffloadBuild.cmake");
+    std::fs::write(
+        d.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n\
+             include(\"{}\")\n\
+             offload_add_library(gpu STATIC SOURCES a.hip b.hip \
+             INCLUDE_DIRECTORIES \"${{CMAKE_CURRENT_SOURCE_DIR}}\" ARCHITECTURES gfx90a gfx1030)\n\
+             add_executable(main main.cpp)\ntarget_link_libraries(main PRIVATE gpu)\n",
+            module.display()
+        ),
+    )
+    .unwrap();
+    let build = d.join("build");
+    let mut configure = clean("cmake", d);
+    configure
+        .args(["-S", ".", "-B"])
+        .arg(&build)
+        .args(["-G", "Ninja"]);
+    configure.arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"));
+    ok(configure, "cmake configure");
+    let mut make = clean("cmake", d);
+    make.args(["--build"]).arg(&build);
+    ok(make, "cmake --build");
+    let (status, out, _) = run_program(&build.join("main"));
+    assert_eq!(status, Some(0), "{out}");
+    assert!(out.starts_with("devices: "), "{out}");
+}
+
+/// An embedding or a container set with host code is refused before anything compiles; a host
+/// compile that fails names the source and "host", with the compiler's output once.
+#[test]
+fn host_code_refuses_what_it_cannot_honour_and_names_a_failed_host_compile() {
+    require_rocm();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
+    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
+    std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
+    let e = library_build(d)
+        .embed(Embed::ContainerOnly)
+        .try_compile("gpu")
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Config(m) if m.contains("host_code(true)") && m.contains("Build::embed")),
+        "{e}"
+    );
+    assert!(
+        !d.join("out/offload-build-cache")
+            .read_dir()
+            .is_ok_and(|mut r| r
+                .any(|e| { e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "o")) }))
+    );
+    let e = library_build(d)
+        .compress(true)
+        .try_compile("gpu")
+        .unwrap_err();
+    assert!(e.to_string().contains("Build::compress"), "{e}");
+
+    // Valid device code, an error in the host code only.
+    let host_only = "#include <hip/hip_runtime.h>\n__global__ void k(int* x) { *x = 1; }\n\
+                     #ifndef __HIP_DEVICE_COMPILE__\nhost_side_error here;\n#endif\n";
+    std::fs::write(d.join("b.hip"), host_only).unwrap();
+    let e = library_build(d).try_compile("gpu").unwrap_err();
+    let text = e.to_string();
+    assert!(text.starts_with("compiling the host code of "), "{text}");
+    assert!(text.contains("b.hip"), "{text}");
+    let said = "unknown type name 'host_side_error'";
+    assert_eq!(text.matches(said).count(), 1, "{text}");
+    assert!(!text.contains("for gfx"), "{text}");
+}
+
+/// `--host-code` with `--embed`, or an object output for two sources: refused.
+#[test]
+fn compile_host_code_refuses_an_embed_mode_and_one_object_for_two_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
+    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
+    let mut c = clean(EXE, d);
+    c.args([
+        "compile",
+        "--host-code",
+        "--embed",
+        "fatbin",
+        "--arch",
+        "gfx90a",
+    ]);
+    c.args(["a.hip", "-o", "a.o"]);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--embed has no meaning"));
+    let mut c = clean(EXE, d);
+    c.args([
+        "compile",
+        "--host-code",
+        "--arch",
+        "gfx90a",
+        "a.hip",
+        "b.hip",
+        "-o",
+        "x.o",
+    ]);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("an object holds one source"));
+    assert!(!d.join("x.o").exists());
+}
