@@ -10,7 +10,9 @@
 # - bg:     `offload-build compile SRC --archs 'gfx90a;gfx1030;gfx906' -I Common
 #           --flag=-std=c++17 -o OBJ --out-dir OUT_DIR -q`, background PCHs on (the default:
 #           CI and OFFLOAD_BUILD_PCH_BACKGROUND unset);
-# - nobg:   the same with OFFLOAD_BUILD_PCH_BACKGROUND=0.
+# - nobg:   the same with OFFLOAD_BUILD_PCH_BACKGROUND=0;
+# - host:   bg with --host-code: each source with its host code, the object hipcc -c writes
+#           (offload-build then does all that hipcc -c does).
 # hipcc -c also compiles each source's host code; offload-build compiles the device code and
 # embeds it in a host object (as in benches/pch.sh).
 # The build is a generated Makefile run by `make -r -j2` in benches/make_style/ (sources and
@@ -45,11 +47,11 @@ SOURCES=(saxpy matrix_multiplication shared_memory dynamic_shared warp_shuffle b
 
 read -r -a modes_all <<< "$MODES"
 for m in "${modes_all[@]}"; do
-  [[ $m == hipcc || $m == bg || $m == nobg ]] || { echo "MODES: unknown mode '$m' (hipcc, bg, nobg)" >&2; exit 2; }
+  [[ $m == hipcc || $m == bg || $m == nobg || $m == host ]] || { echo "MODES: unknown mode '$m' (hipcc, bg, nobg, host)" >&2; exit 2; }
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number, not '$ROUNDS'" >&2; exit 2; }
 need=(/usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h /usr/include/rocprim/rocprim.hpp)
-[[ " ${modes_all[*]} " == *" bg "* || " ${modes_all[*]} " == *" nobg "* ]] && need=("$BIN" "${need[@]}")
+[[ " ${modes_all[*]} " == *" bg "* || " ${modes_all[*]} " == *" nobg "* || " ${modes_all[*]} " == *" host "* ]] && need=("$BIN" "${need[@]}")
 for f in "${need[@]}"; do
   [[ -e $f ]] || { echo "$f is missing: build offload-build (cargo build --release) and run build-support/setup.sh" >&2; exit 1; }
 done
@@ -95,6 +97,7 @@ recipe() {
     bg) printf '%s compile $< --archs %s -I Common --flag=%s -o $@ --out-dir %s -q' \
           "$(mkq "$BIN")" "$(mkq "$ARCHS")" "$STD" "$(mkq "$2")" ;;
     nobg) printf 'OFFLOAD_BUILD_PCH_BACKGROUND=0 %s' "$(recipe bg "$2")" ;;
+    host) printf '%s --host-code' "$(recipe bg "$2")" ;;
   esac
 }
 # Writes $d/Makefile: one object per source in $d/obj, each made by the recipe of mode $1.
@@ -149,6 +152,7 @@ label() {
     hipcc) echo "hipcc -c" ;;
     bg) echo "offload-build, background PCHs" ;;
     nobg) echo "offload-build, PCH_BACKGROUND=0" ;;
+    host) echo "offload-build --host-code" ;;
   esac
 }
 echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -r); load before: $load_before"

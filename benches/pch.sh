@@ -19,6 +19,9 @@
 # Prints the tables with the ratios and the medians over the programs: PCH / no PCH is the
 # median of the ratios of paired runs (same round; two cold builds per mode and round),
 # PCH / hipcc the ratio of the medians.
+# HOST_CODE=1 builds with --host-code (each source with its host code, the object hipcc -c
+# writes): then offload-build does all that hipcc -c does, and PCH / hipcc compares like
+# with like.
 #   benches/pch.sh [path/to/offload-build]     (default: target/release/offload-build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -131,7 +134,7 @@ for r in $(seq 1 "$ROUNDS"); do
   modes=(pch nopch); (( r % 2 == 0 )) && modes=(nopch pch)
   for p in "${PROGRAMS[@]}"; do
     for mode in "${modes[@]}"; do
-      flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
+      flag=(); [[ $mode == nopch ]] && flag=(--no-pch); [[ ${HOST_CODE:-0} == 1 ]] && flag+=(--host-code)
       d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
       one() { "$BIN" compile "$d/$p.hip" --archs "$ARCHS" --flag=$STD -o "$d/out/libk.a" --out-dir "$d/od" -j 2 -q "${flag[@]}"; }
       edit eval '"$p" 1 > "$d/$p.hip"'
@@ -154,7 +157,7 @@ for r in $(seq 1 "$ROUNDS"); do
     rm -rf "$d"
   done
   for mode in "${modes[@]}"; do
-    flag=(); [[ $mode == nopch ]] && flag=(--no-pch)
+    flag=(); [[ $mode == nopch ]] && flag=(--no-pch); [[ ${HOST_CODE:-0} == 1 ]] && flag+=(--host-code)
     d=$(mktemp -d /tmp/pch-bench.XXXX); mkdir -p "$d/out"
     printf '#pragma once\n#define SCALE 2.0f\n' > "$d/common.h"
     srcs=(); for i in $(seq 1 8); do source_n "$i" > "$d/k$i.hip"; srcs+=("$d/k$i.hip"); done

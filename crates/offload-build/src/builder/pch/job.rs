@@ -135,7 +135,38 @@ pub(crate) fn prefix_job(
     arch: &Arch,
     rdc: bool,
 ) -> Option<PchJob> {
-    let (mut args, _) = clang::device_args(o, tc, arch, rdc);
+    let (args, _) = clang::device_args(o, tc, arch, rdc);
+    job_of_args(o, tc, cache_dir, source, preamble, arch, args)
+}
+
+/// The precompiled preamble of the host compile of `source` (content `text`) in a host-code
+/// build ([`clang::host_job`]), filed under [`Arch::host`]; `None` as for [`pch_job`].
+pub(crate) fn host_pch_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    text: &[u8],
+    archs: &[Arch],
+) -> Option<PchJob> {
+    let len = preamble_len(text);
+    let args = clang::host_args(o, tc, archs);
+    (len > 0)
+        .then(|| text[..len].to_vec())
+        .and_then(|preamble| job_of_args(o, tc, cache_dir, source, preamble, &Arch::host(), args))
+}
+
+/// The PCH job of `preamble` made with the compile's arguments `args` (up to the user's
+/// flags, `-c` among them).
+fn job_of_args(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    preamble: Vec<u8>,
+    arch: &Arch,
+    mut args: Vec<OsString>,
+) -> Option<PchJob> {
     if args.iter().any(|f| flag_refuses_pch(f)) || preamble.is_empty() {
         return None;
     }

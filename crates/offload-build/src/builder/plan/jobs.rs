@@ -42,6 +42,9 @@ pub(crate) struct JobSettings {
     /// Whether a PCH that would not pay in this build is made after it, in the background
     /// ([`Build::pch_background`]).
     pub pch_background: bool,
+    /// Whether compiles get precompiled preambles at all ([`Build::pch`], the environment,
+    /// no compiler cache in front, not nvcc).
+    pub pch: bool,
     /// What every compile of the build was decided to be: the host compiles of a host-code
     /// build are spelled from it once the device code is packed.
     pub options: CompileOptions,
@@ -102,6 +105,7 @@ pub(crate) fn job_settings(
             && build
                 .pch_background
                 .unwrap_or_else(|| background_default(env)),
+        pch,
         options: compile,
     })
 }

@@ -17,6 +17,7 @@ use crate::builder::diag;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::job::CompileJob;
+use crate::builder::pch::PchJob;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
@@ -47,16 +48,21 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
 }
 
 /// Runs the host compiles of a host-code build (jobs of [`Arch::host`]), once its device
-/// code is packed: as the device compiles run, under the same settings, without PCHs.
-pub(crate) fn run_host(plan: &Plan, jobs: Vec<CompileJob>, env: &Env<'_>) -> Result<Built, Error> {
+/// code is packed: as the device compiles run, under the same settings, with `pch_jobs`
+/// (their [`CompileJob::pch`] indices).
+pub(crate) fn run_host(
+    plan: &Plan,
+    jobs: Vec<CompileJob>,
+    pch_jobs: Vec<PchJob>,
+    env: &Env<'_>,
+) -> Result<Built, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return Ok(Built::default());
     };
     let host = JobSettings {
         compile_jobs: jobs,
         links: Vec::new(),
-        pch_jobs: Vec::new(),
-        pch_background: false,
+        pch_jobs,
         ..settings.clone()
     };
     run_jobs(plan, tc, &host, env, Built::default())

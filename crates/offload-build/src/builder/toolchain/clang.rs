@@ -212,26 +212,14 @@ pub(crate) fn host_job(
     archs: &[Arch],
     gpubinary: &Path,
 ) -> CompileJob {
-    let mut c = Command::new(&tc.clang);
-    c.add_args(["-x", "hip", "--cuda-host-only"]);
-    for a in archs {
-        c.add_arg(format!("--offload-arch={a}"));
-    }
-    match &tc.rocm {
-        Some(r) => c.add_args(r.args()),
-        None => c.add_args(["-nogpulib", "-nogpuinc"]),
-    };
-    c.add_arg("-c").add_arg(&o.opt_flag);
+    let mut args = host_args(o, tc, archs);
     if o.cuid_from_key {
-        c.add_arg(format!("-cuid={:032x}", source_cuid(tc, o, source)));
+        // Not in the preamble's command: the ID follows the source's content, a PCH its
+        // preamble only.
+        args.push(format!("-cuid={:032x}", source_cuid(tc, o, source)).into());
     }
-    if o.debug {
-        c.add_args(["-g", "-fdebug-compilation-dir=."]);
-    }
-    c.add_args(o.source_args());
-    c.add_args(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"]);
-    c.add_arg(gpubinary);
-    let mut args = c.args;
+    args.extend(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"].map(OsString::from));
+    args.push(gpubinary.as_os_str().to_os_string());
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
     let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
@@ -242,6 +230,26 @@ pub(crate) fn host_job(
     job.outputs
         .push((ImageKind::Object, compile.outputs[0].clone()));
     job
+}
+
+/// The host compile's arguments up to the user's flags (no `-cuid`, bundle, source, output or
+/// depfile): what [`host_job`] runs and its precompiled preamble is made with.
+pub(crate) fn host_args(o: &CompileOptions, tc: &Toolchain, archs: &[Arch]) -> Vec<OsString> {
+    let mut c = Command::new(&tc.clang);
+    c.add_args(["-x", "hip", "--cuda-host-only"]);
+    for a in archs {
+        c.add_arg(format!("--offload-arch={a}"));
+    }
+    match &tc.rocm {
+        Some(r) => c.add_args(r.args()),
+        None => c.add_args(["-nogpulib", "-nogpuinc"]),
+    };
+    c.add_arg("-c").add_arg(&o.opt_flag);
+    if o.debug {
+        c.add_args(["-g", "-fdebug-compilation-dir=."]);
+    }
+    c.add_args(o.source_args());
+    c.args
 }
 
 /// A compile job of one command, `args` (with the [`OUT`] and [`DEP`] placeholders), run by
