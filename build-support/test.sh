@@ -59,12 +59,12 @@ NVIDIA_VENV="${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}"
 step format cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
 step clippy-cuda-kernels env VIRTUAL_ENV="$NVIDIA_VENV" \
-    cargo clippy -p cuda-kernels --all-targets -- -D warnings
+    cargo clippy -p cuda-kernels -p cuda-launch --all-targets -- -D warnings
 step tests cargo test --all-targets
 # The configuration a user gets (background PCHs on, `CI` unset) is the one the suite covers;
-# under CI, the PCH, cache and trust tests run once more with `CI` removed, as a person runs them.
+# under CI, the PCH and cache tests run once more with `CI` removed, as a person runs them.
 if [[ -n "${CI:-}" ]]; then
-    step tests-without-ci env -u CI cargo test --test integration -- pch trust cache deps
+    step tests-without-ci env -u CI cargo test --test integration -- pch:: cache_faults::
 fi
 step doctests cargo test --doc
 step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels \

@@ -213,6 +213,7 @@ mod distributed;
 mod fatobj_diff;
 mod fuzz_smoke;
 mod host_code;
+mod host_code_cuda;
 mod hostile_names;
 mod hostobj;
 mod hostobj_codegen;

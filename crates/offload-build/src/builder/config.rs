@@ -83,6 +83,7 @@ pub struct Build {
     pub(crate) pch: bool,
     pub(crate) pch_background: Option<bool>,
     pub(crate) host_code: bool,
+    pub(crate) cudart: Option<String>,
 }
 
 impl Default for Build {
@@ -130,6 +131,7 @@ impl Build {
             pch: true,
             pch_background: None,
             host_code: false,
+            cudart: None,
         }
     }
 
@@ -639,6 +641,21 @@ impl Build {
     /// ```
     pub fn host_code(&mut self, host_code: bool) -> &mut Build {
         self.host_code = host_code;
+        self
+    }
+
+    /// The CUDA runtime a [`Build::host_code`] build of CUDA sources links, as the `cc` crate's
+    /// `cudart`: `"static"` (the default: `cudart_static`, with `dl`, `rt` and `pthread`),
+    /// `"shared"` (`cudart`) or `"none"`; from the lib directory of the toolkit whose nvcc
+    /// compiles. Another value is an error when the build starts.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().host_code(true).cudart("shared");
+    /// ```
+    pub fn cudart(&mut self, cudart: &str) -> &mut Build {
+        self.cudart = Some(cudart.to_string());
         self
     }
 

@@ -155,6 +155,12 @@ fn host_library(
     if let Some(lib) = stdlib {
         d.push(format!("rustc-link-lib={lib}"));
     }
+    if let Some((dir, libs)) = &plan.cuda_runtime {
+        d.push(format!("rustc-link-search=native={}", dir.display()));
+        for l in libs {
+            d.push(format!("rustc-link-lib={l}"));
+        }
+    }
     Ok(library)
 }
 

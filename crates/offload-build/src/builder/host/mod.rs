@@ -14,7 +14,6 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
-use crate::builder::pch::{PchJob, host_pch_job};
 use crate::builder::plan::Plan;
 use crate::builder::run::built::Built;
 use crate::builder::run::runner::run_host;
@@ -26,9 +25,15 @@ pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<P
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return Ok(Vec::new());
     };
+    if tc.is_nvcc() {
+        // Its host-code jobs were the build's jobs: their objects are there already.
+        return Ok(std::mem::take(&mut built.host_objects)
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect());
+    }
     let host_id = hipfb::host_entry_id(tc.major);
     let mut jobs = Vec::new();
-    let mut pch_jobs: Vec<PchJob> = Vec::new();
     for (source, archs) in &plan.compiles {
         let pieces = built.per_source.remove(source).unwrap_or_default();
         let arch_ids: Vec<(String, &[u8])> = pieces
@@ -40,23 +45,14 @@ pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<P
         let gpubinary = bundle_file(&plan.cache_dir, source, &bytes)?;
         let o = &settings.options;
         let mut job = clang::host_job(o, tc, &plan.cache_dir, source, archs, &gpubinary);
-        // Its own preamble (no prefix shared between sources): made, used, or made in the
-        // background as a device compile's.
-        let text = std::fs::read(source).ok().filter(|_| settings.pch);
-        if let Some(p) = text.and_then(|t| host_pch_job(o, tc, &plan.cache_dir, source, &t, archs))
-        {
-            job.pch_skip = p.preamble.len();
-            job.pch = Some(match pch_jobs.iter().position(|q| q.key == p.key) {
-                Some(i) => i,
-                None => {
-                    pch_jobs.push(p);
-                    pch_jobs.len() - 1
-                }
-            });
+        // Its preamble's PCH, made while the device compiles ran (the plan's).
+        if let Some(&(i, skip)) = settings.host_pchs.get(source) {
+            job.pch = Some(i);
+            job.pch_skip = skip;
         }
         jobs.push(job);
     }
-    let host = run_host(plan, jobs, pch_jobs, env)?;
+    let host = run_host(plan, jobs, settings.pch_jobs.clone(), env)?;
     built.pch_made += host.pch_made;
     built.pch_used += host.pch_used;
     built.pch_background += host.pch_background;

@@ -92,9 +92,15 @@ pub(crate) fn run(plan: &Plan, built: Built, env: &Env<'_>) -> Result<Packed, Er
             }
         }
     }
-    let archs = per_arch.keys().map(|a| a.to_string()).collect();
+    let mut archs: Vec<String> = per_arch.keys().map(|a| a.to_string()).collect();
     let kernels = kernels.into_iter().collect();
     if plan.host_code {
+        // nvcc's host-code jobs leave no images here: the architectures are the plan's.
+        let planned = plan
+            .compiles
+            .iter()
+            .flat_map(|(_, a)| a.iter().map(|a| a.to_string()));
+        archs = planned.collect::<BTreeSet<String>>().into_iter().collect();
         // Each object embeds its own source's bundle (the host stage): no container of the
         // whole build, whose sources may each hold the same architecture.
         return Ok(Packed {

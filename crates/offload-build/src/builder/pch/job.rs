@@ -150,10 +150,23 @@ pub(crate) fn host_pch_job(
     archs: &[Arch],
 ) -> Option<PchJob> {
     let len = preamble_len(text);
-    let args = clang::host_args(o, tc, archs);
     (len > 0)
         .then(|| text[..len].to_vec())
-        .and_then(|preamble| job_of_args(o, tc, cache_dir, source, preamble, &Arch::host(), args))
+        .and_then(|preamble| host_prefix_job(o, tc, cache_dir, source, preamble, archs))
+}
+
+/// [`host_pch_job`] for `preamble`: the source's own, or the first directives it shares with
+/// other sources ([`prefer_shared`](crate::builder::pch::prefer_shared)).
+pub(crate) fn host_prefix_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    preamble: Vec<u8>,
+    archs: &[Arch],
+) -> Option<PchJob> {
+    let args = clang::host_args(o, tc, archs);
+    job_of_args(o, tc, cache_dir, source, preamble, &Arch::host(), args)
 }
 
 /// The PCH job of `preamble` made with the compile's arguments `args` (up to the user's

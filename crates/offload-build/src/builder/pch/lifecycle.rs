@@ -93,10 +93,17 @@ impl Lifecycle<'_> {
         pchs: &[PchJob],
         background: bool,
         to_run: &[&CompileJob],
+        later: &[usize],
     ) -> Vec<PchState> {
         let mut users = vec![0usize; pchs.len()];
         for i in to_run.iter().filter_map(|j| j.pch) {
             users[i] += 1;
+        }
+        // A PCH of a later stage's compile (the host compile of a host-code build, after the
+        // device compiles of its source): made now, beside this stage's compiles, which leave
+        // a core idle when they are fewer than the cores; counted as one two compiles use.
+        for &i in later {
+            users[i] = users[i].max(2);
         }
         let states = pchs.iter().zip(users).map(|(p, n)| {
             if n == 0 {

@@ -12,5 +12,7 @@ pub(crate) mod shared;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use job::{PchJob, compile_with_pch, host_pch_job, pch_job};
+pub(crate) use job::{
+    PchJob, compile_with_pch, host_pch_job, host_prefix_job, pch_job, prefix_job,
+};
 pub(crate) use shared::prefer_shared;

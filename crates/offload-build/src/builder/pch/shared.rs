@@ -3,10 +3,10 @@
 //! of its first directives, or makes the one that most sources of its family share.
 
 use crate::builder::command::{Domain, KeyBuilder};
-use crate::builder::job::CompileOptions;
-use crate::builder::pch::job::{PchJob, prefix_job};
+use crate::builder::pch::job::PchJob;
+#[cfg(doc)]
+use crate::builder::pch::job::prefix_job;
 use crate::builder::pch::preamble::{contains, cut_points, normalized};
-use crate::builder::toolchain::Toolchain;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -25,18 +25,17 @@ pub(crate) const FAMILY_KEPT: usize = 64;
 /// starts with them, across the one-source builds of a `make -j` project. A prefix holds
 /// at least one `#include`; the compile parses the rest of its preamble itself. Prefixes
 /// are compared and precompiled without their comments ([`normalized`]). Earlier preambles
-/// of the same source do not count: a single source keeps its own PCH. The job, and how
-/// many bytes of the source it stands for.
-#[allow(clippy::too_many_arguments)] // prefix_job's, the whole preamble's job and siblings
+/// of the same source do not count: a single source keeps its own PCH. `job` is the PCH job of
+/// a preamble for this compile ([`prefix_job`] of a device compile,
+/// [`host_prefix_job`](crate::builder::pch::job::host_prefix_job) of a host one). The job, and
+/// how many bytes of the source it stands for.
 pub(crate) fn prefer_shared(
     full: PchJob,
-    o: &CompileOptions,
-    tc: &Toolchain,
     cache_dir: &Path,
     source: &Path,
     text: &[u8],
-    rdc: bool,
     siblings: &[(&Path, &[u8])],
+    job: impl Fn(Vec<u8>) -> Option<PchJob>,
 ) -> (PchJob, usize) {
     let family_dir = cache_dir.join(format!(
         "preambles-{}-{:016x}",
@@ -59,7 +58,7 @@ pub(crate) fn prefer_shared(
     if known || shared_whole || prefixes.is_empty() {
         return (full, whole);
     }
-    let job = |n: &[u8]| prefix_job(o, tc, cache_dir, source, n.to_vec(), &full.arch, rdc);
+    let job = |n: &[u8]| job(n.to_vec());
     for (c, n) in prefixes.iter().rev() {
         if let Some(p) = job(n).filter(|p| p.record.is_file()) {
             return (p, *c);

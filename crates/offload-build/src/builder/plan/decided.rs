@@ -10,7 +10,7 @@ use crate::builder::options::Embed;
 use crate::builder::options::Language;
 use crate::builder::plan::archs::{check_all_supported, check_ptxas, resolve_archs};
 use crate::builder::plan::container::{PlannedImage, check_container, default_container, images};
-use crate::builder::plan::host::check_host_code;
+use crate::builder::plan::host::{check_host_code, cuda_runtime};
 use crate::builder::plan::jobs::{JobSettings, job_settings};
 use crate::builder::plan::sources::{check_sources, cwd, language, per_source_archs, sources};
 use crate::builder::toolchain::{self, Toolchain};
@@ -81,6 +81,9 @@ pub(crate) struct Plan {
     /// Whether each source is compiled with its host code ([`Build::host_code`]): the
     /// objects, not a container, are what the build links.
     pub host_code: bool,
+    /// The CUDA runtime a host-code build of CUDA sources links: its directory and the
+    /// `rustc-link-lib` values ([`Build::cudart`]).
+    pub cuda_runtime: Option<(PathBuf, Vec<String>)>,
 }
 
 impl Plan {
@@ -143,6 +146,7 @@ impl Plan {
             images: Vec::new(),
             hip_runtime_dir: None,
             host_code: build.host_code,
+            cuda_runtime: None,
         };
 
         // Toolchain and architectures (only when there is something to compile, or to
@@ -180,6 +184,9 @@ impl Plan {
         let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
         if compile && build.host_code {
             check_host_code(build, lang, &tc)?;
+            if lang == Language::Cuda {
+                self.cuda_runtime = cuda_runtime(build, &tc)?;
+            }
         }
         if compile {
             self.compiles =

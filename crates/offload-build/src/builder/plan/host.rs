@@ -5,6 +5,7 @@ use crate::builder::config::Build;
 use crate::builder::error::Error;
 use crate::builder::options::{Container, Language};
 use crate::builder::toolchain::Toolchain;
+use std::path::{Path, PathBuf};
 
 /// Refuses, for a host-code build of `lang`, the settings it cannot honour: another
 /// embedding, a container other than the one its compiler embeds, compression, images built
@@ -29,13 +30,61 @@ pub(crate) fn check_host_code(build: &Build, lang: Language, tc: &Toolchain) -> 
     if !build.images.is_empty() {
         return refuse("Build::image (device code built elsewhere)");
     }
-    if lang == Language::Cuda {
+    if lang == Language::Cuda && !tc.is_nvcc() {
         return Err(Error::Config(format!(
-            "Build::host_code(true) compiles HIP sources; CUDA sources with host code are \
-             not supported yet ({} would compile them: use nvcc -c, or Build::host_code(false) \
-             for the device code)",
+            "Build::host_code(true) compiles CUDA sources with nvcc; {} is a clang, with \
+             which CUDA sources with host code are not supported yet (CUDACXX=nvcc, or \
+             Build::host_code(false) for the device code)",
             tc.clang.display()
         )));
     }
     Ok(())
+}
+
+/// The CUDA runtime a host-code build of CUDA sources links ([`Build::cudart`]): the
+/// directory and the libraries (`cudart_static` and what it needs, `cudart`, or nothing).
+/// A value other than `static`, `shared` or `none`, or a runtime the toolkit lacks, is an
+/// error that names it.
+pub(crate) fn cuda_runtime(
+    build: &Build,
+    tc: &Toolchain,
+) -> Result<Option<(PathBuf, Vec<String>)>, Error> {
+    let kind = build.cudart.as_deref().unwrap_or("static");
+    let (file, libs): (&str, &[&str]) = match kind {
+        "none" => return Ok(None),
+        "static" => (
+            "libcudart_static.a",
+            &["static=cudart_static", "dl", "rt", "pthread"],
+        ),
+        "shared" => ("libcudart.so", &["cudart"]),
+        other => {
+            return Err(Error::Config(format!(
+                "Build::cudart(\"{other}\"): expected \"static\", \"shared\" or \"none\""
+            )));
+        }
+    };
+    let root = crate::builder::toolchain::nvcc::root(&tc.clang).unwrap_or_default();
+    let dirs = [root.join("lib64"), root.join("lib")];
+    // NVIDIA's wheels ship the runtime as `libcudart.so.13`: the versioned name counts.
+    let has = |d: &Path| {
+        d.join(file).is_file()
+            || (kind == "shared"
+                && std::fs::read_dir(d).is_ok_and(|r| {
+                    r.flatten()
+                        .any(|e| e.file_name().to_string_lossy().starts_with("libcudart.so."))
+                }))
+    };
+    match dirs.iter().find(|d| has(d)) {
+        Some(d) => Ok(Some((
+            d.clone(),
+            libs.iter().map(|l| l.to_string()).collect(),
+        ))),
+        None => Err(Error::Config(format!(
+            "the CUDA runtime for Build::cudart(\"{kind}\") ({file}) is not in {} or {}: \
+             install the toolkit's runtime (NVIDIA's wheels: pip install nvidia-cuda-runtime; \
+             a CUDA install: its cudart package), or Build::cudart(\"none\") to link it yourself",
+            dirs[0].display(),
+            dirs[1].display()
+        ))),
+    }
 }

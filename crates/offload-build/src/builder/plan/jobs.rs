@@ -42,9 +42,10 @@ pub(crate) struct JobSettings {
     /// Whether a PCH that would not pay in this build is made after it, in the background
     /// ([`Build::pch_background`]).
     pub pch_background: bool,
-    /// Whether compiles get precompiled preambles at all ([`Build::pch`], the environment,
-    /// no compiler cache in front, not nvcc).
-    pub pch: bool,
+    /// The precompiled preamble of each source's host compile in a host-code build with
+    /// clang (an index into [`JobSettings::pch_jobs`], and the bytes of the source it stands
+    /// for): made while the device compiles run, used by the host compile after them.
+    pub host_pchs: BTreeMap<PathBuf, (usize, usize)>,
     /// What every compile of the build was decided to be: the host compiles of a host-code
     /// build are spelled from it once the device code is packed.
     pub options: CompileOptions,
@@ -87,10 +88,15 @@ pub(crate) fn job_settings(
     let cached_by_launcher = compile.launcher_kind.is_cache();
     let pch = build.pch && pch_enabled(env) && !cached_by_launcher && !tc.is_nvcc();
     let (mut compile_jobs, links) = jobs_of(compiles, &compile, tc, cache_dir);
-    let pch_jobs = if pch {
+    let mut pch_jobs = if pch {
         pch_jobs_of(&mut compile_jobs, &compile, tc, cache_dir)
     } else {
         Vec::new()
+    };
+    let host_pchs = if pch && compile.host_code {
+        host_pchs_of(compiles, &compile, tc, cache_dir, &mut pch_jobs)
+    } else {
+        BTreeMap::new()
     };
     Ok(JobSettings {
         max_jobs,
@@ -105,7 +111,7 @@ pub(crate) fn job_settings(
             && build
                 .pch_background
                 .unwrap_or_else(|| background_default(env)),
-        pch,
+        host_pchs,
         options: compile,
     })
 }
@@ -169,16 +175,10 @@ pub(crate) fn pch_jobs_of(
                 Some((s.as_path(), w.preamble.as_slice()))
             })
             .collect();
-        let (p, skip) = pch::prefer_shared(
-            full.clone(),
-            o,
-            tc,
-            cache_dir,
-            &job.source,
-            text,
-            job.rdc,
-            &siblings,
-        );
+        let (p, skip) =
+            pch::prefer_shared(full.clone(), cache_dir, &job.source, text, &siblings, |n| {
+                pch::prefix_job(o, tc, cache_dir, &job.source, n, &job.arch, job.rdc)
+            });
         let next = pchs.len();
         let i = *by_key.entry(p.key).or_insert(next);
         if i == next {
@@ -188,6 +188,57 @@ pub(crate) fn pch_jobs_of(
         job.pch_skip = skip;
     }
     pchs
+}
+
+/// The precompiled preamble of each source's host compile in a host-code build, added to
+/// `pchs` (one per key): its own preamble, or the first includes it shares with other
+/// sources, of this build or of earlier ones sharing the cache ([`pch::prefer_shared`]), as
+/// for the device compiles. An index into `pchs`, and the bytes it stands for, per source.
+fn host_pchs_of(
+    compiles: &[(PathBuf, Vec<Arch>)],
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    pchs: &mut Vec<PchJob>,
+) -> BTreeMap<PathBuf, (usize, usize)> {
+    let texts: Vec<Option<Vec<u8>>> = compiles
+        .iter()
+        .map(|(s, _)| std::fs::read(s).ok())
+        .collect();
+    let whole: Vec<Option<PchJob>> = compiles
+        .iter()
+        .zip(&texts)
+        .map(|((s, archs), t)| pch::host_pch_job(o, tc, cache_dir, s, t.as_ref()?, archs))
+        .collect();
+    let mut out = BTreeMap::new();
+    for (k, ((src, archs), (full, text))) in
+        compiles.iter().zip(whole.iter().zip(&texts)).enumerate()
+    {
+        let (Some(full), Some(text)) = (full, text) else {
+            continue;
+        };
+        let siblings: Vec<(&Path, &[u8])> = whole
+            .iter()
+            .zip(compiles)
+            .enumerate()
+            .filter_map(|(i, (w, (s, _)))| {
+                let w = w.as_ref().filter(|w| i != k && w.family == full.family)?;
+                Some((s.as_path(), w.preamble.as_slice()))
+            })
+            .collect();
+        let (p, skip) = pch::prefer_shared(full.clone(), cache_dir, src, text, &siblings, |n| {
+            pch::host_prefix_job(o, tc, cache_dir, src, n, archs)
+        });
+        let i = match pchs.iter().position(|q| q.key == p.key) {
+            Some(i) => i,
+            None => {
+                pchs.push(p);
+                pchs.len() - 1
+            }
+        };
+        out.insert(src.clone(), (i, skip));
+    }
+    out
 }
 
 /// `OFFLOAD_BUILD_MAX_JOBS`, else no limit.
@@ -223,6 +274,11 @@ pub(crate) fn jobs_of(
     let mut jobs = Vec::new();
     let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
     for (src, archs) in compiles {
+        if o.host_code && tc.kind == CompilerKind::Nvcc {
+            // nvcc compiles a source's architectures and host side in one process.
+            jobs.push(nvcc::host_job(o, tc, cache_dir, src, archs));
+            continue;
+        }
         for a in archs {
             // With host code, each source's device code is its own (`hipcc -c`).
             let rdc = o.lang == Language::Hip && !o.host_code && sources_per_arch[a] > 1;

@@ -199,9 +199,17 @@ impl Runner<'_> {
             .map(|j| j.arch.clone())
             .collect();
         counter.total = to_run.len() + counter.linked.len();
+        // The host PCHs of the sources compiled now (a host-code build): their host compiles
+        // come after, and each will run.
+        let later: Vec<usize> = settings
+            .host_pchs
+            .iter()
+            .filter(|(s, _)| to_run.iter().any(|j| &j.source == *s && !j.arch.is_host()))
+            .map(|(_, &(i, _))| i)
+            .collect();
         let states = self
             .pch
-            .states(&settings.pch_jobs, settings.pch_background, &to_run);
+            .states(&settings.pch_jobs, settings.pch_background, &to_run, &later);
         let usable: Vec<AtomicBool> = states
             .iter()
             .map(|s| AtomicBool::new(*s == PchState::Cached))

@@ -247,6 +247,62 @@ pub(crate) fn compile_job(
     job
 }
 
+/// nvcc's `-gencode` of `arch`: the cubin and the PTX (`sm_90`), the cubin alone (CMake's
+/// `90-real`), or the PTX alone (`compute_90`).
+pub(crate) fn gencode(arch: &Arch) -> String {
+    let virt = virtual_arch(arch);
+    let code = if arch.is_virtual() {
+        virt.clone()
+    } else if arch.is_real() {
+        arch.offload_arch()
+    } else {
+        format!("[{},{virt}]", arch.offload_arch())
+    };
+    format!("arch={virt},code={code}")
+}
+
+/// The host-code job of `source` with nvcc ([`Build::host_code`](crate::Build::host_code)):
+/// one `nvcc -c` with a `-gencode` per architecture, run in parallel inside nvcc
+/// (`--threads`), the depfile in the same pass; its object has nvcc's own fat binary (nvcc
+/// takes none written elsewhere into its host pass). Filed under [`Arch::host`].
+pub(crate) fn host_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    archs: &[Arch],
+) -> CompileJob {
+    let mut c = Command::new("nvcc");
+    c.add_arg("-c");
+    for a in archs {
+        c.add_arg("-gencode").add_arg(gencode(a));
+    }
+    c.add_arg(format!("--threads={}", archs.len().max(1)));
+    c.add_args(&o.host_compiler);
+    if o.debug {
+        c.add_arg("-G");
+    }
+    c.add_args(o.source_args());
+    let mut args = c.args;
+    args.push(source.as_os_str().to_os_string());
+    args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
+    let (mut job, _) = crate::builder::toolchain::clang::new_job(
+        o,
+        tc,
+        cache_dir,
+        source,
+        &Arch::host(),
+        false,
+        args,
+        "o",
+    );
+    job.steps[0].depfile = Some(job.depfile.clone());
+    job.deps_only = deps_only(&job.steps[0], &job.depfile);
+    let obj = job.steps[0].outputs[0].clone();
+    job.outputs.push((ImageKind::Object, obj));
+    job
+}
+
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
 fn deps_only(compile: &Command, depfile: &Path) -> Command {
     command::deps_only(compile, depfile, |a, _| match a.to_str() {
@@ -314,6 +370,10 @@ mod tests {
         assert_eq!(a("sm_90a"), "compute_90a");
         assert_eq!(a("90-real"), "compute_90");
         assert_eq!(a("compute_80"), "compute_80");
+        let g = |s: &str| gencode(&Arch::new(s).unwrap());
+        assert_eq!(g("sm_90"), "arch=compute_90,code=[sm_90,compute_90]");
+        assert_eq!(g("90-real"), "arch=compute_90,code=sm_90");
+        assert_eq!(g("compute_80"), "arch=compute_80,code=compute_80");
     }
 
     #[test]

@@ -1,0 +1,209 @@
+//! CUDA sources with their host code through nvcc (NVIDIA's CUDA 13 wheels, which
+//! `build-support/setup.sh` installs): the four cuda-samples programs of
+//! `integration/third-party/cuda-samples` (upstream's text, BSD-3-Clause) built by
+//! `compile --host-code` and by `nvcc -c` with the same `-gencode`s have the same kernels per
+//! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols;
+//! linked with `g++` and the wheels' static cudart, the two programs behave the same (without
+//! a GPU: the runtime's error). A clang as the CUDA compiler is refused with host code, naming
+//! what to use.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support::cuda_ref::{self, Program};
+use crate::support::nvidia;
+
+const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
+const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+
+fn ok(mut c: Command, what: &str) -> Output {
+    let o = c
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        o.status.success(),
+        "{what} failed: {}\n{}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// `nm -g --defined-only` of an object: its global symbols with their kinds, sorted.
+fn global_symbols(obj: &Path) -> Vec<String> {
+    let mut c = Command::new("nm");
+    c.args(["-g", "--defined-only"]).arg(obj);
+    let out = ok(c, "nm");
+    let mut syms: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace().rev();
+            let name = w.next()?;
+            let kind = w.next()?;
+            Some(format!("{kind} {name}"))
+        })
+        .collect();
+    syms.sort();
+    syms
+}
+
+/// Links `obj` (with the program's C++ sources beside it) with g++ and the wheels' static
+/// cudart, runs it: exit status and standard output.
+fn link_and_run(p: &Program, obj: &Path, exe: &Path) -> (Option<i32>, String) {
+    let lib = nvidia::nvidia_dir().join("cu13/lib");
+    let mut link = Command::new("g++");
+    link.arg(obj);
+    let dir = p.source.parent().unwrap();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "cpp") {
+            link.arg(e.path())
+                .arg(format!("-I{}", p.includes[0].display()));
+            link.arg(format!(
+                "-I{}",
+                nvidia::nvidia_dir().join("cu13/include").display()
+            ));
+        }
+    }
+    link.arg(format!("-L{}", lib.display()))
+        .args(["-lcudart_static", "-ldl", "-lrt", "-lpthread", "-o"])
+        .arg(exe);
+    ok(link, &format!("g++ linking {}", obj.display()));
+    let o = Command::new(exe).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// One cuda-samples program: nvcc -c and compile --host-code (nvcc found through
+/// `VIRTUAL_ENV`) against each other.
+fn check_program(name: &str) {
+    let p = cuda_ref::program(name);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let include = format!("-I{}", p.includes[0].display());
+
+    let mut nvcc = Command::new(nvidia::nvcc());
+    nvcc.env(
+        "PATH",
+        format!("{}:/usr/bin:/bin", nvidia::cu13_bin().display()),
+    )
+    .env_remove("NVCC_PREPEND_FLAGS")
+    .env_remove("NVCC_APPEND_FLAGS")
+    .arg("-c")
+    .args(cuda_ref::gencodes(&ARCHS))
+    .arg(&include)
+    .arg(&p.source)
+    .arg("-o")
+    .arg(d.join("nvcc.o"));
+    ok(nvcc, &format!("nvcc -c {name}"));
+
+    let mut ours = Command::new(EXE);
+    ours.current_dir(d);
+    for var in crate::support::BUILD_ENV_VARS
+        .iter()
+        .chain(crate::support::CUDA_ENV_VARS)
+    {
+        ours.env_remove(var);
+    }
+    crate::support::set_ci(&mut ours);
+    ours.env("VIRTUAL_ENV", nvidia::venv())
+        .args(["compile", "--host-code", "--archs", "sm_80;sm_90", "-q"])
+        .arg(&include)
+        .arg(&p.source)
+        .args(["-o", "ours.o"]);
+    ok(ours, &format!("compile --host-code {name}"));
+
+    let (theirs, mine) = (d.join("nvcc.o"), d.join("ours.o"));
+    assert_eq!(
+        cuda_ref::images(&mine),
+        cuda_ref::images(&theirs),
+        "{name}: the images per architecture"
+    );
+    assert_eq!(
+        cuda_ref::kernel_names(&mine),
+        cuda_ref::kernel_names(&theirs),
+        "{name}: the kernels per architecture"
+    );
+    assert_eq!(
+        global_symbols(&mine),
+        global_symbols(&theirs),
+        "{name}: the global host symbols"
+    );
+    let a = link_and_run(&p, &theirs, &d.join("nvcc-built"));
+    let b = link_and_run(&p, &mine, &d.join("ours-built"));
+    assert_eq!(a, b, "{name}: the programs behave differently");
+}
+
+#[test]
+fn vector_add_is_nvccs() {
+    check_program("vectorAdd");
+}
+
+#[test]
+fn matrix_mul_is_nvccs() {
+    check_program("matrixMul");
+}
+
+#[test]
+fn simple_atomic_intrinsics_is_nvccs() {
+    check_program("simpleAtomicIntrinsics");
+}
+
+#[test]
+fn simple_templates_is_nvccs() {
+    check_program("simpleTemplates");
+}
+
+/// clang as the CUDA compiler with host code: refused before anything compiles, naming nvcc.
+#[test]
+fn clang_for_cuda_host_code_is_refused_naming_nvcc() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k() {}\n").unwrap();
+    let mut c = Command::new(EXE);
+    c.current_dir(dir.path());
+    for var in crate::support::BUILD_ENV_VARS
+        .iter()
+        .chain(crate::support::CUDA_ENV_VARS)
+    {
+        c.env_remove(var);
+    }
+    c.args([
+        "compile",
+        "--host-code",
+        "--cuda-compiler",
+        "clang",
+        "--arch",
+        "sm_80",
+    ])
+    .args([
+        "--compiler",
+        crate::cuda_examples::CLANG22,
+        "k.cu",
+        "-o",
+        "k.o",
+    ]);
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("with nvcc") && err.contains("CUDACXX=nvcc"),
+        "{err}"
+    );
+    assert!(!dir.path().join("k.o").exists());
+}
+
+/// The CUDA launch example: build.rs compiles `kernels/scale.cu` with its host code through
+/// the wheels' nvcc, Rust calls `launch_scale`; without a GPU it reports the runtime's error
+/// and exits 0, with one it checks the values.
+#[test]
+fn the_cuda_launch_example_builds_and_runs() {
+    let venv = nvidia::venv();
+    let (_, out) =
+        crate::cuda_examples::build_example("cuda-launch", &[("VIRTUAL_ENV", venv.as_os_str())]);
+    assert!(
+        out.contains("cuda-launch: no launch: launch_scale returned") || out.contains("all right"),
+        "{out}"
+    );
+}
