@@ -186,7 +186,7 @@ fn cuid(tc: &Toolchain, compile: &Command, source: &Path) -> u128 {
 fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
     let mut k = KeyBuilder::new(Domain::Cuid);
     k.str(&tc.version).str("host code");
-    k.os(&crate::builder::command::relative_arg(
+    k.os(crate::builder::command::relative_arg(
         source.as_os_str(),
         &o.root,
     ));

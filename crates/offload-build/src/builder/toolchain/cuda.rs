@@ -652,6 +652,14 @@ mod tests {
         assert_eq!(missing_header(mine), None);
     }
 
+    /// What a links directory's layout just wrote is already older than the change slack of a
+    /// job starting now (else the first jobs, PCHs among them, would not be kept).
+    fn assert_settled(written: &Path) {
+        let at = std::fs::metadata(written).unwrap().modified().unwrap();
+        let age = std::time::SystemTime::now().duration_since(at).unwrap();
+        assert!(age > crate::builder::cache::stamps::CHANGE_SLACK, "{age:?}");
+    }
+
     /// CUDA 12's split wheels: one links directory with the runtime's headers first, the other
     /// wheels' include directories merged (a directory in two of them merged too), the cuRAND
     /// stand-in, and the version from cuda.h.
@@ -689,13 +697,7 @@ mod tests {
         assert_eq!(t.version, Some((12, 9)));
         assert_eq!(t.origin, nv.join("cuda_nvcc"));
         assert!(t.root.starts_with(&cache));
-        // What was just written is already older than the change slack of a job starting now.
-        let stand_in = t.root.join("include/curand_mtgp32_kernel.h");
-        let written = std::fs::metadata(&stand_in).unwrap().modified().unwrap();
-        let age = std::time::SystemTime::now()
-            .duration_since(written)
-            .unwrap();
-        assert!(age > crate::builder::cache::stamps::CHANGE_SLACK, "{age:?}");
+        assert_settled(&t.root.join("include/curand_mtgp32_kernel.h"));
         for f in [
             "bin/ptxas",
             "nvvm/libdevice/libdevice.10.bc",
