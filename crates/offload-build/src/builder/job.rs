@@ -132,6 +132,26 @@ pub(crate) struct CompileJob {
     pub pch: Option<usize>,
     /// How many bytes of the source that PCH stands for (`-preamble-bytes`).
     pub pch_skip: usize,
+    /// How many threads the compile may use: its architectures, for an nvcc host-code job
+    /// (nvcc's `--threads`, which changes no byte and is not in the key), else 1. The jobs
+    /// stage gives it the cores the other jobs that run leave free.
+    pub threads: usize,
+}
+
+impl CompileJob {
+    /// This job with its compile given up to `n` threads (at most [`CompileJob::threads`]):
+    /// `--threads=<n>` after the program's first argument when more than one; `None` when
+    /// it takes no threads.
+    pub(crate) fn with_threads(&self, n: usize) -> Option<CompileJob> {
+        let n = n.min(self.threads);
+        (n > 1).then(|| {
+            let mut job = self.clone();
+            job.steps[0]
+                .args
+                .insert(1, OsString::from(format!("--threads={n}")));
+            job
+        })
+    }
 }
 
 /// One planned device link: one architecture's relocatable objects into a code object.

@@ -193,6 +193,16 @@ impl Runner<'_> {
             .iter()
             .filter_map(|s| s.as_ref().err().copied())
             .collect();
+        // Jobs that may use threads (nvcc's host-code jobs) get the cores the others leave.
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let per_job = cores.div_ceil(to_run.len().max(1));
+        let threaded: Vec<Option<CompileJob>> =
+            to_run.iter().map(|j| j.with_threads(per_job)).collect();
+        let to_run: Vec<&CompileJob> = to_run
+            .iter()
+            .zip(&threaded)
+            .map(|(j, t)| t.as_ref().unwrap_or(j))
+            .collect();
         counter.linked = to_run
             .iter()
             .filter(|j| j.rdc)

@@ -305,6 +305,7 @@ pub(crate) fn new_job(
         base,
         pch: None,
         pch_skip: 0,
+        threads: 1,
     };
     (job, key)
 }

@@ -262,9 +262,10 @@ pub(crate) fn gencode(arch: &Arch) -> String {
 }
 
 /// The host-code job of `source` with nvcc ([`Build::host_code`](crate::Build::host_code)):
-/// one `nvcc -c` with a `-gencode` per architecture, run in parallel inside nvcc
-/// (`--threads`), the depfile in the same pass; its object has nvcc's own fat binary (nvcc
-/// takes none written elsewhere into its host pass). Filed under [`Arch::host`].
+/// one `nvcc -c` with a `-gencode` per architecture, the depfile in the same pass; its object
+/// has nvcc's own fat binary (nvcc takes none written elsewhere into its host pass). nvcc may
+/// compile its architectures at once ([`CompileJob::threads`]: the jobs stage adds
+/// `--threads` when fewer jobs run than there are cores). Filed under [`Arch::host`].
 pub(crate) fn host_job(
     o: &CompileOptions,
     tc: &Toolchain,
@@ -277,7 +278,6 @@ pub(crate) fn host_job(
     for a in archs {
         c.add_arg("-gencode").add_arg(gencode(a));
     }
-    c.add_arg(format!("--threads={}", archs.len().max(1)));
     c.add_args(&o.host_compiler);
     if o.debug {
         c.add_arg("-G");
@@ -298,6 +298,7 @@ pub(crate) fn host_job(
     );
     job.steps[0].depfile = Some(job.depfile.clone());
     job.deps_only = deps_only(&job.steps[0], &job.depfile);
+    job.threads = archs.len().max(1);
     let obj = job.steps[0].outputs[0].clone();
     job.outputs.push((ImageKind::Object, obj));
     job
