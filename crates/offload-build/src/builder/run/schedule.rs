@@ -118,6 +118,7 @@ mod tests {
                 base,
                 pch,
                 pch_skip: 0,
+                threads: 1,
             }
         };
         // Timed jobs by their times; one never timed counts as the longest (then by size);
