@@ -43,7 +43,8 @@ fn require_rocm() {
     );
 }
 
-fn ok(mut c: Command, what: &str) -> Output {
+/// Runs `c`; a failure to start or a non-zero exit is a panic with `what` and its output.
+pub(crate) fn ok(mut c: Command, what: &str) -> Output {
     let o = c
         .output()
         .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
@@ -180,6 +181,25 @@ int main() {
 }
 "#;
 
+/// A directory with the library's two sources, its header and the C++ program calling it.
+fn library_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
+    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
+    std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
+    std::fs::write(d.join("main.cpp"), MAIN_CPP).unwrap();
+    dir
+}
+
+/// Runs the C++ program `exe` calling the library: it finds no device without a GPU, and
+/// exits 0 either way.
+fn assert_program_runs(exe: &Path) {
+    let (status, out, _) = run_program(exe);
+    assert_eq!(status, Some(0), "{out}");
+    assert!(out.starts_with("devices: "), "{out}");
+}
+
 fn library_build(d: &Path) -> Build {
     let mut b = Build::new();
     b.out_dir(d.join("out"))
@@ -209,12 +229,8 @@ fn library_build(d: &Path) -> Build {
 fn a_host_code_library_rebuilds_only_what_changed_and_links_into_cpp() {
     require_rocm();
     crate::support::in_both_configs(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = library_dir();
         let d = dir.path();
-        std::fs::write(d.join("a.hip"), LIB_A).unwrap();
-        std::fs::write(d.join("b.hip"), LIB_B).unwrap();
-        std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
-        std::fs::write(d.join("main.cpp"), MAIN_CPP).unwrap();
         let c = library_build(d).try_compile("gpu").unwrap();
         assert_eq!((c.jobs_run, c.jobs_cached), (6, 0), "2 × 2 device + 2 host");
         let lib = c.library.clone().expect("a library");
@@ -242,9 +258,7 @@ fn a_host_code_library_rebuilds_only_what_changed_and_links_into_cpp() {
         link.args(["main.cpp", "-Lout", "-lgpu", "-L/usr/lib/x86_64-linux-gnu"]);
         link.args(["-lamdhip64", "-o", "main"]);
         ok(link, "g++ linking libgpu.a");
-        let (status, out, _) = run_program(&d.join("main"));
-        assert_eq!(status, Some(0), "{out}");
-        assert!(out.starts_with("devices: "), "{out}");
+        assert_program_runs(&d.join("main"));
     });
 }
 
@@ -282,12 +296,8 @@ fn the_hip_launch_example_builds_and_runs() {
 #[test]
 fn offload_add_library_links_into_a_cmake_executable() {
     require_rocm();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = library_dir();
     let d = dir.path();
-    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
-    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
-    std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
-    std::fs::write(d.join("main.cpp"), MAIN_CPP).unwrap();
     let module = crate::support::repo_root().join("build-support/cmake/OffloadBuild.cmake");
     std::fs::write(
         d.join("CMakeLists.txt"),
@@ -312,9 +322,7 @@ fn offload_add_library_links_into_a_cmake_executable() {
     let mut make = clean("cmake", d);
     make.args(["--build"]).arg(&build);
     ok(make, "cmake --build");
-    let (status, out, _) = run_program(&build.join("main"));
-    assert_eq!(status, Some(0), "{out}");
-    assert!(out.starts_with("devices: "), "{out}");
+    assert_program_runs(&build.join("main"));
 }
 
 /// An embedding or a container set with host code is refused before anything compiles; a host
@@ -322,11 +330,8 @@ fn offload_add_library_links_into_a_cmake_executable() {
 #[test]
 fn host_code_refuses_what_it_cannot_honour_and_names_a_failed_host_compile() {
     require_rocm();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = library_dir();
     let d = dir.path();
-    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
-    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
-    std::fs::write(d.join("factor.h"), "#define FACTOR 2.0f\n").unwrap();
     let e = library_build(d)
         .embed(Embed::ContainerOnly)
         .try_compile("gpu")
@@ -363,10 +368,8 @@ fn host_code_refuses_what_it_cannot_honour_and_names_a_failed_host_compile() {
 /// `--host-code` with `--embed`, or an object output for two sources: refused.
 #[test]
 fn compile_host_code_refuses_an_embed_mode_and_one_object_for_two_sources() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = library_dir();
     let d = dir.path();
-    std::fs::write(d.join("a.hip"), LIB_A).unwrap();
-    std::fs::write(d.join("b.hip"), LIB_B).unwrap();
     let mut c = clean(EXE, d);
     c.args([
         "compile",

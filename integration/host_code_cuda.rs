@@ -8,27 +8,15 @@
 //! what to use.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
+
+use crate::host_code::ok;
 
 use crate::support::cuda_ref::{self, Program};
 use crate::support::nvidia;
 
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
-
-fn ok(mut c: Command, what: &str) -> Output {
-    let o = c
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        o.status.success(),
-        "{what} failed: {}\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
 
 /// `nm -g --defined-only` of an object: its global symbols with their kinds, sorted.
 fn global_symbols(obj: &Path) -> Vec<String> {
