@@ -67,7 +67,7 @@ if [[ -n "${CI:-}" ]]; then
     step tests-without-ci env -u CI cargo test --test integration -- pch:: cache_faults::
 fi
 step doctests cargo test --doc
-step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels \
+step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels --exclude cuda-launch \
     --no-deps --quiet
 
 section "summary"

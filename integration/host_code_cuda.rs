@@ -1,12 +1,13 @@
-//! CUDA sources with their host code through nvcc (NVIDIA's CUDA 13 wheels, which
-//! `build-support/setup.sh` installs): the four cuda-samples programs of
+//! CUDA sources with their host code, through nvcc and through clang 22, with NVIDIA's CUDA 13
+//! wheels (which `build-support/setup.sh` installs): the four cuda-samples programs of
 //! `integration/third-party/cuda-samples` (upstream's text, BSD-3-Clause) built by
 //! `compile --host-code` and by `nvcc -c` with the same `-gencode`s have the same kernels per
-//! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols;
-//! linked with `g++` and the wheels' static cudart, the two programs behave the same (without
-//! a GPU: the runtime's error). A clang as the CUDA compiler is refused with host code, naming
-//! what to use.
+//! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols
+//! (with clang: the same symbols but the kernels' host stubs, which are each compiler's own);
+//! linked with `g++` and the wheels' static cudart, the programs behave the same (without a
+//! GPU: the runtime's error). clang without a toolkit is refused with host code.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -18,8 +19,18 @@ use crate::support::nvidia;
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 
-/// `nm -g --defined-only` of an object: its global symbols with their kinds, sorted.
-fn global_symbols(obj: &Path) -> Vec<String> {
+/// The compiler of a build.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum By {
+    Nvcc,
+    Clang22,
+}
+
+/// `nm -g --defined-only` of an object: its global symbols with their kinds, sorted; for an
+/// object of clang's, only the strong ones that are not kernels (nvcc defines each kernel's
+/// name as its host stub, clang a `__device_stub__` of its own, and each keeps other inline
+/// functions weak or not).
+fn global_symbols(obj: &Path, by: By, kernels: &BTreeSet<String>) -> Vec<String> {
     let mut c = Command::new("nm");
     c.args(["-g", "--defined-only"]).arg(obj);
     let out = ok(c, "nm");
@@ -29,7 +40,9 @@ fn global_symbols(obj: &Path) -> Vec<String> {
             let mut w = l.split_whitespace().rev();
             let name = w.next()?;
             let kind = w.next()?;
-            Some(format!("{kind} {name}"))
+            let own = name.contains("__device_stub__") || kernels.contains(name);
+            let strong = ["T", "D", "B", "R"].contains(&kind);
+            (by == By::Nvcc || (strong && !own)).then(|| format!("{kind} {name}"))
         })
         .collect();
     syms.sort();
@@ -65,8 +78,8 @@ fn link_and_run(p: &Program, obj: &Path, exe: &Path) -> (Option<i32>, String) {
 }
 
 /// One cuda-samples program: nvcc -c and compile --host-code (nvcc found through
-/// `VIRTUAL_ENV`) against each other.
-fn check_program(name: &str) {
+/// `VIRTUAL_ENV`, or clang 22 with the wheels' toolkit) against each other.
+fn check_program(name: &str, by: By) {
     let p = cuda_ref::program(name);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -96,11 +109,22 @@ fn check_program(name: &str) {
         ours.env_remove(var);
     }
     crate::support::set_ci(&mut ours);
-    ours.env("VIRTUAL_ENV", nvidia::venv())
-        .args(["compile", "--host-code", "--archs", "sm_80;sm_90", "-q"])
-        .arg(&include)
-        .arg(&p.source)
-        .args(["-o", "ours.o"]);
+    ours.env("VIRTUAL_ENV", nvidia::venv()).args([
+        "compile",
+        "--host-code",
+        "--archs",
+        "sm_80;sm_90",
+        "-q",
+    ]);
+    if by == By::Clang22 {
+        ours.args([
+            "--cuda-compiler",
+            "clang",
+            "--compiler",
+            crate::cuda_examples::CLANG22,
+        ]);
+    }
+    ours.arg(&include).arg(&p.source).args(["-o", "ours.o"]);
     ok(ours, &format!("compile --host-code {name}"));
 
     let (theirs, mine) = (d.join("nvcc.o"), d.join("ours.o"));
@@ -114,10 +138,14 @@ fn check_program(name: &str) {
         cuda_ref::kernel_names(&theirs),
         "{name}: the kernels per architecture"
     );
+    let kernels: BTreeSet<String> = cuda_ref::kernel_names(&theirs)
+        .into_values()
+        .flatten()
+        .collect();
     assert_eq!(
-        global_symbols(&mine),
-        global_symbols(&theirs),
-        "{name}: the global host symbols"
+        global_symbols(&mine, by, &kernels),
+        global_symbols(&theirs, by, &kernels),
+        "{name}: the global host symbols ({by:?})"
     );
     let a = link_and_run(&p, &theirs, &d.join("nvcc-built"));
     let b = link_and_run(&p, &mine, &d.join("ours-built"));
@@ -126,27 +154,32 @@ fn check_program(name: &str) {
 
 #[test]
 fn vector_add_is_nvccs() {
-    check_program("vectorAdd");
+    check_program("vectorAdd", By::Nvcc);
+    check_program("vectorAdd", By::Clang22);
 }
 
 #[test]
 fn matrix_mul_is_nvccs() {
-    check_program("matrixMul");
+    check_program("matrixMul", By::Nvcc);
+    check_program("matrixMul", By::Clang22);
 }
 
 #[test]
 fn simple_atomic_intrinsics_is_nvccs() {
-    check_program("simpleAtomicIntrinsics");
+    check_program("simpleAtomicIntrinsics", By::Nvcc);
+    check_program("simpleAtomicIntrinsics", By::Clang22);
 }
 
 #[test]
 fn simple_templates_is_nvccs() {
-    check_program("simpleTemplates");
+    check_program("simpleTemplates", By::Nvcc);
+    check_program("simpleTemplates", By::Clang22);
 }
 
-/// clang as the CUDA compiler with host code: refused before anything compiles, naming nvcc.
+/// clang as the CUDA compiler with host code and no toolkit (no runtime headers or library):
+/// refused before anything compiles, naming what to install.
 #[test]
-fn clang_for_cuda_host_code_is_refused_naming_nvcc() {
+fn clang_without_a_toolkit_for_cuda_host_code_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), "__global__ void k() {}\n").unwrap();
     let mut c = Command::new(EXE);
@@ -157,6 +190,8 @@ fn clang_for_cuda_host_code_is_refused_naming_nvcc() {
     {
         c.env_remove(var);
     }
+    // No toolkit to be found: no PATH entries, no python3 site-packages.
+    c.env("PATH", dir.path().join("empty"));
     c.args([
         "compile",
         "--host-code",
@@ -176,9 +211,10 @@ fn clang_for_cuda_host_code_is_refused_naming_nvcc() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("with nvcc") && err.contains("CUDACXX=nvcc"),
+        err.contains("no CUDA toolkit") || err.contains("none was found"),
         "{err}"
     );
+    assert!(err.contains("nvidia-cuda-runtime"), "{err}");
     assert!(!dir.path().join("k.o").exists());
 }
 

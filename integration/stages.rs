@@ -25,8 +25,8 @@ const STAGES: &[&str] = &[
     "pch",
     "plan",
     "run",
-    "host",
     "pack",
+    "host",
     "emit",
     "mod.rs",
 ];

@@ -241,7 +241,7 @@
 
 // A build is a pipeline of rooms, each importing only those below it (ARCHITECTURE.md, checked
 // by integration/stages.rs): the shared vocabulary in this folder's files, then cache/,
-// toolchain/, pch/, plan/, run/, host/, pack/, emit/; `Build::run` below chains plan → run →
+// toolchain/, pch/, plan/, run/, pack/, host/, emit/; `Build::run` below chains plan → run →
 // (host) → pack → emit, and `Build::try_resolve_archs` stops after the plan.
 mod arch;
 mod cache;

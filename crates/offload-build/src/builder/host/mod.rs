@@ -1,21 +1,26 @@
 //! The host stage of a host-code build ([`Build::host_code`](crate::Build::host_code)): per
 //! source, the bundle of its device code as its compiler's HIP driver would write it (the
-//! `.hipfb` clang embeds), then one host compile that embeds it
+//! `.hipfb` clang embeds; for CUDA with clang, its NVIDIA fat binary), then one host compile
+//! that embeds it
 //! ([`clang::host_job`]), run and cached as the device compiles are
 //! ([`crate::builder::run::runner::run_host`]).
 //!
 //! Reads the [`Plan`] and what the jobs built; the objects go to [`crate::builder::emit`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use offload_formats::bundle::hipfb;
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::builder::arch::Arch;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::options::{Container, Language};
+use crate::builder::pack;
 use crate::builder::plan::Plan;
-use crate::builder::run::built::Built;
+use crate::builder::run::built::{Built, Piece};
 use crate::builder::run::runner::run_host;
 use crate::builder::toolchain::clang;
 
@@ -32,17 +37,11 @@ pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<P
             .map(|(_, o)| o)
             .collect());
     }
-    let host_id = hipfb::host_entry_id(tc.major);
     let mut jobs = Vec::new();
     for (source, archs) in &plan.compiles {
         let pieces = built.per_source.remove(source).unwrap_or_default();
-        let arch_ids: Vec<(String, &[u8])> = pieces
-            .iter()
-            .flat_map(|(a, ps)| ps.iter().map(move |p| (a.to_string(), &p.data[..])))
-            .collect();
-        let bytes = hipfb::write_with_host(host_id, arch_ids.iter().map(|(a, d)| (a.as_str(), *d)))
-            .map_err(|e| Error::Pack(e.into()))?;
-        let gpubinary = bundle_file(&plan.cache_dir, source, &bytes)?;
+        let (bytes, ext) = gpu_binary(plan.lang, tc.major, source, &pieces)?;
+        let gpubinary = binary_file(&plan.cache_dir, source, &bytes, ext)?;
         let o = &settings.options;
         let mut job = clang::host_job(o, tc, &plan.cache_dir, source, archs, &gpubinary);
         // Its preamble's PCH, made while the device compiles ran (the plan's).
@@ -62,15 +61,54 @@ pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<P
     Ok(host.host_objects.into_iter().map(|(_, o)| o).collect())
 }
 
-/// The bundle `bytes` of `source` in `cache_dir`, named after its content
-/// (`<stem>-<hash>.hipfb`), so the host compile that embeds it is keyed by what it embeds;
+/// What the host compile of `source` embeds, with its file extension: for HIP the bundle of
+/// its code objects as the bundler of LLVM `llvm_major` writes it (its host entry), for CUDA
+/// the NVIDIA fat binary of its cubins and PTX (as the device-only build packs one).
+fn gpu_binary(
+    lang: Language,
+    llvm_major: u32,
+    source: &Path,
+    pieces: &BTreeMap<Arch, Vec<Piece>>,
+) -> Result<(Vec<u8>, &'static str), Error> {
+    match lang {
+        Language::Hip => {
+            let ids: Vec<(String, &[u8])> = pieces
+                .iter()
+                .flat_map(|(a, ps)| ps.iter().map(move |p| (a.to_string(), &p.data[..])))
+                .collect();
+            let host_id = hipfb::host_entry_id(llvm_major);
+            let bytes = hipfb::write_with_host(host_id, ids.iter().map(|(a, d)| (a.as_str(), *d)))
+                .map_err(|e| Error::Pack(e.into()))?;
+            Ok((bytes, "hipfb"))
+        }
+        Language::Cuda => {
+            let name = source
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (bytes, ..) = pack::pack(
+                pieces,
+                lang,
+                Container::CudaFatbin,
+                None,
+                false,
+                llvm_major,
+                &name,
+            )?;
+            Ok((bytes, "fatbin"))
+        }
+    }
+}
+
+/// The device code `bytes` of `source` in `cache_dir`, named after its content
+/// (`<stem>-<hash>.<ext>`), so the host compile that embeds it is keyed by what it embeds;
 /// written unless there.
-fn bundle_file(cache_dir: &Path, source: &Path, bytes: &[u8]) -> Result<PathBuf, Error> {
+fn binary_file(cache_dir: &Path, source: &Path, bytes: &[u8], ext: &str) -> Result<PathBuf, Error> {
     let stem = source
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let path = cache_dir.join(format!("{stem}-{:016x}.hipfb", xxh3_64(bytes)));
+    let path = cache_dir.join(format!("{stem}-{:016x}.{ext}", xxh3_64(bytes)));
     if std::fs::read(&path).ok().as_deref() != Some(bytes) {
         fs::write_atomic(&path, bytes)?;
     }

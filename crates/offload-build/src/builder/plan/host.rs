@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Refuses, for a host-code build of `lang`, the settings it cannot honour: another
 /// embedding, a container other than the one its compiler embeds, compression, images built
-/// elsewhere; and a compiler it cannot drive yet.
+/// elsewhere; and CUDA with clang but no toolkit (no runtime headers or library).
 pub(crate) fn check_host_code(build: &Build, lang: Language, tc: &Toolchain) -> Result<(), Error> {
     let refuse = |what: &str| {
         Err(Error::Config(format!(
@@ -30,11 +30,13 @@ pub(crate) fn check_host_code(build: &Build, lang: Language, tc: &Toolchain) -> 
     if !build.images.is_empty() {
         return refuse("Build::image (device code built elsewhere)");
     }
-    if lang == Language::Cuda && !tc.is_nvcc() {
+    if lang == Language::Cuda && !tc.is_nvcc() && tc.cuda.is_none() {
         return Err(Error::Config(format!(
-            "Build::host_code(true) compiles CUDA sources with nvcc; {} is a clang, with \
-             which CUDA sources with host code are not supported yet (CUDACXX=nvcc, or \
-             Build::host_code(false) for the device code)",
+            "Build::host_code(true) with {} compiles CUDA host code against a CUDA toolkit's \
+             headers and runtime, and none was found: install one (NVIDIA's wheels: pip \
+             install nvidia-cuda-nvcc nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-crt \
+             nvidia-cuda-cccl, found through VIRTUAL_ENV; or CUDA_PATH), or use \
+             Build::host_code(false) for the device code",
             tc.clang.display()
         )));
     }
@@ -63,7 +65,11 @@ pub(crate) fn cuda_runtime(
             )));
         }
     };
-    let root = crate::builder::toolchain::nvcc::root(&tc.clang).unwrap_or_default();
+    // nvcc's toolkit, or the one clang compiles against (the wheels' links directory).
+    let root = match &tc.cuda {
+        Some(r) if !tc.is_nvcc() => r.clone(),
+        _ => crate::builder::toolchain::nvcc::root(&tc.clang).unwrap_or_default(),
+    };
     let dirs = [root.join("lib64"), root.join("lib")];
     // NVIDIA's wheels ship the runtime as `libcudart.so.13`: the versioned name counts.
     let has = |d: &Path| {

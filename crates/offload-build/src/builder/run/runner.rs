@@ -141,6 +141,25 @@ fn run_jobs(
     Ok(built)
 }
 
+/// The jobs to run that may use threads (nvcc's host-code jobs) given the cores the others
+/// leave ([`CompileJob::with_threads`]), in the order of `to_run`; `None` for the others.
+fn threaded(to_run: &[&CompileJob]) -> Vec<Option<CompileJob>> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_job = cores.div_ceil(to_run.len().max(1));
+    to_run.iter().map(|j| j.with_threads(per_job)).collect()
+}
+
+/// The host PCHs of the sources whose device compiles run now (a host-code build): their host
+/// compiles come after, and each will run ([`Lifecycle::states`]' `later`).
+fn later_pchs(settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<usize> {
+    settings
+        .host_pchs
+        .iter()
+        .filter(|(s, _)| to_run.iter().any(|j| &j.source == *s && !j.arch.is_host()))
+        .map(|(_, &(i, _))| i)
+        .collect()
+}
+
 /// The progress count: the jobs that run (compiles not cached, and the links of their
 /// architectures).
 struct Counter<'a> {
@@ -193,11 +212,7 @@ impl Runner<'_> {
             .iter()
             .filter_map(|s| s.as_ref().err().copied())
             .collect();
-        // Jobs that may use threads (nvcc's host-code jobs) get the cores the others leave.
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let per_job = cores.div_ceil(to_run.len().max(1));
-        let threaded: Vec<Option<CompileJob>> =
-            to_run.iter().map(|j| j.with_threads(per_job)).collect();
+        let threaded = threaded(&to_run);
         let to_run: Vec<&CompileJob> = to_run
             .iter()
             .zip(&threaded)
@@ -209,14 +224,7 @@ impl Runner<'_> {
             .map(|j| j.arch.clone())
             .collect();
         counter.total = to_run.len() + counter.linked.len();
-        // The host PCHs of the sources compiled now (a host-code build): their host compiles
-        // come after, and each will run.
-        let later: Vec<usize> = settings
-            .host_pchs
-            .iter()
-            .filter(|(s, _)| to_run.iter().any(|j| &j.source == *s && !j.arch.is_host()))
-            .map(|(_, &(i, _))| i)
-            .collect();
+        let later = later_pchs(settings, &to_run);
         let states = self
             .pch
             .states(&settings.pch_jobs, settings.pch_background, &to_run, &later);

@@ -200,8 +200,8 @@ fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
 
 /// The host compile of `source` in a host-code build: its host code, the host stubs of its
 /// kernels and the constructor that registers them, with `gpubinary` (the source's bundle of
-/// `archs`) embedded by `-fcuda-include-gpubinary`, as clang's HIP driver compiles the host
-/// side after the device side; the same `-cuid` as its device compiles, and the depfile in
+/// `archs`, or for CUDA its NVIDIA fat binary) embedded by `-fcuda-include-gpubinary`, as
+/// clang's HIP and CUDA drivers compile the host side after the device side; the same `-cuid` as its device compiles, and the depfile in
 /// the same pass. Filed in `cache_dir` under [`Arch::host`], after a key that covers the
 /// bundle's name (named after its content).
 pub(crate) fn host_job(
@@ -213,7 +213,7 @@ pub(crate) fn host_job(
     gpubinary: &Path,
 ) -> CompileJob {
     let mut args = host_args(o, tc, archs);
-    if o.cuid_from_key {
+    if o.cuid_from_key && o.lang == Language::Hip {
         // Not in the preamble's command: the ID follows the source's content, a PCH its
         // preamble only.
         args.push(format!("-cuid={:032x}", source_cuid(tc, o, source)).into());
@@ -236,14 +236,25 @@ pub(crate) fn host_job(
 /// depfile): what [`host_job`] runs and its precompiled preamble is made with.
 pub(crate) fn host_args(o: &CompileOptions, tc: &Toolchain, archs: &[Arch]) -> Vec<OsString> {
     let mut c = Command::new(&tc.clang);
-    c.add_args(["-x", "hip", "--cuda-host-only"]);
-    for a in archs {
-        c.add_arg(format!("--offload-arch={a}"));
+    match o.lang {
+        Language::Hip => {
+            c.add_args(["-x", "hip", "--cuda-host-only"]);
+            for a in archs {
+                c.add_arg(format!("--offload-arch={a}"));
+            }
+            match &tc.rocm {
+                Some(r) => c.add_args(r.args()),
+                None => c.add_args(["-nogpulib", "-nogpuinc"]),
+            };
+        }
+        Language::Cuda => {
+            c.add_args(["-x", "cuda", "--cuda-host-only"]);
+            for a in archs {
+                c.add_arg(format!("--offload-arch={}", a.offload_arch()));
+            }
+            c.add_args(crate::builder::toolchain::cuda::clang_args(&tc.cuda_use()));
+        }
     }
-    match &tc.rocm {
-        Some(r) => c.add_args(r.args()),
-        None => c.add_args(["-nogpulib", "-nogpuinc"]),
-    };
     c.add_arg("-c").add_arg(&o.opt_flag);
     if o.debug {
         c.add_args(["-g", "-fdebug-compilation-dir=."]);
