@@ -9,6 +9,8 @@
 //! - a library of two sources with `extern "C"` functions through `Build`: per (source,
 //!   architecture) device jobs and one host job per source, nothing run again on a rebuild, an
 //!   edit of one source recompiling that source only; it links into a C++ program with `g++`;
+//! - relocatable device code across two sources (`Build::rdc`) links into a C++ and a Rust
+//!   program, and each architecture's linked code object holds both functions;
 //! - the launch example `examples/hip-launch` (build.rs, Rust calling the wrapper) builds and
 //!   runs;
 //! - CMake's `offload_add_library` gives a target a C++ executable links;
@@ -300,13 +302,22 @@ fn the_hip_launch_example_builds_and_runs() {
 }
 
 /// CMake: `offload_add_library(gpu STATIC ...)` is a target that `target_link_libraries`
-/// links into a C++ executable, which runs.
+/// links into a C++ executable, which runs; so is one with relocatable device code (`RDC`).
 #[test]
 fn offload_add_library_links_into_a_cmake_executable() {
     require_rocm();
     let dir = library_dir();
     let d = dir.path();
     let module = crate::support::repo_root().join("build-support/cmake/OffloadBuild.cmake");
+    // Beside it, relocatable device code (RDC) across two sources of a directory of its own.
+    std::fs::create_dir(d.join("rdc")).unwrap();
+    std::fs::write(d.join("rdc/a.hip"), RDC_A).unwrap();
+    std::fs::write(d.join("rdc/b.hip"), RDC_B).unwrap();
+    std::fs::write(
+        d.join("rdc/main.cpp"),
+        "extern \"C\" int launch(float*);\nint main() { float x[32] = {1}; launch(x); }\n",
+    )
+    .unwrap();
     std::fs::write(
         d.join("CMakeLists.txt"),
         format!(
@@ -314,7 +325,10 @@ fn offload_add_library_links_into_a_cmake_executable() {
              include(\"{}\")\n\
              offload_add_library(gpu STATIC SOURCES a.hip b.hip \
              INCLUDE_DIRECTORIES \"${{CMAKE_CURRENT_SOURCE_DIR}}\" ARCHITECTURES gfx90a gfx1030)\n\
-             add_executable(main main.cpp)\ntarget_link_libraries(main PRIVATE gpu)\n",
+             add_executable(main main.cpp)\ntarget_link_libraries(main PRIVATE gpu)\n\
+             offload_add_library(gpurdc STATIC RDC SOURCES rdc/a.hip rdc/b.hip \
+             ARCHITECTURES gfx90a)\n\
+             add_executable(rdcmain rdc/main.cpp)\ntarget_link_libraries(rdcmain PRIVATE gpurdc)\n",
             module.display()
         ),
     )
@@ -331,6 +345,8 @@ fn offload_add_library_links_into_a_cmake_executable() {
     make.args(["--build"]).arg(&build);
     ok(make, "cmake --build");
     assert_program_runs(&build.join("main"));
+    let (status, out, err) = run_program(&build.join("rdcmain"));
+    assert_eq!(status, Some(0), "{out}{err}");
 }
 
 /// An embedding or a container set with host code is refused before anything compiles; a host
@@ -406,4 +422,118 @@ fn compile_host_code_refuses_an_embed_mode_and_one_object_for_two_sources() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("an object holds one source"));
     assert!(!d.join("x.o").exists());
+}
+
+const RDC_A: &str = r#"#include <hip/hip_runtime.h>
+__device__ float twice(float x);
+__global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }
+extern "C" int launch(float* x) {
+    k<<<1, 32>>>(x);
+    return static_cast<int>(hipGetLastError());
+}
+"#;
+
+const RDC_B: &str = r#"#include <hip/hip_runtime.h>
+__device__ __attribute__((noinline)) float twice(float x) { return 2 * x; }
+"#;
+
+/// Relocatable device code (`Build::rdc`): a kernel of one source calls a `__device__`
+/// function of another; the library links into a C++ program (g++) and a Rust one (rustc),
+/// which run; each architecture's linked code object holds both functions and leaves nothing
+/// undefined.
+#[test]
+fn rdc_across_two_sources_links_into_cpp_and_rust_and_holds_both_functions() {
+    use object::{Object, ObjectSection};
+    use offload_build::bundle::BinaryBundle;
+    require_rocm();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.hip"), RDC_A).unwrap();
+    std::fs::write(d.join("b.hip"), RDC_B).unwrap();
+    // library_build's two sources are a.hip and b.hip: here the relocatable pair.
+    let c = library_build(d).rdc(true).try_compile("gpu").unwrap();
+    assert_eq!(c.jobs_run, 8, "2 × 2 device, 2 device links, 2 host");
+    let lib = c.library.expect("a library");
+    let members =
+        offload_formats::bundle::archive::Archive::parse(&std::fs::read(&lib).unwrap()[..])
+            .unwrap()
+            .members()
+            .iter()
+            .map(|m| String::from_utf8_lossy(&m.name).into_owned())
+            .collect::<Vec<_>>();
+    assert_eq!(members, ["a.o", "b.o", "hip_fatbin.o"]);
+
+    std::fs::write(
+        d.join("main.cpp"),
+        "#include <cstdio>\nextern \"C\" int launch(float*);\n\
+         int main() { float x[32] = {1}; std::printf(\"launch: %d\\n\", launch(x)); }\n",
+    )
+    .unwrap();
+    let mut cpp = clean("g++", d);
+    cpp.args(["main.cpp", "-Lout", "-lgpu", "-L/usr/lib/x86_64-linux-gnu"]);
+    cpp.args(["-lamdhip64", "-o", "cpp-main"]);
+    ok(cpp, "g++ linking the rdc library");
+    std::fs::write(
+        d.join("main.rs"),
+        "unsafe extern \"C\" { fn launch(x: *mut f32) -> i32; }\n\
+         fn main() { let mut x = [1.0f32; 32]; println!(\"launch: {}\", unsafe { launch(x.as_mut_ptr()) }); }\n",
+    )
+    .unwrap();
+    let mut rust = clean("rustc", d);
+    rust.args([
+        "--edition",
+        "2021",
+        "main.rs",
+        "-L",
+        "out",
+        "-l",
+        "static=gpu",
+    ]);
+    rust.args(["-L", "/usr/lib/x86_64-linux-gnu", "-l", "dylib=amdhip64"]);
+    rust.args(["-l", "dylib=stdc++", "-o", "rust-main"]);
+    ok(rust, "rustc linking the rdc library");
+    let cpp_run = run_program(&d.join("cpp-main"));
+    let rust_run = run_program(&d.join("rust-main"));
+    assert_eq!(cpp_run.0, Some(0), "{cpp_run:?}");
+    assert_eq!(cpp_run, rust_run, "the C++ and Rust programs");
+    assert!(cpp_run.1.starts_with("launch: "), "{cpp_run:?}");
+
+    // The linked bundle: both functions in every architecture's code object.
+    let fatbin = std::fs::read_dir(d.join("out/offload-build-cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("hip_fatbin-")
+        })
+        .expect("the linked bundle's object");
+    let data = std::fs::read(&fatbin).unwrap();
+    let file = object::File::parse(&data[..]).unwrap();
+    let section = file.section_by_name(".hip_fatbin").unwrap();
+    let bundle = BinaryBundle::parse(section.data().unwrap())
+        .unwrap()
+        .unwrap();
+    let mut archs = Vec::new();
+    for e in bundle.entries() {
+        let id = e.id_str().into_owned();
+        let Some(arch) = id.strip_prefix("hipv4-amdgcn-amd-amdhsa--") else {
+            continue;
+        };
+        archs.push(arch.to_string());
+        let co = d.join(format!("{arch}.co"));
+        std::fs::write(&co, e.data).unwrap();
+        let mut nm = Command::new("/usr/lib/llvm-19/bin/llvm-nm");
+        nm.arg(&co);
+        let listing = String::from_utf8_lossy(&ok(nm, "llvm-nm").stdout).into_owned();
+        assert!(listing.contains(" T _Z1kPf"), "{arch}: {listing}");
+        assert!(listing.contains("_Z5twicef"), "{arch}: {listing}");
+        assert!(
+            !listing.lines().any(|l| l.trim_start().starts_with("U ")),
+            "{arch}: {listing}"
+        );
+    }
+    assert_eq!(archs, ["gfx1030", "gfx90a"]);
 }

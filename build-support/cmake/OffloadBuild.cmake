@@ -71,14 +71,16 @@
 #   NO_PCH compiles without precompiled preambles (--no-pch; OFFLOAD_BUILD_PCH=0 in the
 #   command's environment does the same).
 #
-# offload_add_library(<target> [STATIC] SOURCES <src>... [the options of offload_add_fatbin
-#                     but COMPRESS, CONTAINER and EMBED])
+# offload_add_library(<target> [STATIC] [RDC] SOURCES <src>... [the options of
+#                     offload_add_fatbin but COMPRESS, CONTAINER and EMBED])
 #   HIP sources with their host code, as `hipcc -c` compiles them (`compile --host-code`):
 #   each source's device code for every architecture (compiled per architecture in parallel,
 #   cached) embedded in the object of its host code (launch wrappers, host stubs, the
 #   registration constructor). Creates the INTERFACE library <target> that links
 #   lib<target>.a and the HIP runtime (libamdhip64, found with find_library): link it with
-#   target_link_libraries like any library and call the sources' host functions.
+#   target_link_libraries like any library and call the sources' host functions. RDC:
+#   relocatable device code (`hipcc -fgpu-rdc`, `compile --rdc`): the sources may call each
+#   other's __device__ functions.
 #
 # offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
 #   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
@@ -360,6 +362,11 @@ endfunction()
 function(offload_add_library target)
   set(_args ${ARGN})
   list(REMOVE_ITEM _args STATIC)
+  set(_rdc FALSE)
+  if(RDC IN_LIST _args)
+    list(REMOVE_ITEM _args RDC)
+    set(_rdc TRUE)
+  endif()
   foreach(_kw OBJECT SHARED COMPRESS CONTAINER EMBED)
     if(_kw IN_LIST _args)
       message(FATAL_ERROR "offload_add_library(${target}): ${_kw} is not supported: the "
@@ -373,6 +380,7 @@ function(offload_add_library target)
       "sources; for CUDA use CMake's CUDA language")
   endif()
   set_property(TARGET ${target} PROPERTY OFFLOAD_HOST_CODE TRUE)
+  set_property(TARGET ${target} PROPERTY OFFLOAD_RDC ${_rdc})
   find_library(OFFLOAD_AMDHIP64_LIBRARY amdhip64
     HINTS "$ENV{ROCM_PATH}/lib" "$ENV{HIP_PATH}/lib" /opt/rocm/lib)
   if(NOT OFFLOAD_AMDHIP64_LIBRARY)
@@ -436,7 +444,7 @@ endfunction()
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
       CONTAINER EMBED COMPILER CUDA_COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS
-      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH HOST_CODE)
+      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH HOST_CODE RDC)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
       set(_${_p} "")
@@ -514,6 +522,9 @@ function(_offload_add_fatbin_command target)
   endif()
   if(_HOST_CODE)
     list(APPEND _args --host-code)
+  endif()
+  if(_RDC)
+    list(APPEND _args --rdc)
   endif()
   if(_JOBS)
     list(APPEND _args -j "${_JOBS}")

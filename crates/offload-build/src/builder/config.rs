@@ -84,6 +84,7 @@ pub struct Build {
     pub(crate) pch_background: Option<bool>,
     pub(crate) host_code: bool,
     pub(crate) cudart: Option<String>,
+    pub(crate) rdc: bool,
 }
 
 impl Default for Build {
@@ -132,6 +133,7 @@ impl Build {
             pch_background: None,
             host_code: false,
             cudart: None,
+            rdc: false,
         }
     }
 
@@ -641,6 +643,25 @@ impl Build {
     /// ```
     pub fn host_code(&mut self, host_code: bool) -> &mut Build {
         self.host_code = host_code;
+        self
+    }
+
+    /// Relocatable device code in a [`Build::host_code`] build of HIP sources (default
+    /// `false`), as `hipcc -fgpu-rdc` builds it: the sources may call each other's
+    /// `__device__` functions. Each (source, architecture) compiles to relocatable device code
+    /// and each architecture is linked once; each source's host compile (`-fgpu-rdc`, run beside
+    /// the device compiles: it needs none of their output) registers the linked bundle, which
+    /// one more object of the library defines (`__hip_fatbin`). Refused without host code
+    /// (a device-only build links an architecture's sources whenever there are several) and
+    /// for CUDA sources.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// offload_build::Build::new().host_code(true).rdc(true);
+    /// ```
+    pub fn rdc(&mut self, rdc: bool) -> &mut Build {
+        self.rdc = rdc;
         self
     }
 

@@ -76,6 +76,9 @@ pub(crate) struct CompileOptions {
     /// ([`Build::host_code`](crate::Build::host_code)): then every compile of a source, the
     /// host one included, gets the same `-cuid`, from the source's key (no architecture).
     pub host_code: bool,
+    /// Whether a host-code build's device code is relocatable, linked per architecture
+    /// across its sources ([`Build::rdc`](crate::Build::rdc)).
+    pub rdc: bool,
     /// Whether a CUDA compile without a CUDA install gets the oldest PTX ISA its
     /// architecture needs (unless a flag chooses one: `--cuda-feature=+ptx78`).
     pub min_ptx_isa: bool,

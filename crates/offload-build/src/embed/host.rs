@@ -117,3 +117,19 @@ pub(crate) fn write(mut obj: Object<'_>, target: HostTarget) -> Result<Vec<u8>, 
     }
     Ok(obj.write()?)
 }
+
+/// An object defining `__hip_fatbin`: `bundle` (a program's relocatable device code, linked
+/// per architecture and bundled) in `.hip_fatbin`, aligned to 4096, as clang's HIP driver
+/// writes it for `-fgpu-rdc`. The host objects compiled with `-fgpu-rdc` refer to the symbol
+/// and register the bundle from their constructors.
+pub(crate) fn rdc_fatbin_object(target: HostTarget, bundle: &[u8]) -> Result<Vec<u8>, EmbedError> {
+    let mut obj = target.new_object();
+    let section = obj.add_section(
+        Vec::new(),
+        b".hip_fatbin".to_vec(),
+        SectionKind::ReadOnlyData,
+    );
+    let at = obj.append_section_data(section, bundle, 4096);
+    exported(&mut obj, "__hip_fatbin", (section, at), bundle.len() as u64);
+    write(obj, target)
+}

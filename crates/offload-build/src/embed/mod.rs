@@ -33,5 +33,6 @@ pub use error::{DeviceCodeError, DeviceCodeSource, EmbedError};
 pub use hip::{
     HIP_FATBIN_MAGIC, HIP_FATBIN_SECTION, HIP_WRAPPER_SECTION, HOST_ENTRY_ID, HipObject,
 };
+pub(crate) use host::rdc_fatbin_object;
 pub use newdriver::{EntryLayout, NewDriverObject, SHF_GNU_RETAIN};
 pub use target::{HostArch, HostFormat, HostTarget};

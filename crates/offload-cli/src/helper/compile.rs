@@ -54,6 +54,10 @@ pub(crate) struct CompileArgs {
     /// architecture embedded: `-o lib<name>.a` for a static library, `-o x.o` for one source.
     #[arg(long)]
     host_code: bool,
+    /// With --host-code: relocatable device code (`hipcc -fgpu-rdc`): the sources may call
+    /// each other's `__device__` functions; each architecture is linked once (HIP).
+    #[arg(long)]
+    rdc: bool,
     /// The compiler: a clang, or (CUDA) an nvcc (default: discovery, as for `Build`).
     #[arg(long, value_name = "COMPILER")]
     compiler: Option<String>,
@@ -210,6 +214,14 @@ fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
         }
         _ => {}
     }
+    if a.rdc && !a.host_code {
+        return Err(
+            "--rdc is for --host-code builds (a device-only build links an \
+                    architecture's sources whenever there are several)"
+                .to_owned()
+                .into(),
+        );
+    }
     if a.host_code {
         if a.embed.is_some() {
             return Err(
@@ -229,7 +241,7 @@ fn builder(a: &CompileArgs) -> Result<offload_build::builder::Build, Failure> {
             )
             .into());
         }
-        b.host_code(true);
+        b.host_code(true).rdc(a.rdc);
         return Ok(b);
     }
     // `object`: the host object that holds the container the plan chooses.

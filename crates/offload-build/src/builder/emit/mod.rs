@@ -22,7 +22,7 @@ use crate::builder::plan::Plan;
 pub(crate) fn run(
     plan: &Plan,
     packed: Packed,
-    objects: &[PathBuf],
+    objects: &[(String, PathBuf)],
     jobs: (usize, usize),
     env: &Env<'_>,
 ) -> Result<Compiled, Error> {
@@ -105,7 +105,7 @@ pub(crate) fn run(
 /// library, as the `cc` crate links C++ sources (`CXXSTDLIB` chooses another, empty none).
 fn host_library(
     plan: &Plan,
-    objects: &[PathBuf],
+    objects: &[(String, PathBuf)],
     target: &str,
     env: &Env<'_>,
 ) -> Result<PathBuf, Error> {
@@ -113,14 +113,11 @@ fn host_library(
     let out = plan.outputs();
     let mut names: Vec<String> = Vec::new();
     let mut members = Vec::new();
-    for (o, (source, _)) in objects.iter().zip(&plan.compiles) {
+    for (given, o) in objects {
         let data = std::fs::read(o).map_err(|e| Error::io("reading", o, e))?;
-        let stem = source
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = given.strip_suffix(".o").unwrap_or(given);
         // Two sources of the same name in different directories: both members kept.
-        let mut name = format!("{stem}.o");
+        let mut name = given.clone();
         let mut n = 1;
         while names.contains(&name) {
             n += 1;

@@ -25,17 +25,26 @@ use crate::builder::run::runner::run_host;
 use crate::builder::toolchain::clang;
 
 /// Packs each source's device code, runs the host compiles and adds their counts and
-/// diagnostics to `built`; returns the objects, in source order.
-pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<PathBuf>, Error> {
+/// diagnostics to `built`; returns the objects with their names in the library, in source
+/// order (and for relocatable device code, the object of the linked bundle last).
+pub(crate) fn run(
+    plan: &Plan,
+    built: &mut Built,
+    env: &Env<'_>,
+) -> Result<Vec<(String, PathBuf)>, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return Ok(Vec::new());
     };
-    if tc.is_nvcc() {
+    if tc.is_nvcc() || settings.options.rdc {
         // Its host-code jobs were the build's jobs: their objects are there already.
-        return Ok(std::mem::take(&mut built.host_objects)
-            .into_iter()
-            .map(|(_, o)| o)
-            .collect());
+        let mut objects = named(std::mem::take(&mut built.host_objects));
+        if settings.options.rdc {
+            objects.push((
+                "hip_fatbin.o".into(),
+                linked_bundle(plan, tc.major, built, env)?,
+            ));
+        }
+        return Ok(objects);
     }
     let mut jobs = Vec::new();
     for (source, archs) in &plan.compiles {
@@ -58,7 +67,43 @@ pub(crate) fn run(plan: &Plan, built: &mut Built, env: &Env<'_>) -> Result<Vec<P
     built.jobs_run += host.jobs_run;
     built.jobs_cached += host.jobs_cached;
     built.diagnostics.extend(host.diagnostics);
-    Ok(host.host_objects.into_iter().map(|(_, o)| o).collect())
+    Ok(named(host.host_objects))
+}
+
+/// Each object named after its source (`k.hip` → `k.o`), as the library's member.
+fn named(objects: Vec<(PathBuf, PathBuf)>) -> Vec<(String, PathBuf)> {
+    objects
+        .into_iter()
+        .map(|(source, o)| {
+            let stem = source.file_stem().map(|s| s.to_string_lossy().into_owned());
+            (format!("{}.o", stem.unwrap_or_default()), o)
+        })
+        .collect()
+}
+
+/// The object defining `__hip_fatbin` for relocatable device code ([`Build::rdc`]): the
+/// bundle of each architecture's linked code object (the host entry as the bundler of LLVM
+/// `llvm_major` writes it) in `.hip_fatbin`, in `<cache>/hip_fatbin-<hash>.o`.
+///
+/// [`Build::rdc`]: crate::Build::rdc
+fn linked_bundle(
+    plan: &Plan,
+    llvm_major: u32,
+    built: &Built,
+    env: &Env<'_>,
+) -> Result<PathBuf, Error> {
+    let (bytes, _) = gpu_binary(Language::Hip, llvm_major, Path::new(""), &built.per_arch)?;
+    let target = env.get("TARGET").unwrap_or_default();
+    let host = crate::embed::HostTarget::parse(&target).map_err(|e| Error::Pack(e.into()))?;
+    let object =
+        crate::embed::rdc_fatbin_object(host, &bytes).map_err(|e| Error::Pack(e.into()))?;
+    let path = plan
+        .cache_dir
+        .join(format!("hip_fatbin-{:016x}.o", xxh3_64(&object)));
+    if std::fs::read(&path).ok().as_deref() != Some(&object[..]) {
+        fs::write_atomic(&path, &object)?;
+    }
+    Ok(path)
 }
 
 /// What the host compile of `source` embeds, with its file extension: for HIP the bundle of

@@ -10,7 +10,7 @@ use crate::builder::options::Embed;
 use crate::builder::options::Language;
 use crate::builder::plan::archs::{check_all_supported, check_ptxas, resolve_archs};
 use crate::builder::plan::container::{PlannedImage, check_container, default_container, images};
-use crate::builder::plan::host::{check_host_code, cuda_runtime};
+use crate::builder::plan::host::{check_host_code, check_rdc, cuda_runtime};
 use crate::builder::plan::jobs::{JobSettings, job_settings};
 use crate::builder::plan::sources::{check_sources, cwd, language, per_source_archs, sources};
 use crate::builder::toolchain::{self, Toolchain};
@@ -182,6 +182,7 @@ impl Plan {
             .get("CARGO_PKG_NAME")
             .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
         let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
+        check_rdc(build)?;
         if compile && build.host_code {
             check_host_code(build, lang, &tc)?;
             if lang == Language::Cuda {

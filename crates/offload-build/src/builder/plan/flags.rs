@@ -70,6 +70,7 @@ pub(crate) fn compile_options(
         depfile_in_compile: nvcc || tc.major < 22,
         cuid_from_key,
         host_code: build.host_code,
+        rdc: build.host_code && build.rdc,
         min_ptx_isa,
         host_compiler,
         root: cwd.to_path_buf(),

@@ -7,10 +7,30 @@ use crate::builder::options::{Container, Language};
 use crate::builder::toolchain::Toolchain;
 use std::path::{Path, PathBuf};
 
+/// Refuses [`Build::rdc`] without [`Build::host_code`]: a device-only build links an
+/// architecture's sources already whenever there are several.
+pub(crate) fn check_rdc(build: &Build) -> Result<(), Error> {
+    if build.rdc && !build.host_code {
+        return Err(Error::Config(
+            "Build::rdc(true) is for host-code builds (Build::host_code(true)); a device-only \
+             build links an architecture's sources whenever there are several"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses, for a host-code build of `lang`, the settings it cannot honour: another
 /// embedding, a container other than the one its compiler embeds, compression, images built
 /// elsewhere; and CUDA with clang but no toolkit (no runtime headers or library).
 pub(crate) fn check_host_code(build: &Build, lang: Language, tc: &Toolchain) -> Result<(), Error> {
+    if build.rdc && lang == Language::Cuda {
+        return Err(Error::Config(
+            "Build::rdc(true) is supported for HIP sources only so far (CUDA's nvcc -rdc=true \
+             and -dlink are not driven yet)"
+                .into(),
+        ));
+    }
     let refuse = |what: &str| {
         Err(Error::Config(format!(
             "Build::host_code(true) compiles each source into the object its compiler's \

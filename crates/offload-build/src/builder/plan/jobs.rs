@@ -98,6 +98,12 @@ pub(crate) fn job_settings(
     } else {
         BTreeMap::new()
     };
+    // The host compiles planned with the device ones (relocatable device code) use theirs.
+    for job in compile_jobs.iter_mut().filter(|j| j.arch.is_host()) {
+        if let Some(&(i, skip)) = host_pchs.get(&job.source) {
+            (job.pch, job.pch_skip) = (Some(i), skip);
+        }
+    }
     Ok(JobSettings {
         max_jobs,
         client,
@@ -280,8 +286,14 @@ pub(crate) fn jobs_of(
             continue;
         }
         for a in archs {
-            // With host code, each source's device code is its own (`hipcc -c`).
-            let rdc = o.lang == Language::Hip && !o.host_code && sources_per_arch[a] > 1;
+            // With host code, each source's device code is its own (`hipcc -c`), unless
+            // relocatable (`hipcc -fgpu-rdc`).
+            let rdc = o.lang == Language::Hip
+                && if o.host_code {
+                    o.rdc
+                } else {
+                    sources_per_arch[a] > 1
+                };
             let job = match tc.kind {
                 CompilerKind::Nvcc => nvcc::compile_job(o, tc, cache_dir, src, a),
                 _ => clang::compile_job(o, tc, cache_dir, src, a, rdc),
@@ -293,6 +305,11 @@ pub(crate) fn jobs_of(
                     .push(job.outputs[0].1.clone());
             }
             jobs.push(job);
+        }
+        if o.rdc {
+            // The host side of relocatable code needs nothing of the device compiles' output:
+            // it runs beside them.
+            jobs.push(clang::host_job_rdc(o, tc, cache_dir, src, archs));
         }
     }
     let links = to_link

@@ -232,6 +232,31 @@ pub(crate) fn host_job(
     job
 }
 
+/// The host compile of `source` with relocatable device code (`-fgpu-rdc`): as [`host_job`]
+/// but embedding nothing (its constructor registers `__hip_fatbin`, which the library's
+/// linked bundle defines), so it is planned and run with the device compiles.
+pub(crate) fn host_job_rdc(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    archs: &[Arch],
+) -> CompileJob {
+    let mut args = host_args(o, tc, archs);
+    if o.cuid_from_key {
+        args.push(format!("-cuid={:032x}", source_cuid(tc, o, source)).into());
+    }
+    args.push(source.as_os_str().to_os_string());
+    args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
+    let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
+    let compile = &mut job.steps[0];
+    compile.depfile = Some(job.depfile.clone());
+    job.deps_only = deps_only(compile, &job.depfile);
+    job.outputs
+        .push((ImageKind::Object, compile.outputs[0].clone()));
+    job
+}
+
 /// The host compile's arguments up to the user's flags (no `-cuid`, bundle, source, output or
 /// depfile): what [`host_job`] runs and its precompiled preamble is made with.
 pub(crate) fn host_args(o: &CompileOptions, tc: &Toolchain, archs: &[Arch]) -> Vec<OsString> {
@@ -239,6 +264,9 @@ pub(crate) fn host_args(o: &CompileOptions, tc: &Toolchain, archs: &[Arch]) -> V
     match o.lang {
         Language::Hip => {
             c.add_args(["-x", "hip", "--cuda-host-only"]);
+            if o.rdc {
+                c.add_arg("-fgpu-rdc");
+            }
             for a in archs {
                 c.add_arg(format!("--offload-arch={a}"));
             }
