@@ -459,7 +459,7 @@ fn rdc_across_two_sources_links_into_cpp_and_rust_and_holds_both_functions() {
             .unwrap()
             .members()
             .iter()
-            .map(|m| String::from_utf8_lossy(&m.name).into_owned())
+            .map(|m| String::from_utf8_lossy(m.name).into_owned())
             .collect::<Vec<_>>();
     assert_eq!(members, ["a.o", "b.o", "hip_fatbin.o"]);
 
