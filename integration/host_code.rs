@@ -5,7 +5,9 @@
 //! - eight AMD rocm-examples programs (upstream's text, `benches/make_style/`, MIT: seven of
 //!   HIP-Basic and rocPRIM's `block_sum`; the first for two architectures, the others for
 //!   one): `compile --host-code` writes the object `hipcc -c -cuid=X` writes, byte for byte; each links with `hipcc` and runs with the same
-//!   exit status and output as hipcc's build (without a GPU: the runtime's error);
+//!   exit status and output as hipcc's build (without a GPU: the runtime's error); the same
+//!   programs built through a build.rs crate (`main` renamed with `-Dmain=...`, called from
+//!   Rust) and through CMake's `offload_add_library` run the same too;
 //! - a library of two sources with `extern "C"` functions through `Build`: per (source,
 //!   architecture) device jobs and one host job per source, nothing run again on a rebuild, an
 //!   edit of one source recompiling that source only; it links into a C++ program with `g++`;
@@ -109,6 +111,7 @@ fn run_program(exe: &Path) -> (Option<i32>, String, String) {
 #[test]
 fn rocm_examples_objects_are_hipccs_byte_for_byte_and_run_alike() {
     require_rocm();
+    let mut hipcc_runs = Vec::new();
     for name in PROGRAMS {
         let dir = program_dir(name);
         let d = dir.path();
@@ -154,7 +157,170 @@ fn rocm_examples_objects_are_hipccs_byte_for_byte_and_run_alike() {
             runs.push(run_program(&d.join(obj)));
         }
         assert_eq!(runs[0], runs[1], "{name}: the programs behave differently");
+        hipcc_runs.push((runs[0].0, runs[0].1.clone()));
     }
+    let (through_cargo, through_cmake) = through_build_rs_and_cmake();
+    for (i, name) in PROGRAMS.iter().enumerate() {
+        if let Some(run) = &through_cargo[i] {
+            assert_eq!(
+                run, &hipcc_runs[i],
+                "{name}: the build.rs program and hipcc's"
+            );
+        }
+        assert_eq!(
+            through_cmake[i], hipcc_runs[i],
+            "{name}: the CMake program and hipcc's"
+        );
+    }
+    assert_eq!(through_cargo.iter().flatten().count(), PROGRAMS.len() - 1);
+}
+
+/// A program's exit status and standard output.
+type Run = (Option<i32>, String);
+
+/// The eight programs again, through a build.rs crate and through CMake; each run's exit
+/// status and standard output, in [`PROGRAMS`] order.
+///
+/// - build.rs: one `Build::host_code` library per program, its `main` renamed with
+///   `-Dmain=<name>_main` and a shim source of ours (`extern "C" int run_<name>()`, calling
+///   it); the crate's Rust `main` runs the program its argument names. One executable links
+///   them all, so `warp_shuffle` is left out (`None`): it defines the same kernel as
+///   `dynamic_shared` (`matrix_transpose_kernel`), as two programs may.
+/// - CMake: one `offload_add_library` per program, linked into an executable whose only
+///   source is empty (`main` comes from the library).
+fn through_build_rs_and_cmake() -> (Vec<Option<Run>>, Vec<Run>) {
+    let root = crate::support::repo_root();
+    let from = root.join("benches/make_style");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("Common")).unwrap();
+    for h in ["example_utils.hpp", "cmdparser.hpp"] {
+        std::fs::copy(from.join("Common").join(h), d.join("Common").join(h)).unwrap();
+    }
+    let mut build_rs = String::from("fn main() {\n");
+    let mut externs = String::new();
+    let mut arms = String::new();
+    let mut cmake = format!(
+        "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\ninclude(\"{}\")\n",
+        root.join("build-support/cmake/OffloadBuild.cmake")
+            .display()
+    );
+    std::fs::write(d.join("empty.cpp"), "").unwrap();
+    for name in PROGRAMS {
+        let src = format!("{name}.hip");
+        std::fs::copy(from.join(&src), d.join(&src)).unwrap();
+        cmake.push_str(&format!(
+            "offload_add_library({name} STATIC SOURCES {src} INCLUDE_DIRECTORIES \
+             \"${{CMAKE_CURRENT_SOURCE_DIR}}/Common\" COMPILE_OPTIONS -std=c++17 \
+             ARCHITECTURES gfx90a)\nadd_executable({name}_prog empty.cpp)\n\
+             target_link_libraries({name}_prog PRIVATE {name})\n"
+        ));
+        if name == "warp_shuffle" {
+            continue;
+        }
+        let text = std::fs::read_to_string(d.join(&src)).unwrap();
+        let (decl, call) = if text.contains("int main()") {
+            (format!("int {name}_main();"), format!("{name}_main()"))
+        } else {
+            (
+                format!("int {name}_main(int, const char**);"),
+                format!("{name}_main(1, argv)"),
+            )
+        };
+        std::fs::write(
+            d.join(format!("{name}_shim.hip")),
+            format!(
+                "{decl}\nextern \"C\" int run_{name}() {{\n    \
+                 const char* argv[] = {{\"{name}\", nullptr}};\n    (void)argv;\n    \
+                 return {call};\n}}\n"
+            ),
+        )
+        .unwrap();
+        build_rs.push_str(&format!(
+            "    offload_build::Build::new().files([\"{src}\", \"{name}_shim.hip\"])\
+             .include(\"Common\").flag(\"-std=c++17\").define(\"main\", Some(\"{name}_main\"))\
+             .archs(\"gfx90a\").host_code(true).compile(\"{name}\");\n"
+        ));
+        externs.push_str(&format!("    fn run_{name}() -> i32;\n"));
+        arms.push_str(&format!("        \"{name}\" => run_{name}(),\n"));
+    }
+    build_rs.push_str("}\n");
+    std::fs::write(d.join("build.rs"), build_rs).unwrap();
+    std::fs::write(
+        d.join("main.rs"),
+        format!(
+            "unsafe extern \"C\" {{\n{externs}}}\n\
+             fn main() {{\n    let which = std::env::args().nth(1).unwrap_or_default();\n    \
+             let code = unsafe {{ match which.as_str() {{\n{arms}        _ => 2,\n    }} }};\n    \
+             std::process::exit(code);\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"rocm-examples\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             publish = false\n\n[[bin]]\nname = \"rocm-examples\"\npath = \"main.rs\"\n\n\
+             [workspace]\n\n[build-dependencies]\noffload-build = {{ path = \"{}\" }}\n",
+            root.join("crates/offload-build").display()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), d.join("Cargo.lock")).unwrap();
+    let target = root.join("target/rocm-outside-crate");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut c = clean(cargo, d);
+    c.args(["build", "--offline", "--quiet"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_BUILD_JOBS", "1")
+        .env("PKG_CONFIG", "/nonexistent/pkg-config");
+    for var in [
+        "CLANG",
+        "RUSTFLAGS",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+    ] {
+        c.env_remove(var);
+    }
+    ok(c, "cargo build of the rocm-examples crate");
+    let exe = target.join("debug/rocm-examples");
+    let through_cargo = PROGRAMS
+        .iter()
+        .map(|name| {
+            let o = Command::new(&exe)
+                .arg(name)
+                .current_dir(d)
+                .output()
+                .unwrap();
+            let run = (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+            );
+            (*name != "warp_shuffle").then_some(run)
+        })
+        .collect();
+
+    std::fs::write(d.join("CMakeLists.txt"), cmake).unwrap();
+    let build = d.join("build");
+    let mut configure = clean("cmake", d);
+    configure
+        .args(["-S", ".", "-B"])
+        .arg(&build)
+        .args(["-G", "Ninja"]);
+    configure.arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"));
+    ok(configure, "cmake configure of the rocm-examples");
+    let mut make = clean("cmake", d);
+    make.args(["--build"]).arg(&build).args(["-j", "2"]);
+    ok(make, "cmake --build of the rocm-examples");
+    let through_cmake = PROGRAMS
+        .iter()
+        .map(|name| {
+            let (status, out, _) = run_program(&build.join(format!("{name}_prog")));
+            (status, out)
+        })
+        .collect();
+    (through_cargo, through_cmake)
 }
 
 const LIB_A: &str = r#"#include <hip/hip_runtime.h>
