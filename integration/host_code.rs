@@ -175,6 +175,21 @@ fn rocm_examples_objects_are_hipccs_byte_for_byte_and_run_alike() {
     assert_eq!(through_cargo.iter().flatten().count(), PROGRAMS.len() - 1);
 }
 
+/// Configures the CMake project of `dir` into `build` (Ninja, this offload-build) and builds
+/// it, two jobs at a time.
+fn cmake_build(dir: &Path, build: &Path) {
+    let mut configure = clean("cmake", dir);
+    configure
+        .args(["-S", ".", "-B"])
+        .arg(build)
+        .args(["-G", "Ninja"]);
+    configure.arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"));
+    ok(configure, &format!("cmake configure of {}", dir.display()));
+    let mut make = clean("cmake", dir);
+    make.args(["--build"]).arg(build).args(["-j", "2"]);
+    ok(make, &format!("cmake --build of {}", dir.display()));
+}
+
 /// A program's exit status and standard output.
 type Run = (Option<i32>, String);
 
@@ -303,16 +318,7 @@ fn through_build_rs_and_cmake() -> (Vec<Option<Run>>, Vec<Run>) {
 
     std::fs::write(d.join("CMakeLists.txt"), cmake).unwrap();
     let build = d.join("build");
-    let mut configure = clean("cmake", d);
-    configure
-        .args(["-S", ".", "-B"])
-        .arg(&build)
-        .args(["-G", "Ninja"]);
-    configure.arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"));
-    ok(configure, "cmake configure of the rocm-examples");
-    let mut make = clean("cmake", d);
-    make.args(["--build"]).arg(&build).args(["-j", "2"]);
-    ok(make, "cmake --build of the rocm-examples");
+    cmake_build(d, &build);
     let through_cmake = PROGRAMS
         .iter()
         .map(|name| {
@@ -500,16 +506,7 @@ fn offload_add_library_links_into_a_cmake_executable() {
     )
     .unwrap();
     let build = d.join("build");
-    let mut configure = clean("cmake", d);
-    configure
-        .args(["-S", ".", "-B"])
-        .arg(&build)
-        .args(["-G", "Ninja"]);
-    configure.arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"));
-    ok(configure, "cmake configure");
-    let mut make = clean("cmake", d);
-    make.args(["--build"]).arg(&build);
-    ok(make, "cmake --build");
+    cmake_build(d, &build);
     assert_program_runs(&build.join("main"));
     let (status, out, err) = run_program(&build.join("rdcmain"));
     assert_eq!(status, Some(0), "{out}{err}");

@@ -201,9 +201,9 @@ fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
 /// The host compile of `source` in a host-code build: its host code, the host stubs of its
 /// kernels and the constructor that registers them, with `gpubinary` (the source's bundle of
 /// `archs`, or for CUDA its NVIDIA fat binary) embedded by `-fcuda-include-gpubinary`, as
-/// clang's HIP and CUDA drivers compile the host side after the device side; the same `-cuid` as its device compiles, and the depfile in
-/// the same pass. Filed in `cache_dir` under [`Arch::host`], after a key that covers the
-/// bundle's name (named after its content).
+/// clang's HIP and CUDA drivers compile the host side after the device side; the same `-cuid`
+/// as its device compiles, and the depfile in the same pass. Filed in `cache_dir` under
+/// [`Arch::host`], after a key that covers the bundle's name (named after its content).
 pub(crate) fn host_job(
     o: &CompileOptions,
     tc: &Toolchain,
@@ -212,24 +212,7 @@ pub(crate) fn host_job(
     archs: &[Arch],
     gpubinary: &Path,
 ) -> CompileJob {
-    let mut args = host_args(o, tc, archs);
-    if o.cuid_from_key && o.lang == Language::Hip {
-        // Not in the preamble's command: the ID follows the source's content, a PCH its
-        // preamble only.
-        args.push(format!("-cuid={:032x}", source_cuid(tc, o, source)).into());
-    }
-    args.extend(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"].map(OsString::from));
-    args.push(gpubinary.as_os_str().to_os_string());
-    args.push(source.as_os_str().to_os_string());
-    args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
-    let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
-    let compile = &mut job.steps[0];
-    compile.depfile = Some(job.depfile.clone());
-    compile.inputs.push(gpubinary.to_path_buf());
-    job.deps_only = deps_only(compile, &job.depfile);
-    job.outputs
-        .push((ImageKind::Object, compile.outputs[0].clone()));
-    job
+    host_compile(o, tc, cache_dir, source, archs, Some(gpubinary))
 }
 
 /// The host compile of `source` with relocatable device code (`-fgpu-rdc`): as [`host_job`]
@@ -242,15 +225,34 @@ pub(crate) fn host_job_rdc(
     source: &Path,
     archs: &[Arch],
 ) -> CompileJob {
+    host_compile(o, tc, cache_dir, source, archs, None)
+}
+
+/// [`host_job`] embedding `gpubinary`, or [`host_job_rdc`] without one.
+fn host_compile(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    archs: &[Arch],
+    gpubinary: Option<&Path>,
+) -> CompileJob {
     let mut args = host_args(o, tc, archs);
-    if o.cuid_from_key {
+    if o.cuid_from_key && o.lang == Language::Hip {
+        // Not in the preamble's command: the ID follows the source's content, a PCH its
+        // preamble only.
         args.push(format!("-cuid={:032x}", source_cuid(tc, o, source)).into());
+    }
+    if let Some(g) = gpubinary {
+        args.extend(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"].map(OsString::from));
+        args.push(g.as_os_str().to_os_string());
     }
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
     let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
     let compile = &mut job.steps[0];
     compile.depfile = Some(job.depfile.clone());
+    compile.inputs.extend(gpubinary.map(Path::to_path_buf));
     job.deps_only = deps_only(compile, &job.depfile);
     job.outputs
         .push((ImageKind::Object, compile.outputs[0].clone()));
