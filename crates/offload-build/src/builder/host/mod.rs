@@ -97,13 +97,7 @@ fn linked_bundle(
     let host = crate::embed::HostTarget::parse(&target).map_err(|e| Error::Pack(e.into()))?;
     let object =
         crate::embed::rdc_fatbin_object(host, &bytes).map_err(|e| Error::Pack(e.into()))?;
-    let path = plan
-        .cache_dir
-        .join(format!("hip_fatbin-{:016x}.o", xxh3_64(&object)));
-    if std::fs::read(&path).ok().as_deref() != Some(&object[..]) {
-        fs::write_atomic(&path, &object)?;
-    }
-    Ok(path)
+    binary_file(&plan.cache_dir, Path::new("hip_fatbin"), &object, "o")
 }
 
 /// What the host compile of `source` embeds, with its file extension: for HIP the bundle of
@@ -145,9 +139,9 @@ fn gpu_binary(
     }
 }
 
-/// The device code `bytes` of `source` in `cache_dir`, named after its content
-/// (`<stem>-<hash>.<ext>`), so the host compile that embeds it is keyed by what it embeds;
-/// written unless there.
+/// The file of `bytes` (device code of `source`, or an object) in `cache_dir`, named after
+/// its content (`<stem>-<hash>.<ext>`), so the host compile that embeds it is keyed by what
+/// it embeds; written unless there.
 fn binary_file(cache_dir: &Path, source: &Path, bytes: &[u8], ext: &str) -> Result<PathBuf, Error> {
     let stem = source
         .file_stem()

@@ -118,10 +118,13 @@ pub(crate) fn pch_job(
     arch: &Arch,
     rdc: bool,
 ) -> Option<PchJob> {
+    whole_preamble(text).and_then(|p| prefix_job(o, tc, cache_dir, source, p, arch, rdc))
+}
+
+/// The source's preamble (its first [`preamble_len`] bytes), when it has one.
+fn whole_preamble(text: &[u8]) -> Option<Vec<u8>> {
     let len = preamble_len(text);
-    (len > 0)
-        .then(|| text[..len].to_vec())
-        .and_then(|preamble| prefix_job(o, tc, cache_dir, source, preamble, arch, rdc))
+    (len > 0).then(|| text[..len].to_vec())
 }
 
 /// [`pch_job`] for `preamble`: the source's own preamble, or the [`normalized`](crate::builder::pch::preamble::normalized) text of its
@@ -149,10 +152,7 @@ pub(crate) fn host_pch_job(
     text: &[u8],
     archs: &[Arch],
 ) -> Option<PchJob> {
-    let len = preamble_len(text);
-    (len > 0)
-        .then(|| text[..len].to_vec())
-        .and_then(|preamble| host_prefix_job(o, tc, cache_dir, source, preamble, archs))
+    whole_preamble(text).and_then(|p| host_prefix_job(o, tc, cache_dir, source, p, archs))
 }
 
 /// [`host_pch_job`] for `preamble`: the source's own, or the first directives it shares with

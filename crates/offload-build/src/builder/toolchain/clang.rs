@@ -247,13 +247,29 @@ fn host_compile(
         args.extend(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"].map(OsString::from));
         args.push(g.as_os_str().to_os_string());
     }
+    let mut job = host_object_job(o, tc, cache_dir, source, args, deps_only);
+    job.steps[0].inputs.extend(gpubinary.map(Path::to_path_buf));
+    job
+}
+
+/// The job of one host compile, `args` up to the source, filed under [`Arch::host`]: the
+/// source, the object ([`OUT`]) and the depfile in the same pass ([`DEP`]), and `deps` to
+/// write the depfile alone when the compile wrote none. Shared by clang's and nvcc's
+/// host-code jobs.
+pub(crate) fn host_object_job(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    source: &Path,
+    mut args: Vec<OsString>,
+    deps: fn(&Command, &Path) -> Command,
+) -> CompileJob {
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
     let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
     let compile = &mut job.steps[0];
     compile.depfile = Some(job.depfile.clone());
-    compile.inputs.extend(gpubinary.map(Path::to_path_buf));
-    job.deps_only = deps_only(compile, &job.depfile);
+    job.deps_only = deps(compile, &job.depfile);
     job.outputs
         .push((ImageKind::Object, compile.outputs[0].clone()));
     job

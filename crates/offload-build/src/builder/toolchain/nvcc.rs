@@ -283,24 +283,10 @@ pub(crate) fn host_job(
         c.add_arg("-G");
     }
     c.add_args(o.source_args());
-    let mut args = c.args;
-    args.push(source.as_os_str().to_os_string());
-    args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
-    let (mut job, _) = crate::builder::toolchain::clang::new_job(
-        o,
-        tc,
-        cache_dir,
-        source,
-        &Arch::host(),
-        false,
-        args,
-        "o",
+    let mut job = crate::builder::toolchain::clang::host_object_job(
+        o, tc, cache_dir, source, c.args, deps_only,
     );
-    job.steps[0].depfile = Some(job.depfile.clone());
-    job.deps_only = deps_only(&job.steps[0], &job.depfile);
     job.threads = archs.len().max(1);
-    let obj = job.steps[0].outputs[0].clone();
-    job.outputs.push((ImageKind::Object, obj));
     job
 }
 
