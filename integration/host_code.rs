@@ -63,7 +63,7 @@ pub(crate) fn ok(mut c: Command, what: &str) -> Output {
 }
 
 /// A command with no compiler, architecture or cache choice from the test's environment.
-fn clean(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+pub(crate) fn clean(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
     let mut c = Command::new(program);
     c.current_dir(dir);
     for var in crate::support::BUILD_ENV_VARS {
@@ -190,6 +190,26 @@ fn cmake_build(dir: &Path, build: &Path) {
     ok(make, &format!("cmake --build of {}", dir.display()));
 }
 
+/// Cargo in `dir`, as [`clean`] runs a program, with the target directory the ROCm tests'
+/// crates share (`target/rocm-outside-crate`, one job) and no make jobserver, compiler or
+/// flags from the test's own Cargo.
+fn outside_cargo(dir: &Path) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut c = clean(cargo, dir);
+    let target = crate::support::repo_root().join("target/rocm-outside-crate");
+    c.env("CARGO_TARGET_DIR", target)
+        .env("CARGO_BUILD_JOBS", "1");
+    for var in [
+        "CLANG",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+    ] {
+        c.env_remove(var);
+    }
+    c
+}
+
 /// A program's exit status and standard output.
 type Run = (Option<i32>, String);
 
@@ -283,21 +303,10 @@ fn through_build_rs_and_cmake() -> (Vec<Option<Run>>, Vec<Run>) {
     .unwrap();
     std::fs::copy(root.join("Cargo.lock"), d.join("Cargo.lock")).unwrap();
     let target = root.join("target/rocm-outside-crate");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut c = clean(cargo, d);
+    let mut c = outside_cargo(d);
     c.args(["build", "--offline", "--quiet"])
-        .env("CARGO_TARGET_DIR", &target)
-        .env("CARGO_BUILD_JOBS", "1")
-        .env("PKG_CONFIG", "/nonexistent/pkg-config");
-    for var in [
-        "CLANG",
-        "RUSTFLAGS",
-        "CARGO_MAKEFLAGS",
-        "MAKEFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-    ] {
-        c.env_remove(var);
-    }
+        .env("PKG_CONFIG", "/nonexistent/pkg-config")
+        .env_remove("RUSTFLAGS");
     ok(c, "cargo build of the rocm-examples crate");
     let exe = target.join("debug/rocm-examples");
     let through_cargo = PROGRAMS
@@ -396,10 +405,7 @@ fn library_build(d: &Path) -> Build {
     for var in crate::support::BUILD_ENV_VARS {
         b.env_remove(var);
     }
-    match crate::support::ci_value() {
-        Some(v) => b.env("CI", v),
-        None => b.env_remove("CI"),
-    };
+    crate::support::set_build_ci(&mut b);
     b
 }
 
@@ -451,20 +457,9 @@ fn a_host_code_library_rebuilds_only_what_changed_and_links_into_cpp() {
 fn the_hip_launch_example_builds_and_runs() {
     require_rocm();
     let root = crate::support::repo_root();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut c = clean(cargo, &root);
+    let mut c = outside_cargo(&root);
     c.args(["run", "--offline", "--quiet", "-p", "hip-launch"])
-        .env("CARGO_TARGET_DIR", root.join("target/rocm-outside-crate"))
-        .env("CARGO_BUILD_JOBS", "1")
         .env("RUSTFLAGS", "-D warnings");
-    for var in [
-        "CLANG",
-        "CARGO_MAKEFLAGS",
-        "MAKEFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-    ] {
-        c.env_remove(var);
-    }
     let o = ok(c, "cargo run -p hip-launch");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -19,6 +19,16 @@ use crate::support::nvidia;
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 
+/// `offload-build` in `dir` with no compiler, toolkit, architecture or cache choice from the
+/// test's environment ([`clean`](crate::host_code::clean), and the CUDA variables removed).
+fn offload_build_in(dir: &Path) -> Command {
+    let mut c = crate::host_code::clean(EXE, dir);
+    for var in crate::support::CUDA_ENV_VARS {
+        c.env_remove(var);
+    }
+    c
+}
+
 /// The compiler of a build.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum By {
@@ -100,15 +110,7 @@ fn check_program(name: &str, by: By) {
     .arg(d.join("nvcc.o"));
     ok(nvcc, &format!("nvcc -c {name}"));
 
-    let mut ours = Command::new(EXE);
-    ours.current_dir(d);
-    for var in crate::support::BUILD_ENV_VARS
-        .iter()
-        .chain(crate::support::CUDA_ENV_VARS)
-    {
-        ours.env_remove(var);
-    }
-    crate::support::set_ci(&mut ours);
+    let mut ours = offload_build_in(d);
     ours.env("VIRTUAL_ENV", nvidia::venv()).args([
         "compile",
         "--host-code",
@@ -182,14 +184,7 @@ fn simple_templates_is_nvccs() {
 fn clang_without_a_toolkit_for_cuda_host_code_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), "__global__ void k() {}\n").unwrap();
-    let mut c = Command::new(EXE);
-    c.current_dir(dir.path());
-    for var in crate::support::BUILD_ENV_VARS
-        .iter()
-        .chain(crate::support::CUDA_ENV_VARS)
-    {
-        c.env_remove(var);
-    }
+    let mut c = offload_build_in(dir.path());
     // No toolkit to be found: no PATH entries, no python3 site-packages.
     c.env("PATH", dir.path().join("empty"));
     c.args([

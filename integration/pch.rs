@@ -363,10 +363,7 @@ fn project_build(dir: &Path, out: &str, sources: &[&str]) -> Build {
     }
     // The configuration users get, or CI=1 (`in_both_configs`), whatever CI runs with.
     b.env_remove("OFFLOAD_BUILD_PCH_BACKGROUND");
-    match crate::support::ci_value() {
-        Some(v) => b.env("CI", v),
-        None => b.env_remove("CI"),
-    };
+    crate::support::set_build_ci(&mut b);
     for s in sources {
         b.file(s);
     }

@@ -138,3 +138,11 @@ pub fn set_ci(c: &mut std::process::Command) {
         None => c.env_remove("CI"),
     };
 }
+
+/// Sets `CI` on a build as [`ci_value`] says ([`set_ci`] for a `Build`).
+pub fn set_build_ci(b: &mut offload_build::Build) {
+    match ci_value() {
+        Some(v) => b.env("CI", v),
+        None => b.env_remove("CI"),
+    };
+}
