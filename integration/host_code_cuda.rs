@@ -226,3 +226,160 @@ fn the_cuda_launch_example_builds_and_runs() {
         "{out}"
     );
 }
+
+const RDC_A: &str = r#"__device__ float twice(float x);
+__global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }
+extern "C" int launch(float* x) {
+    k<<<1, 32>>>(x);
+    return static_cast<int>(cudaGetLastError());
+}
+"#;
+
+const RDC_B: &str = "__device__ float twice(float x) { return 2 * x; }\n";
+
+/// A relocatable CUDA build of `a.cu` and `b.cu` in `d` (nvcc of the wheels, sm_80 and
+/// sm_90) into `d/out`.
+fn rdc_build(d: &Path) -> offload_build::Build {
+    let mut b = offload_build::Build::new();
+    b.out_dir(d.join("out"))
+        .cargo_metadata(false)
+        .env("CARGO_MANIFEST_DIR", d)
+        .env("TARGET", "x86_64-unknown-linux-gnu")
+        .files(["a.cu", "b.cu"])
+        .archs("sm_80;sm_90")
+        .host_code(true)
+        .rdc(true)
+        .jobserver(jobserver::Client::new(2).unwrap());
+    for var in crate::support::BUILD_ENV_VARS
+        .iter()
+        .chain(crate::support::CUDA_ENV_VARS)
+    {
+        b.env_remove(var);
+    }
+    b.env("VIRTUAL_ENV", nvidia::venv())
+        .env("PATH", "/usr/bin:/bin");
+    crate::support::set_build_ci(&mut b);
+    b
+}
+
+/// Relocatable CUDA code (`Build::rdc` with nvcc): a kernel of one source calls a `__device__`
+/// function of another. Each source compiles with `-rdc=true`, one `nvcc -dlink` links them
+/// (its object holds, for each architecture, the kernel and the function); a rebuild runs
+/// nothing, an edit of one source recompiles it and links again. The library links into a C++
+/// program (g++) and a Rust one (rustc) with the static runtime, which behave the same.
+/// With clang as the CUDA compiler, relocatable code is refused.
+#[test]
+fn rdc_across_two_cuda_sources_links_into_cpp_and_rust_and_holds_both_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.cu"), RDC_A).unwrap();
+    std::fs::write(d.join("b.cu"), RDC_B).unwrap();
+    // Sources changed within the cache's slack of a compile's start are not trusted to it.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(200));
+    settle();
+    let c = rdc_build(d).try_compile("gpu").unwrap();
+    assert_eq!(c.jobs_run, 3, "2 host-code compiles, 1 device link");
+    let lib = c.library.expect("a library");
+    let members =
+        offload_formats::bundle::archive::Archive::parse(&std::fs::read(&lib).unwrap()[..])
+            .unwrap()
+            .members()
+            .iter()
+            .map(|m| String::from_utf8_lossy(m.name).into_owned())
+            .collect::<Vec<_>>();
+    assert_eq!(members, ["a.o", "b.o", "cuda_dlink.o"]);
+    let again = rdc_build(d).try_compile("gpu").unwrap();
+    assert_eq!((again.jobs_run, again.jobs_cached), (0, 3));
+    settle();
+    std::fs::write(d.join("b.cu"), RDC_B.replace("2 * x", "3 * x")).unwrap();
+    settle();
+    let edited = rdc_build(d).try_compile("gpu").unwrap();
+    assert_eq!(
+        (edited.jobs_run, edited.jobs_cached),
+        (2, 1),
+        "b.cu and the link"
+    );
+
+    // The linked device code: both functions for each architecture.
+    let mut ar = Command::new("ar");
+    ar.current_dir(d).arg("x").arg(&lib).arg("cuda_dlink.o");
+    ok(ar, "ar x");
+    let mut dump = Command::new(nvidia::cu13_bin().join("cuobjdump"));
+    dump.arg("-symbols").arg(d.join("cuda_dlink.o"));
+    let listing = String::from_utf8_lossy(&ok(dump, "cuobjdump -symbols").stdout).into_owned();
+    let per_arch: Vec<&str> = listing.split("arch = ").skip(1).collect();
+    assert_eq!(per_arch.len(), 2, "{listing}");
+    for (part, arch) in per_arch.iter().zip(["sm_80", "sm_90"]) {
+        assert!(part.starts_with(arch), "{listing}");
+        assert!(
+            part.contains("ENTRY") && part.contains("_Z1kPf"),
+            "{arch}: {listing}"
+        );
+        assert!(part.contains("_Z5twicef"), "{arch}: {listing}");
+    }
+
+    let libdir = nvidia::nvidia_dir().join("cu13/lib");
+    std::fs::write(
+        d.join("main.cpp"),
+        "#include <cstdio>\nextern \"C\" int launch(float*);\n\
+         int main() { std::printf(\"launch: %d\\n\", launch(nullptr)); }\n",
+    )
+    .unwrap();
+    let mut cpp = Command::new("g++");
+    cpp.current_dir(d).arg("main.cpp").arg(&lib);
+    cpp.arg(format!("-L{}", libdir.display()));
+    cpp.args([
+        "-lcudart_static",
+        "-lcudadevrt",
+        "-ldl",
+        "-lrt",
+        "-lpthread",
+    ]);
+    cpp.args(["-o", "cpp-main"]);
+    ok(cpp, "g++ linking the rdc library");
+    std::fs::write(
+        d.join("main.rs"),
+        "unsafe extern \"C\" { fn launch(x: *mut f32) -> i32; }\n\
+         fn main() { println!(\"launch: {}\", unsafe { launch(std::ptr::null_mut()) }); }\n",
+    )
+    .unwrap();
+    let mut rust = Command::new("rustc");
+    rust.current_dir(d)
+        .args(["--edition", "2021", "main.rs", "-L"])
+        .arg(lib.parent().unwrap())
+        .args(["-l", "static=gpu", "-L"])
+        .arg(&libdir);
+    for l in [
+        "static=cudart_static",
+        "static=cudadevrt",
+        "dl",
+        "rt",
+        "pthread",
+    ] {
+        rust.args(["-l", l]);
+    }
+    rust.args(["-l", "stdc++", "-o", "rust-main"]);
+    ok(rust, "rustc linking the rdc library");
+    let run = |exe: &str| {
+        let o = Command::new(d.join(exe)).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let (cpp_run, rust_run) = (run("cpp-main"), run("rust-main"));
+    assert_eq!(cpp_run.0, Some(0), "{cpp_run:?}");
+    assert!(cpp_run.1.starts_with("launch: "), "{cpp_run:?}");
+    assert_eq!(cpp_run, rust_run, "the C++ and Rust programs");
+
+    let err = rdc_build(d)
+        .cuda_compiler(offload_build::CompilerKind::Clang)
+        .compiler(crate::cuda_examples::CLANG22)
+        .try_compile("gpu")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Build::rdc(true) for CUDA is driven through nvcc"),
+        "{err}"
+    );
+}

@@ -646,14 +646,17 @@ impl Build {
         self
     }
 
-    /// Relocatable device code in a [`Build::host_code`] build of HIP sources (default
-    /// `false`), as `hipcc -fgpu-rdc` builds it: the sources may call each other's
+    /// Relocatable device code in a [`Build::host_code`] build (default `false`), as
+    /// `hipcc -fgpu-rdc` and `nvcc -rdc=true` build it: the sources may call each other's
     /// `__device__` functions. Each (source, architecture) compiles to relocatable device code
     /// and each architecture is linked once; each source's host compile (`-fgpu-rdc`, run beside
     /// the device compiles: it needs none of their output) registers the linked bundle, which
-    /// one more object of the library defines (`__hip_fatbin`). Refused without host code
-    /// (a device-only build links an architecture's sources whenever there are several) and
-    /// for CUDA sources.
+    /// one more object of the library defines (`__hip_fatbin`). For CUDA with nvcc, each
+    /// source compiles with `-rdc=true` and one `nvcc -dlink` (every architecture) writes the
+    /// object that registers the linked device code (`cuda_dlink.o`), as CMake's separable
+    /// compilation does; `cudadevrt` is linked with the static runtime. Refused without host
+    /// code (a device-only build links an architecture's sources whenever there are several)
+    /// and for CUDA with clang.
     ///
     /// # Example
     ///

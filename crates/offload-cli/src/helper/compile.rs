@@ -54,8 +54,9 @@ pub(crate) struct CompileArgs {
     /// architecture embedded: `-o lib<name>.a` for a static library, `-o x.o` for one source.
     #[arg(long)]
     host_code: bool,
-    /// With --host-code: relocatable device code (`hipcc -fgpu-rdc`): the sources may call
-    /// each other's `__device__` functions; each architecture is linked once (HIP).
+    /// With --host-code: relocatable device code (`hipcc -fgpu-rdc`, `nvcc -rdc=true`): the
+    /// sources may call each other's `__device__` functions; the device code is linked once
+    /// (HIP: per architecture; CUDA: `nvcc -dlink`, with nvcc only).
     #[arg(long)]
     rdc: bool,
     /// The compiler: a clang, or (CUDA) an nvcc (default: discovery, as for `Build`).

@@ -26,7 +26,8 @@ use crate::builder::toolchain::clang;
 
 /// Packs each source's device code, runs the host compiles and adds their counts and
 /// diagnostics to `built`; returns the objects with their names in the library, in source
-/// order (and for relocatable device code, the object of the linked bundle last).
+/// order (and for relocatable device code, the object of the linked device code last:
+/// `hip_fatbin.o`, or nvcc's `cuda_dlink.o`).
 pub(crate) fn run(
     plan: &Plan,
     built: &mut Built,
@@ -38,7 +39,10 @@ pub(crate) fn run(
     if tc.is_nvcc() || settings.options.rdc {
         // Its host-code jobs were the build's jobs: their objects are there already.
         let mut objects = named(std::mem::take(&mut built.host_objects));
-        if settings.options.rdc {
+        if let Some(linked) = built.device_linked.take() {
+            // nvcc's device link (`nvcc -dlink`) of the relocatable objects.
+            objects.push(("cuda_dlink.o".into(), linked));
+        } else if settings.options.rdc {
             objects.push((
                 "hip_fatbin.o".into(),
                 linked_bundle(plan, tc.major, built, env)?,

@@ -24,12 +24,14 @@ pub(crate) fn check_rdc(build: &Build) -> Result<(), Error> {
 /// embedding, a container other than the one its compiler embeds, compression, images built
 /// elsewhere; and CUDA with clang but no toolkit (no runtime headers or library).
 pub(crate) fn check_host_code(build: &Build, lang: Language, tc: &Toolchain) -> Result<(), Error> {
-    if build.rdc && lang == Language::Cuda {
-        return Err(Error::Config(
-            "Build::rdc(true) is supported for HIP sources only so far (CUDA's nvcc -rdc=true \
-             and -dlink are not driven yet)"
-                .into(),
-        ));
+    if build.rdc && lang == Language::Cuda && !tc.is_nvcc() {
+        return Err(Error::Config(format!(
+            "Build::rdc(true) for CUDA is driven through nvcc (-rdc=true, then nvcc -dlink); \
+             with clang ({}) relocatable CUDA code needs clang-linker-wrapper and nvlink, which \
+             is not driven: use nvcc (Build::cuda_compiler(CompilerKind::Nvcc)) or \
+             Build::rdc(false)",
+            tc.clang.display()
+        )));
     }
     let refuse = |what: &str| {
         Err(Error::Config(format!(
@@ -101,10 +103,14 @@ pub(crate) fn cuda_runtime(
                 }))
     };
     match dirs.iter().find(|d| has(d)) {
-        Some(d) => Ok(Some((
-            d.clone(),
-            libs.iter().map(|l| l.to_string()).collect(),
-        ))),
+        Some(d) => {
+            let mut libs: Vec<String> = libs.iter().map(|l| l.to_string()).collect();
+            // Relocatable code's device runtime, as CMake links it with the static runtime.
+            if build.rdc && kind == "static" && d.join("libcudadevrt.a").is_file() {
+                libs.insert(1, "static=cudadevrt".into());
+            }
+            Ok(Some((d.clone(), libs)))
+        }
         None => Err(Error::Config(format!(
             "the CUDA runtime for Build::cudart(\"{kind}\") ({file}) is not in {} or {}: \
              install the toolkit's runtime (NVIDIA's wheels: pip install nvidia-cuda-runtime; \

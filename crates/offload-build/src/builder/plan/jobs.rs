@@ -282,7 +282,12 @@ pub(crate) fn jobs_of(
     for (src, archs) in compiles {
         if o.host_code && tc.kind == CompilerKind::Nvcc {
             // nvcc compiles a source's architectures and host side in one process.
-            jobs.push(nvcc::host_job(o, tc, cache_dir, src, archs));
+            let job = nvcc::host_job(o, tc, cache_dir, src, archs);
+            if o.rdc {
+                let objs = to_link.entry(Arch::host()).or_default();
+                objs.push(job.outputs[0].1.clone());
+            }
+            jobs.push(job);
             continue;
         }
         for a in archs {
@@ -312,9 +317,14 @@ pub(crate) fn jobs_of(
             jobs.push(clang::host_job_rdc(o, tc, cache_dir, src, archs));
         }
     }
+    // nvcc's one device link covers every architecture of the build.
+    let all_archs: Vec<Arch> = sources_per_arch.into_keys().cloned().collect();
     let links = to_link
         .into_iter()
-        .map(|(a, objs)| clang::device_link(o, tc, cache_dir, &a, objs))
+        .map(|(a, objs)| match a.is_host() {
+            true => nvcc::device_link(o, tc, cache_dir, &all_archs, objs),
+            false => clang::device_link(o, tc, cache_dir, &a, objs),
+        })
         .collect();
     (jobs, links)
 }

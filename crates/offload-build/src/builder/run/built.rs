@@ -45,6 +45,8 @@ pub(crate) struct Built {
     pub keep_per_source: bool,
     /// The object of each host compile ([`Arch::host`]), with its source, in job order.
     pub host_objects: Vec<(PathBuf, PathBuf)>,
+    /// nvcc's device link of relocatable host-code objects (`nvcc -dlink`): a host object.
+    pub device_linked: Option<PathBuf>,
 }
 
 impl Built {
@@ -65,10 +67,14 @@ impl Built {
         }
     }
 
-    /// Counts the device links and takes their code objects.
+    /// Counts the device links and takes their code objects (nvcc's: its host object).
     pub(super) fn add_links(&mut self, linked: Vec<Linked>) {
         for l in linked {
             self.count(l.ran);
+            if l.arch.is_host() {
+                self.device_linked = Some(l.path);
+                continue;
+            }
             self.per_arch.entry(l.arch).or_default().push(Piece {
                 kind: ImageKind::Object,
                 data: l.data,

@@ -1,5 +1,6 @@
 //! Device links (`-fgpu-rdc`): one per architecture compiled from several sources, cached by
-//! the command and its inputs' content.
+//! the command and its inputs' content; for nvcc's relocatable host-code objects, one
+//! `nvcc -dlink` for all architectures ([`Arch::host`]), whose output is a host object.
 
 use std::path::Path;
 use std::time::Instant;
@@ -11,7 +12,7 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::job::LinkJob;
-use crate::builder::run::check::{check_device_code, target_mismatch};
+use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
 
 /// A finished device link.
@@ -20,6 +21,8 @@ pub(super) struct Linked {
     /// The linked code object, as checked (read once: another build may replace the file
     /// meanwhile, as with a compile job's images).
     pub(super) data: Vec<u8>,
+    /// The cached file those bytes are in.
+    pub(super) path: std::path::PathBuf,
     pub(super) ran: bool,
     pub(super) seconds: f64,
     pub(super) stderr: Vec<String>,
@@ -30,7 +33,12 @@ impl Runner<'_> {
     /// linked again, with a warning).
     fn cached_link(&self, co: &Path, arch: &Arch) -> Option<Vec<u8>> {
         let data = std::fs::read(co).ok()?;
-        match target_mismatch(ImageKind::Object, arch, &data) {
+        let not_an_object = || {
+            check_output(ImageKind::Object, arch, &data)
+                .err()
+                .map(|(expected, found)| format!("{found}, not {expected}"))
+        };
+        match target_mismatch(ImageKind::Object, arch, &data).or_else(not_an_object) {
             None => Some(data),
             Some(why) => {
                 self.exec.warn(co, &why);
@@ -53,13 +61,15 @@ impl Runner<'_> {
         let mut k = KeyBuilder::new(Domain::Link);
         k.u128(self.tc.identity);
         job.command.add_to_key(&mut k, |p| self.hashes.file(p));
+        // A code object, or for nvcc's device link a host object.
+        let ext = if arch.is_host() { "o" } else { "co" };
         let co = self.exec.cache_dir.join(format!(
-            "linked-{}-{:016x}.co",
+            "linked-{}-{:016x}.{ext}",
             arch.file_tag(),
             k.finish64()
         ));
         // What the link printed is kept beside it, to replay on a cache hit.
-        let printed = co.with_extension("co.stderr");
+        let printed = co.with_extension(format!("{ext}.stderr"));
         if let Some(data) = self.cached_link(&co, &arch) {
             let stderr = std::fs::read_to_string(&printed)
                 .map(|t| t.lines().map(str::to_string).collect())
@@ -67,6 +77,7 @@ impl Runner<'_> {
             return Ok(Linked {
                 arch,
                 data,
+                path: co,
                 ran: false,
                 seconds: 0.0,
                 stderr,
@@ -77,7 +88,7 @@ impl Runner<'_> {
         // fails).
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".linked-{}-", arch.file_tag()))
-            .suffix(".co.tmp")
+            .suffix(&format!(".{ext}.tmp"))
             .tempfile_in(self.exec.cache_dir)
             .map_err(|e| Error::io("creating a temporary file in", self.exec.cache_dir, e))?
             .into_temp_path();
@@ -87,7 +98,7 @@ impl Runner<'_> {
             .map_paths(|p| (p == placeholder).then(|| tmp.to_path_buf()));
         let stderr = self.exec.exec(&cmd, &arch, None, None)?;
         let data = std::fs::read(&tmp).map_err(|e| Error::io("reading", &tmp, e))?;
-        check_device_code(ImageKind::Object, false, &data).map_err(|(expected, found)| {
+        check_output(ImageKind::Object, &arch, &data).map_err(|(expected, found)| {
             Error::BadDeviceCode {
                 arch: arch.to_string(),
                 source: None,
@@ -106,6 +117,7 @@ impl Runner<'_> {
         Ok(Linked {
             arch,
             data,
+            path: co,
             ran: true,
             seconds: start.elapsed().as_secs_f64(),
             stderr,

@@ -24,7 +24,7 @@ use crate::builder::arch::Arch;
 use crate::builder::command::{self, Command, DepsArg, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
-use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, OUT};
+use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, LinkJob, OUT};
 use crate::builder::options::CompilerKind;
 use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::paths::{exe, path_or_name, wheel_tool};
@@ -275,6 +275,10 @@ pub(crate) fn host_job(
 ) -> CompileJob {
     let mut c = Command::new("nvcc");
     c.add_arg("-c");
+    if o.rdc {
+        // Relocatable device code, device-linked by [`device_link`] (`nvcc -dc`).
+        c.add_arg("-rdc=true");
+    }
     for a in archs {
         c.add_arg("-gencode").add_arg(gencode(a));
     }
@@ -287,7 +291,39 @@ pub(crate) fn host_job(
         o, tc, cache_dir, source, c.args, deps_only,
     );
     job.threads = archs.len().max(1);
+    job.rdc = o.rdc;
     job
+}
+
+/// nvcc's device link of the relocatable host-code objects `objs` (`Build::rdc`): one
+/// `nvcc -dlink` with a `-gencode` per architecture of the build, which links each
+/// architecture's device code (and `cudadevrt`) and writes the host object that registers
+/// it, as CMake's CUDA separable compilation and the `cc` crate do. Filed under
+/// [`Arch::host`]; its output is a placeholder until the link's key names it.
+pub(crate) fn device_link(
+    o: &CompileOptions,
+    tc: &Toolchain,
+    cache_dir: &Path,
+    archs: &[Arch],
+    objs: Vec<PathBuf>,
+) -> LinkJob {
+    let out = cache_dir.join("linked-host.o");
+    let mut c = Command::new(&tc.clang);
+    c.env = o.env.clone();
+    c.add_arg("-dlink");
+    for a in archs {
+        c.add_arg("-gencode").add_arg(gencode(a));
+    }
+    c.add_args(&o.host_compiler)
+        .add_args(&objs)
+        .add_arg("-o")
+        .add_arg(&out);
+    c.inputs = objs;
+    c.outputs = vec![out];
+    LinkJob {
+        arch: Arch::host(),
+        command: c,
+    }
 }
 
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
