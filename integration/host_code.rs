@@ -94,7 +94,7 @@ fn program_dir(name: &str) -> tempfile::TempDir {
 }
 
 /// Runs a linked program: its exit status, standard output and standard error.
-fn run_program(exe: &Path) -> (Option<i32>, String, String) {
+pub(crate) fn run_program(exe: &Path) -> (Option<i32>, String, String) {
     let o = Command::new(exe)
         .current_dir(exe.parent().unwrap())
         .output()
@@ -176,9 +176,10 @@ fn rocm_examples_objects_are_hipccs_byte_for_byte_and_run_alike() {
 }
 
 /// Configures the CMake project of `dir` into `build` (Ninja, this offload-build) and builds
-/// it, two jobs at a time.
-fn cmake_build(dir: &Path, build: &Path) {
+/// it, two jobs at a time, with `env` set for both.
+pub(crate) fn cmake_build(dir: &Path, build: &Path, env: &[(&str, &std::ffi::OsStr)]) {
     let mut configure = clean("cmake", dir);
+    configure.envs(env.iter().copied());
     configure
         .args(["-S", ".", "-B"])
         .arg(build)
@@ -186,6 +187,7 @@ fn cmake_build(dir: &Path, build: &Path) {
     configure.arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"));
     ok(configure, &format!("cmake configure of {}", dir.display()));
     let mut make = clean("cmake", dir);
+    make.envs(env.iter().copied());
     make.args(["--build"]).arg(build).args(["-j", "2"]);
     ok(make, &format!("cmake --build of {}", dir.display()));
 }
@@ -193,7 +195,7 @@ fn cmake_build(dir: &Path, build: &Path) {
 /// Cargo in `dir`, as [`clean`] runs a program, with the target directory the ROCm tests'
 /// crates share (`target/rocm-outside-crate`, one job) and no make jobserver, compiler or
 /// flags from the test's own Cargo.
-fn outside_cargo(dir: &Path) -> Command {
+pub(crate) fn outside_cargo(dir: &Path) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut c = clean(cargo, dir);
     let target = crate::support::repo_root().join("target/rocm-outside-crate");
@@ -327,7 +329,7 @@ fn through_build_rs_and_cmake() -> (Vec<Option<Run>>, Vec<Run>) {
 
     std::fs::write(d.join("CMakeLists.txt"), cmake).unwrap();
     let build = d.join("build");
-    cmake_build(d, &build);
+    cmake_build(d, &build, &[]);
     let through_cmake = PROGRAMS
         .iter()
         .map(|name| {
@@ -501,7 +503,7 @@ fn offload_add_library_links_into_a_cmake_executable() {
     )
     .unwrap();
     let build = d.join("build");
-    cmake_build(d, &build);
+    cmake_build(d, &build, &[]);
     assert_program_runs(&build.join("main"));
     let (status, out, err) = run_program(&build.join("rdcmain"));
     assert_eq!(status, Some(0), "{out}{err}");

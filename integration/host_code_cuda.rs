@@ -5,7 +5,11 @@
 //! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols
 //! (with clang: the same symbols but the kernels' host stubs, which are each compiler's own);
 //! linked with `g++` and the wheels' static cudart, the programs behave the same (without a
-//! GPU: the runtime's error). clang without a toolkit is refused with host code.
+//! GPU: the runtime's error). The same programs through a build.rs crate (nvcc) and CMake's
+//! `offload_add_library` (clang 22) run as nvcc's build does. Relocatable code across two
+//! sources (`Build::rdc`, nvcc: `-rdc=true` and one `nvcc -dlink`) links into a C++ and a Rust
+//! program and its linked device code holds both functions. clang without a toolkit is
+//! refused with host code, and clang with relocatable CUDA code.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -87,14 +91,8 @@ fn link_and_run(p: &Program, obj: &Path, exe: &Path) -> (Option<i32>, String) {
     )
 }
 
-/// One cuda-samples program: nvcc -c and compile --host-code (nvcc found through
-/// `VIRTUAL_ENV`, or clang 22 with the wheels' toolkit) against each other.
-fn check_program(name: &str, by: By) {
-    let p = cuda_ref::program(name);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let include = format!("-I{}", p.includes[0].display());
-
+/// `nvcc -c` of a cuda-samples program with the `-gencode`s of [`ARCHS`], into `out`.
+fn nvcc_object(p: &Program, out: &Path) {
     let mut nvcc = Command::new(nvidia::nvcc());
     nvcc.env(
         "PATH",
@@ -104,11 +102,21 @@ fn check_program(name: &str, by: By) {
     .env_remove("NVCC_APPEND_FLAGS")
     .arg("-c")
     .args(cuda_ref::gencodes(&ARCHS))
-    .arg(&include)
+    .arg(format!("-I{}", p.includes[0].display()))
     .arg(&p.source)
     .arg("-o")
-    .arg(d.join("nvcc.o"));
-    ok(nvcc, &format!("nvcc -c {name}"));
+    .arg(out);
+    ok(nvcc, &format!("nvcc -c {}", p.name));
+}
+
+/// One cuda-samples program: nvcc -c and compile --host-code (nvcc found through
+/// `VIRTUAL_ENV`, or clang 22 with the wheels' toolkit) against each other.
+fn check_program(name: &str, by: By) {
+    let p = cuda_ref::program(name);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let include = format!("-I{}", p.includes[0].display());
+    nvcc_object(&p, &d.join("nvcc.o"));
 
     let mut ours = offload_build_in(d);
     ours.env("VIRTUAL_ENV", nvidia::venv()).args([
@@ -382,4 +390,173 @@ fn rdc_across_two_cuda_sources_links_into_cpp_and_rust_and_holds_both_functions(
         err.contains("Build::rdc(true) for CUDA is driven through nvcc"),
         "{err}"
     );
+}
+
+/// The cuda-samples programs of [`cuda_ref::cuda_samples`].
+const PROGRAMS: [&str; 4] = [
+    "vectorAdd",
+    "matrixMul",
+    "simpleAtomicIntrinsics",
+    "simpleTemplates",
+];
+
+/// A program's exit status and standard output.
+type Run = (Option<i32>, String);
+
+/// The `.cu` and `.cpp` files of a cuda-samples program, by name, sorted.
+fn program_sources(p: &Program) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(p.source.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".cu") || n.ends_with(".cpp"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The four programs through a build.rs crate (nvcc of the wheels; one `Build::host_code`
+/// library per program with its `main` renamed by `-Dmain=<name>_main` and called from Rust
+/// through a shim of ours) and through CMake's `offload_add_library` (clang 22 with the
+/// wheels; each linked into an executable whose only source is empty); each run, in
+/// [`PROGRAMS`] order.
+fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
+    let root = crate::support::repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let common = cuda_ref::third_party_dir().join("cuda-samples/Common");
+    std::fs::create_dir(d.join("Common")).unwrap();
+    for e in std::fs::read_dir(&common).unwrap().flatten() {
+        std::fs::copy(e.path(), d.join("Common").join(e.file_name())).unwrap();
+    }
+    std::fs::write(d.join("empty.cpp"), "").unwrap();
+    let mut build_rs = String::from("fn main() {\n");
+    let (mut externs, mut arms) = (String::new(), String::new());
+    let mut cmake = format!(
+        "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\ninclude(\"{}\")\n",
+        root.join("build-support/cmake/OffloadBuild.cmake")
+            .display()
+    );
+    for name in PROGRAMS {
+        let p = cuda_ref::program(name);
+        for e in std::fs::read_dir(p.source.parent().unwrap())
+            .unwrap()
+            .flatten()
+        {
+            std::fs::copy(e.path(), d.join(e.file_name())).unwrap();
+        }
+        let sources = program_sources(&p);
+        cmake.push_str(&format!(
+            "offload_add_library({name} STATIC LANGUAGE CUDA CUDA_COMPILER clang COMPILER {} \
+             SOURCES {} INCLUDE_DIRECTORIES \"${{CMAKE_CURRENT_SOURCE_DIR}}/Common\" \
+             ARCHITECTURES sm_80 sm_90)\nadd_executable({name}_prog empty.cpp)\n\
+             target_link_libraries({name}_prog PRIVATE {name})\n",
+            crate::cuda_examples::CLANG22,
+            sources.join(" ")
+        ));
+        let text = std::fs::read_to_string(&p.source).unwrap();
+        let (decl, call) = if text.contains("int main(void)") {
+            (format!("int {name}_main(void);"), format!("{name}_main()"))
+        } else {
+            (
+                format!("int {name}_main(int, char**);"),
+                format!("{name}_main(1, argv)"),
+            )
+        };
+        std::fs::write(
+            d.join(format!("{name}_shim.cu")),
+            format!(
+                "{decl}\nextern \"C\" int run_{name}() {{\n    \
+                 static char arg0[] = \"{name}\";\n    char* argv[] = {{arg0, nullptr}};\n    \
+                 (void)argv;\n    return {call};\n}}\n"
+            ),
+        )
+        .unwrap();
+        let files: Vec<String> = sources
+            .iter()
+            .chain([&format!("{name}_shim.cu")])
+            .map(|s| format!("{s:?}"))
+            .collect();
+        build_rs.push_str(&format!(
+            "    offload_build::Build::new().files([{}]).include(\"Common\")\
+             .define(\"main\", Some(\"{name}_main\")).language(offload_build::Language::Cuda)\
+             .archs(\"sm_80;sm_90\").host_code(true).compile(\"{name}\");\n",
+            files.join(", ")
+        ));
+        externs.push_str(&format!("    fn run_{name}() -> i32;\n"));
+        arms.push_str(&format!("        \"{name}\" => run_{name}(),\n"));
+    }
+    build_rs.push_str("}\n");
+    std::fs::write(d.join("build.rs"), build_rs).unwrap();
+    std::fs::write(
+        d.join("main.rs"),
+        format!(
+            "unsafe extern \"C\" {{\n{externs}}}\n\
+             fn main() {{\n    let which = std::env::args().nth(1).unwrap_or_default();\n    \
+             let code = unsafe {{ match which.as_str() {{\n{arms}        _ => 2,\n    }} }};\n    \
+             std::process::exit(code);\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"cuda-samples\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             publish = false\n\n[[bin]]\nname = \"cuda-samples\"\npath = \"main.rs\"\n\n\
+             [workspace]\n\n[build-dependencies]\noffload-build = {{ path = \"{}\" }}\n",
+            root.join("crates/offload-build").display()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), d.join("Cargo.lock")).unwrap();
+    let mut c = crate::host_code::outside_cargo(d);
+    for var in crate::support::CUDA_ENV_VARS {
+        c.env_remove(var);
+    }
+    c.args(["build", "--offline", "--quiet"])
+        .env("VIRTUAL_ENV", nvidia::venv())
+        .env("PKG_CONFIG", "/nonexistent/pkg-config")
+        .env_remove("RUSTFLAGS");
+    ok(c, "cargo build of the cuda-samples crate");
+    let exe = root.join("target/rocm-outside-crate/debug/cuda-samples");
+    let run = |c: &mut Command| {
+        let o = c.current_dir(d).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let through_cargo = PROGRAMS
+        .iter()
+        .map(|name| run(Command::new(&exe).arg(name)))
+        .collect();
+
+    std::fs::write(d.join("CMakeLists.txt"), cmake).unwrap();
+    let build = d.join("build");
+    let venv = nvidia::venv();
+    crate::host_code::cmake_build(d, &build, &[("VIRTUAL_ENV", venv.as_os_str())]);
+    let through_cmake = PROGRAMS
+        .iter()
+        .map(|name| run(&mut Command::new(build.join(format!("{name}_prog")))))
+        .collect();
+    (through_cargo, through_cmake)
+}
+
+/// The four cuda-samples programs through a build.rs crate (nvcc) and CMake's
+/// `offload_add_library` (clang 22): each links with the static CUDA runtime and runs with the
+/// exit status and output of nvcc's build of it (`nvcc -c`, linked by g++; without a GPU:
+/// the runtime's error).
+#[test]
+fn cuda_samples_through_build_rs_and_cmake_run_as_nvccs_build() {
+    let (cargo, cmake) = through_build_rs_and_cmake();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, name) in PROGRAMS.iter().enumerate() {
+        let p = cuda_ref::program(name);
+        let obj = dir.path().join(format!("{name}.o"));
+        nvcc_object(&p, &obj);
+        let theirs = link_and_run(&p, &obj, &dir.path().join(name));
+        assert!(!theirs.1.is_empty(), "{name} printed nothing: {theirs:?}");
+        assert_eq!(cargo[i], theirs, "{name} through build.rs");
+        assert_eq!(cmake[i], theirs, "{name} through CMake");
+    }
 }

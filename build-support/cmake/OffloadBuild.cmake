@@ -73,14 +73,16 @@
 #
 # offload_add_library(<target> [STATIC] [RDC] SOURCES <src>... [the options of
 #                     offload_add_fatbin but COMPRESS, CONTAINER and EMBED])
-#   HIP sources with their host code, as `hipcc -c` compiles them (`compile --host-code`):
-#   each source's device code for every architecture (compiled per architecture in parallel,
-#   cached) embedded in the object of its host code (launch wrappers, host stubs, the
-#   registration constructor). Creates the INTERFACE library <target> that links
-#   lib<target>.a and the HIP runtime (libamdhip64, found with find_library): link it with
-#   target_link_libraries like any library and call the sources' host functions. RDC:
-#   relocatable device code (`hipcc -fgpu-rdc`, `compile --rdc`): the sources may call each
-#   other's __device__ functions.
+#   HIP or CUDA sources with their host code, as `hipcc -c` and `nvcc -c` compile them
+#   (`compile --host-code`): each source's device code for every architecture (compiled per
+#   architecture in parallel, cached; nvcc: one nvcc per source) embedded in the object of its
+#   host code (launch wrappers, host stubs, the registration constructor). Creates the
+#   INTERFACE library <target> that links lib<target>.a and the GPU runtime: HIP's libamdhip64
+#   (found with find_library), or the CUDA toolkit's static cudart with dl, rt and pthread
+#   (from the toolkit the build compiles with: a CUDA install or NVIDIA's wheels). Link it
+#   with target_link_libraries like any library and call the sources' host functions. RDC:
+#   relocatable device code (`hipcc -fgpu-rdc`, `nvcc -rdc=true` and `-dlink`; `compile
+#   --rdc`): the sources may call each other's __device__ functions.
 #
 # offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
 #   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
@@ -375,12 +377,12 @@ function(offload_add_library target)
   endforeach()
   offload_add_fatbin(${target} ${_args})
   get_target_property(_lang ${target} OFFLOAD_LANGUAGE)
-  if(NOT _lang STREQUAL "HIP")
-    message(FATAL_ERROR "offload_add_library(${target}): host code is compiled for HIP "
-      "sources; for CUDA use CMake's CUDA language")
-  endif()
   set_property(TARGET ${target} PROPERTY OFFLOAD_HOST_CODE TRUE)
   set_property(TARGET ${target} PROPERTY OFFLOAD_RDC ${_rdc})
+  if(_lang STREQUAL "CUDA")
+    _offload_link_cuda_runtime(${target} ${_rdc})
+    return()
+  endif()
   find_library(OFFLOAD_AMDHIP64_LIBRARY amdhip64
     HINTS "$ENV{ROCM_PATH}/lib" "$ENV{HIP_PATH}/lib" /opt/rocm/lib)
   if(NOT OFFLOAD_AMDHIP64_LIBRARY)
@@ -389,6 +391,56 @@ function(offload_add_library target)
       "OFFLOAD_AMDHIP64_LIBRARY")
   endif()
   target_link_libraries(${target} INTERFACE "${OFFLOAD_AMDHIP64_LIBRARY}")
+endfunction()
+
+# Links the CUDA runtime the host-code library <target> needs (`compile --resolve
+# --host-code`: the toolkit's cudart_static with dl, rt and pthread, and cudadevrt for
+# relocatable code), from the toolkit of the compiler the build uses (nvcc's, or the one
+# clang compiles against: a CUDA install or NVIDIA's wheels).
+function(_offload_link_cuda_runtime target rdc)
+  get_target_property(_compiler ${target} OFFLOAD_COMPILER)
+  get_target_property(_kind ${target} OFFLOAD_CUDA_COMPILER)
+  _offload_pick_compiler(_compiler _origin CUDA "${_compiler}" "${_kind}")
+  set(_args compile --resolve --host-code --language cuda)
+  get_target_property(_archs ${target} CUDA_ARCHITECTURES)
+  if(_archs AND NOT _archs MATCHES "-NOTFOUND$" AND NOT _archs MATCHES [[\$<]])
+    _offload_flatten(_archs "${_archs}")
+    string(REPLACE ";" "," _archs "${_archs}")
+    list(APPEND _args --archs "${_archs}")
+  endif()
+  if(_compiler)
+    list(APPEND _args --compiler "${_compiler}")
+  endif()
+  if(_kind)
+    list(APPEND _args --cuda-compiler "${_kind}")
+  endif()
+  if(rdc)
+    list(APPEND _args --rdc)
+  endif()
+  # Fallback warnings are the build command's to give (its own resolve): not repeated here.
+  execute_process(COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    string(STRIP "${_err}" _err)
+    string(REPLACE "offload-build: error: " "" _err "${_err}")
+    message(FATAL_ERROR "offload_add_library(${target}): ${_err}")
+  endif()
+  string(REGEX MATCH "link-dir=([^\n]*)" _m "${_out}")
+  set(_dir "${CMAKE_MATCH_1}")
+  string(REGEX MATCHALL "link-lib=[^\n]*" _libs "${_out}")
+  set(_link "")
+  foreach(_l IN LISTS _libs)
+    string(REPLACE "link-lib=" "" _l "${_l}")
+    if(_l MATCHES "^static=(.*)$")
+      list(APPEND _link "${_dir}/${CMAKE_STATIC_LIBRARY_PREFIX}${CMAKE_MATCH_1}${CMAKE_STATIC_LIBRARY_SUFFIX}")
+    else()
+      list(APPEND _link "${_l}")
+    endif()
+  endforeach()
+  if(_dir)
+    target_link_directories(${target} INTERFACE "${_dir}")
+  endif()
+  target_link_libraries(${target} INTERFACE ${_link})
 endfunction()
 
 # Whether the CUDA compiler <path> is nvcc or clang: from CMAKE_CUDA_COMPILER_ID when

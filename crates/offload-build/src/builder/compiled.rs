@@ -69,4 +69,8 @@ pub struct ResolvedArchs {
     pub compiler: PathBuf,
     /// The fallback warnings (no GPU for `native`, no architecture set).
     pub warnings: Vec<String>,
+    /// For a [`Build::host_code`](crate::Build::host_code) build of CUDA sources: the
+    /// directory of the CUDA runtime its library links and the libraries, as `rustc-link-lib`
+    /// values (`static=cudart_static`, `dl`, …; [`Build::cudart`](crate::Build::cudart)).
+    pub cuda_runtime: Option<(PathBuf, Vec<String>)>,
 }

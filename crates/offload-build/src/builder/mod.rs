@@ -424,6 +424,7 @@ impl Build {
             origin: plan.arch_origin,
             compiler,
             warnings,
+            cuda_runtime: plan.cuda_runtime,
         })
     }
 

@@ -86,7 +86,9 @@ pub(crate) struct CompileArgs {
     #[arg(long)]
     name: Option<String>,
     /// Only find the compiler and resolve and check the architectures (as a build would);
-    /// print `archs=<a;b;...>` and `compiler=<path>` lines and exit.
+    /// print `archs=<a;b;...>` and `compiler=<path>` lines (with --host-code for CUDA, also
+    /// the runtime it links: `link-dir=<dir>` and `link-lib=<rustc-link-lib value>` lines)
+    /// and exit.
     #[arg(long)]
     resolve: bool,
     /// Compile with `-w` and show no compiler warning.
@@ -400,6 +402,13 @@ pub(crate) fn compile(
             r.compiler.display()
         )
         .map_err(output_error)?;
+        // With --host-code, CUDA: the runtime the library links (CMake's offload_add_library).
+        if let Some((dir, libs)) = &r.cuda_runtime {
+            writeln!(out, "link-dir={}", dir.display()).map_err(output_error)?;
+            for l in libs {
+                writeln!(out, "link-lib={l}").map_err(output_error)?;
+            }
+        }
         return Ok(());
     }
     let output = a.output.as_deref().unwrap_or_default();

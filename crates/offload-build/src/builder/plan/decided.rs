@@ -183,7 +183,7 @@ impl Plan {
             .map(|n| format!("{}_OFFLOAD_ARCH", n.to_ascii_uppercase().replace('-', "_")));
         let (global, origin) = resolve_archs(build, env, lang, &tc, crate_var.as_deref())?;
         check_rdc(build)?;
-        if compile && build.host_code {
+        if build.host_code {
             check_host_code(build, lang, &tc)?;
             if lang == Language::Cuda {
                 self.cuda_runtime = cuda_runtime(build, &tc)?;

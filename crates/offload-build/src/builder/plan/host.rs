@@ -109,7 +109,9 @@ pub(crate) fn cuda_runtime(
             if build.rdc && kind == "static" && d.join("libcudadevrt.a").is_file() {
                 libs.insert(1, "static=cudadevrt".into());
             }
-            Ok(Some((d.clone(), libs)))
+            // The links directory clang compiles against points at the toolkit's own: named
+            // as it is, it outlives the cache.
+            Ok(Some((d.canonicalize().unwrap_or_else(|_| d.clone()), libs)))
         }
         None => Err(Error::Config(format!(
             "the CUDA runtime for Build::cudart(\"{kind}\") ({file}) is not in {} or {}: \
