@@ -419,7 +419,8 @@ fn program_sources(p: &Program) -> Vec<String> {
 /// library per program with its `main` renamed by `-Dmain=<name>_main` and called from Rust
 /// through a shim of ours) and through CMake's `offload_add_library` (clang 22 with the
 /// wheels; each linked into an executable whose only source is empty); each run, in
-/// [`PROGRAMS`] order.
+/// [`PROGRAMS`] order. The CMake project also builds an `RDC` library (nvcc), which a C++
+/// program links and runs.
 fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
     let root = crate::support::repo_root();
     let dir = tempfile::tempdir().unwrap();
@@ -531,6 +532,20 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         .map(|name| run(Command::new(&exe).arg(name)))
         .collect();
 
+    // Relocatable code through CMake too (nvcc: RDC needs it), linked into a C++ program.
+    std::fs::write(d.join("rdc_a.cu"), RDC_A).unwrap();
+    std::fs::write(d.join("rdc_b.cu"), RDC_B).unwrap();
+    std::fs::write(
+        d.join("rdc_main.cpp"),
+        "#include <cstdio>\nextern \"C\" int launch(float*);\n\
+         int main() { std::printf(\"launch: %d\\n\", launch(nullptr)); }\n",
+    )
+    .unwrap();
+    cmake.push_str(
+        "offload_add_library(rdc STATIC RDC LANGUAGE CUDA CUDA_COMPILER nvcc \
+         SOURCES rdc_a.cu rdc_b.cu ARCHITECTURES sm_80)\n\
+         add_executable(rdc_prog rdc_main.cpp)\ntarget_link_libraries(rdc_prog PRIVATE rdc)\n",
+    );
     std::fs::write(d.join("CMakeLists.txt"), cmake).unwrap();
     let build = d.join("build");
     let venv = nvidia::venv();
@@ -539,6 +554,12 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         .iter()
         .map(|name| run(&mut Command::new(build.join(format!("{name}_prog")))))
         .collect();
+    let rdc = run(&mut Command::new(build.join("rdc_prog")));
+    assert_eq!(rdc.0, Some(0), "CMake's RDC library: {rdc:?}");
+    assert!(
+        rdc.1.starts_with("launch: "),
+        "CMake's RDC library: {rdc:?}"
+    );
     (through_cargo, through_cmake)
 }
 
