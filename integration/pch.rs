@@ -572,21 +572,31 @@ fn shared_cache_makes_one_pch_per_arch() {
 /// Three sources whose preambles differ after the same first includes, each built on its
 /// own (as `make -j` builds a project: one build per source) into out-dirs sharing a cache:
 /// the first has nothing to share with; the second shares its first includes with the first
-/// source, so it makes the PCH of that prefix; the third, whose licence comment and a
-/// comment after an include differ (other byte offsets), uses it. Every container equals the
-/// build without PCH of the same source.
+/// source, so it makes the PCH of that prefix (of the prefixes both share, the shortest that
+/// includes more than the standard library: `hip/hip_runtime.h` alone); the third, whose
+/// licence comment and a comment after an include differ (other byte offsets), uses it; so
+/// does a fourth, which includes `common.h` after another header (a PCH of the longer shared
+/// prefix would serve the second and third only). Every container equals the build without
+/// PCH of the same source.
 #[test]
 fn separate_builds_share_the_pch_of_their_first_includes() {
     crate::support::in_both_configs(|| {
         let dir = project();
         let d = dir.path();
         let cache = d.join("cache");
-        for (s, extra) in [("p", "<cstddef>"), ("q", "<climits>"), ("r", "<cstdint>")] {
-            let text = kernel(s, "x[i] *= SCALE;").replacen(
-                "#include \"common.h\"\n",
-                &format!("#include \"common.h\"\n#include {extra}\n"),
-                1,
-            );
+        for (s, extra) in [
+            ("p", "<cstddef>"),
+            ("q", "<climits>"),
+            ("r", "<cstdint>"),
+            ("s", "<cstdint>"),
+        ] {
+            let with_extra = if s == "s" {
+                format!("#include {extra}\n#include \"common.h\"\n")
+            } else {
+                format!("#include \"common.h\"\n#include {extra}\n")
+            };
+            let text =
+                kernel(s, "x[i] *= SCALE;").replacen("#include \"common.h\"\n", &with_extra, 1);
             let text = if s == "r" {
                 format!("// Copyright (c) another year\n//\n{}", text).replacen(
                     "<hip/hip_runtime.h>",
@@ -599,8 +609,8 @@ fn separate_builds_share_the_pch_of_their_first_includes() {
             std::fs::write(d.join(format!("{s}.hip")), text).unwrap();
         }
         settle();
-        let mut expected = [(0, 0), (2, 2), (0, 2)].into_iter();
-        for s in ["p.hip", "q.hip", "r.hip"] {
+        let mut expected = [(0, 0), (2, 2), (0, 2), (0, 2)].into_iter();
+        for s in ["p.hip", "q.hip", "r.hip", "s.hip"] {
             let mut b = project_build(d, &format!("out-{s}"), &[s]);
             b.env("OFFLOAD_BUILD_CACHE_DIR", &cache);
             let (with, made, used) = built(&b);

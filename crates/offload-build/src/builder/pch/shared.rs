@@ -1,6 +1,7 @@
 //! Preambles shared across separate builds (`make -j`, one source each): a family's preambles
 //! are kept in the cache, and a source whose own PCH is unknown uses the longest cached PCH
-//! of its first directives, or makes the one that most sources of its family share.
+//! of its first directives, or makes the one that most sources of its family share (of
+//! those, the shortest that includes more than the standard library).
 
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::pch::job::PchJob;
@@ -20,7 +21,8 @@ pub(crate) const FAMILY_KEPT: usize = 64;
 /// preamble's first lines shared with other sources of the same family (same compiler,
 /// flags, architecture and directory): the longest such prefix whose PCH exists, else the
 /// prefix the most other sources (of this build, or seen by earlier builds in the cache,
-/// `<cache>/preambles-<arch>-<family>/`) start with, when one does — it is then marked seen,
+/// `<cache>/preambles-<arch>-<family>/`) start with, when one does (the shortest of those as
+/// shared that includes more than the standard library) — it is then marked seen,
 /// so that this build makes it: one PCH of the shared includes serves every source that
 /// starts with them, across the one-source builds of a `make -j` project. A prefix holds
 /// at least one `#include`; the compile parses the rest of its preamble itself. Prefixes
@@ -83,6 +85,9 @@ pub(crate) fn prefer_shared(
         .collect();
     others.sort_unstable();
     others.dedup();
+    // The most shared prefix; of those as shared, the shortest (later sources are likelier to
+    // start with it too: one family, not one per pair of sources) that includes more than
+    // the standard library (which parses little).
     let mut best = (0, 0);
     for (k, (_, n)) in prefixes.iter().enumerate() {
         let mut sources: Vec<&Path> = others
@@ -91,8 +96,10 @@ pub(crate) fn prefer_shared(
             .map(|(s, _)| *s)
             .collect();
         sources.dedup();
-        if sources.len() >= best.0.max(1) {
-            best = (sources.len(), k);
+        let count = sources.len();
+        let tie = count >= 1 && count == best.0 && !beyond_std(&prefixes[best.1].1);
+        if count > best.0 || tie {
+            best = (count, k);
         }
     }
     let (c, n) = &prefixes[best.1];
@@ -103,6 +110,121 @@ pub(crate) fn prefer_shared(
         }
         None => (full, whole),
     }
+}
+
+/// The headers of the C and C++ standard libraries: a prefix of these alone is not preferred
+/// to a longer one ([`prefer_shared`]).
+const STANDARD_HEADERS: &[&str] = &[
+    "algorithm",
+    "any",
+    "array",
+    "atomic",
+    "bit",
+    "bitset",
+    "cassert",
+    "cctype",
+    "cerrno",
+    "cfloat",
+    "charconv",
+    "chrono",
+    "cinttypes",
+    "climits",
+    "clocale",
+    "cmath",
+    "complex",
+    "concepts",
+    "condition_variable",
+    "cstdarg",
+    "cstddef",
+    "cstdint",
+    "cstdio",
+    "cstdlib",
+    "cstring",
+    "ctime",
+    "cwchar",
+    "deque",
+    "exception",
+    "execution",
+    "filesystem",
+    "format",
+    "forward_list",
+    "fstream",
+    "functional",
+    "future",
+    "initializer_list",
+    "iomanip",
+    "ios",
+    "iosfwd",
+    "iostream",
+    "istream",
+    "iterator",
+    "limits",
+    "list",
+    "locale",
+    "map",
+    "memory",
+    "mutex",
+    "new",
+    "numbers",
+    "numeric",
+    "optional",
+    "ostream",
+    "queue",
+    "random",
+    "ranges",
+    "ratio",
+    "regex",
+    "set",
+    "shared_mutex",
+    "span",
+    "sstream",
+    "stack",
+    "stdexcept",
+    "streambuf",
+    "string",
+    "string_view",
+    "system_error",
+    "thread",
+    "tuple",
+    "type_traits",
+    "typeindex",
+    "typeinfo",
+    "unordered_map",
+    "unordered_set",
+    "utility",
+    "valarray",
+    "variant",
+    "vector",
+    "assert.h",
+    "ctype.h",
+    "errno.h",
+    "float.h",
+    "inttypes.h",
+    "limits.h",
+    "math.h",
+    "stdarg.h",
+    "stdbool.h",
+    "stddef.h",
+    "stdint.h",
+    "stdio.h",
+    "stdlib.h",
+    "string.h",
+    "time.h",
+];
+
+/// Whether the (normalized) preamble text `n` includes a header other than the standard
+/// library's ([`STANDARD_HEADERS`]).
+fn beyond_std(n: &[u8]) -> bool {
+    String::from_utf8_lossy(n).lines().any(|l| {
+        let Some(rest) = l.trim_start().strip_prefix('#') else {
+            return false;
+        };
+        let Some(name) = rest.trim_start().strip_prefix("include") else {
+            return false;
+        };
+        let name = name.trim().trim_matches(|c| matches!(c, '<' | '>' | '"'));
+        !STANDARD_HEADERS.contains(&name)
+    })
 }
 
 /// The file of the preamble of `job` for `source` in its family's directory `dir`.
@@ -163,4 +285,20 @@ pub(crate) fn path_from(bytes: &[u8]) -> PathBuf {
     }
     #[cfg(not(unix))]
     PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::beyond_std;
+
+    #[test]
+    fn standard_headers_alone_are_not_beyond_std() {
+        assert!(!beyond_std(b"#include <cstdio>\n#include <vector>\n"));
+        assert!(!beyond_std(b"#  include <stdio.h>\n#define X 1\n"));
+        assert!(beyond_std(
+            b"#include <cstdio>\n#include <hip/hip_runtime.h>\n"
+        ));
+        assert!(beyond_std(b"#include \"example_utils.hpp\"\n"));
+        assert!(beyond_std(b"#include <cuda_runtime.h>\n"));
+    }
 }
