@@ -215,6 +215,89 @@ pub(crate) fn outside_cargo(dir: &Path) -> Command {
 /// A program's exit status and standard output.
 type Run = (Option<i32>, String);
 
+/// The member names of the archive `lib`, in order.
+pub(crate) fn members(lib: &Path) -> Vec<String> {
+    let data = std::fs::read(lib).unwrap();
+    offload_formats::bundle::archive::Archive::parse(&data[..])
+        .unwrap()
+        .members()
+        .iter()
+        .map(|m| String::from_utf8_lossy(m.name).into_owned())
+        .collect()
+}
+
+/// Writes `<name>_shim.<ext>` into `d`: `extern "C" int run_<name>()`, which calls the
+/// program's `main` as renamed by `-Dmain=<name>_main`, with no parameters (`argv` `None`)
+/// or with `argc` 1 and an `argv` of type `argv` (`char**`, `const char**`) naming it.
+pub(crate) fn write_shim(d: &Path, name: &str, ext: &str, argv: Option<&str>) {
+    let (decl, call) = match argv {
+        None => (format!("int {name}_main();"), format!("{name}_main()")),
+        Some(t) => (
+            format!("int {name}_main(int, {t});"),
+            format!("{name}_main(1, ({t})argv)"),
+        ),
+    };
+    std::fs::write(
+        d.join(format!("{name}_shim.{ext}")),
+        format!(
+            "{decl}\nextern \"C\" int run_{name}() {{\n    \
+             static char arg0[] = \"{name}\";\n    char* argv[] = {{arg0, nullptr}};\n    \
+             (void)argv;\n    return {call};\n}}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// A crate in `d`, `name`, whose build.rs runs `build_rs` (statements) and whose `main` runs
+/// the program its argument names (`run_<program>()`, an `extern "C"` function of the
+/// libraries build.rs makes; 2 for another name), built by `cargo` (an [`outside_cargo`]
+/// command, with the crate's environment set); its executable.
+pub(crate) fn runner_crate(
+    d: &Path,
+    name: &str,
+    build_rs: &str,
+    programs: &[&str],
+    mut cargo: Command,
+) -> std::path::PathBuf {
+    let root = crate::support::repo_root();
+    std::fs::write(d.join("build.rs"), format!("fn main() {{\n{build_rs}}}\n")).unwrap();
+    let externs: String = programs
+        .iter()
+        .map(|p| format!("    fn run_{p}() -> i32;\n"))
+        .collect();
+    let arms: String = programs
+        .iter()
+        .map(|p| format!("        \"{p}\" => run_{p}(),\n"))
+        .collect();
+    std::fs::write(
+        d.join("main.rs"),
+        format!(
+            "unsafe extern \"C\" {{\n{externs}}}\n\
+             fn main() {{\n    let which = std::env::args().nth(1).unwrap_or_default();\n    \
+             let code = unsafe {{ match which.as_str() {{\n{arms}        _ => 2,\n    }} }};\n    \
+             std::process::exit(code);\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             publish = false\n\n[[bin]]\nname = \"{name}\"\npath = \"main.rs\"\n\n\
+             [workspace]\n\n[build-dependencies]\noffload-build = {{ path = \"{}\" }}\n",
+            root.join("crates/offload-build").display()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), d.join("Cargo.lock")).unwrap();
+    cargo
+        .args(["build", "--offline", "--quiet"])
+        .env("PKG_CONFIG", "/nonexistent/pkg-config")
+        .env_remove("RUSTFLAGS");
+    ok(cargo, &format!("cargo build of the {name} crate"));
+    root.join("target/rocm-outside-crate/debug").join(name)
+}
+
 /// The eight programs again, through a build.rs crate and through CMake; each run's exit
 /// status and standard output, in [`PROGRAMS`] order.
 ///
@@ -234,9 +317,8 @@ fn through_build_rs_and_cmake() -> (Vec<Option<Run>>, Vec<Run>) {
     for h in ["example_utils.hpp", "cmdparser.hpp"] {
         std::fs::copy(from.join("Common").join(h), d.join("Common").join(h)).unwrap();
     }
-    let mut build_rs = String::from("fn main() {\n");
-    let mut externs = String::new();
-    let mut arms = String::new();
+    let mut build_rs = String::new();
+    let mut called = Vec::new();
     let mut cmake = format!(
         "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\ninclude(\"{}\")\n",
         root.join("build-support/cmake/OffloadBuild.cmake")
@@ -256,61 +338,16 @@ fn through_build_rs_and_cmake() -> (Vec<Option<Run>>, Vec<Run>) {
             continue;
         }
         let text = std::fs::read_to_string(d.join(&src)).unwrap();
-        let (decl, call) = if text.contains("int main()") {
-            (format!("int {name}_main();"), format!("{name}_main()"))
-        } else {
-            (
-                format!("int {name}_main(int, const char**);"),
-                format!("{name}_main(1, argv)"),
-            )
-        };
-        std::fs::write(
-            d.join(format!("{name}_shim.hip")),
-            format!(
-                "{decl}\nextern \"C\" int run_{name}() {{\n    \
-                 const char* argv[] = {{\"{name}\", nullptr}};\n    (void)argv;\n    \
-                 return {call};\n}}\n"
-            ),
-        )
-        .unwrap();
+        let argv = (!text.contains("int main()")).then_some("const char**");
+        write_shim(d, name, "hip", argv);
         build_rs.push_str(&format!(
             "    offload_build::Build::new().files([\"{src}\", \"{name}_shim.hip\"])\
              .include(\"Common\").flag(\"-std=c++17\").define(\"main\", Some(\"{name}_main\"))\
              .archs(\"gfx90a\").host_code(true).compile(\"{name}\");\n"
         ));
-        externs.push_str(&format!("    fn run_{name}() -> i32;\n"));
-        arms.push_str(&format!("        \"{name}\" => run_{name}(),\n"));
+        called.push(name);
     }
-    build_rs.push_str("}\n");
-    std::fs::write(d.join("build.rs"), build_rs).unwrap();
-    std::fs::write(
-        d.join("main.rs"),
-        format!(
-            "unsafe extern \"C\" {{\n{externs}}}\n\
-             fn main() {{\n    let which = std::env::args().nth(1).unwrap_or_default();\n    \
-             let code = unsafe {{ match which.as_str() {{\n{arms}        _ => 2,\n    }} }};\n    \
-             std::process::exit(code);\n}}\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"rocm-examples\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
-             publish = false\n\n[[bin]]\nname = \"rocm-examples\"\npath = \"main.rs\"\n\n\
-             [workspace]\n\n[build-dependencies]\noffload-build = {{ path = \"{}\" }}\n",
-            root.join("crates/offload-build").display()
-        ),
-    )
-    .unwrap();
-    std::fs::copy(root.join("Cargo.lock"), d.join("Cargo.lock")).unwrap();
-    let target = root.join("target/rocm-outside-crate");
-    let mut c = outside_cargo(d);
-    c.args(["build", "--offline", "--quiet"])
-        .env("PKG_CONFIG", "/nonexistent/pkg-config")
-        .env_remove("RUSTFLAGS");
-    ok(c, "cargo build of the rocm-examples crate");
-    let exe = target.join("debug/rocm-examples");
+    let exe = runner_crate(d, "rocm-examples", &build_rs, &called, outside_cargo(d));
     let through_cargo = PROGRAMS
         .iter()
         .map(|name| {
@@ -614,14 +651,7 @@ fn rdc_across_two_sources_links_into_cpp_and_rust_and_holds_both_functions() {
     let c = library_build(d).rdc(true).try_compile("gpu").unwrap();
     assert_eq!(c.jobs_run, 8, "2 × 2 device, 2 device links, 2 host");
     let lib = c.library.expect("a library");
-    let members =
-        offload_formats::bundle::archive::Archive::parse(&std::fs::read(&lib).unwrap()[..])
-            .unwrap()
-            .members()
-            .iter()
-            .map(|m| String::from_utf8_lossy(m.name).into_owned())
-            .collect::<Vec<_>>();
-    assert_eq!(members, ["a.o", "b.o", "hip_fatbin.o"]);
+    assert_eq!(members(&lib), ["a.o", "b.o", "hip_fatbin.o"]);
 
     std::fs::write(
         d.join("main.cpp"),

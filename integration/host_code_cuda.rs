@@ -288,14 +288,10 @@ fn rdc_across_two_cuda_sources_links_into_cpp_and_rust_and_holds_both_functions(
     let c = rdc_build(d).try_compile("gpu").unwrap();
     assert_eq!(c.jobs_run, 3, "2 host-code compiles, 1 device link");
     let lib = c.library.expect("a library");
-    let members =
-        offload_formats::bundle::archive::Archive::parse(&std::fs::read(&lib).unwrap()[..])
-            .unwrap()
-            .members()
-            .iter()
-            .map(|m| String::from_utf8_lossy(m.name).into_owned())
-            .collect::<Vec<_>>();
-    assert_eq!(members, ["a.o", "b.o", "cuda_dlink.o"]);
+    assert_eq!(
+        crate::host_code::members(&lib),
+        ["a.o", "b.o", "cuda_dlink.o"]
+    );
     let again = rdc_build(d).try_compile("gpu").unwrap();
     assert_eq!((again.jobs_run, again.jobs_cached), (0, 3));
     settle();
@@ -431,8 +427,7 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         std::fs::copy(e.path(), d.join("Common").join(e.file_name())).unwrap();
     }
     std::fs::write(d.join("empty.cpp"), "").unwrap();
-    let mut build_rs = String::from("fn main() {\n");
-    let (mut externs, mut arms) = (String::new(), String::new());
+    let mut build_rs = String::new();
     let mut cmake = format!(
         "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\ninclude(\"{}\")\n",
         root.join("build-support/cmake/OffloadBuild.cmake")
@@ -456,23 +451,8 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
             sources.join(" ")
         ));
         let text = std::fs::read_to_string(&p.source).unwrap();
-        let (decl, call) = if text.contains("int main(void)") {
-            (format!("int {name}_main(void);"), format!("{name}_main()"))
-        } else {
-            (
-                format!("int {name}_main(int, char**);"),
-                format!("{name}_main(1, argv)"),
-            )
-        };
-        std::fs::write(
-            d.join(format!("{name}_shim.cu")),
-            format!(
-                "{decl}\nextern \"C\" int run_{name}() {{\n    \
-                 static char arg0[] = \"{name}\";\n    char* argv[] = {{arg0, nullptr}};\n    \
-                 (void)argv;\n    return {call};\n}}\n"
-            ),
-        )
-        .unwrap();
+        let argv = (!text.contains("int main(void)")).then_some("char**");
+        crate::host_code::write_shim(d, name, "cu", argv);
         let files: Vec<String> = sources
             .iter()
             .chain([&format!("{name}_shim.cu")])
@@ -484,42 +464,13 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
              .archs(\"sm_80;sm_90\").host_code(true).compile(\"{name}\");\n",
             files.join(", ")
         ));
-        externs.push_str(&format!("    fn run_{name}() -> i32;\n"));
-        arms.push_str(&format!("        \"{name}\" => run_{name}(),\n"));
     }
-    build_rs.push_str("}\n");
-    std::fs::write(d.join("build.rs"), build_rs).unwrap();
-    std::fs::write(
-        d.join("main.rs"),
-        format!(
-            "unsafe extern \"C\" {{\n{externs}}}\n\
-             fn main() {{\n    let which = std::env::args().nth(1).unwrap_or_default();\n    \
-             let code = unsafe {{ match which.as_str() {{\n{arms}        _ => 2,\n    }} }};\n    \
-             std::process::exit(code);\n}}\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"cuda-samples\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
-             publish = false\n\n[[bin]]\nname = \"cuda-samples\"\npath = \"main.rs\"\n\n\
-             [workspace]\n\n[build-dependencies]\noffload-build = {{ path = \"{}\" }}\n",
-            root.join("crates/offload-build").display()
-        ),
-    )
-    .unwrap();
-    std::fs::copy(root.join("Cargo.lock"), d.join("Cargo.lock")).unwrap();
-    let mut c = crate::host_code::outside_cargo(d);
+    let mut cargo = crate::host_code::outside_cargo(d);
     for var in crate::support::CUDA_ENV_VARS {
-        c.env_remove(var);
+        cargo.env_remove(var);
     }
-    c.args(["build", "--offline", "--quiet"])
-        .env("VIRTUAL_ENV", nvidia::venv())
-        .env("PKG_CONFIG", "/nonexistent/pkg-config")
-        .env_remove("RUSTFLAGS");
-    ok(c, "cargo build of the cuda-samples crate");
-    let exe = root.join("target/rocm-outside-crate/debug/cuda-samples");
+    cargo.env("VIRTUAL_ENV", nvidia::venv());
+    let exe = crate::host_code::runner_crate(d, "cuda-samples", &build_rs, &PROGRAMS, cargo);
     let run = |c: &mut Command| {
         let o = c.current_dir(d).output().unwrap();
         (

@@ -171,12 +171,10 @@ if(NOT TARGET OffloadBuild::offload-build)
     IMPORTED_LOCATION "${OFFLOAD_BUILD_EXECUTABLE}")
 endif()
 
-# Runs `offload-build compile --resolve`; sets <out_archs> and <out_compiler> in the caller.
-# Errors are fatal and name the cause; warnings (fallbacks) become CMake warnings.
-# <origin> and <compiler_origin> name where the list and the compiler came from, for errors.
-function(_offload_resolve out_archs out_compiler context language archs compiler origin
-    compiler_origin cuda_kind)
-  string(TOUPPER "${language}" language_uc)
+# Sets <out> to the arguments of `offload-build compile --resolve` for <language>, the
+# architectures <archs> (a list; none: offload-build's resolution), <compiler> and
+# <cuda_kind> (each may be empty).
+function(_offload_resolve_args out language archs compiler cuda_kind)
   set(_args compile --resolve --language "${language}")
   if(archs)
     string(REPLACE ";" "," _list "${archs}")
@@ -188,6 +186,16 @@ function(_offload_resolve out_archs out_compiler context language archs compiler
   if(cuda_kind)
     list(APPEND _args --cuda-compiler "${cuda_kind}")
   endif()
+  set(${out} "${_args}" PARENT_SCOPE)
+endfunction()
+
+# Runs `offload-build compile --resolve`; sets <out_archs> and <out_compiler> in the caller.
+# Errors are fatal and name the cause; warnings (fallbacks) become CMake warnings.
+# <origin> and <compiler_origin> name where the list and the compiler came from, for errors.
+function(_offload_resolve out_archs out_compiler context language archs compiler origin
+    compiler_origin cuda_kind)
+  string(TOUPPER "${language}" language_uc)
+  _offload_resolve_args(_args "${language}" "${archs}" "${compiler}" "${cuda_kind}")
   execute_process(COMMAND "${OFFLOAD_BUILD_EXECUTABLE}" ${_args}
     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
   string(STRIP "${_err}" _err)
@@ -401,19 +409,13 @@ function(_offload_link_cuda_runtime target rdc)
   get_target_property(_compiler ${target} OFFLOAD_COMPILER)
   get_target_property(_kind ${target} OFFLOAD_CUDA_COMPILER)
   _offload_pick_compiler(_compiler _origin CUDA "${_compiler}" "${_kind}")
-  set(_args compile --resolve --host-code --language cuda)
   get_target_property(_archs ${target} CUDA_ARCHITECTURES)
-  if(_archs AND NOT _archs MATCHES "-NOTFOUND$" AND NOT _archs MATCHES [[\$<]])
-    _offload_flatten(_archs "${_archs}")
-    string(REPLACE ";" "," _archs "${_archs}")
-    list(APPEND _args --archs "${_archs}")
+  if(NOT _archs OR _archs MATCHES "-NOTFOUND$" OR _archs MATCHES [[\$<]])
+    set(_archs "")
   endif()
-  if(_compiler)
-    list(APPEND _args --compiler "${_compiler}")
-  endif()
-  if(_kind)
-    list(APPEND _args --cuda-compiler "${_kind}")
-  endif()
+  _offload_flatten(_archs "${_archs}")
+  _offload_resolve_args(_args cuda "${_archs}" "${_compiler}" "${_kind}")
+  list(APPEND _args --host-code)
   if(rdc)
     list(APPEND _args --rdc)
   endif()

@@ -167,6 +167,21 @@ pub(crate) struct LinkJob {
     pub command: Command,
 }
 
+impl LinkJob {
+    /// The link `command` for `arch`, with `objs` its inputs and `out` its output (named in
+    /// the command already).
+    pub(crate) fn new(
+        arch: Arch,
+        mut command: Command,
+        objs: Vec<PathBuf>,
+        out: PathBuf,
+    ) -> LinkJob {
+        command.inputs = objs;
+        command.outputs = vec![out];
+        LinkJob { arch, command }
+    }
+}
+
 /// The placeholder of a compile's output in its arguments, until the job key names it.
 pub(crate) const OUT: &str = "<out>";
 /// The placeholder of a compile's depfile in its arguments.

@@ -460,12 +460,7 @@ pub(crate) fn device_link(
         .add_args(&objs)
         .add_arg("-o")
         .add_arg(&out);
-    c.inputs = objs;
-    c.outputs = vec![out];
-    LinkJob {
-        arch: arch.clone(),
-        command: c,
-    }
+    LinkJob::new(arch.clone(), c, objs, out)
 }
 
 /// A device compile of the empty `source` into `out` with `flag`, unknown and unused flags

@@ -318,12 +318,7 @@ pub(crate) fn device_link(
         .add_args(&objs)
         .add_arg("-o")
         .add_arg(&out);
-    c.inputs = objs;
-    c.outputs = vec![out];
-    LinkJob {
-        arch: Arch::host(),
-        command: c,
-    }
+    LinkJob::new(Arch::host(), c, objs, out)
 }
 
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
