@@ -395,21 +395,7 @@ pub(crate) fn compile(
     if a.resolve {
         let r = b.try_resolve_archs().map_err(build_error)?;
         warn(err, &r.warnings);
-        writeln!(
-            out,
-            "archs={}\ncompiler={}",
-            r.archs.join(";"),
-            r.compiler.display()
-        )
-        .map_err(output_error)?;
-        // With --host-code, CUDA: the runtime the library links (CMake's offload_add_library).
-        if let Some((dir, libs)) = &r.cuda_runtime {
-            writeln!(out, "link-dir={}", dir.display()).map_err(output_error)?;
-            for l in libs {
-                writeln!(out, "link-lib={l}").map_err(output_error)?;
-            }
-        }
-        return Ok(());
+        return print_resolved(out, &r).map_err(output_error);
     }
     let output = a.output.as_deref().unwrap_or_default();
     let name = a.name.clone().unwrap_or_else(|| name_from_output(output));
@@ -478,6 +464,24 @@ fn rerun_paths(directives: &[String]) -> Vec<&str> {
 }
 
 /// `compile`'s warnings on standard error, as `offload-build: warning: …`.
+/// `--resolve`'s lines: `archs=`, `compiler=` and, for a CUDA host-code build, the runtime
+/// its library links (`link-dir=`, one `link-lib=` each: what CMake's offload_add_library
+/// links).
+fn print_resolved(
+    out: &mut dyn Write,
+    r: &offload_build::builder::ResolvedArchs,
+) -> std::io::Result<()> {
+    writeln!(out, "archs={}", r.archs.join(";"))?;
+    writeln!(out, "compiler={}", r.compiler.display())?;
+    if let Some((dir, libs)) = &r.cuda_runtime {
+        writeln!(out, "link-dir={}", dir.display())?;
+        for l in libs {
+            writeln!(out, "link-lib={l}")?;
+        }
+    }
+    Ok(())
+}
+
 fn warn(err: &mut dyn Write, warnings: &[String]) {
     for w in warnings {
         let w = w.strip_prefix("offload-build: ").unwrap_or(w);
