@@ -532,3 +532,55 @@ fn cuda_samples_through_build_rs_and_cmake_run_as_nvccs_build() {
         assert_eq!(cmake[i], theirs, "{name} through CMake");
     }
 }
+
+/// `Build::cudart("shared")` with NVIDIA's wheels, which ship `libcudart.so.13` and no
+/// `libcudart.so`: the runtime is linked by that file's name (`dylib:+verbatim=`), and a Rust
+/// program linked with what the build resolves runs (without a GPU: the runtime's error).
+#[test]
+fn shared_cudart_of_the_wheels_links_by_its_versioned_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("a.cu"),
+        "extern \"C\" int count() { int n = 0; return (int)cudaGetDeviceCount(&n); }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("b.cu"), "__global__ void k() {}\n").unwrap();
+    let mut b = rdc_build(d);
+    b.rdc(false).cudart("shared");
+    let (libdir, libs) = b
+        .try_resolve_archs()
+        .unwrap()
+        .cuda_runtime
+        .expect("a runtime");
+    assert_eq!(
+        libdir,
+        nvidia::nvidia_dir()
+            .join("cu13/lib")
+            .canonicalize()
+            .unwrap()
+    );
+    assert_eq!(libs, ["dylib:+verbatim=libcudart.so.13"]);
+    let lib = b.try_compile("gpu").unwrap().library.expect("a library");
+    std::fs::write(
+        d.join("main.rs"),
+        "unsafe extern \"C\" { fn count() -> i32; }\n\
+         fn main() { println!(\"count: {}\", unsafe { count() }); }\n",
+    )
+    .unwrap();
+    let mut rust = Command::new("rustc");
+    rust.current_dir(d)
+        .args(["--edition", "2021", "main.rs", "-L"])
+        .arg(lib.parent().unwrap())
+        .args(["-l", "static=gpu", "-L"])
+        .arg(&libdir)
+        .args(["-l", &libs[0], "-l", "stdc++", "-o", "main"]);
+    ok(rust, "rustc linking the shared runtime");
+    let o = Command::new(d.join("main"))
+        .env("LD_LIBRARY_PATH", &libdir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.starts_with("count: "), "{out}");
+}

@@ -670,8 +670,11 @@ impl Build {
 
     /// The CUDA runtime a [`Build::host_code`] build of CUDA sources links, as the `cc` crate's
     /// `cudart`: `"static"` (the default: `cudart_static`, with `dl`, `rt` and `pthread`),
-    /// `"shared"` (`cudart`) or `"none"`; from the lib directory of the toolkit whose nvcc
-    /// compiles. Another value is an error when the build starts.
+    /// `"shared"` (`cudart`; NVIDIA's wheels have only `libcudart.so.13`, linked by that name
+    /// with `dylib:+verbatim=`, so the program needs it on its library path to run) or
+    /// `"none"`; from the lib directory of the toolkit that compiles (nvcc's, or the one clang
+    /// compiles against), with `cudadevrt` for [`Build::rdc`] and the static runtime. Another
+    /// value is an error when the build starts.
     ///
     /// # Example
     ///

@@ -65,6 +65,19 @@ pub(crate) fn check_host_code(build: &Build, lang: Language, tc: &Toolchain) -> 
     Ok(())
 }
 
+/// The file name of a versioned shared CUDA runtime in `dir` (`libcudart.so.13`), the
+/// lowest of those there.
+fn versioned_cudart(dir: &Path) -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("libcudart.so."))
+        .collect();
+    names.sort();
+    names.into_iter().next()
+}
+
 /// The CUDA runtime a host-code build of CUDA sources links ([`Build::cudart`]): the
 /// directory and the libraries (`cudart_static` and what it needs, `cudart`, or nothing).
 /// A value other than `static`, `shared` or `none`, or a runtime the toolkit lacks, is an
@@ -94,17 +107,19 @@ pub(crate) fn cuda_runtime(
     };
     let dirs = [root.join("lib64"), root.join("lib")];
     // NVIDIA's wheels ship the runtime as `libcudart.so.13`: the versioned name counts.
-    let has = |d: &Path| {
-        d.join(file).is_file()
-            || (kind == "shared"
-                && std::fs::read_dir(d).is_ok_and(|r| {
-                    r.flatten()
-                        .any(|e| e.file_name().to_string_lossy().starts_with("libcudart.so."))
-                }))
-    };
+    let has =
+        |d: &Path| d.join(file).is_file() || (kind == "shared" && versioned_cudart(d).is_some());
     match dirs.iter().find(|d| has(d)) {
         Some(d) => {
             let mut libs: Vec<String> = libs.iter().map(|l| l.to_string()).collect();
+            // No `libcudart.so` for `-lcudart` to find (the wheels): the versioned file by
+            // its name (`+verbatim`, stable since Rust 1.67).
+            if kind == "shared" && !d.join(file).is_file() {
+                libs = versioned_cudart(d)
+                    .map(|v| format!("dylib:+verbatim={v}"))
+                    .into_iter()
+                    .collect();
+            }
             // Relocatable code's device runtime, as CMake links it with the static runtime.
             if build.rdc && kind == "static" && d.join("libcudadevrt.a").is_file() {
                 libs.insert(1, "static=cudadevrt".into());
