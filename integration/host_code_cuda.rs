@@ -245,6 +245,38 @@ extern "C" int launch(float* x) {
 
 const RDC_B: &str = "__device__ float twice(float x) { return 2 * x; }\n";
 
+/// Compiles `main.rs` into `d/<exe>`: a Rust program that declares `decl` (an `extern "C"`
+/// function of `lib`) and prints `<label>: <call's value>`, linked with `lib` and `libs`
+/// (rustc `-l` values, from `libdir`), then the C++ standard library.
+fn rust_program(
+    d: &Path,
+    exe: &str,
+    (decl, label, call): (&str, &str, &str),
+    lib: &Path,
+    libdir: &Path,
+    libs: &[&str],
+) {
+    std::fs::write(
+        d.join("main.rs"),
+        format!(
+            "unsafe extern \"C\" {{ {decl} }}\n\
+             fn main() {{ println!(\"{label}: {{}}\", unsafe {{ {call} }}); }}\n"
+        ),
+    )
+    .unwrap();
+    let mut rust = Command::new("rustc");
+    rust.current_dir(d)
+        .args(["--edition", "2021", "main.rs", "-L"])
+        .arg(lib.parent().unwrap())
+        .args(["-l", "static=gpu", "-L"])
+        .arg(libdir);
+    for l in libs {
+        rust.args(["-l", l]);
+    }
+    rust.args(["-l", "stdc++", "-o", exe]);
+    ok(rust, &format!("rustc linking {exe}"));
+}
+
 /// A relocatable CUDA build of `a.cu` and `b.cu` in `d` (nvcc of the wheels, sm_80 and
 /// sm_90) into `d/out`.
 fn rdc_build(d: &Path) -> offload_build::Build {
@@ -341,29 +373,16 @@ fn rdc_across_two_cuda_sources_links_into_cpp_and_rust_and_holds_both_functions(
     ]);
     cpp.args(["-o", "cpp-main"]);
     ok(cpp, "g++ linking the rdc library");
-    std::fs::write(
-        d.join("main.rs"),
-        "unsafe extern \"C\" { fn launch(x: *mut f32) -> i32; }\n\
-         fn main() { println!(\"launch: {}\", unsafe { launch(std::ptr::null_mut()) }); }\n",
-    )
-    .unwrap();
-    let mut rust = Command::new("rustc");
-    rust.current_dir(d)
-        .args(["--edition", "2021", "main.rs", "-L"])
-        .arg(lib.parent().unwrap())
-        .args(["-l", "static=gpu", "-L"])
-        .arg(&libdir);
-    for l in [
+    let libs = [
         "static=cudart_static",
         "static=cudadevrt",
         "dl",
         "rt",
         "pthread",
-    ] {
-        rust.args(["-l", l]);
-    }
-    rust.args(["-l", "stdc++", "-o", "rust-main"]);
-    ok(rust, "rustc linking the rdc library");
+    ];
+    let decl = "fn launch(x: *mut f32) -> i32;";
+    let call = "launch(std::ptr::null_mut())";
+    rust_program(d, "rust-main", (decl, "launch", call), &lib, &libdir, &libs);
     let run = |exe: &str| {
         let o = Command::new(d.join(exe)).output().unwrap();
         (
@@ -562,20 +581,8 @@ fn shared_cudart_of_the_wheels_links_by_its_versioned_name() {
     );
     assert_eq!(libs, ["dylib:+verbatim=libcudart.so.13"]);
     let lib = b.try_compile("gpu").unwrap().library.expect("a library");
-    std::fs::write(
-        d.join("main.rs"),
-        "unsafe extern \"C\" { fn count() -> i32; }\n\
-         fn main() { println!(\"count: {}\", unsafe { count() }); }\n",
-    )
-    .unwrap();
-    let mut rust = Command::new("rustc");
-    rust.current_dir(d)
-        .args(["--edition", "2021", "main.rs", "-L"])
-        .arg(lib.parent().unwrap())
-        .args(["-l", "static=gpu", "-L"])
-        .arg(&libdir)
-        .args(["-l", &libs[0], "-l", "stdc++", "-o", "main"]);
-    ok(rust, "rustc linking the shared runtime");
+    let call = ("fn count() -> i32;", "count", "count()");
+    rust_program(d, "main", call, &lib, &libdir, &[libs[0].as_str()]);
     let o = Command::new(d.join("main"))
         .env("LD_LIBRARY_PATH", &libdir)
         .output()
