@@ -5,8 +5,8 @@
 //! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols
 //! (with clang: the same symbols but the kernels' host stubs, which are each compiler's own);
 //! linked with `g++` and the wheels' static cudart, the programs behave the same (without a
-//! GPU: the runtime's error). The same programs through a build.rs crate (nvcc) and CMake's
-//! `offload_add_library` (clang 22) run as nvcc's build does. Relocatable code across two
+//! GPU: the runtime's error). The same programs through a build.rs crate and CMake's
+//! `offload_add_library`, each with nvcc and with clang 22, run as nvcc's build does. Relocatable code across two
 //! sources (`Build::rdc`, nvcc: `-rdc=true` and one `nvcc -dlink`) links into a C++ and a Rust
 //! program and its linked device code holds both functions. clang without a toolkit is
 //! refused with host code, and clang with relocatable CUDA code.
@@ -430,13 +430,31 @@ fn program_sources(p: &Program) -> Vec<String> {
     files
 }
 
-/// The four programs through a build.rs crate (nvcc of the wheels; one `Build::host_code`
-/// library per program with its `main` renamed by `-Dmain=<name>_main` and called from Rust
-/// through a shim of ours) and through CMake's `offload_add_library` (clang 22 with the
-/// wheels; each linked into an executable whose only source is empty); each run, in
-/// [`PROGRAMS`] order. The CMake project also builds an `RDC` library (nvcc), which a C++
-/// program links and runs.
-fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
+/// The four programs through a build.rs crate (compiled `build_rs_by`, with the wheels' toolkit;
+/// one `Build::host_code` library per program with its `main` renamed by `-Dmain=<name>_main`
+/// and called from Rust through a shim of ours) and through CMake's `offload_add_library`
+/// (compiled `cmake_by`; each linked into an executable whose only source is empty); each run,
+/// in [`PROGRAMS`] order. With nvcc, the CMake project also builds an `RDC` library, which a
+/// C++ program links and runs.
+fn through_build_rs_and_cmake(build_rs_by: By, cmake_by: By) -> (Vec<Run>, Vec<Run>) {
+    // How each front end names the compiler.
+    let (rs_compiler, crate_name) = match build_rs_by {
+        By::Nvcc => (String::new(), "cuda-samples-nvcc"),
+        By::Clang22 => (
+            format!(
+                ".cuda_compiler(offload_build::CompilerKind::Clang).compiler({:?})",
+                crate::cuda_examples::CLANG22
+            ),
+            "cuda-samples-clang",
+        ),
+    };
+    let cmake_compiler = match cmake_by {
+        By::Nvcc => "CUDA_COMPILER nvcc".to_string(),
+        By::Clang22 => format!(
+            "CUDA_COMPILER clang COMPILER {}",
+            crate::cuda_examples::CLANG22
+        ),
+    };
     let root = crate::support::repo_root();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -462,11 +480,10 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         }
         let sources = program_sources(&p);
         cmake.push_str(&format!(
-            "offload_add_library({name} STATIC LANGUAGE CUDA CUDA_COMPILER clang COMPILER {} \
+            "offload_add_library({name} STATIC LANGUAGE CUDA {cmake_compiler} \
              SOURCES {} INCLUDE_DIRECTORIES \"${{CMAKE_CURRENT_SOURCE_DIR}}/Common\" \
              ARCHITECTURES sm_80 sm_90)\nadd_executable({name}_prog empty.cpp)\n\
              target_link_libraries({name}_prog PRIVATE {name})\n",
-            crate::cuda_examples::CLANG22,
             sources.join(" ")
         ));
         let text = std::fs::read_to_string(&p.source).unwrap();
@@ -480,7 +497,7 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         build_rs.push_str(&format!(
             "    offload_build::Build::new().files([{}]).include(\"Common\")\
              .define(\"main\", Some(\"{name}_main\")).language(offload_build::Language::Cuda)\
-             .archs(\"sm_80;sm_90\").host_code(true).compile(\"{name}\");\n",
+             {rs_compiler}.archs(\"sm_80;sm_90\").host_code(true).compile(\"{name}\");\n",
             files.join(", ")
         ));
     }
@@ -489,7 +506,7 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         cargo.env_remove(var);
     }
     cargo.env("VIRTUAL_ENV", nvidia::venv());
-    let exe = crate::host_code::runner_crate(d, "cuda-samples", &build_rs, &PROGRAMS, cargo);
+    let exe = crate::host_code::runner_crate(d, crate_name, &build_rs, &PROGRAMS, cargo);
     let run = |c: &mut Command| {
         let o = c.current_dir(d).output().unwrap();
         (
@@ -503,19 +520,22 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         .collect();
 
     // Relocatable code through CMake too (nvcc: RDC needs it), linked into a C++ program.
-    std::fs::write(d.join("rdc_a.cu"), RDC_A).unwrap();
-    std::fs::write(d.join("rdc_b.cu"), RDC_B).unwrap();
-    std::fs::write(
-        d.join("rdc_main.cpp"),
-        "#include <cstdio>\nextern \"C\" int launch(float*);\n\
-         int main() { std::printf(\"launch: %d\\n\", launch(nullptr)); }\n",
-    )
-    .unwrap();
-    cmake.push_str(
-        "offload_add_library(rdc STATIC RDC LANGUAGE CUDA CUDA_COMPILER nvcc \
-         SOURCES rdc_a.cu rdc_b.cu ARCHITECTURES sm_80)\n\
-         add_executable(rdc_prog rdc_main.cpp)\ntarget_link_libraries(rdc_prog PRIVATE rdc)\n",
-    );
+    let rdc = cmake_by == By::Nvcc;
+    if rdc {
+        std::fs::write(d.join("rdc_a.cu"), RDC_A).unwrap();
+        std::fs::write(d.join("rdc_b.cu"), RDC_B).unwrap();
+        std::fs::write(
+            d.join("rdc_main.cpp"),
+            "#include <cstdio>\nextern \"C\" int launch(float*);\n\
+             int main() { std::printf(\"launch: %d\\n\", launch(nullptr)); }\n",
+        )
+        .unwrap();
+        cmake.push_str(
+            "offload_add_library(rdc STATIC RDC LANGUAGE CUDA CUDA_COMPILER nvcc \
+             SOURCES rdc_a.cu rdc_b.cu ARCHITECTURES sm_80)\n\
+             add_executable(rdc_prog rdc_main.cpp)\ntarget_link_libraries(rdc_prog PRIVATE rdc)\n",
+        );
+    }
     std::fs::write(d.join("CMakeLists.txt"), cmake).unwrap();
     let build = d.join("build");
     let venv = nvidia::venv();
@@ -524,31 +544,42 @@ fn through_build_rs_and_cmake() -> (Vec<Run>, Vec<Run>) {
         .iter()
         .map(|name| run(&mut Command::new(build.join(format!("{name}_prog")))))
         .collect();
-    let rdc = run(&mut Command::new(build.join("rdc_prog")));
-    assert_eq!(rdc.0, Some(0), "CMake's RDC library: {rdc:?}");
-    assert!(
-        rdc.1.starts_with("launch: "),
-        "CMake's RDC library: {rdc:?}"
-    );
+    if rdc {
+        let rdc = run(&mut Command::new(build.join("rdc_prog")));
+        assert_eq!(rdc.0, Some(0), "CMake's RDC library: {rdc:?}");
+        assert!(
+            rdc.1.starts_with("launch: "),
+            "CMake's RDC library: {rdc:?}"
+        );
+    }
     (through_cargo, through_cmake)
 }
 
-/// The four cuda-samples programs through a build.rs crate (nvcc) and CMake's
-/// `offload_add_library` (clang 22): each links with the static CUDA runtime and runs with the
-/// exit status and output of nvcc's build of it (`nvcc -c`, linked by g++; without a GPU:
-/// the runtime's error).
+/// The four cuda-samples programs through a build.rs crate and CMake's
+/// `offload_add_library`, each front end with nvcc and with clang 22 (build.rs with nvcc and
+/// CMake with clang, then the other way round): each links with the static CUDA runtime and
+/// runs with the exit status and output of nvcc's build of it (`nvcc -c`, linked by g++;
+/// without a GPU: the runtime's error).
 #[test]
 fn cuda_samples_through_build_rs_and_cmake_run_as_nvccs_build() {
-    let (cargo, cmake) = through_build_rs_and_cmake();
     let dir = tempfile::tempdir().unwrap();
-    for (i, name) in PROGRAMS.iter().enumerate() {
-        let p = cuda_ref::program(name);
-        let obj = dir.path().join(format!("{name}.o"));
-        nvcc_object(&p, &obj);
-        let theirs = link_and_run(&p, &obj, &dir.path().join(name));
-        assert!(!theirs.1.is_empty(), "{name} printed nothing: {theirs:?}");
-        assert_eq!(cargo[i], theirs, "{name} through build.rs");
-        assert_eq!(cmake[i], theirs, "{name} through CMake");
+    let theirs: Vec<Run> = PROGRAMS
+        .iter()
+        .map(|name| {
+            let p = cuda_ref::program(name);
+            let obj = dir.path().join(format!("{name}.o"));
+            nvcc_object(&p, &obj);
+            let run = link_and_run(&p, &obj, &dir.path().join(name));
+            assert!(!run.1.is_empty(), "{name} printed nothing: {run:?}");
+            run
+        })
+        .collect();
+    for (rs, cm) in [(By::Nvcc, By::Clang22), (By::Clang22, By::Nvcc)] {
+        let (cargo, cmake) = through_build_rs_and_cmake(rs, cm);
+        for (i, name) in PROGRAMS.iter().enumerate() {
+            assert_eq!(cargo[i], theirs[i], "{name} through build.rs ({rs:?})");
+            assert_eq!(cmake[i], theirs[i], "{name} through CMake ({cm:?})");
+        }
     }
 }
 
