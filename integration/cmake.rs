@@ -1150,7 +1150,7 @@ fn cuda_compiler_nvcc_and_cmake_cuda_compiler() {
     let ninja = std::fs::read_to_string(build.join("build.ninja")).unwrap();
     assert!(ninja.contains("--cuda-compiler nvcc"), "{ninja}");
     assert_eq!(
-        crate::nvfatbin::cuobjdump_list(&build.join("k_nvcc.fatbin")),
+        crate::support::nvidia::cuobjdump_list(&build.join("k_nvcc.fatbin")),
         [
             "ELF file    1: k_nvcc.sm_80.cubin",
             "PTX file    1: k_nvcc.sm_80.ptx",
@@ -1189,7 +1189,7 @@ fn cuda_compiler_nvcc_and_cmake_cuda_compiler() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    let listing = crate::nvfatbin::cuobjdump_list(&build.join("k_default.fatbin"));
+    let listing = crate::support::nvidia::cuobjdump_list(&build.join("k_default.fatbin"));
     assert_eq!(
         listing.iter().filter(|l| l.starts_with("ELF")).count(),
         2,

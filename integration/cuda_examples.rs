@@ -43,7 +43,7 @@ pub fn build_example(package: &str, envs: &[(&str, &OsStr)]) -> (PathBuf, String
     }
     build.envs(envs.iter().copied());
     let what = format!("cargo build -p {package} with {envs:?}");
-    crate::nvfatbin::check(&mut build, &what);
+    crate::support::nvidia::check(&mut build, &what);
     let exe = target.join("debug").join(package);
     let run = Command::new(&exe)
         .output()
@@ -120,7 +120,10 @@ fn check_kernels_build(envs: &[(&str, &OsStr)], compiler: &str) {
                 && stdout.contains("cub_sum: 1 values correct"),
         "{stdout}"
     );
-    assert_eq!(crate::nvfatbin::cuobjdump_list(&exe), kernels_listing());
+    assert_eq!(
+        crate::support::nvidia::cuobjdump_list(&exe),
+        kernels_listing()
+    );
 }
 
 /// `examples/cuda-kernels` built with the wheels' nvcc, then with clang 22 using the wheels'

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use offload_formats::nvfatbin::{Compression, Entry, EntryKind, Fatbin, FatbinWriter, Flags};
 
-use crate::support::nvidia;
+use crate::support::nvidia::{self, check, cuobjdump_list};
 use crate::support::{CLANG19, fixtures::process_dir, require};
 
 /// The kernel every test compiles; no CUDA headers (clang's `-nocudainc`).
@@ -54,21 +54,6 @@ impl NvFixtures {
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
-}
-
-/// Runs `cmd`, failing the test (naming `what`, with its status and stderr) unless it
-/// succeeds.
-pub(crate) fn check(cmd: &mut Command, what: &str) -> std::process::Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Compiles the fixtures once per test process.
@@ -189,21 +174,6 @@ pub fn nvfatbin_of(f: &NvFixtures, options: &str, out: &Path, specs: &[String]) 
         .args(specs);
     check(&mut cmd, "nvFatbin");
     std::fs::read(out).unwrap()
-}
-
-/// `cuobjdump --list-elf --list-ptx` of `file`, one line per entry.
-pub fn cuobjdump_list(file: &Path) -> Vec<String> {
-    let out = check(
-        Command::new(nvidia::cuobjdump())
-            .args(["--list-elf", "--list-ptx"])
-            .arg(file),
-        "cuobjdump --list-elf --list-ptx",
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// `cuobjdump <what> all… <file>` run in the directory `into` (created), where it writes the

@@ -2,7 +2,8 @@
 //! virtualenv `build-support/setup.sh` makes (`/opt/offload-build/nvidia-venv`, or where
 //! `OFFLOAD_BUILD_NVIDIA_VENV` points). A missing tool fails the test with the setup hint.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The default virtualenv of NVIDIA's wheels.
 pub const DEFAULT_VENV: &str = "/opt/offload-build/nvidia-venv";
@@ -88,4 +89,34 @@ pub fn python() -> PathBuf {
         p.display()
     );
     p
+}
+
+/// Runs `cmd`, failing the test (naming `what`, with its status and stderr) unless it
+/// succeeds.
+pub fn check(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `cuobjdump --list-elf --list-ptx` of `file`, one line per entry.
+pub fn cuobjdump_list(file: &Path) -> Vec<String> {
+    let out = check(
+        Command::new(cuobjdump())
+            .args(["--list-elf", "--list-ptx"])
+            .arg(file),
+        "cuobjdump --list-elf --list-ptx",
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
 }
