@@ -1,7 +1,8 @@
 //! Preambles shared across separate builds (`make -j`, one source each): a family's preambles
 //! are kept in the cache, and a source whose own PCH is unknown uses the longest cached PCH
 //! of its first directives, or makes the one that most sources of its family share (of
-//! those, the shortest that includes more than the standard library).
+//! those, for a build of one source the shortest that includes more than the standard
+//! library, else the longest).
 
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::pch::job::PchJob;
@@ -21,8 +22,9 @@ pub(crate) const FAMILY_KEPT: usize = 64;
 /// preamble's first lines shared with other sources of the same family (same compiler,
 /// flags, architecture and directory): the longest such prefix whose PCH exists, else the
 /// prefix the most other sources (of this build, or seen by earlier builds in the cache,
-/// `<cache>/preambles-<arch>-<family>/`) start with, when one does (the shortest of those as
-/// shared that includes more than the standard library) — it is then marked seen,
+/// `<cache>/preambles-<arch>-<family>/`) start with, when one does (of those as shared, for a
+/// build of one source the shortest that includes more than the standard library, else the
+/// longest) — it is then marked seen,
 /// so that this build makes it: one PCH of the shared includes serves every source that
 /// starts with them, across the one-source builds of a `make -j` project. A prefix holds
 /// at least one `#include`; the compile parses the rest of its preamble itself. Prefixes
@@ -85,9 +87,11 @@ pub(crate) fn prefer_shared(
         .collect();
     others.sort_unstable();
     others.dedup();
-    // The most shared prefix; of those as shared, the shortest (later sources are likelier to
-    // start with it too: one family, not one per pair of sources) that includes more than
-    // the standard library (which parses little).
+    // The most shared prefix. Of those as shared: for a build of one source (`make -j`'s),
+    // the shortest that includes more than the standard library (which parses little): the
+    // builds of later sources are likelier to start with it too, one family rather than one
+    // per pair of sources; for a build of several, the longest, which its sources share.
+    let prefer_short = siblings.is_empty();
     let mut best = (0, 0);
     for (k, (_, n)) in prefixes.iter().enumerate() {
         let mut sources: Vec<&Path> = others
@@ -97,7 +101,8 @@ pub(crate) fn prefer_shared(
             .collect();
         sources.dedup();
         let count = sources.len();
-        let tie = count >= 1 && count == best.0 && !beyond_std(&prefixes[best.1].1);
+        let tie =
+            count >= 1 && count == best.0 && (!prefer_short || !beyond_std(&prefixes[best.1].1));
         if count > best.0 || tie {
             best = (count, k);
         }
