@@ -87,11 +87,28 @@ pub(crate) fn prefer_shared(
         .collect();
     others.sort_unstable();
     others.dedup();
-    // The most shared prefix. Of those as shared: for a build of one source (`make -j`'s),
-    // the shortest that includes more than the standard library (which parses little): the
-    // builds of later sources are likelier to start with it too, one family rather than one
-    // per pair of sources; for a build of several, the longest, which its sources share.
-    let prefer_short = siblings.is_empty();
+    let best = most_shared(&prefixes, &others, siblings.is_empty());
+    let (c, n) = &prefixes[best.1];
+    match job(n).filter(|_| best.0 >= 1) {
+        Some(p) => {
+            let _ = crate::builder::fs::write_atomic(&p.record.with_extension("seen"), b"");
+            (p, *c)
+        }
+        None => (full, whole),
+    }
+}
+
+/// The prefix of `prefixes` (cut, normalized text) that the most of `others` (each source with
+/// the texts of its prefixes) start with: how many, and its index. Of those as shared, for a
+/// build of one source (`prefer_short`: `make -j`'s) the shortest that includes more than the
+/// standard library (which parses little), since the builds of later sources are likelier to
+/// start with it too (one family rather than one per pair of sources); for a build of several,
+/// the longest, which its sources share.
+fn most_shared(
+    prefixes: &[(usize, Vec<u8>)],
+    others: &[(&Path, Vec<Vec<u8>>)],
+    prefer_short: bool,
+) -> (usize, usize) {
     let mut best = (0, 0);
     for (k, (_, n)) in prefixes.iter().enumerate() {
         let mut sources: Vec<&Path> = others
@@ -107,14 +124,7 @@ pub(crate) fn prefer_shared(
             best = (count, k);
         }
     }
-    let (c, n) = &prefixes[best.1];
-    match job(n).filter(|_| best.0 >= 1) {
-        Some(p) => {
-            let _ = crate::builder::fs::write_atomic(&p.record.with_extension("seen"), b"");
-            (p, *c)
-        }
-        None => (full, whole),
-    }
+    best
 }
 
 /// The headers of the C and C++ standard libraries: a prefix of these alone is not preferred
