@@ -47,19 +47,10 @@ fn require_rocm() {
     );
 }
 
-/// Runs `c`; a failure to start or a non-zero exit is a panic with `what` and its output.
+/// Runs `c`; a failure to start or a non-zero exit is a panic with `what` and its output
+/// ([`check`](crate::support::nvidia::check), for a command given by value).
 pub(crate) fn ok(mut c: Command, what: &str) -> Output {
-    let o = c
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        o.status.success(),
-        "{what} failed: {}\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    crate::support::nvidia::check(&mut c, what)
 }
 
 /// A command with no compiler, architecture or cache choice from the test's environment.

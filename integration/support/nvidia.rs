@@ -91,16 +91,17 @@ pub fn python() -> PathBuf {
     p
 }
 
-/// Runs `cmd`, failing the test (naming `what`, with its status and stderr) unless it
-/// succeeds.
+/// Runs `cmd`, failing the test (naming `what`, with its status, stdout and stderr) unless
+/// it succeeds.
 pub fn check(cmd: &mut Command, what: &str) -> std::process::Output {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
     assert!(
         out.status.success(),
-        "{what} failed: {}\n{}",
+        "{what} failed: {}\n{}\n{}",
         out.status,
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     out
