@@ -621,6 +621,128 @@ fn separate_builds_share_the_pch_of_their_first_includes() {
     });
 }
 
+/// Logs each compile's arguments (one line) to `$PCH_LOG`, then runs it.
+const LOG_LAUNCHER: &str = "#!/bin/sh\necho \"$*\" >> \"$PCH_LOG\"\nexec \"$@\"\n";
+
+/// `make -j2` of a project built one source per `offload-build compile` (recipes marked `+`:
+/// they take make's jobserver), cold, into one out-dir. The first two builds start at once,
+/// with no earlier build to share with: each is the first of its family run by make, and
+/// makes the PCHs of its first includes beyond the standard library: `light.h` (which
+/// includes `<cstddef>` alone) and `hip/hip_runtime.h`, not `light.h` alone. Between them
+/// one PCH per architecture; all four compiles use them (the launcher's log), and so do the
+/// compiles of a third source built after. The same cold build of one source without make
+/// uses none (a lone build would not pay for it). The objects equal `--no-pch` builds'.
+#[test]
+fn make_j2_builds_share_the_pch_of_their_first_includes_from_the_start() {
+    crate::support::in_both_configs(|| {
+        let dir = project();
+        let d = dir.path();
+        std::fs::write(d.join("light.h"), "#pragma once\n#include <cstddef>\n").unwrap();
+        for (s, body) in [
+            ("a", "x[i] *= SCALE;"),
+            ("b", "x[i] += SCALE;"),
+            ("c", "x[i] -= 1;"),
+        ] {
+            let text = format!("#include \"light.h\"\n{}", kernel(s, body));
+            std::fs::write(d.join(format!("{s}.hip")), text).unwrap();
+        }
+        let launcher = d.join("log.sh");
+        std::fs::write(&launcher, LOG_LAUNCHER).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let exe = env!("CARGO_BIN_EXE_offload-build");
+        std::fs::write(
+            d.join("Makefile"),
+            format!(
+                "%.o: %.hip\n\t+'{exe}' compile $< --archs 'gfx90a;gfx1030' -o $@ \
+                 --out-dir od -q $(NOPCH)\n"
+            ),
+        )
+        .unwrap();
+        settle();
+        let log = d.join("compiles.log");
+        let run = |mut c: std::process::Command| {
+            for var in crate::support::BUILD_ENV_VARS.iter().chain(&[
+                "CLANG",
+                "RUSTC_WRAPPER",
+                "MAKEFLAGS",
+                "MFLAGS",
+                "MAKELEVEL",
+                "CARGO_MAKEFLAGS",
+            ]) {
+                c.env_remove(var);
+            }
+            c.current_dir(d)
+                .env("OFFLOAD_BUILD_LAUNCHER", &launcher)
+                .env("PCH_LOG", &log);
+            crate::support::set_ci(&mut c);
+            let o = c.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let lines = std::fs::read_to_string(&log).unwrap_or_default();
+            std::fs::remove_file(&log).ok();
+            // Each compile's PCH (`None`: it used none), by source.
+            lines
+                .lines()
+                .map(|l| {
+                    let mut args = l.split(' ');
+                    let source = l.split(' ').find(|a| a.ends_with(".hip")).unwrap();
+                    let pch = args.find(|a| *a == "-include-pch").and(args.nth(1));
+                    (source.to_string(), pch.map(PathBuf::from))
+                })
+                .collect::<Vec<_>>()
+        };
+        let make = |targets: &[&str]| {
+            let mut c = std::process::Command::new("make");
+            c.args(["-r", "-j2"]).args(targets);
+            run(c)
+        };
+        let first = make(&["a.o", "b.o"]);
+        assert_eq!(first.len(), 4, "{first:?}");
+        let mut pchs: BTreeMap<&Path, usize> = BTreeMap::new();
+        for (source, pch) in &first {
+            let pch = pch.as_deref();
+            *pchs
+                .entry(pch.unwrap_or_else(|| panic!("{source} used no PCH")))
+                .or_default() += 1;
+        }
+        assert_eq!(pchs.len(), 2, "one PCH per architecture: {pchs:?}");
+        assert!(pchs.values().all(|&n| n == 2), "{pchs:?}");
+        for pch in pchs.keys() {
+            let preamble = std::fs::read_to_string(d.join(pch).with_extension("hip"))
+                .unwrap_or_else(|e| panic!("{}: {e}", pch.display()));
+            assert_eq!(
+                preamble,
+                "#include \"light.h\"\n#include <hip/hip_runtime.h>\n"
+            );
+        }
+        let third = make(&["c.o"]);
+        assert_eq!(third.len(), 2, "{third:?}");
+        assert!(
+            third
+                .iter()
+                .all(|(_, p)| p.as_deref().is_some_and(|p| pchs.contains_key(p)))
+        );
+        // Without make: a lone cold build.
+        let mut lone = std::process::Command::new(exe);
+        lone.args(["compile", "a.hip", "--archs", "gfx90a;gfx1030", "-q"])
+            .args(["-o", "a-lone.o", "--out-dir", "lone"]);
+        let alone = run(lone);
+        assert_eq!(alone.len(), 2, "{alone:?}");
+        assert!(alone.iter().all(|(_, p)| p.is_none()), "{alone:?}");
+        std::fs::rename(d.join("a.o"), d.join("a-pch.o")).unwrap();
+        std::fs::rename(d.join("c.o"), d.join("c-pch.o")).unwrap();
+        make(&["NOPCH=--no-pch", "a.o", "c.o"]);
+        for s in ["a", "c"] {
+            let with = std::fs::read(d.join(format!("{s}-pch.o"))).unwrap();
+            let without = std::fs::read(d.join(format!("{s}.o"))).unwrap();
+            assert!(with == without, "{s}.o differs with and without PCH");
+        }
+        for out in ["od", "lone"] {
+            background_pchs(&d.join(out));
+        }
+    });
+}
+
 /// `OFFLOAD_BUILD_PCH=0` and `offload-build compile --no-pch` make no PCH.
 #[test]
 fn pch_switches_turn_it_off() {

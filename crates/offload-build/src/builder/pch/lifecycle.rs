@@ -5,7 +5,9 @@
 //! [`RunCommand`], which the jobs stage implements; the background half is in
 //! [`crate::builder::pch::background`].
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -46,6 +48,9 @@ pub(crate) struct Lifecycle<'a> {
     pub(crate) made: AtomicUsize,
     /// Precompiled preambles started in the background.
     pub(crate) background: AtomicUsize,
+    /// The PCHs (by key) this build made while waiting for another build to make one, and
+    /// whether each can be used ([`Lifecycle::make`]).
+    pub(crate) helped: Mutex<BTreeMap<u128, bool>>,
 }
 
 /// What becomes of a precompiled preamble in this build ([`Lifecycle::states`]).
@@ -69,6 +74,14 @@ impl PchState {
     /// Whether the compiles of this build use it (once made).
     pub(crate) fn used(self) -> bool {
         matches!(self, PchState::Cached | PchState::Make | PchState::Adopt)
+    }
+
+    /// The PCHs of `pchs` that this build makes (`states`: what becomes of each).
+    pub(crate) fn to_make<'p>(pchs: &'p [PchJob], states: &[PchState]) -> Vec<&'p PchJob> {
+        (pchs.iter().zip(states))
+            .filter(|(_, s)| **s == PchState::Make)
+            .map(|(p, _)| p)
+            .collect()
     }
 
     /// Whether a job of this build makes (or adopts) it.
@@ -141,13 +154,23 @@ impl Lifecycle<'_> {
     }
 
     /// Makes the PCH of `p`, or adopts it (`adopt`: an earlier build started it in the
-    /// background, [`PchState::Adopt`]): whether the compiles can use it.
-    pub(crate) fn make(&self, p: &PchJob, adopt: bool) -> Result<bool, Error> {
+    /// background, [`PchState::Adopt`]): whether the compiles can use it. While another
+    /// build makes it (make's builds of a project start at once, and want the same PCHs of
+    /// their shared includes), this one makes one of `also`, the other PCHs it makes, that no
+    /// build is making, rather than wait idle: two builds make two architectures' at once.
+    pub(crate) fn make(&self, p: &PchJob, adopt: bool, also: &[&PchJob]) -> Result<bool, Error> {
+        if let Some(&ok) = self.helped().get(&p.key) {
+            return Ok(ok);
+        }
         let adopted = if adopt { self.adopt_pch(p)? } else { None };
         match adopted {
             Some(ok) => Ok(ok),
-            None => self.run_pch(p),
+            None => self.run_pch(p, also),
         }
+    }
+
+    fn helped(&self) -> std::sync::MutexGuard<'_, BTreeMap<u128, bool>> {
+        self.helped.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether the PCH of `p` is in the cache, made from what its headers hold now.
@@ -164,16 +187,38 @@ impl Lifecycle<'_> {
     /// It can when clang succeeded and printed nothing; otherwise what clang said is kept in
     /// the `.refused` record beside it (the one place a refusal is told), and the compiles
     /// run without it.
-    fn run_pch(&self, p: &PchJob) -> Result<bool, Error> {
+    fn run_pch(&self, p: &PchJob, also: &[&PchJob]) -> Result<bool, Error> {
         if self.pch_cached(p) {
             return Ok(true);
         }
         // One build makes it at a time (builds sharing the cache: make -j's invocations);
         // the others wait for that one, a foreground compiler, and use what it made.
-        let _making = self.making_lock(p)?;
+        let _making = self.making_lock(p, also)?;
         if self.pch_cached(p) {
             return Ok(true);
         }
+        self.make_locked(p)
+    }
+
+    /// While another build holds the lock of `p`: makes the first of `also` that no build is
+    /// making and this one has not made (holding its lock); whether it made one.
+    fn help(&self, p: &PchJob, also: &[&PchJob]) -> Result<bool, Error> {
+        for q in also.iter().filter(|q| q.key != p.key) {
+            if self.helped().contains_key(&q.key) {
+                continue;
+            }
+            let Some(_lock) = self.try_lock(q) else {
+                continue;
+            };
+            let ok = self.pch_cached(q) || self.make_locked(q)?;
+            self.helped().insert(q.key, ok);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Makes the PCH of `p`, whose making lock this build holds: whether it can be used.
+    fn make_locked(&self, p: &PchJob) -> Result<bool, Error> {
         let started = SystemTime::now();
         self.write_preamble(p)?;
         let tmp = cache::JobDir::new(self.cache_dir)?;
@@ -200,25 +245,22 @@ impl Lifecycle<'_> {
     }
 
     /// The lock of making the PCH of `p` (`<record>.making`), held once taken (the wait is
-    /// cancellable); `None` where it cannot be taken (then this build makes it too).
-    fn making_lock(&self, p: &PchJob) -> Result<Option<std::fs::File>, Error> {
+    /// cancellable; while it lasts, this build makes others of `also`, [`Lifecycle::help`]);
+    /// `None` where it cannot be taken (then this build makes it too).
+    fn making_lock(&self, p: &PchJob, also: &[&PchJob]) -> Result<Option<std::fs::File>, Error> {
         #[cfg(unix)]
         {
             use rustix::fs::{FlockOperation, flock};
-            let path = p.record.with_extension("making");
-            let Ok(file) = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-            else {
+            let Some(file) = making_file(p) else {
                 return Ok(None);
             };
             while flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
                 if self.processes.is_cancelled() {
                     return Err(Error::Stopped);
                 }
-                std::thread::sleep(Duration::from_millis(5));
+                if !self.help(p, also)? {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
             }
             // The hashes of what the other build wrote are not those this one remembers.
             self.hashes.forget(&p.pch);
@@ -226,8 +268,25 @@ impl Lifecycle<'_> {
         }
         #[cfg(not(unix))]
         {
-            let _ = p;
+            let _ = (p, also);
             Ok(None)
+        }
+    }
+
+    /// The making lock of `p` when no build holds it: taken, without waiting.
+    fn try_lock(&self, p: &PchJob) -> Option<std::fs::File> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{FlockOperation, flock};
+            let file = making_file(p)?;
+            flock(&file, FlockOperation::NonBlockingLockExclusive).ok()?;
+            self.hashes.forget(&p.pch);
+            Some(file)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = p;
+            None
         }
     }
 
@@ -316,4 +375,14 @@ impl Lifecycle<'_> {
     ) -> Vec<PathBuf> {
         cache::read_deps(self.no_depfile, source, depfile, dir)
     }
+}
+
+/// The file whose lock a build holds while it makes the PCH of `p` (`<record>.making`).
+fn making_file(p: &PchJob) -> Option<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(p.record.with_extension("making"))
+        .ok()
 }

@@ -33,14 +33,22 @@ pub(crate) const FAMILY_KEPT: usize = 64;
 /// a preamble for this compile ([`prefix_job`] of a device compile,
 /// [`host_prefix_job`](crate::builder::pch::job::host_prefix_job) of a host one). The job, and
 /// how many bytes of the source it stands for.
+///
+/// `hints.first_of_make`: this is a build of one source run by make (`make -j` runs a project's
+/// builds at once, so the first two have nothing to share yet). When no other source of the
+/// family is known, its shortest prefix that includes more than the standard library is
+/// made now, as the next sources likely start with it too ([`first_of_family`]); so is it
+/// when no known source shares a prefix with it (the first of another family of includes).
 pub(crate) fn prefer_shared(
     full: PchJob,
     cache_dir: &Path,
     source: &Path,
     text: &[u8],
     siblings: &[(&Path, &[u8])],
+    hints: Hints<'_>,
     job: impl Fn(Vec<u8>) -> Option<PchJob>,
 ) -> (PchJob, usize) {
+    let heavy = |n: &[u8]| beyond_std(n, source.parent(), hints.includes, &mut Vec::new());
     let family_dir = cache_dir.join(format!(
         "preambles-{}-{:016x}",
         full.arch.file_tag(),
@@ -59,7 +67,7 @@ pub(crate) fn prefer_shared(
         .map(|c| (c, normalized(text, c)))
         .filter(|(_, n)| contains(n, b"include"))
         .collect();
-    if known || shared_whole || prefixes.is_empty() {
+    if known || shared_whole {
         return (full, whole);
     }
     let job = |n: &[u8]| job(n.to_vec());
@@ -87,8 +95,13 @@ pub(crate) fn prefer_shared(
         .collect();
     others.sort_unstable();
     others.dedup();
-    let best = most_shared(&prefixes, &others, siblings.is_empty());
-    let (c, n) = &prefixes[best.1];
+    let best = most_shared(&prefixes, &others, siblings.is_empty().then_some(&heavy));
+    if best.0 == 0 && hints.first_of_make && siblings.is_empty() {
+        return first_of_family(full, &prefixes, job, &heavy);
+    }
+    let Some((c, n)) = prefixes.get(best.1) else {
+        return (full, whole);
+    };
     match job(n).filter(|_| best.0 >= 1) {
         Some(p) => {
             let _ = crate::builder::fs::write_atomic(&p.record.with_extension("seen"), b"");
@@ -96,6 +109,36 @@ pub(crate) fn prefer_shared(
         }
         None => (full, whole),
     }
+}
+
+/// The PCH the first build of a family (of sources that share their first includes) run by
+/// make makes (`prefixes`: the preamble's
+/// shorter cuts with an include, and their normalized texts): the shortest prefix that
+/// includes more than the standard library, else the whole preamble when it does, marked
+/// seen so that this build makes it; else the whole preamble, unmarked (as for any build of
+/// one source: made after the build, in the background). A lone build pays for the PCH
+/// (a make of one source: about a third more for its cold build); with the builds make
+/// starts beside it, the PCH is made once for all of them, each making another
+/// architecture's while the others' lock is held
+/// ([`Lifecycle::make`](crate::builder::pch::lifecycle::Lifecycle::make)).
+fn first_of_family(
+    full: PchJob,
+    prefixes: &[(usize, Vec<u8>)],
+    job: impl Fn(&[u8]) -> Option<PchJob>,
+    heavy: &Heavy<'_>,
+) -> (PchJob, usize) {
+    let whole = full.len();
+    let shortest = prefixes
+        .iter()
+        .find(|(_, n)| heavy(n))
+        .and_then(|(c, n)| Some((job(n)?, *c)));
+    let (p, c) = match shortest {
+        Some(found) => found,
+        None if heavy(&full.preamble) => (full, whole),
+        None => return (full, whole),
+    };
+    let _ = crate::builder::fs::write_atomic(&p.record.with_extension("seen"), b"");
+    (p, c)
 }
 
 /// The prefix of `prefixes` (cut, normalized text) that the most of `others` (each source with
@@ -107,7 +150,7 @@ pub(crate) fn prefer_shared(
 fn most_shared(
     prefixes: &[(usize, Vec<u8>)],
     others: &[(&Path, Vec<Vec<u8>>)],
-    prefer_short: bool,
+    prefer_short: Option<&Heavy<'_>>,
 ) -> (usize, usize) {
     let mut best = (0, 0);
     for (k, (_, n)) in prefixes.iter().enumerate() {
@@ -119,7 +162,7 @@ fn most_shared(
         sources.dedup();
         let count = sources.len();
         let tie =
-            count >= 1 && count == best.0 && (!prefer_short || !beyond_std(&prefixes[best.1].1));
+            count >= 1 && count == best.0 && prefer_short.is_none_or(|h| !h(&prefixes[best.1].1));
         if count > best.0 || tie {
             best = (count, k);
         }
@@ -228,8 +271,13 @@ const STANDARD_HEADERS: &[&str] = &[
 ];
 
 /// Whether the (normalized) preamble text `n` includes a header other than the standard
-/// library's ([`STANDARD_HEADERS`]).
-fn beyond_std(n: &[u8]) -> bool {
+/// library's ([`STANDARD_HEADERS`]): one in angle brackets, or a quoted one that does
+/// (looked for in `dir`, the including file's directory, then in `includes`, the `-I`
+/// directories; one not found counts as beyond), so that a light header of the project's
+/// own (`"cmdparser.hpp"`, which includes standard headers alone) is told from one that
+/// includes `hip_runtime.h`. `seen`: the headers read already (each is read once; at most
+/// 64).
+fn beyond_std(n: &[u8], dir: Option<&Path>, includes: &[PathBuf], seen: &mut Vec<PathBuf>) -> bool {
     String::from_utf8_lossy(n).lines().any(|l| {
         let Some(rest) = l.trim_start().strip_prefix('#') else {
             return false;
@@ -237,9 +285,41 @@ fn beyond_std(n: &[u8]) -> bool {
         let Some(name) = rest.trim_start().strip_prefix("include") else {
             return false;
         };
-        let name = name.trim().trim_matches(|c| matches!(c, '<' | '>' | '"'));
-        !STANDARD_HEADERS.contains(&name)
+        let name = name.trim();
+        let quoted = name.starts_with('"');
+        let name = name.trim_matches(|c| matches!(c, '<' | '>' | '"'));
+        if STANDARD_HEADERS.contains(&name) {
+            return false;
+        }
+        if !quoted {
+            return true;
+        }
+        let found = dir.into_iter().chain(includes.iter().map(PathBuf::as_path));
+        let Some(header) = found.map(|d| d.join(name)).find(|h| h.is_file()) else {
+            return true;
+        };
+        if seen.contains(&header) || seen.len() >= 64 {
+            return false;
+        }
+        seen.push(header.clone());
+        let Ok(text) = std::fs::read(&header) else {
+            return true;
+        };
+        beyond_std(&text, header.parent(), includes, seen)
     })
+}
+
+/// Whether a prefix's text includes more than the standard library ([`beyond_std`]).
+type Heavy<'a> = dyn Fn(&[u8]) -> bool + 'a;
+
+/// What a build tells [`prefer_shared`] besides its sources.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hints<'a> {
+    /// A build of one source run by make ([`prefer_shared`]).
+    pub(crate) first_of_make: bool,
+    /// The build's `-I` directories, where quoted includes are looked for after the
+    /// source's own ([`beyond_std`]).
+    pub(crate) includes: &'a [PathBuf],
 }
 
 /// The file of the preamble of `job` for `source` in its family's directory `dir`.
@@ -305,15 +385,65 @@ pub(crate) fn path_from(bytes: &[u8]) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::beyond_std;
+    use std::path::Path;
+
+    fn beyond(n: &[u8], dir: Option<&Path>) -> bool {
+        beyond_std(n, dir, &[], &mut Vec::new())
+    }
 
     #[test]
     fn standard_headers_alone_are_not_beyond_std() {
-        assert!(!beyond_std(b"#include <cstdio>\n#include <vector>\n"));
-        assert!(!beyond_std(b"#  include <stdio.h>\n#define X 1\n"));
-        assert!(beyond_std(
-            b"#include <cstdio>\n#include <hip/hip_runtime.h>\n"
+        assert!(!beyond(b"#include <cstdio>\n#include <vector>\n", None));
+        assert!(!beyond(b"#  include <stdio.h>\n#define X 1\n", None));
+        assert!(beyond(
+            b"#include <cstdio>\n#include <hip/hip_runtime.h>\n",
+            None
         ));
-        assert!(beyond_std(b"#include \"example_utils.hpp\"\n"));
-        assert!(beyond_std(b"#include <cuda_runtime.h>\n"));
+        assert!(beyond(b"#include \"example_utils.hpp\"\n", None));
+        assert!(beyond(b"#include <cuda_runtime.h>\n", None));
+    }
+
+    #[test]
+    fn a_quoted_header_is_judged_by_what_it_includes() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| std::fs::write(d.path().join(name), text).unwrap();
+        w(
+            "cmdparser.hpp",
+            "#include <string>\n#include \"light.hpp\"\n",
+        );
+        w(
+            "light.hpp",
+            "#include <vector>\n#include \"cmdparser.hpp\"\n",
+        );
+        w(
+            "utils.hpp",
+            "#include <iostream>\n#include <hip/hip_runtime.h>\n",
+        );
+        let dir = Some(d.path());
+        assert!(!beyond(b"#include \"cmdparser.hpp\"\n", dir));
+        assert!(beyond(b"#include \"utils.hpp\"\n", dir));
+        assert!(beyond(
+            b"#include \"cmdparser.hpp\"\n#include \"utils.hpp\"\n",
+            dir
+        ));
+        // Found in an -I directory, not beside the source.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let includes = [d.path().to_path_buf()];
+        let n = b"#include \"utils.hpp\"\n";
+        assert!(beyond_std(
+            n,
+            Some(elsewhere.path()),
+            &includes,
+            &mut Vec::new()
+        ));
+        let n = b"#include \"cmdparser.hpp\"\n";
+        assert!(!beyond_std(
+            n,
+            Some(elsewhere.path()),
+            &includes,
+            &mut Vec::new()
+        ));
+        // Not found anywhere: counted as beyond.
+        assert!(beyond(b"#include \"missing.hpp\"\n", dir));
     }
 }

@@ -88,13 +88,18 @@ pub(crate) fn job_settings(
     let cached_by_launcher = compile.launcher_kind.is_cache();
     let pch = build.pch && pch_enabled(env) && !cached_by_launcher && !tc.is_nvcc();
     let (mut compile_jobs, links) = jobs_of(compiles, &compile, tc, cache_dir);
+    let hints = pch::Hints {
+        first_of_make: compiles.len() == 1 && pch && run_by_make(build, env),
+        includes: &compile.includes,
+    };
+    let first = (hints, cache_dir);
     let mut pch_jobs = if pch {
-        pch_jobs_of(&mut compile_jobs, &compile, tc, cache_dir)
+        pch_jobs_of(&mut compile_jobs, &compile, tc, first)
     } else {
         Vec::new()
     };
     let host_pchs = if pch && compile.host_code {
-        host_pchs_of(compiles, &compile, tc, cache_dir, &mut pch_jobs)
+        host_pchs_of(compiles, &compile, tc, first, &mut pch_jobs)
     } else {
         BTreeMap::new()
     };
@@ -145,12 +150,13 @@ pub(crate) fn background_default(env: &Env<'_>) -> bool {
 /// The precompiled preamble of each compile job that has one ([`pch::pch_job`], with
 /// the job's own `-fgpu-rdc`; a prefix shared with other sources where that pays,
 /// [`pch::prefer_shared`]), one per key: sources with the same preamble share it. A
-/// source that cannot be read gets none (its compile says why).
+/// source that cannot be read gets none (its compile says why). `hints`: what the choice of a
+/// shared prefix goes by besides the sources ([`pch::prefer_shared`]).
 pub(crate) fn pch_jobs_of(
     jobs: &mut [CompileJob],
     o: &CompileOptions,
     tc: &Toolchain,
-    cache_dir: &Path,
+    (hints, cache_dir): (pch::Hints<'_>, &Path),
 ) -> Vec<PchJob> {
     let mut texts: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
     for job in jobs.iter() {
@@ -181,10 +187,15 @@ pub(crate) fn pch_jobs_of(
                 Some((s.as_path(), w.preamble.as_slice()))
             })
             .collect();
-        let (p, skip) =
-            pch::prefer_shared(full.clone(), cache_dir, &job.source, text, &siblings, |n| {
-                pch::prefix_job(o, tc, cache_dir, &job.source, n, &job.arch, job.rdc)
-            });
+        let (p, skip) = pch::prefer_shared(
+            full.clone(),
+            cache_dir,
+            &job.source,
+            text,
+            &siblings,
+            hints,
+            |n| pch::prefix_job(o, tc, cache_dir, &job.source, n, &job.arch, job.rdc),
+        );
         let next = pchs.len();
         let i = *by_key.entry(p.key).or_insert(next);
         if i == next {
@@ -204,7 +215,7 @@ fn host_pchs_of(
     compiles: &[(PathBuf, Vec<Arch>)],
     o: &CompileOptions,
     tc: &Toolchain,
-    cache_dir: &Path,
+    (hints, cache_dir): (pch::Hints<'_>, &Path),
     pchs: &mut Vec<PchJob>,
 ) -> BTreeMap<PathBuf, (usize, usize)> {
     let texts: Vec<Option<Vec<u8>>> = compiles
@@ -232,9 +243,10 @@ fn host_pchs_of(
                 Some((s.as_path(), w.preamble.as_slice()))
             })
             .collect();
-        let (p, skip) = pch::prefer_shared(full.clone(), cache_dir, src, text, &siblings, |n| {
-            pch::host_prefix_job(o, tc, cache_dir, src, n, archs)
-        });
+        let (p, skip) =
+            pch::prefer_shared(full.clone(), cache_dir, src, text, &siblings, hints, |n| {
+                pch::host_prefix_job(o, tc, cache_dir, src, n, archs)
+            });
         let i = match pchs.iter().position(|q| q.key == p.key) {
             Some(i) => i,
             None => {
@@ -245,6 +257,19 @@ fn host_pchs_of(
         out.insert(src.clone(), (i, skip));
     }
     out
+}
+
+/// Whether make runs this build, one of a project's (its jobserver, in `MAKEFLAGS`, is the
+/// one the jobs take tokens from): not Cargo's (`CARGO_MAKEFLAGS`, read first so that a
+/// build script gets no rerun directive for `MAKEFLAGS`), nor one given with
+/// [`Build::jobserver`].
+fn run_by_make(build: &Build, env: &Env<'_>) -> bool {
+    build.jobserver.is_none()
+        && env.get("CARGO_MAKEFLAGS").is_none()
+        && env
+            .get("MAKEFLAGS")
+            .is_some_and(|m| m.contains("--jobserver-"))
+        && job_slots::inherited().is_some()
 }
 
 /// `OFFLOAD_BUILD_MAX_JOBS`, else no limit.

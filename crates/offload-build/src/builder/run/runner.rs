@@ -4,7 +4,7 @@
 //! the device links. Every command comes from the plan; what becomes of a PCH is the PCH
 //! room's decision. This stage runs them, checks what they wrote and records the results.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -102,6 +102,7 @@ fn run_jobs(
             no_depfile: &no_depfile,
             made: AtomicUsize::new(0),
             background: AtomicUsize::new(0),
+            helped: Mutex::new(BTreeMap::new()),
         },
     };
     let mut counter = Counter::new(settings);
@@ -180,6 +181,16 @@ impl<'a> Counter<'a> {
         }
     }
 
+    /// Counts the compiles of `to_run` and the device links of their architectures.
+    fn count(&mut self, to_run: &[&CompileJob]) {
+        self.linked = to_run
+            .iter()
+            .filter(|j| j.rdc)
+            .map(|j| j.arch.clone())
+            .collect();
+        self.total = to_run.len() + self.linked.len();
+    }
+
     fn report(&mut self, arch: &Arch, step: ProgressStep, seconds: Option<f64>) {
         self.done += 1;
         if let Some(hook) = &self.settings.progress {
@@ -218,12 +229,7 @@ impl Runner<'_> {
             .zip(&threaded)
             .map(|(j, t)| t.as_ref().unwrap_or(j))
             .collect();
-        counter.linked = to_run
-            .iter()
-            .filter(|j| j.rdc)
-            .map(|j| j.arch.clone())
-            .collect();
-        counter.total = to_run.len() + counter.linked.len();
+        counter.count(&to_run);
         let later = later_pchs(settings, &to_run);
         let states = self
             .pch
@@ -232,15 +238,17 @@ impl Runner<'_> {
             .iter()
             .map(|s| AtomicBool::new(*s == PchState::Cached))
             .collect();
-        let (work, after) = schedule(&states, &to_run);
+        let (work, after) = schedule(&states, &to_run, &later);
+        let made = PchState::to_make(&settings.pch_jobs, &states);
         let job_list: Vec<pool::Job<'_, Done>> = work
             .iter()
             .map(|w| match *w {
                 Work::Pch(i) => {
                     let (p, usable) = (&settings.pch_jobs[i], &usable[i]);
                     let adopt = states[i] == PchState::Adopt;
+                    let made = &made;
                     Box::new(move || {
-                        let ok = self.pch.make(p, adopt)?;
+                        let ok = self.pch.make(p, adopt, made)?;
                         usable.store(ok, Ordering::SeqCst);
                         Ok(Done::Pch)
                     }) as pool::Job<'_, Done>

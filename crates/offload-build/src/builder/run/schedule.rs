@@ -36,17 +36,22 @@ fn recorded_ms(job: &CompileJob) -> Option<u64> {
 /// precompiled preambles to make first, then the compiles, longest first: by the time each
 /// took when it last ran ([`recorded_ms`]; one never timed counts as the longest), then the
 /// larger source first; those that use a PCH, which parse less, after those that do not.
+/// The PCHs of `later` (those of the host compiles after these) come last: no compile of
+/// these waits for one while another build makes it.
 pub(super) fn schedule(
     states: &[PchState],
     to_run: &[&CompileJob],
+    later: &[usize],
 ) -> (Vec<Work>, Vec<Option<usize>>) {
     let mut work = Vec::new();
     let mut at = vec![None; states.len()];
-    for (i, s) in states.iter().enumerate() {
-        if s.made() {
-            at[i] = Some(work.len());
-            work.push(Work::Pch(i));
-        }
+    let made = |i: &usize| states[*i].made();
+    for i in (0..states.len())
+        .filter(made)
+        .filter(|i| !later.contains(i))
+    {
+        at[i] = Some(work.len());
+        work.push(Work::Pch(i));
     }
     let mut after = vec![None; work.len()];
     let sizes: Vec<u64> = to_run
@@ -62,9 +67,20 @@ pub(super) fn schedule(
         let ms = timed[k].unwrap_or(longest);
         (with_pch(to_run[k]), Reverse(ms), Reverse(sizes[k]))
     });
+    let last: Vec<usize> = (0..states.len())
+        .filter(made)
+        .filter(|i| later.contains(i))
+        .collect();
+    for (n, &i) in last.iter().enumerate() {
+        at[i] = Some(work.len() + order.len() + n);
+    }
     for k in order {
         work.push(Work::Compile(k));
         after.push(to_run[k].pch.and_then(|i| at[i]));
+    }
+    for i in last {
+        work.push(Work::Pch(i));
+        after.push(None);
     }
     (work, after)
 }
@@ -131,7 +147,7 @@ mod tests {
             job("newer", 700, None, None),
         ];
         let to_run: Vec<&CompileJob> = jobs.iter().collect();
-        let (work, after) = schedule(&[PchState::Make], &to_run);
+        let (work, after) = schedule(&[PchState::Make], &to_run, &[]);
         let order: Vec<String> = work
             .iter()
             .map(|w| match *w {
