@@ -502,7 +502,10 @@ fn the_hip_launch_example_builds_and_runs() {
 }
 
 /// CMake: `offload_add_library(gpu STATIC ...)` is a target that `target_link_libraries`
-/// links into a C++ executable, which runs; so is one with relocatable device code (`RDC`).
+/// links into a C++ executable, which runs; so is one with relocatable device code (`RDC`),
+/// and an `OBJECT` one, whose objects are linked themselves: one that nothing calls is in
+/// the program too (a second `a.hip`, of another directory, is `a-2.o`). `OBJECT` with `RDC`
+/// is refused at configure time.
 #[test]
 fn offload_add_library_links_into_a_cmake_executable() {
     require_rocm();
@@ -518,18 +521,33 @@ fn offload_add_library_links_into_a_cmake_executable() {
         "extern \"C\" int launch(float*);\nint main() { float x[32] = {1}; launch(x); }\n",
     )
     .unwrap();
+    // An OBJECT library's third source: a kernel and a function nothing calls.
+    std::fs::create_dir(d.join("obj")).unwrap();
     std::fs::write(
-        d.join("CMakeLists.txt"),
+        d.join("obj/a.hip"),
+        "#include <hip/hip_runtime.h>\n__global__ void unused_kernel(int* x) { *x = 7; }\n\
+         extern \"C\" int offload_object_marker() { return 7; }\n",
+    )
+    .unwrap();
+    let lists = |libraries: &str| {
         format!(
             "cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n\
-             include(\"{}\")\n\
-             offload_add_library(gpu STATIC SOURCES a.hip b.hip \
-             INCLUDE_DIRECTORIES \"${{CMAKE_CURRENT_SOURCE_DIR}}\" ARCHITECTURES gfx90a gfx1030)\n\
+             include(\"{}\")\n{libraries}",
+            module.display()
+        )
+    };
+    std::fs::write(
+        d.join("CMakeLists.txt"),
+        lists(
+            "offload_add_library(gpu STATIC SOURCES a.hip b.hip \
+             INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_SOURCE_DIR}\" ARCHITECTURES gfx90a gfx1030)\n\
              add_executable(main main.cpp)\ntarget_link_libraries(main PRIVATE gpu)\n\
              offload_add_library(gpurdc STATIC RDC SOURCES rdc/a.hip rdc/b.hip \
              ARCHITECTURES gfx90a)\n\
-             add_executable(rdcmain rdc/main.cpp)\ntarget_link_libraries(rdcmain PRIVATE gpurdc)\n",
-            module.display()
+             add_executable(rdcmain rdc/main.cpp)\ntarget_link_libraries(rdcmain PRIVATE gpurdc)\n\
+             offload_add_library(gpuobj OBJECT SOURCES a.hip b.hip obj/a.hip \
+             INCLUDE_DIRECTORIES \"${CMAKE_CURRENT_SOURCE_DIR}\" ARCHITECTURES gfx90a gfx1030)\n\
+             add_executable(objmain main.cpp)\ntarget_link_libraries(objmain PRIVATE gpuobj)\n",
         ),
     )
     .unwrap();
@@ -538,6 +556,39 @@ fn offload_add_library_links_into_a_cmake_executable() {
     assert_program_runs(&build.join("main"));
     let (status, out, err) = run_program(&build.join("rdcmain"));
     assert_eq!(status, Some(0), "{out}{err}");
+    assert_program_runs(&build.join("objmain"));
+    let objects = build.join("gpuobj.offload-build/objects");
+    for o in ["a.o", "b.o", "a-2.o"] {
+        assert!(objects.join(o).is_file(), "{o}");
+    }
+    let symbols = |exe: &str| {
+        let mut nm = Command::new("nm");
+        nm.arg(build.join(exe));
+        let o = ok(nm, "nm");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(symbols("objmain").contains(" T offload_object_marker"));
+    assert!(!symbols("main").contains("offload_object_marker"));
+
+    // OBJECT with RDC: refused when CMake configures.
+    let refused = tempfile::tempdir().unwrap();
+    let r = refused.path();
+    std::fs::write(
+        r.join("CMakeLists.txt"),
+        lists("offload_add_library(x OBJECT RDC SOURCES a.hip ARCHITECTURES gfx90a)\n"),
+    )
+    .unwrap();
+    std::fs::write(r.join("a.hip"), LIB_A).unwrap();
+    let o = crate::cmake::cmake()
+        .arg("-S")
+        .arg(r)
+        .arg("-B")
+        .arg(r.join("build"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("OBJECT with RDC is not supported"), "{err}");
 }
 
 /// An embedding or a container set with host code is refused before anything compiles; a host

@@ -71,7 +71,7 @@
 #   NO_PCH compiles without precompiled preambles (--no-pch; OFFLOAD_BUILD_PCH=0 in the
 #   command's environment does the same).
 #
-# offload_add_library(<target> [STATIC] [RDC] SOURCES <src>... [the options of
+# offload_add_library(<target> [STATIC|OBJECT] [RDC] SOURCES <src>... [the options of
 #                     offload_add_fatbin but COMPRESS, CONTAINER and EMBED])
 #   HIP or CUDA sources with their host code, as `hipcc -c` and `nvcc -c` compile them
 #   (`compile --host-code`): each source's device code for every architecture (compiled per
@@ -82,7 +82,10 @@
 #   (from the toolkit the build compiles with: a CUDA install or NVIDIA's wheels). Link it
 #   with target_link_libraries like any library and call the sources' host functions. RDC:
 #   relocatable device code (`hipcc -fgpu-rdc`, `nvcc -rdc=true` and `-dlink`; `compile
-#   --rdc`): the sources may call each other's __device__ functions.
+#   --rdc`): the sources may call each other's __device__ functions. OBJECT: <target> gives
+#   the sources' objects themselves to what links it (as CMake's OBJECT libraries do), so each
+#   is linked, used or not (a source of kernels alone registers them); they are taken out of
+#   lib<target>.a with CMAKE_AR. Not with RDC.
 #
 # offload_detect_architectures(<var> [LANGUAGE HIP|CUDA] [FALLBACK <arch>...])
 #   Sets <var> to this machine's GPU architectures; with none, to FALLBACK (or the helper's
@@ -372,18 +375,33 @@ endfunction()
 function(offload_add_library target)
   set(_args ${ARGN})
   list(REMOVE_ITEM _args STATIC)
-  set(_rdc FALSE)
-  if(RDC IN_LIST _args)
-    list(REMOVE_ITEM _args RDC)
-    set(_rdc TRUE)
-  endif()
-  foreach(_kw OBJECT SHARED COMPRESS CONTAINER EMBED)
+  foreach(_kw RDC OBJECT)
+    set(_${_kw} FALSE)
     if(_kw IN_LIST _args)
-      message(FATAL_ERROR "offload_add_library(${target}): ${_kw} is not supported: the "
-        "library is STATIC, each object embedding its own device code")
+      list(REMOVE_ITEM _args ${_kw})
+      set(_${_kw} TRUE)
     endif()
   endforeach()
+  foreach(_kw SHARED COMPRESS CONTAINER EMBED)
+    if(_kw IN_LIST _args)
+      message(FATAL_ERROR "offload_add_library(${target}): ${_kw} is not supported: the "
+        "library is STATIC or OBJECT, each object embedding its own device code")
+    endif()
+  endforeach()
+  if(_OBJECT AND _RDC)
+    message(FATAL_ERROR "offload_add_library(${target}): OBJECT with RDC is not supported: "
+      "relocatable device code is linked across the sources into the library; use STATIC")
+  endif()
+  if(_OBJECT AND NOT CMAKE_AR)
+    message(FATAL_ERROR "offload_add_library(${target}): OBJECT takes the objects out of "
+      "the library with CMAKE_AR, which is not set: enable C or CXX (project(... LANGUAGES "
+      "CXX))")
+  endif()
+  set(_rdc ${_RDC})
   offload_add_fatbin(${target} ${_args})
+  if(_OBJECT)
+    _offload_objects(${target})
+  endif()
   get_target_property(_lang ${target} OFFLOAD_LANGUAGE)
   set_property(TARGET ${target} PROPERTY OFFLOAD_HOST_CODE TRUE)
   set_property(TARGET ${target} PROPERTY OFFLOAD_RDC ${_rdc})
@@ -399,6 +417,32 @@ function(offload_add_library target)
       "OFFLOAD_AMDHIP64_LIBRARY")
   endif()
   target_link_libraries(${target} INTERFACE "${OFFLOAD_AMDHIP64_LIBRARY}")
+endfunction()
+
+# OBJECT: the objects of <target>'s sources, named as the members of lib<target>.a
+# (`<stem>.o`; a second source of the same stem `<stem>-2.o`), taken out of it into
+# <target>.offload-build/objects/ by the build command, are what <target> gives to the
+# targets linking it (INTERFACE_SOURCES), instead of the library.
+function(_offload_objects target)
+  get_target_property(_sources ${target} OFFLOAD_SOURCES)
+  set(_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.offload-build/objects")
+  set(_names "")
+  set(_objects "")
+  foreach(_s IN LISTS _sources)
+    get_filename_component(_stem "${_s}" NAME_WLE)
+    set(_name "${_stem}.o")
+    set(_n 1)
+    while("${_name}" IN_LIST _names)
+      math(EXPR _n "${_n} + 1")
+      set(_name "${_stem}-${_n}.o")
+    endwhile()
+    list(APPEND _names "${_name}")
+    list(APPEND _objects "${_dir}/${_name}")
+  endforeach()
+  set_property(TARGET ${target} PROPERTY INTERFACE_LINK_LIBRARIES "")
+  set_property(TARGET ${target} PROPERTY OFFLOAD_OBJECTS "${_objects}")
+  set_source_files_properties(${_objects} PROPERTIES GENERATED TRUE EXTERNAL_OBJECT TRUE)
+  target_sources(${target} INTERFACE ${_objects})
 endfunction()
 
 # Links the CUDA runtime the host-code library <target> needs (`compile --resolve
@@ -500,7 +544,7 @@ endfunction()
 function(_offload_add_fatbin_command target)
   foreach(_p LANGUAGE SOURCES INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPRESS
       CONTAINER EMBED COMPILER CUDA_COMPILER JOB_POOL JOBS TIMEOUT PTXAS OUTPUT NO_WARNINGS
-      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH HOST_CODE RDC)
+      WARNINGS_INTO_ERRORS QUIET USES_TERMINAL NO_PCH HOST_CODE RDC OBJECTS)
     get_target_property(_${_p} ${target} OFFLOAD_${_p})
     if(_${_p} MATCHES "-NOTFOUND$")
       set(_${_p} "")
@@ -630,10 +674,19 @@ function(_offload_add_fatbin_command target)
     set(_run "${CMAKE_COMMAND}" -E env "OFFLOAD_BUILD_LAUNCHER=${_launcher}"
       "${OFFLOAD_BUILD_EXECUTABLE}")
   endif()
+  # OBJECT: the objects taken out of the library, as offload_add_library named them.
+  set(_extract "")
+  if(_OBJECTS)
+    list(GET _OBJECTS 0 _first)
+    get_filename_component(_objdir "${_first}" DIRECTORY)
+    set(_extract COMMAND "${CMAKE_COMMAND}" -E make_directory "${_objdir}"
+      COMMAND "${CMAKE_COMMAND}" -E chdir "${_objdir}" "${CMAKE_AR}" x "${_OUTPUT}")
+  endif()
   add_custom_command(
-    OUTPUT "${_OUTPUT}"
+    OUTPUT "${_OUTPUT}" ${_OBJECTS}
     ${_header}
     COMMAND ${_run} ${_args}
+    ${_extract}
     DEPENDS ${_SOURCES} "${OFFLOAD_BUILD_EXECUTABLE}"
     DEPFILE "${_depfile}"
     ${_pool}
