@@ -463,7 +463,6 @@ fn rerun_paths(directives: &[String]) -> Vec<&str> {
     deps
 }
 
-/// `compile`'s warnings on standard error, as `offload-build: warning: …`.
 /// `--resolve`'s lines: `archs=`, `compiler=` and, for a CUDA host-code build, the runtime
 /// its library links (`link-dir=`, one `link-lib=` each: what CMake's offload_add_library
 /// links).
@@ -482,6 +481,7 @@ fn print_resolved(
     Ok(())
 }
 
+/// `compile`'s warnings on standard error, as `offload-build: warning: …`.
 fn warn(err: &mut dyn Write, warnings: &[String]) {
     for w in warnings {
         let w = w.strip_prefix("offload-build: ").unwrap_or(w);

@@ -48,7 +48,6 @@ pub(crate) fn prefer_shared(
     hints: Hints<'_>,
     job: impl Fn(Vec<u8>) -> Option<PchJob>,
 ) -> (PchJob, usize) {
-    let heavy = |n: &[u8]| beyond_std(n, source.parent(), hints.includes, &mut Vec::new());
     let family_dir = cache_dir.join(format!(
         "preambles-{}-{:016x}",
         full.arch.file_tag(),
@@ -95,9 +94,19 @@ pub(crate) fn prefer_shared(
         .collect();
     others.sort_unstable();
     others.dedup();
-    let best = most_shared(&prefixes, &others, siblings.is_empty().then_some(&heavy));
-    if best.0 == 0 && hints.first_of_make && siblings.is_empty() {
-        return first_of_family(full, &prefixes, job, &heavy);
+    // For a build of one source: the prefixes below this one include the standard library
+    // alone (each prefix holds the one before, so one pass reads each header once).
+    let light_below = siblings.is_empty().then(|| {
+        let mut seen = Vec::new();
+        let dir = source.parent();
+        (prefixes.iter())
+            .position(|(_, n)| beyond_std(n, dir, hints.includes, &mut seen))
+            .unwrap_or(prefixes.len())
+    });
+    let best = most_shared(&prefixes, &others, light_below);
+    if let Some(light_below) = light_below.filter(|_| best.0 == 0 && hints.first_of_make) {
+        let heavy = |n: &[u8]| beyond_std(n, source.parent(), hints.includes, &mut Vec::new());
+        return first_of_family(full, &prefixes, job, light_below, heavy);
     }
     let Some((c, n)) = prefixes.get(best.1) else {
         return (full, whole);
@@ -114,7 +123,8 @@ pub(crate) fn prefer_shared(
 /// The PCH the first build of a family (of sources that share their first includes) run by
 /// make makes (`prefixes`: the preamble's
 /// shorter cuts with an include, and their normalized texts): the shortest prefix that
-/// includes more than the standard library, else the whole preamble when it does, marked
+/// includes more than the standard library (`light_below`, its index), else the whole
+/// preamble when it does (`heavy`, [`beyond_std`]), marked
 /// seen so that this build makes it; else the whole preamble, unmarked (as for any build of
 /// one source: made after the build, in the background). A lone build pays for the PCH
 /// (a make of one source: about a third more for its cold build); with the builds make
@@ -125,12 +135,12 @@ fn first_of_family(
     full: PchJob,
     prefixes: &[(usize, Vec<u8>)],
     job: impl Fn(&[u8]) -> Option<PchJob>,
-    heavy: &Heavy<'_>,
+    light_below: usize,
+    heavy: impl Fn(&[u8]) -> bool,
 ) -> (PchJob, usize) {
     let whole = full.len();
     let shortest = prefixes
-        .iter()
-        .find(|(_, n)| heavy(n))
+        .get(light_below)
         .and_then(|(c, n)| Some((job(n)?, *c)));
     let (p, c) = match shortest {
         Some(found) => found,
@@ -143,14 +153,15 @@ fn first_of_family(
 
 /// The prefix of `prefixes` (cut, normalized text) that the most of `others` (each source with
 /// the texts of its prefixes) start with: how many, and its index. Of those as shared, for a
-/// build of one source (`prefer_short`: `make -j`'s) the shortest that includes more than the
+/// build of one source (`light_below`: `make -j`'s; the index of the first prefix that includes
+/// more than the standard library) the shortest that includes more than the
 /// standard library (which parses little), since the builds of later sources are likelier to
 /// start with it too (one family rather than one per pair of sources); for a build of several,
 /// the longest, which its sources share.
 fn most_shared(
     prefixes: &[(usize, Vec<u8>)],
     others: &[(&Path, Vec<Vec<u8>>)],
-    prefer_short: Option<&Heavy<'_>>,
+    light_below: Option<usize>,
 ) -> (usize, usize) {
     let mut best = (0, 0);
     for (k, (_, n)) in prefixes.iter().enumerate() {
@@ -161,8 +172,7 @@ fn most_shared(
             .collect();
         sources.dedup();
         let count = sources.len();
-        let tie =
-            count >= 1 && count == best.0 && prefer_short.is_none_or(|h| !h(&prefixes[best.1].1));
+        let tie = count >= 1 && count == best.0 && light_below.is_none_or(|k| best.1 < k);
         if count > best.0 || tie {
             best = (count, k);
         }
@@ -275,8 +285,8 @@ const STANDARD_HEADERS: &[&str] = &[
 /// (looked for in `dir`, the including file's directory, then in `includes`, the `-I`
 /// directories; one not found counts as beyond), so that a light header of the project's
 /// own (`"cmdparser.hpp"`, which includes standard headers alone) is told from one that
-/// includes `hip_runtime.h`. `seen`: the headers read already (each is read once; at most
-/// 64).
+/// includes `hip_runtime.h`. `seen`: the headers read already, by this call or an earlier
+/// one given the same `seen`, which found them light (each is read once; at most 64 in all).
 fn beyond_std(n: &[u8], dir: Option<&Path>, includes: &[PathBuf], seen: &mut Vec<PathBuf>) -> bool {
     String::from_utf8_lossy(n).lines().any(|l| {
         let Some(rest) = l.trim_start().strip_prefix('#') else {
@@ -308,9 +318,6 @@ fn beyond_std(n: &[u8], dir: Option<&Path>, includes: &[PathBuf], seen: &mut Vec
         beyond_std(&text, header.parent(), includes, seen)
     })
 }
-
-/// Whether a prefix's text includes more than the standard library ([`beyond_std`]).
-type Heavy<'a> = dyn Fn(&[u8]) -> bool + 'a;
 
 /// What a build tells [`prefer_shared`] besides its sources.
 #[derive(Clone, Copy, Debug)]

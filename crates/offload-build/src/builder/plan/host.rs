@@ -106,19 +106,24 @@ pub(crate) fn cuda_runtime(
         _ => crate::builder::toolchain::nvcc::root(&tc.clang).unwrap_or_default(),
     };
     let dirs = [root.join("lib64"), root.join("lib")];
-    // NVIDIA's wheels ship the runtime as `libcudart.so.13`: the versioned name counts.
-    let has =
-        |d: &Path| d.join(file).is_file() || (kind == "shared" && versioned_cudart(d).is_some());
-    match dirs.iter().find(|d| has(d)) {
-        Some(d) => {
+    // The directory, and the versioned file where only that is there: NVIDIA's wheels ship
+    // the shared runtime as `libcudart.so.13` alone.
+    let found = dirs.iter().find_map(|d| {
+        if d.join(file).is_file() {
+            Some((d, None))
+        } else if kind == "shared" {
+            versioned_cudart(d).map(|v| (d, Some(v)))
+        } else {
+            None
+        }
+    });
+    match found {
+        Some((d, versioned)) => {
             let mut libs: Vec<String> = libs.iter().map(|l| l.to_string()).collect();
             // No `libcudart.so` for `-lcudart` to find (the wheels): the versioned file by
             // its name (`+verbatim`, stable since Rust 1.67).
-            if kind == "shared" && !d.join(file).is_file() {
-                libs = versioned_cudart(d)
-                    .map(|v| format!("dylib:+verbatim={v}"))
-                    .into_iter()
-                    .collect();
+            if let Some(v) = versioned {
+                libs = vec![format!("dylib:+verbatim={v}")];
             }
             // Relocatable code's device runtime, as CMake links it with the static runtime.
             if build.rdc && kind == "static" && d.join("libcudadevrt.a").is_file() {

@@ -45,11 +45,10 @@ pub(super) fn schedule(
 ) -> (Vec<Work>, Vec<Option<usize>>) {
     let mut work = Vec::new();
     let mut at = vec![None; states.len()];
-    let made = |i: &usize| states[*i].made();
-    for i in (0..states.len())
-        .filter(made)
-        .filter(|i| !later.contains(i))
-    {
+    let (last, first): (Vec<usize>, Vec<usize>) = (0..states.len())
+        .filter(|&i| states[i].made())
+        .partition(|i| later.contains(i));
+    for i in first {
         at[i] = Some(work.len());
         work.push(Work::Pch(i));
     }
@@ -67,10 +66,6 @@ pub(super) fn schedule(
         let ms = timed[k].unwrap_or(longest);
         (with_pch(to_run[k]), Reverse(ms), Reverse(sizes[k]))
     });
-    let last: Vec<usize> = (0..states.len())
-        .filter(made)
-        .filter(|i| later.contains(i))
-        .collect();
     for (n, &i) in last.iter().enumerate() {
         at[i] = Some(work.len() + order.len() + n);
     }
