@@ -12,7 +12,10 @@
 #           CI and OFFLOAD_BUILD_PCH_BACKGROUND unset);
 # - nobg:   the same with OFFLOAD_BUILD_PCH_BACKGROUND=0;
 # - host:   bg with --host-code: each source with its host code, the object hipcc -c writes
-#           (offload-build then does all that hipcc -c does).
+#           (offload-build then does all that hipcc -c does);
+# - hostdriver: host with OFFLOAD_BUILD_DIRECT=0: each device compile through the clang
+#           driver (3 processes: driver, cc1, lld) instead of the cc1 and lld commands the
+#           driver prints (`-###`, asked once per architecture and kept).
 # hipcc -c also compiles each source's host code; offload-build compiles the device code and
 # embeds it in a host object (as in benches/pch.sh).
 # The build is a generated Makefile run by `make -r -j2` in benches/make_style/ (sources and
@@ -47,11 +50,11 @@ SOURCES=(saxpy matrix_multiplication shared_memory dynamic_shared warp_shuffle b
 
 read -r -a modes_all <<< "$MODES"
 for m in "${modes_all[@]}"; do
-  [[ $m == hipcc || $m == bg || $m == nobg || $m == host ]] || { echo "MODES: unknown mode '$m' (hipcc, bg, nobg, host)" >&2; exit 2; }
+  [[ $m == hipcc || $m == bg || $m == nobg || $m == host || $m == hostdriver ]] || { echo "MODES: unknown mode '$m' (hipcc, bg, nobg, host, hostdriver)" >&2; exit 2; }
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number, not '$ROUNDS'" >&2; exit 2; }
 need=(/usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h /usr/include/rocprim/rocprim.hpp)
-[[ " ${modes_all[*]} " == *" bg "* || " ${modes_all[*]} " == *" nobg "* || " ${modes_all[*]} " == *" host "* ]] && need=("$BIN" "${need[@]}")
+[[ " ${modes_all[*]} " == *" bg "* || " ${modes_all[*]} " == *" nobg "* || " ${modes_all[*]} " == *" host"* ]] && need=("$BIN" "${need[@]}")
 for f in "${need[@]}"; do
   [[ -e $f ]] || { echo "$f is missing: build offload-build (cargo build --release) and run build-support/setup.sh" >&2; exit 1; }
 done
@@ -62,7 +65,7 @@ for s in "${SOURCES[@]}"; do
   [[ -e $SRC/$s.hip ]] || { echo "$SRC/$s.hip is missing (see $SRC/README.md)" >&2; exit 1; }
 done
 load_before=$(cut -d" " -f1-3 /proc/loadavg)
-unset CI OFFLOAD_BUILD_PCH_BACKGROUND OFFLOAD_BUILD_PCH OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
+unset CI OFFLOAD_BUILD_PCH_BACKGROUND OFFLOAD_BUILD_PCH OFFLOAD_BUILD_DIRECT OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER OFFLOAD_ARCH HIPFLAGS CLANG HIPCXX
 # A make that runs this script must not lend its jobserver to ours.
 unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
 
@@ -98,6 +101,7 @@ recipe() {
           "$(mkq "$BIN")" "$(mkq "$ARCHS")" "$STD" "$(mkq "$2")" ;;
     nobg) printf 'OFFLOAD_BUILD_PCH_BACKGROUND=0 %s' "$(recipe bg "$2")" ;;
     host) printf '%s --host-code' "$(recipe bg "$2")" ;;
+    hostdriver) printf 'OFFLOAD_BUILD_DIRECT=0 %s' "$(recipe host "$2")" ;;
   esac
 }
 # Writes $d/Makefile: one object per source in $d/obj, each made by the recipe of mode $1.
@@ -153,6 +157,7 @@ label() {
     bg) echo "offload-build, background PCHs" ;;
     nobg) echo "offload-build, PCH_BACKGROUND=0" ;;
     host) echo "offload-build --host-code" ;;
+    hostdriver) echo "--host-code, DIRECT=0" ;;
   esac
 }
 echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -r); load before: $load_before"

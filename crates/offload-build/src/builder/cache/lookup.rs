@@ -65,7 +65,7 @@ impl Lookups {
     }
 
     /// The variables `cmd` runs with (its own settings over this process's).
-    fn env_of(&self, cmd: &Command) -> Vec<(OsString, OsString)> {
+    pub(crate) fn env_of(&self, cmd: &Command) -> Vec<(OsString, OsString)> {
         let mut env = self.env.clone();
         for (k, v) in cmd.env() {
             if !read_by_compiler(k) {

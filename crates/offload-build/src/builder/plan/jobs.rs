@@ -46,6 +46,9 @@ pub(crate) struct JobSettings {
     /// clang (an index into [`JobSettings::pch_jobs`], and the bytes of the source it stands
     /// for): made while the device compiles run, used by the host compile after them.
     pub host_pchs: BTreeMap<PathBuf, (usize, usize)>,
+    /// Whether a HIP device compile runs as its driver's two commands, without the driver
+    /// (`OFFLOAD_BUILD_DIRECT`, on unless switched off: [`crate::builder::run::direct`]).
+    pub direct: bool,
     /// What every compile of the build was decided to be: the host compiles of a host-code
     /// build are spelled from it once the device code is packed.
     pub options: CompileOptions,
@@ -123,6 +126,9 @@ pub(crate) fn job_settings(
                 .pch_background
                 .unwrap_or_else(|| background_default(env)),
         host_pchs,
+        direct: env
+            .get("OFFLOAD_BUILD_DIRECT")
+            .is_none_or(|v| !switched_off(&v)),
         options: compile,
     })
 }

@@ -23,4 +23,6 @@ pub(super) struct Runner<'a> {
     /// Runs the commands; its processes and cache directory are the jobs' too.
     pub(super) exec: &'a Executor<'a>,
     pub(super) pch: Lifecycle<'a>,
+    /// The HIP device compiles' driver templates ([`crate::builder::run::direct`]).
+    pub(super) direct: crate::builder::run::direct::Direct,
 }

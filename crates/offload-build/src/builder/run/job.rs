@@ -19,6 +19,7 @@ use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
+use crate::builder::run::direct;
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
 /// precompiled preamble.
@@ -195,7 +196,10 @@ impl Runner<'_> {
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
         if !depfile.is_file() {
-            let deps_only = job.deps_only.map_paths(|p| private.map(p));
+            let deps_only = job
+                .deps_only
+                .map_paths(|p| private.map(p))
+                .with_tmpdir(private.dir);
             let _ = self
                 .exec
                 .exec(&deps_only, &job.arch, Some(&job.source), None);
@@ -256,11 +260,13 @@ impl Runner<'_> {
         let mut stderr = Vec::new();
         let mut used_pch = false;
         for (i, step) in job.steps.iter().enumerate() {
-            let cmd = step.map_paths(|p| private.map(p));
+            let cmd = step.map_paths(|p| private.map(p)).with_tmpdir(private.dir);
             let printed = if i == 0 {
                 let with_pch = pch.map(|p| pch::compile_with_pch(job, p));
-                let with_pch = with_pch.map(|c| c.map_paths(|p| private.map(p)));
-                let (printed, used) = self.first_step(job, &cmd, with_pch.as_ref(), depfile);
+                let with_pch =
+                    with_pch.map(|c| c.map_paths(|p| private.map(p)).with_tmpdir(private.dir));
+                let (printed, used) =
+                    self.first_step(job, &cmd, with_pch.as_ref(), private, depfile);
                 used_pch = used;
                 printed
             } else {
@@ -302,23 +308,75 @@ impl Runner<'_> {
         job: &CompileJob,
         cmd: &Command,
         with_pch: Option<&Command>,
+        private: &Private<'_>,
         depfile: &Path,
     ) -> (Result<Vec<String>, Error>, bool) {
         if let Some(with_pch) = with_pch {
-            match self
-                .exec
-                .exec(with_pch, &job.arch, Some(&job.source), Some(depfile))
-            {
+            let printed = match self.direct_commands(job, with_pch, private, depfile) {
+                Some(cmds) => self.run_direct(job, &cmds, depfile),
+                None => self
+                    .exec
+                    .exec(with_pch, &job.arch, Some(&job.source), Some(depfile)),
+            };
+            match printed {
                 Ok(printed) if printed.is_empty() => return (Ok(printed), true),
                 Err(Error::Stopped) => return (Err(Error::Stopped), false),
                 _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
                 _ => {}
             }
         }
+        if let Some(cmds) = self.direct_commands(job, cmd, private, depfile) {
+            match self.run_direct(job, &cmds, depfile) {
+                Ok(printed) => return (Ok(printed), false),
+                Err(e @ (Error::Stopped | Error::CompileTimedOut { .. })) => {
+                    return (Err(e), false);
+                }
+                _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
+                // The driver runs it again and says why it fails.
+                Err(_) => {}
+            }
+        }
         let printed = self
             .exec
             .exec_launched(cmd, &job.arch, &job.source, depfile);
         (printed, false)
+    }
+
+    /// The commands a HIP device compile's driver would run (cc1, then lld), to run without
+    /// it ([`crate::builder::run::direct`]); `None` for any other compile, one with a launcher,
+    /// or one whose driver said anything else.
+    fn direct_commands(
+        &self,
+        job: &CompileJob,
+        cmd: &Command,
+        private: &Private<'_>,
+        depfile: &Path,
+    ) -> Option<Vec<Command>> {
+        if self.lang != Language::Hip || job.rdc || job.arch.is_host() || job.steps.len() != 1 {
+            return None;
+        }
+        let holes = direct::Holes::of(cmd, &job.source, depfile, private.dir)?;
+        let env = self.lookups.env_of(cmd);
+        let (p, cache_dir) = (self.exec.processes, self.exec.cache_dir);
+        self.direct
+            .commands(p, cache_dir, self.tc.identity, &env, cmd, &holes)
+    }
+
+    /// Runs a driver's commands in order: what they printed.
+    fn run_direct(
+        &self,
+        job: &CompileJob,
+        cmds: &[Command],
+        depfile: &Path,
+    ) -> Result<Vec<String>, Error> {
+        let mut printed = Vec::new();
+        for c in cmds {
+            printed.extend(
+                self.exec
+                    .exec(c, &job.arch, Some(&job.source), Some(depfile))?,
+            );
+        }
+        Ok(printed)
     }
 
     /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers

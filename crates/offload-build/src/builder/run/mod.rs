@@ -4,6 +4,7 @@
 pub(crate) mod built;
 pub(crate) mod check;
 pub(crate) mod context;
+pub(crate) mod direct;
 pub(crate) mod exec;
 pub(crate) mod job;
 pub(crate) mod link;

@@ -23,6 +23,7 @@ use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
 use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
+use crate::builder::run::direct::Direct;
 use crate::builder::run::exec::Executor;
 use crate::builder::run::job::JobOut;
 use crate::builder::run::link::Linked;
@@ -104,6 +105,7 @@ fn run_jobs(
             background: AtomicUsize::new(0),
             helped: Mutex::new(BTreeMap::new()),
         },
+        direct: Direct::new(settings.direct),
     };
     let mut counter = Counter::new(settings);
     let mut outs = runner.compiles(settings, &mut counter)?;
