@@ -8,8 +8,8 @@
 //! with a PCH (`benches/make_style.sh`).
 //!
 //! What the driver prints depends on the compile through a few values only: the source, its
-//! file name (`-main-file-name`), the output, the depfile, `-cuid=`, `-preamble-bytes=` and
-//! the driver's temporary object. A [`Template`] is what it printed with those values left
+//! file name (`-main-file-name`), the output, the depfile, `-cuid=`, the PCH and
+//! `-preamble-bytes=`, and the driver's temporary object. A [`Template`] is what it printed with those values left
 //! open ([`Arg`]); it is kept in the cache directory under a key over the compiler, the
 //! working directory, the compiler's variables and every other argument, so that the sources
 //! of a project (and the builds `make -j` runs) share one `-###` per architecture. A template
@@ -25,6 +25,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use crate::builder::command::{Command, Domain, KeyBuilder, relative_arg};
 use crate::builder::fs;
@@ -49,6 +50,8 @@ pub(crate) enum Arg {
     Cuid,
     /// `-preamble-bytes=<n>,<m>` (with a PCH).
     Preamble,
+    /// The PCH (`-include-pch <file>`): the sources of every family share one template.
+    Pch,
 }
 
 /// The commands a driver runs for a compile, with the compile's own values left open.
@@ -69,6 +72,7 @@ pub(crate) struct Holes {
     pub(crate) dep: String,
     pub(crate) cuid: Option<String>,
     pub(crate) preamble: Option<String>,
+    pub(crate) pch: Option<String>,
     /// Where cc1's object goes (in the job's private directory).
     pub(crate) tmp: String,
 }
@@ -83,8 +87,7 @@ impl Holes {
         depfile: &Path,
         private: &Path,
     ) -> Option<Holes> {
-        let dir = cmd.dir.clone().unwrap_or_default();
-        let spelled = |p: &Path| relative_arg(p.as_os_str(), &dir).into_string().ok();
+        let spelled = |p: &Path| spelled(cmd, p.as_os_str()).into_string().ok();
         let src_name = source.file_name()?.to_str()?.to_string();
         let mut h = Holes {
             src: spelled(source)?,
@@ -93,15 +96,23 @@ impl Holes {
             dep: spelled(depfile)?,
             cuid: None,
             preamble: None,
+            pch: None,
             tmp: private
                 .join(format!("{src_name}.direct.o"))
                 .into_os_string()
                 .into_string()
                 .ok()?,
         };
-        for a in cmd.args() {
-            let a = a.to_str()?;
-            if a.starts_with("-cuid=") {
+        let args: Vec<&str> = cmd
+            .args()
+            .iter()
+            .map(|a| a.to_str())
+            .collect::<Option<_>>()?;
+        for (i, &a) in args.iter().enumerate() {
+            if a == "-include-pch" {
+                let next = args[i + 1..].iter().find(|n| **n != "-Xclang")?;
+                h.pch = Some(spelled(Path::new(next))?);
+            } else if a.starts_with("-cuid=") {
                 h.cuid = Some(a.to_string());
             } else if a.starts_with("-preamble-bytes=") {
                 h.preamble = Some(a.to_string());
@@ -112,11 +123,10 @@ impl Holes {
 
     /// The driver's arguments with the holes named: what the template's key is made of.
     fn driver_args(&self, cmd: &Command) -> Option<Vec<Arg>> {
-        let dir = cmd.dir.clone().unwrap_or_default();
         cmd.args()
             .iter()
             .map(|a| {
-                let a = relative_arg(a, &dir).into_string().ok()?;
+                let a = spelled(cmd, a).into_string().ok()?;
                 Some(self.named(&a, false).unwrap_or(Arg::Lit(a)))
             })
             .collect()
@@ -131,6 +141,7 @@ impl Holes {
             _ if a == self.dep => Arg::Dep,
             _ if self.cuid.as_deref() == Some(a) => Arg::Cuid,
             _ if self.preamble.as_deref() == Some(a) => Arg::Preamble,
+            _ if self.pch.as_deref() == Some(a) => Arg::Pch,
             _ => return None,
         })
     }
@@ -146,7 +157,16 @@ impl Holes {
             Arg::Tmp => &self.tmp,
             Arg::Cuid => self.cuid.as_deref()?,
             Arg::Preamble => self.preamble.as_deref()?,
+            Arg::Pch => self.pch.as_deref()?,
         })
+    }
+}
+
+/// `a` as `cmd` passes it to its program ([`Command::to_command`]: relative to its directory).
+fn spelled(cmd: &Command, a: &std::ffi::OsStr) -> OsString {
+    match &cmd.dir {
+        Some(dir) => relative_arg(a, dir),
+        None => a.to_os_string(),
     }
 }
 
@@ -223,7 +243,8 @@ pub(crate) fn template_of(printed: &[Vec<String>], h: &Holes, driver: &[Arg]) ->
                 None if *a == tmp => Arg::Tmp,
                 None => {
                     let left = [&h.src, &h.out, &h.dep, &h.src_name]
-                        .iter()
+                        .into_iter()
+                        .chain(&h.pch)
                         .any(|v| a.contains(v.as_str()))
                         || a.starts_with("-cuid=")
                         || a.starts_with("-preamble-bytes=")
@@ -336,6 +357,7 @@ pub(crate) fn from_text(s: &str) -> Option<Template> {
                 "Tmp" => Arg::Tmp,
                 "Cuid" => Arg::Cuid,
                 "Preamble" => Arg::Preamble,
+                "Pch" => Arg::Pch,
                 _ => return None,
             },
             _ => return None,
@@ -344,6 +366,14 @@ pub(crate) fn from_text(s: &str) -> Option<Template> {
     }
     Some(Template { cmds, stamp })
 }
+
+/// Variables the driver reads besides the compiler's ([`crate::builder::env::read_by_compiler`]):
+/// in a template's key.
+const DRIVER_VARS: [&str; 4] = ["PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX", "LIBRARY_PATH"];
+
+/// How long the driver may take to print its commands (it runs none): a compiler that hangs
+/// is then compiled through, under the compile timeout.
+const ASK_LIMIT: Duration = Duration::from_secs(20);
 
 /// The templates of one build: found in memory, in the cache directory, or asked of the
 /// driver.
@@ -364,12 +394,11 @@ impl Direct {
     }
 
     /// The commands to run instead of `cmd` (a HIP device compile without launcher, with
-    /// `env` the compiler's variables and `identity` the compiler's): `None` when the driver
-    /// should run it.
+    /// `env` the compiler's variables and `identity` the compiler's; `timeout`, the compile
+    /// timeout, also bounds the driver's `-###`): `None` when the driver should run it.
     pub(crate) fn commands(
         &self,
-        p: &Processes,
-        cache_dir: &Path,
+        (p, cache_dir, timeout): (&Processes, &Path, Option<Duration>),
         identity: u128,
         env: &[(OsString, OsString)],
         cmd: &Command,
@@ -384,6 +413,12 @@ impl Direct {
         k.os(cmd.dir.as_deref().unwrap_or(Path::new("")));
         for (n, v) in env {
             k.os(n).os(v);
+        }
+        // What else the driver reads: where it looks for programs (lld) and libraries.
+        for n in DRIVER_VARS {
+            let set = cmd.env.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+            let v = set.unwrap_or_else(|| std::env::var_os(n));
+            k.str(n).os(v.unwrap_or_default());
         }
         for a in &driver {
             match a {
@@ -400,7 +435,7 @@ impl Direct {
                 .or_default(),
         );
         let t = slot
-            .get_or_init(|| load_or_ask(p, cache_dir, key, cmd, holes, &driver))
+            .get_or_init(|| load_or_ask((p, cache_dir, timeout), key, cmd, holes, &driver))
             .as_ref()?;
         t.cmds
             .iter()
@@ -420,8 +455,7 @@ impl Direct {
 /// The template kept under `key` when its stamp still holds, else the driver's (kept for the
 /// next build; a refusal is kept too, so that the driver is not asked at every compile).
 fn load_or_ask(
-    p: &Processes,
-    cache_dir: &Path,
+    (p, cache_dir, timeout): (&Processes, &Path, Option<Duration>),
     key: u128,
     cmd: &Command,
     holes: &Holes,
@@ -438,7 +472,8 @@ fn load_or_ask(
     }
     let mut ask = cmd.clone();
     ask.add_arg("-###");
-    let out = process::run(p, &mut ask.to_command(), None).ok()?;
+    let limit = timeout.map_or(ASK_LIMIT, |t| t.min(ASK_LIMIT));
+    let out = process::run(p, &mut ask.to_command(), Some(limit)).ok()?;
     if !out.status.success() {
         return None; // the compile runs through the driver, which says why
     }
@@ -467,6 +502,7 @@ mod tests {
             dep: "c/.job-1/k-gfx90a-1.d".into(),
             cuid: Some("-cuid=abc".into()),
             preamble: None,
+            pch: None,
             tmp: "/w/c/.job-1/k.hip.direct.o".into(),
         }
     }
@@ -508,6 +544,31 @@ InstalledDir: /usr/bin\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-main-file-na
         assert!(parse_commands(&warned).is_none());
         let in_process = PRINTED.replace("\"src/k.hip\"\n", "\"src/k.hip\" (in-process)\n");
         assert!(parse_commands(&in_process).is_none());
+    }
+
+    /// The PCH a compile includes is a hole too: the families of a project share a template.
+    #[test]
+    fn the_pch_is_left_open() {
+        let with_pch = PRINTED.replace(
+            "\"-x\" \"hip\"",
+            "\"-include-pch\" \"c/pre-gfx90a-1.pch\" \"-preamble-bytes=29,1\" \"-x\" \"hip\"",
+        );
+        let printed = parse_commands(&with_pch).unwrap();
+        let mut h = holes();
+        h.pch = Some("c/pre-gfx90a-1.pch".into());
+        h.preamble = Some("-preamble-bytes=29,1".into());
+        let t = template_of(&printed, &h, &[]).unwrap();
+        let cc1 = &t.cmds[0].1;
+        assert!(
+            cc1.contains(&Arg::Pch) && cc1.contains(&Arg::Preamble),
+            "{cc1:?}"
+        );
+        assert_eq!(from_text(&to_text(&t).unwrap()).unwrap(), t);
+        // Not known as the PCH: no template (the path would be kept for other families).
+        h.pch = None;
+        h.src_name = "other.hip".into();
+        let t = template_of(&printed, &h, &[]);
+        assert!(t.is_none_or(|t| t.cmds[0].1.contains(&Arg::Lit("c/pre-gfx90a-1.pch".into()))));
     }
 
     /// A value of the compile the template would keep (a derived `-cuid`, the source named in

@@ -357,9 +357,9 @@ impl Runner<'_> {
         }
         let holes = direct::Holes::of(cmd, &job.source, depfile, private.dir)?;
         let env = self.lookups.env_of(cmd);
-        let (p, cache_dir) = (self.exec.processes, self.exec.cache_dir);
+        let run = (self.exec.processes, self.exec.cache_dir, self.exec.timeout);
         self.direct
-            .commands(p, cache_dir, self.tc.identity, &env, cmd, &holes)
+            .commands(run, self.tc.identity, &env, cmd, &holes)
     }
 
     /// Runs a driver's commands in order: what they printed.
