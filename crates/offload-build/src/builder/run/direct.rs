@@ -66,15 +66,25 @@ pub(crate) struct Template {
 /// The values of one compile a template leaves open, as its command spells them.
 #[derive(Clone, Debug)]
 pub(crate) struct Holes {
+    /// The source.
     pub(crate) src: String,
+    /// The source's file name.
     pub(crate) src_name: String,
+    /// The code object the compile writes.
     pub(crate) out: String,
+    /// The depfile.
     pub(crate) dep: String,
+    /// `-cuid=<value>`, when given.
     pub(crate) cuid: Option<String>,
+    /// `-preamble-bytes=<n>,<m>`, with a PCH.
     pub(crate) preamble: Option<String>,
+    /// The PCH, with one.
     pub(crate) pch: Option<String>,
     /// Where cc1's object goes (in the job's private directory).
     pub(crate) tmp: String,
+    /// The name of the job's private directory: a template that names it anywhere (a make
+    /// target escaped from the output's path) would carry this job's paths to others.
+    pub(crate) private_name: String,
 }
 
 impl Holes {
@@ -97,6 +107,7 @@ impl Holes {
             cuid: None,
             preamble: None,
             pch: None,
+            private_name: private.file_name()?.to_str()?.to_string(),
             tmp: private
                 .join(format!("{src_name}.direct.o"))
                 .into_os_string()
@@ -175,17 +186,13 @@ fn spelled(cmd: &Command, a: &std::ffi::OsStr) -> OsString {
 /// anything else than its four header lines and the commands (a warning).
 pub(crate) fn parse_commands(printed: &str) -> Option<Vec<Vec<String>>> {
     let mut cmds = Vec::new();
-    for line in printed.lines() {
+    for (n, line) in printed.lines().enumerate() {
         let Some(rest) = line.strip_prefix(" \"") else {
-            let header = line.contains("clang version")
-                || [
-                    "Target:",
-                    "Thread model:",
-                    "InstalledDir:",
-                    "Configuration file:",
-                ]
-                .iter()
-                .any(|h| line.starts_with(h));
+            // A configuration file is not accepted: its content is in no key or stamp.
+            let header = (n == 0 && line.contains("clang version "))
+                || ["Target:", "Thread model:", "InstalledDir:"]
+                    .iter()
+                    .any(|h| line.starts_with(h));
             if header || line.trim().is_empty() {
                 continue;
             }
@@ -219,7 +226,12 @@ pub(crate) fn parse_commands(printed: &str) -> Option<Vec<Vec<String>>> {
 /// The template of `printed` (the driver's commands for a compile with the values `h`): cc1,
 /// then lld; `None` when they are not those two or a value of the compile is left in another
 /// argument.
-pub(crate) fn template_of(printed: &[Vec<String>], h: &Holes, driver: &[Arg]) -> Option<Template> {
+pub(crate) fn template_of(
+    printed: &[Vec<String>],
+    h: &Holes,
+    driver: &[Arg],
+    dir: Option<&Path>,
+) -> Option<Template> {
     let [cc1, link] = printed else {
         return None;
     };
@@ -242,7 +254,7 @@ pub(crate) fn template_of(printed: &[Vec<String>], h: &Holes, driver: &[Arg]) ->
                 Some(hole) => hole,
                 None if *a == tmp => Arg::Tmp,
                 None => {
-                    let left = [&h.src, &h.out, &h.dep, &h.src_name]
+                    let left = [&h.src, &h.out, &h.dep, &h.src_name, &h.private_name]
                         .into_iter()
                         .chain(&h.pch)
                         .any(|v| a.contains(v.as_str()))
@@ -259,15 +271,15 @@ pub(crate) fn template_of(printed: &[Vec<String>], h: &Holes, driver: &[Arg]) ->
         }
         cmds.push((cmd[0].clone(), args));
     }
-    let stamp = stamp(&cmds, driver);
+    let stamp = stamp(&cmds, driver, dir);
     Some(Template { cmds, stamp })
 }
 
 /// The stamp of the paths a template names that its driver arguments do not (what the driver
 /// found: its programs, the device libraries, the include directories), each with every
-/// directory above it: their canonical paths, sizes and modification times, or that they are
-/// missing.
-pub(crate) fn stamp(cmds: &[(String, Vec<Arg>)], driver: &[Arg]) -> u128 {
+/// directory above it, and the GCC installations beside the one it took: their canonical
+/// paths, sizes and modification times, or that they are missing.
+pub(crate) fn stamp(cmds: &[(String, Vec<Arg>)], driver: &[Arg], dir: Option<&Path>) -> u128 {
     let mut paths = BTreeSet::new();
     let literal = |s: &str| driver.iter().any(|d| *d == Arg::Lit(s.to_string()));
     for (program, args) in cmds {
@@ -283,7 +295,9 @@ pub(crate) fn stamp(cmds: &[(String, Vec<Arg>)], driver: &[Arg]) -> u128 {
                 Some(at) if !s.starts_with('/') => &s[at + 1..],
                 _ => s,
             };
-            if !path.starts_with('/') {
+            // The working directory's paths are the key's (`-fcoverage-compilation-dir=`), and
+            // its modification time changes with every output written there.
+            if !path.starts_with('/') || dir.is_some_and(|d| Path::new(path).starts_with(d)) {
                 continue;
             }
             let mut p = Some(Path::new(path));
@@ -301,6 +315,21 @@ pub(crate) fn stamp(cmds: &[(String, Vec<Arg>)], driver: &[Arg]) -> u128 {
     for p in &canonical {
         if k.file_stamp(p).is_err() {
             k.os(p).u64(u64::MAX);
+        }
+        // The driver takes the newest GCC installation that has its files: the version
+        // directories beside the one it took count too (a `crtbegin.o` installed into one
+        // changes that directory alone).
+        let gcc = p.parent().and_then(Path::file_name);
+        if gcc.is_some_and(|n| n == "gcc" || n == "gcc-cross") {
+            let mut versions: Vec<PathBuf> = std::fs::read_dir(p)
+                .map(|rd| rd.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            versions.sort();
+            for v in &versions {
+                if k.file_stamp(v).is_err() {
+                    k.os(v).u64(u64::MAX);
+                }
+            }
         }
     }
     k.finish()
@@ -369,7 +398,21 @@ pub(crate) fn from_text(s: &str) -> Option<Template> {
 
 /// Variables the driver reads besides the compiler's ([`crate::builder::env::read_by_compiler`]):
 /// in a template's key.
-const DRIVER_VARS: [&str; 4] = ["PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX", "LIBRARY_PATH"];
+const DRIVER_VARS: [&str; 13] = [
+    "PATH",
+    "COMPILER_PATH",
+    "GCC_EXEC_PREFIX",
+    "LIBRARY_PATH",
+    "CLANG_NO_DEFAULT_CONFIG",
+    "CC_PRINT_HEADERS",
+    "CC_PRINT_HEADERS_FILE",
+    "CC_LOG_DIAGNOSTICS",
+    "CC_LOG_DIAGNOSTICS_FILE",
+    "CC_PRINT_OPTIONS",
+    "CC_PRINT_OPTIONS_FILE",
+    "CC_PRINT_PROC_STAT",
+    "CC_PRINT_PROC_STAT_FILE",
+];
 
 /// How long the driver may take to print its commands (it runs none): a compiler that hangs
 /// is then compiled through, under the compile timeout.
@@ -466,7 +509,9 @@ fn load_or_ask(
         if text == "none\n" {
             return None;
         }
-        if let Some(t) = from_text(&text).filter(|t| stamp(&t.cmds, driver) == t.stamp) {
+        if let Some(t) =
+            from_text(&text).filter(|t| stamp(&t.cmds, driver, cmd.dir.as_deref()) == t.stamp)
+        {
             return Some(t);
         }
     }
@@ -477,11 +522,35 @@ fn load_or_ask(
     if !out.status.success() {
         return None; // the compile runs through the driver, which says why
     }
-    let t = parse_commands(&String::from_utf8_lossy(&out.stderr))
-        .and_then(|printed| template_of(&printed, holes, driver));
+    let t = String::from_utf8(out.stderr)
+        .ok()
+        .and_then(|printed| parse_commands(&printed))
+        .and_then(|printed| template_of(&printed, holes, driver, cmd.dir.as_deref()))
+        .filter(|t| runs_itself(cmd, t) && paths_kept(cmd, t));
     let text = t.as_ref().and_then(to_text);
     let _ = fs::write_atomic(&file, text.as_deref().unwrap_or("none\n").as_bytes());
     t.filter(|_| text.is_some())
+}
+
+/// Whether the driver's cc1 is the compiler itself (its canonical path): a wrapper script or a
+/// `ccache` link named like the compiler would be skipped by the template's commands, and what
+/// it does at each call with them.
+fn runs_itself(cmd: &Command, t: &Template) -> bool {
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let compiler = canonical(&cmd.program);
+    compiler.is_some() && t.cmds.first().map(|(p, _)| canonical(Path::new(p))) == Some(compiler)
+}
+
+/// Whether every argument the template keeps is passed as it is ([`Command::to_command`]
+/// spells the paths under the working directory relatively: a toolchain inside the project
+/// would be named otherwise than the driver named it).
+fn paths_kept(cmd: &Command, t: &Template) -> bool {
+    t.cmds.iter().all(|(_, args)| {
+        args.iter().all(|a| match a {
+            Arg::Lit(l) => spelled(cmd, l.as_ref()) == OsString::from(l),
+            _ => true,
+        })
+    })
 }
 
 /// Whether `a` is an argument a template can name (for the tests).
@@ -504,6 +573,7 @@ mod tests {
             preamble: None,
             pch: None,
             tmp: "/w/c/.job-1/k.hip.direct.o".into(),
+            private_name: ".job-1".into(),
         }
     }
 
@@ -522,7 +592,7 @@ InstalledDir: /usr/bin\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-main-file-na
         assert_eq!(printed.len(), 2);
         assert_eq!(printed[0][9], "-D");
         assert_eq!(printed[0][10], "Q=\"x\\y$\"");
-        let t = template_of(&printed, &holes(), &[]).unwrap();
+        let t = template_of(&printed, &holes(), &[], None).unwrap();
         let cc1 = &t.cmds[0].1;
         assert_eq!(cc1[1], Arg::Lit("-main-file-name".into()));
         assert_eq!(
@@ -557,7 +627,7 @@ InstalledDir: /usr/bin\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-main-file-na
         let mut h = holes();
         h.pch = Some("c/pre-gfx90a-1.pch".into());
         h.preamble = Some("-preamble-bytes=29,1".into());
-        let t = template_of(&printed, &h, &[]).unwrap();
+        let t = template_of(&printed, &h, &[], None).unwrap();
         let cc1 = &t.cmds[0].1;
         assert!(
             cc1.contains(&Arg::Pch) && cc1.contains(&Arg::Preamble),
@@ -567,7 +637,7 @@ InstalledDir: /usr/bin\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-main-file-na
         // Not known as the PCH: no template (the path would be kept for other families).
         h.pch = None;
         h.src_name = "other.hip".into();
-        let t = template_of(&printed, &h, &[]);
+        let t = template_of(&printed, &h, &[], None);
         assert!(t.is_none_or(|t| t.cmds[0].1.contains(&Arg::Lit("c/pre-gfx90a-1.pch".into()))));
     }
 
@@ -578,15 +648,31 @@ InstalledDir: /usr/bin\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-main-file-na
         let printed = parse_commands(PRINTED).unwrap();
         let mut h = holes();
         h.cuid = None; // the driver derived one from the source
-        assert!(template_of(&printed, &h, &[]).is_none());
+        assert!(template_of(&printed, &h, &[], None).is_none());
         let mut other = printed.clone();
         other[0].push("-dwarf-debug-flags=clang src/k.hip".into());
-        assert!(template_of(&other, &holes(), &[]).is_none());
+        assert!(template_of(&other, &holes(), &[], None).is_none());
+        // A make target escaped from the output's path (a space in it) names the job's
+        // directory: it would carry this job's output to the next.
+        let mut escaped = printed.clone();
+        escaped[0][8] = "c/.job-1/k\\ gfx90a-1.o".into();
+        assert!(template_of(&escaped, &holes(), &[], None).is_none());
+        // A configuration file, or a version line that is not the first, is refused.
+        let config = PRINTED.replace(
+            "Thread model",
+            "Configuration file: /etc/c.cfg\nThread model",
+        );
+        assert!(parse_commands(&config).is_none());
+        let late = PRINTED.replace(
+            "Thread model: posix",
+            "Thread model: posix\nclang version 2",
+        );
+        assert!(parse_commands(&late).is_none());
         let mut three = printed.clone();
         three.push(vec!["/usr/bin/true".into()]);
-        assert!(template_of(&three, &holes(), &[]).is_none());
+        assert!(template_of(&three, &holes(), &[], None).is_none());
         let one = vec![printed[0].clone()];
-        assert!(template_of(&one, &holes(), &[]).is_none());
+        assert!(template_of(&one, &holes(), &[], None).is_none());
     }
 
     /// The stamp follows the paths the driver found and the directories above them: a new
@@ -602,25 +688,44 @@ InstalledDir: /usr/bin\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-main-file-na
             "/usr/bin/true".to_string(),
             vec![Arg::Lit("-internal-isystem".into()), Arg::Lit(isys.clone())],
         )];
-        let before = stamp(&cmds, &[]);
-        assert_eq!(stamp(&cmds, &[]), before);
+        let before = stamp(&cmds, &[], None);
+        assert_eq!(stamp(&cmds, &[], None), before);
         // A newer gcc installed beside it: the driver might choose it.
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::create_dir(d.path().join("gcc/x86_64-linux-gnu/13")).unwrap();
-        let after = stamp(&cmds, &[]);
+        let after = stamp(&cmds, &[], None);
         assert_ne!(after, before);
+        // Its start files installed: that directory alone changes.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(d.path().join("gcc/x86_64-linux-gnu/13/crtbegin.o"), b"").unwrap();
+        assert_ne!(stamp(&cmds, &[], None), after);
         // The same path given to the driver is the user's: not stamped.
         let given = [Arg::Lit(isys)];
-        let mine = stamp(&cmds, &given);
+        let mine = stamp(&cmds, &given, None);
         std::fs::create_dir(d.path().join("gcc/x86_64-linux-gnu/14")).unwrap();
-        assert_eq!(stamp(&cmds, &given), mine);
+        assert_eq!(stamp(&cmds, &given, None), mine);
+        // The working directory (`-fcoverage-compilation-dir=`) is the key's, not stamped:
+        // outputs are written there.
+        let cwd = d.path().join("project");
+        std::fs::create_dir(&cwd).unwrap();
+        let with_cwd = vec![(
+            "/usr/bin/true".to_string(),
+            vec![Arg::Lit(format!(
+                "-fcoverage-compilation-dir={}",
+                cwd.display()
+            ))],
+        )];
+        let clean = stamp(&with_cwd, &[], Some(&cwd));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(cwd.join("lib.a"), b"").unwrap();
+        assert_eq!(stamp(&with_cwd, &[], Some(&cwd)), clean);
     }
 
     /// A template's commands, filled for another source: its values in the holes.
     #[test]
     fn a_template_is_filled_with_another_compiles_values() {
         let printed = parse_commands(PRINTED).unwrap();
-        let t = template_of(&printed, &holes(), &[]).unwrap();
+        let t = template_of(&printed, &holes(), &[], None).unwrap();
         let mut h = holes();
         h.src = "src/other.hip".into();
         h.src_name = "other.hip".into();
