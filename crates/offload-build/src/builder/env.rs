@@ -180,6 +180,22 @@ impl<'a> Env<'a> {
         value.filter(|v| !v.is_empty())
     }
 
+    /// The values of `names` the compiles see, for a key alone: no rerun directive (they
+    /// choose how a compile runs, as [`crate::builder::run::direct`]'s driver variables, not
+    /// what it writes).
+    pub(crate) fn peek(&self, names: &[&str]) -> Vec<(OsString, OsString)> {
+        names
+            .iter()
+            .filter_map(|&n| {
+                let value = match self.overrides.get(OsStr::new(n)) {
+                    Some(v) => v.clone(),
+                    None => std::env::var_os(n),
+                };
+                value.map(|v| (OsString::from(n), v))
+            })
+            .collect()
+    }
+
     /// As [`Env::get_os`], as UTF-8 text (a non-UTF-8 value counts as unset), trimmed.
     pub(crate) fn get(&self, name: &str) -> Option<String> {
         self.get_os(name)

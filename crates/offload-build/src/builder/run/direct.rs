@@ -398,7 +398,7 @@ pub(crate) fn from_text(s: &str) -> Option<Template> {
 
 /// Variables the driver reads besides the compiler's ([`crate::builder::env::read_by_compiler`]):
 /// in a template's key.
-const DRIVER_VARS: [&str; 13] = [
+pub(crate) const DRIVER_VARS: [&str; 13] = [
     "PATH",
     "COMPILER_PATH",
     "GCC_EXEC_PREFIX",
@@ -423,15 +423,19 @@ const ASK_LIMIT: Duration = Duration::from_secs(20);
 pub(crate) struct Direct {
     /// Off (`OFFLOAD_BUILD_DIRECT=0`): every compile runs through the driver.
     enabled: bool,
+    /// The [`DRIVER_VARS`] that are set, with their values.
+    driver_vars: Vec<(OsString, OsString)>,
     /// Per key, the template once known (the jobs of one key wait for the first to ask).
     memo: Mutex<HashMap<u128, Arc<OnceLock<Option<Template>>>>>,
 }
 
 impl Direct {
-    /// The templates of a build, none found yet; `enabled`: whether they are used.
-    pub(crate) fn new(enabled: bool) -> Direct {
+    /// The templates of a build, none found yet; `enabled`: whether they are used;
+    /// `driver_vars`: the [`DRIVER_VARS`] that are set.
+    pub(crate) fn new(enabled: bool, driver_vars: Vec<(OsString, OsString)>) -> Direct {
         Direct {
             enabled,
+            driver_vars,
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -458,10 +462,8 @@ impl Direct {
             k.os(n).os(v);
         }
         // What else the driver reads: where it looks for programs (lld) and libraries.
-        for n in DRIVER_VARS {
-            let set = cmd.env.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-            let v = set.unwrap_or_else(|| std::env::var_os(n));
-            k.str(n).os(v.unwrap_or_default());
+        for (n, v) in &self.driver_vars {
+            k.os(n).os(v);
         }
         for a in &driver {
             match a {

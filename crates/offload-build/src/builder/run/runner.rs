@@ -23,7 +23,7 @@ use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
 use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
-use crate::builder::run::direct::Direct;
+use crate::builder::run::direct::{DRIVER_VARS, Direct};
 use crate::builder::run::exec::Executor;
 use crate::builder::run::job::JobOut;
 use crate::builder::run::link::Linked;
@@ -105,7 +105,7 @@ fn run_jobs(
             background: AtomicUsize::new(0),
             helped: Mutex::new(BTreeMap::new()),
         },
-        direct: Direct::new(settings.direct),
+        direct: Direct::new(settings.direct, env.peek(&DRIVER_VARS)),
     };
     let mut counter = Counter::new(settings);
     let mut outs = runner.compiles(settings, &mut counter)?;
