@@ -63,11 +63,12 @@ step clippy-cuda-kernels env VIRTUAL_ENV="$NVIDIA_VENV" \
 # The configuration a user gets (background PCHs on, `CI` unset) is the one the suite covers:
 # under CI, the PCH and cache tests run with `CI` removed, as a person runs them (and not a
 # second time with it: each of their builds sets or removes `CI` itself).
+# --no-fail-fast: a failing unit test does not hide the integration tests' verdicts.
 if [[ -n "${CI:-}" ]]; then
-    step tests cargo test --all-targets -- --skip pch:: --skip cache_faults::
-    step tests-without-ci env -u CI cargo test --all-targets -- pch:: cache_faults::
+    step tests cargo test --all-targets --no-fail-fast -- --skip pch:: --skip cache_faults::
+    step tests-without-ci env -u CI cargo test --all-targets --no-fail-fast -- pch:: cache_faults::
 else
-    step tests cargo test --all-targets
+    step tests cargo test --all-targets --no-fail-fast
 fi
 step doctests cargo test --doc
 step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels --exclude cuda-launch \

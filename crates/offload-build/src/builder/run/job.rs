@@ -362,7 +362,8 @@ impl Runner<'_> {
             .commands(run, self.tc.identity, &env, cmd, &holes)
     }
 
-    /// Runs a driver's commands in order: what they printed.
+    /// Runs a driver's commands in order: what they printed. A timeout names the user's
+    /// compiler, as the driver's run would.
     fn run_direct(
         &self,
         job: &CompileJob,
@@ -371,10 +372,23 @@ impl Runner<'_> {
     ) -> Result<Vec<String>, Error> {
         let mut printed = Vec::new();
         for c in cmds {
-            printed.extend(
-                self.exec
-                    .exec(c, &job.arch, Some(&job.source), Some(depfile))?,
-            );
+            let out = self
+                .exec
+                .exec(c, &job.arch, Some(&job.source), Some(depfile));
+            printed.extend(out.map_err(|e| match e {
+                Error::CompileTimedOut {
+                    program: _,
+                    arch,
+                    source,
+                    timeout,
+                } => Error::CompileTimedOut {
+                    program: crate::builder::command::quoted_program(&job.steps[0]),
+                    arch,
+                    source,
+                    timeout,
+                },
+                other => other,
+            })?);
         }
         Ok(printed)
     }
