@@ -135,10 +135,16 @@ impl Command {
         }
     }
 
+    /// The same command run in a job's private directory `dir`: its paths mapped by `f`
+    /// ([`Command::map_paths`]) and its temporary files there ([`Command::with_tmpdir`]).
+    pub(crate) fn in_private(&self, dir: &Path, f: impl Fn(&Path) -> Option<PathBuf>) -> Command {
+        self.map_paths(f).with_tmpdir(dir)
+    }
+
     /// The same command with its temporary files (`TMPDIR`) in `dir`, a job's private
     /// directory: removed with it, so that what a compiler leaves there (clang 15 keeps an
     /// empty directory per architecture and compile in `/tmp`) goes too.
-    pub(crate) fn with_tmpdir(mut self, dir: &Path) -> Command {
+    fn with_tmpdir(mut self, dir: &Path) -> Command {
         self.env.retain(|(k, _)| k != "TMPDIR");
         self.env.push((
             OsString::from("TMPDIR"),

@@ -173,11 +173,15 @@ impl<'a> Env<'a> {
         if !set_by_cargo(name) {
             self.out.push(format!("rerun-if-env-changed={name}"));
         }
-        let value = match self.overrides.get(OsStr::new(name)) {
+        self.value(name).filter(|v| !v.is_empty())
+    }
+
+    /// The variable's value: [`Build::env`](crate::builder::Build::env)'s over the process's.
+    fn value(&self, name: &str) -> Option<OsString> {
+        match self.overrides.get(OsStr::new(name)) {
             Some(v) => v.clone(),
             None => std::env::var_os(name),
-        };
-        value.filter(|v| !v.is_empty())
+        }
     }
 
     /// The values of `names` the compiles see, for a key alone: no rerun directive (they
@@ -186,13 +190,7 @@ impl<'a> Env<'a> {
     pub(crate) fn peek(&self, names: &[&str]) -> Vec<(OsString, OsString)> {
         names
             .iter()
-            .filter_map(|&n| {
-                let value = match self.overrides.get(OsStr::new(n)) {
-                    Some(v) => v.clone(),
-                    None => std::env::var_os(n),
-                };
-                value.map(|v| (OsString::from(n), v))
-            })
+            .filter_map(|&n| self.value(n).map(|v| (OsString::from(n), v)))
             .collect()
     }
 

@@ -119,7 +119,7 @@ impl Lifecycle<'_> {
         let stderr_path = dir.join(BACKGROUND_STDERR);
         let stderr = std::fs::File::create(&stderr_path)
             .map_err(|e| Error::io("creating", &stderr_path, e))?;
-        let cmd = p.command.map_paths(p.in_dir(&dir)).with_tmpdir(&dir);
+        let cmd = p.command.in_private(&dir, p.in_dir(&dir));
         let pid = process::spawn_detached(&cmd.to_command(), lock, stderr).map_err(|error| {
             Error::Spawn {
                 command: cmd.line(),

@@ -226,10 +226,7 @@ impl Lifecycle<'_> {
         if self.processes.is_cancelled() {
             return Err(Error::Stopped); // the directory goes with `tmp`
         }
-        let cmd = p
-            .command
-            .map_paths(p.in_dir(tmp.path()))
-            .with_tmpdir(tmp.path());
+        let cmd = p.command.in_private(tmp.path(), p.in_dir(tmp.path()));
         let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
         let result = self
             .run

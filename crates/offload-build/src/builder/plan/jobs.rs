@@ -126,9 +126,7 @@ pub(crate) fn job_settings(
                 .pch_background
                 .unwrap_or_else(|| background_default(env)),
         host_pchs,
-        direct: env
-            .get("OFFLOAD_BUILD_DIRECT")
-            .is_none_or(|v| !switched_off(&v)),
+        direct: on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT"),
         options: compile,
     })
 }
@@ -140,8 +138,12 @@ pub(crate) fn switched_off(v: &str) -> bool {
 
 /// `OFFLOAD_BUILD_PCH`: on unless `0`, `false`, `off` or `no`.
 pub(crate) fn pch_enabled(env: &Env<'_>) -> bool {
-    env.get("OFFLOAD_BUILD_PCH")
-        .is_none_or(|v| !switched_off(&v))
+    on_unless_switched_off(env, "OFFLOAD_BUILD_PCH")
+}
+
+/// The switch `name`: on unless `0`, `false`, `off` or `no`.
+fn on_unless_switched_off(env: &Env<'_>, name: &str) -> bool {
+    env.get(name).is_none_or(|v| !switched_off(&v))
 }
 
 /// `OFFLOAD_BUILD_PCH_BACKGROUND`: on unless `0`, `false`, `off` or `no`; when unset, on

@@ -54,6 +54,52 @@ pub(crate) enum Arg {
     Pch,
 }
 
+/// The holes, each read back from a kept template by its [`Arg::name`].
+const HOLES: [Arg; 8] = [
+    Arg::Src,
+    Arg::SrcName,
+    Arg::Out,
+    Arg::Dep,
+    Arg::Tmp,
+    Arg::Cuid,
+    Arg::Preamble,
+    Arg::Pch,
+];
+
+impl Arg {
+    /// A hole's name in a kept template and in its key; `None` for a literal.
+    fn name(&self) -> Option<&'static str> {
+        Some(match self {
+            Arg::Lit(_) => return None,
+            Arg::Src => "Src",
+            Arg::SrcName => "SrcName",
+            Arg::Out => "Out",
+            Arg::Dep => "Dep",
+            Arg::Tmp => "Tmp",
+            Arg::Cuid => "Cuid",
+            Arg::Preamble => "Preamble",
+            Arg::Pch => "Pch",
+        })
+    }
+
+    /// The argument as one line of a kept template: `L<text>`, or `T<the hole's name>`.
+    fn line(&self) -> String {
+        match self {
+            Arg::Lit(l) => format!("L{l}"),
+            hole => format!("T{}", hole.name().unwrap_or_default()),
+        }
+    }
+
+    /// The argument of one line of a kept template ([`Arg::line`]).
+    fn of_line(line: &str) -> Option<Arg> {
+        match line.split_at_checked(1)? {
+            ("L", l) => Some(Arg::Lit(l.to_string())),
+            ("T", t) => HOLES.iter().find(|h| h.name() == Some(t)).cloned(),
+            _ => None,
+        }
+    }
+}
+
 /// The commands a driver runs for a compile, with the compile's own values left open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Template {
@@ -312,10 +358,13 @@ pub(crate) fn stamp(cmds: &[(String, Vec<Arg>)], driver: &[Arg], dir: Option<&Pa
         .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
         .collect();
     let mut k = KeyBuilder::new(Domain::Driver);
-    for p in &canonical {
+    let mut stamp_of = |p: &Path| {
         if k.file_stamp(p).is_err() {
-            k.os(p).u64(u64::MAX);
+            k.os(p).u64(u64::MAX); // missing
         }
+    };
+    for p in &canonical {
+        stamp_of(p);
         // The driver takes the newest GCC installation that has its files: the version
         // directories beside the one it took count too (a `crtbegin.o` installed into one
         // changes that directory alone).
@@ -326,9 +375,7 @@ pub(crate) fn stamp(cmds: &[(String, Vec<Arg>)], driver: &[Arg], dir: Option<&Pa
                 .unwrap_or_default();
             versions.sort();
             for v in &versions {
-                if k.file_stamp(v).is_err() {
-                    k.os(v).u64(u64::MAX);
-                }
+                stamp_of(v);
             }
         }
     }
@@ -349,10 +396,7 @@ pub(crate) fn to_text(t: &Template) -> Option<String> {
     for (program, args) in &t.cmds {
         s += &format!("C\nL{program}\n");
         for a in args {
-            let line = match a {
-                Arg::Lit(l) => format!("L{l}"),
-                other => format!("T{other:?}"),
-            };
+            let line = a.line();
             if line.contains('\n') {
                 return None;
             }
@@ -376,22 +420,7 @@ pub(crate) fn from_text(s: &str) -> Option<Template> {
             cmds.push((lines.next()?.strip_prefix('L')?.to_string(), Vec::new()));
             continue;
         }
-        let arg = match (line.split_at_checked(1)?, cmds.last_mut()) {
-            (("L", l), Some(_)) => Arg::Lit(l.to_string()),
-            (("T", t), Some(_)) => match t {
-                "Src" => Arg::Src,
-                "SrcName" => Arg::SrcName,
-                "Out" => Arg::Out,
-                "Dep" => Arg::Dep,
-                "Tmp" => Arg::Tmp,
-                "Cuid" => Arg::Cuid,
-                "Preamble" => Arg::Preamble,
-                "Pch" => Arg::Pch,
-                _ => return None,
-            },
-            _ => return None,
-        };
-        cmds.last_mut()?.1.push(arg);
+        cmds.last_mut()?.1.push(Arg::of_line(line)?);
     }
     Some(Template { cmds, stamp })
 }
@@ -466,10 +495,7 @@ impl Direct {
             k.os(n).os(v);
         }
         for a in &driver {
-            match a {
-                Arg::Lit(l) => k.str("L").str(l),
-                other => k.str(&format!("T{other:?}")),
-            };
+            k.str(&a.line());
         }
         let key = k.finish();
         let slot = Arc::clone(

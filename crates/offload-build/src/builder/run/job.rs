@@ -106,6 +106,11 @@ impl<'a> Private<'a> {
         .then(|| self.dir.join(name))
     }
 
+    /// `c` as the job runs it: its files in the private directory, its temporary files too.
+    fn command(&self, c: &Command) -> Command {
+        c.in_private(self.dir, |p| self.map(p))
+    }
+
     /// Where the job writes `p`.
     fn path(&self, p: &Path) -> PathBuf {
         self.map(p).unwrap_or_else(|| p.to_path_buf())
@@ -196,10 +201,7 @@ impl Runner<'_> {
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
         if !depfile.is_file() {
-            let deps_only = job
-                .deps_only
-                .map_paths(|p| private.map(p))
-                .with_tmpdir(private.dir);
+            let deps_only = private.command(&job.deps_only);
             let _ = self
                 .exec
                 .exec(&deps_only, &job.arch, Some(&job.source), None);
@@ -260,11 +262,10 @@ impl Runner<'_> {
         let mut stderr = Vec::new();
         let mut used_pch = false;
         for (i, step) in job.steps.iter().enumerate() {
-            let cmd = step.map_paths(|p| private.map(p)).with_tmpdir(private.dir);
+            let cmd = private.command(step);
             let printed = if i == 0 {
                 let with_pch = pch.map(|p| pch::compile_with_pch(job, p));
-                let with_pch =
-                    with_pch.map(|c| c.map_paths(|p| private.map(p)).with_tmpdir(private.dir));
+                let with_pch = with_pch.map(|c| private.command(&c));
                 let (printed, used) =
                     self.first_step(job, &cmd, with_pch.as_ref(), private, depfile);
                 used_pch = used;
