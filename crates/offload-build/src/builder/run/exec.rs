@@ -47,7 +47,19 @@ impl Executor<'_> {
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error> {
-        let out = match process::run(self.processes, &mut cmd.to_command(), self.timeout) {
+        self.exec_within(cmd, arch, (source, depfile), self.timeout)
+    }
+
+    /// [`Executor::exec`] killed after `limit` (what is left of the compile timeout for a
+    /// job's later command); a timeout still reports the compile timeout.
+    pub(crate) fn exec_within(
+        &self,
+        cmd: &Command,
+        arch: &Arch,
+        (source, depfile): (Option<&Path>, Option<&Path>),
+        limit: Option<Duration>,
+    ) -> Result<Vec<String>, Error> {
+        let out = match process::run(self.processes, &mut cmd.to_command(), limit) {
             Ok(o) => o,
             Err(RunError::Spawn(error)) => {
                 return Err(Error::Spawn {

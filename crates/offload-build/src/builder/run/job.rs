@@ -363,8 +363,9 @@ impl Runner<'_> {
             .commands(run, self.tc.identity, &env, cmd, &holes)
     }
 
-    /// Runs a driver's commands in order: what they printed. A timeout names the user's
-    /// compiler, as the driver's run would.
+    /// Runs a driver's commands in order: what they printed. They share the compile timeout,
+    /// as within the driver's one process; a timeout names the user's compiler, as the
+    /// driver's run would.
     fn run_direct(
         &self,
         job: &CompileJob,
@@ -372,10 +373,12 @@ impl Runner<'_> {
         depfile: &Path,
     ) -> Result<Vec<String>, Error> {
         let mut printed = Vec::new();
+        let deadline = self.exec.timeout.map(|t| (Instant::now(), t));
         for c in cmds {
-            let out = self
-                .exec
-                .exec(c, &job.arch, Some(&job.source), Some(depfile));
+            let limit = deadline.map(|(start, t)| t.saturating_sub(start.elapsed()));
+            let out =
+                self.exec
+                    .exec_within(c, &job.arch, (Some(&job.source), Some(depfile)), limit);
             printed.extend(out.map_err(|e| match e {
                 Error::CompileTimedOut {
                     program: _,
