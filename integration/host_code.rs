@@ -53,7 +53,8 @@ pub(crate) fn ok(mut c: Command, what: &str) -> Output {
     crate::support::nvidia::check(&mut c, what)
 }
 
-/// A command with no compiler, architecture or cache choice from the test's environment.
+/// A command with no compiler, architecture or cache choice from the test's environment, with
+/// the reference compilers' `TMPDIR` ([`crate::support::compilers_tmpdir`]).
 pub(crate) fn clean(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
     let mut c = Command::new(program);
     c.current_dir(dir);
@@ -61,6 +62,7 @@ pub(crate) fn clean(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command
         c.env_remove(var);
     }
     crate::support::set_ci(&mut c);
+    c.env("TMPDIR", crate::support::compilers_tmpdir());
     c
 }
 

@@ -133,7 +133,11 @@ struct Ran {
 fn run(c: &Command, output: &Path) -> Ran {
     let _ = std::fs::remove_file(output);
     let t = Instant::now();
-    let o = c.to_command().output().expect("the compiler runs");
+    let o = c
+        .to_command()
+        .env("TMPDIR", crate::support::compilers_tmpdir())
+        .output()
+        .expect("the compiler runs");
     Ran {
         ok: o.status.success(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),

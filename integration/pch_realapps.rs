@@ -286,6 +286,7 @@ fn spawn_hipcc(dir: &Path, source: &str) -> (PathBuf, Child) {
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     let mut c = Command::new(HIPCC);
     c.current_dir(dir)
+        .env("TMPDIR", crate::support::compilers_tmpdir())
         .args(["--cuda-device-only", "-c", "-O3", STD])
         .args(ARCHS.map(|a| format!("--offload-arch={a}")))
         .arg(source)

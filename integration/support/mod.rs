@@ -24,6 +24,14 @@ pub use case::{Case, Check, Reference, check_ours, check_references};
 pub use fixtures::{CODE_OBJECT_ARCHS, Role, TEXT_TYPES, fixtures};
 pub use run::{Status, Tool};
 
+/// The `TMPDIR` of the reference compilers this test process runs: hipcc and clang 15 leave
+/// an empty directory there for every device compile, which would pile up in `/tmp`. Under
+/// `$CARGO_TARGET_TMPDIR`; a later test process removes it ([`fixtures::process_dir`]).
+pub fn compilers_tmpdir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| fixtures::process_dir("compilers-tmp-"))
+}
+
 /// The repository root (the workspace; this suite belongs to `crates/offload-cli`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
