@@ -8,9 +8,10 @@
 //! through clang 22 with the wheels' headers, for every program clang accepts (the README of
 //! `integration/third-party/` lists those it does not, and why).
 //!
-//! The three ways share one cache directory, as the builds of one machine do: the first
-//! compiles (one parallel job per source and architecture), the other two find every job in
-//! the cache and still pack, embed and write their own outputs.
+//! The three ways share one cache directory and one root directory (where compiles run), as
+//! the builds of one project on one machine do: the first compiles (one parallel job per
+//! source and architecture), the other two find every job in the cache (checked: no new PTX
+//! or cubin in it) and still pack, embed and write their own outputs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -128,10 +129,11 @@ fn run(cmd: &mut Command, what: &str) {
     );
 }
 
-/// `offload-build compile` of the group into `out` (an NVIDIA fat binary).
-fn compile_cli(g: &Group, cache: &Path, out: &Path, compiler: &[&str]) {
+/// `offload-build compile` of the group into `out` (an NVIDIA fat binary), run in `root`.
+fn compile_cli(g: &Group, cache: &Path, out: &Path, compiler: &[&str], root: &Path) {
     let mut c = scrubbed(Command::new(EXE), cache);
-    c.arg("compile")
+    c.current_dir(root)
+        .arg("compile")
         .args(["--archs", &ARCHS.join(";")])
         .args(["--container", "cuda-fatbin", "--embed", "fatbin", "-q"])
         .args(compiler);
@@ -196,8 +198,8 @@ fn compile_build_rs(g: &Group, cache: &Path, dir: &Path, out: &Path) {
     run(&mut c, &format!("cargo build of the {} crate", g.name));
 }
 
-/// CMake's `offload_add_fatbin` of the group (`CONTAINER CUDA_FATBIN EMBED FATBIN`); returns
-/// the fat binary.
+/// CMake's `offload_add_fatbin` of the group (`CONTAINER CUDA_FATBIN EMBED FATBIN`), the
+/// project in `dir` (its compiles run there) built into `dir/b`; returns the fat binary.
 fn compile_cmake(g: &Group, cache: &Path, dir: &Path) -> PathBuf {
     require("/usr/bin/cmake");
     require("/usr/bin/ninja");
@@ -272,14 +274,29 @@ fn third_party_cuda_builds_three_ways_with_nvcc_as_nvcc_fatbin_does() {
             "{reference:?}"
         );
 
+        // One root for the three (the CLI's working directory, the crate's manifest directory,
+        // CMake's source directory): the job keys cover the directory compiles run in.
+        let root = dir.join("crate");
+        std::fs::create_dir_all(&root).unwrap();
         let cli = dir.join("cli.fatbin");
-        compile_cli(&g, &cache, &cli, &["--cuda-compiler", "nvcc"]);
-        let crate_dir = dir.join("crate");
+        let before = compiled_in(&cache).len();
+        compile_cli(&g, &cache, &cli, &["--cuda-compiler", "nvcc"], &root);
+        let compiled = compiled_in(&cache);
+        assert_eq!(
+            compiled.len() - before,
+            2 * ARCHS.len() * g.programs.len(),
+            "{}: a PTX and a cubin per source and architecture: {compiled:?}",
+            g.name
+        );
         let from_build_rs = dir.join("build-rs.fatbin");
-        compile_build_rs(&g, &cache, &crate_dir, &from_build_rs);
-        let cmake_dir = dir.join("cmake");
-        std::fs::create_dir_all(&cmake_dir).unwrap();
-        let from_cmake = compile_cmake(&g, &cache, &cmake_dir);
+        compile_build_rs(&g, &cache, &root, &from_build_rs);
+        let from_cmake = compile_cmake(&g, &cache, &root);
+        assert_eq!(
+            compiled_in(&cache),
+            compiled,
+            "{}: build.rs and CMake compiled again what the CLI had compiled",
+            g.name
+        );
         for (what, file) in [
             ("offload-build compile", &cli),
             ("build.rs", &from_build_rs),
@@ -290,6 +307,20 @@ fn third_party_cuda_builds_three_ways_with_nvcc_as_nvcc_fatbin_does() {
             check_names(file, &reference, &what);
         }
     }
+}
+
+/// The compiled images kept in the cache directory `cache` (`.ptx` and `.cubin`, of every
+/// group built so far), sorted.
+fn compiled_in(cache: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ptx") || n.ends_with(".cubin"))
+        .collect();
+    names.sort();
+    names
 }
 
 /// The programs clang 22 does not compile, and why (integration/third-party/README.md).
@@ -340,7 +371,7 @@ fn third_party_cuda_builds_with_clang_22_and_the_wheels_headers() {
         ];
         args.extend(flags.iter().map(|f| format!("--flag={f}")));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        compile_cli(&group, &cache, &out, &args);
+        compile_cli(&group, &cache, &out, &args, tmp.path());
         let what = format!("{} through clang 22", g.name);
         check_images(&out, group.programs.len(), &what);
         check_names(&out, &reference, &what);

@@ -588,11 +588,13 @@ fn offload_add_library_links_into_a_cmake_executable() {
     )
     .unwrap();
     std::fs::write(r.join("a.hip"), LIB_A).unwrap();
+    // This offload-build, as above: without it the module would build one from source first.
     let o = crate::cmake::cmake()
         .arg("-S")
         .arg(r)
         .arg("-B")
         .arg(r.join("build"))
+        .arg(format!("-DOFFLOAD_BUILD_EXECUTABLE={EXE}"))
         .output()
         .unwrap();
     assert!(!o.status.success());
