@@ -1063,7 +1063,12 @@ fn outside_workspace(
         let mut c = std::process::Command::new(cargo);
         c.current_dir(&ws)
             .args(["run", "--offline", "-p", &app])
-            .env("CARGO_TARGET_DIR", base.join("target"))
+            // The target directory of the other outside crates: offload-build and its
+            // dependencies are compiled once.
+            .env(
+                "CARGO_TARGET_DIR",
+                repo_root().join("target/rocm-outside-crate"),
+            )
             .env("OFFLOAD_ARCH", arch);
         for var in BUILD_ENV_VARS.iter().filter(|&&v| v != "OFFLOAD_ARCH") {
             c.env_remove(var);

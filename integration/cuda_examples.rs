@@ -10,7 +10,7 @@
 //! every kernel and check the results.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::support::nvidia;
@@ -21,11 +21,11 @@ use crate::support::nvidia;
 pub const CLANG22: &str = "/usr/lib/llvm-22/bin/clang";
 
 /// Builds the workspace package `package` with Cargo (`--offline`, `RUSTFLAGS=-D warnings`,
-/// a target directory shared by the CUDA example tests) with `envs` set and the CUDA and
+/// [`crate::support::deny_warnings_target_dir`]) with `envs` set and the CUDA and
 /// build variables of the test's environment removed; runs the executable and returns its
 /// path and stdout. Fails with Cargo's or the program's output.
 pub fn build_example(package: &str, envs: &[(&str, &OsStr)]) -> (PathBuf, String) {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-examples-target");
+    let target = crate::support::deny_warnings_target_dir();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build

@@ -261,7 +261,7 @@ fn two_crates_with_a_saxpy_kernel_register_their_own_fat_binaries_once() {
     // The workspace's versions of offload-build's dependencies, from the local registry.
     std::fs::copy(repo_root().join("Cargo.lock"), ws.join("Cargo.lock")).expect("Cargo.lock");
 
-    let target = base.join("target");
+    let target = crate::support::deny_warnings_target_dir();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build

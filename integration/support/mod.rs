@@ -24,6 +24,13 @@ pub use case::{Case, Check, Reference, check_ours, check_references};
 pub use fixtures::{CODE_OBJECT_ARCHS, Role, TEXT_TYPES, fixtures};
 pub use run::{Status, Tool};
 
+/// The Cargo target directory of the test builds that run with `RUSTFLAGS=-D warnings` (the
+/// CUDA examples, the host-object crates): shared, so that offload-build and its dependencies
+/// are compiled once for them (a different `RUSTFLAGS` would rebuild everything in another's).
+pub fn deny_warnings_target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("deny-warnings-target")
+}
+
 /// The `TMPDIR` of the reference compilers this test process runs: hipcc and clang 15 leave
 /// an empty directory there for every device compile, which would pile up in `/tmp`. Under
 /// `$CARGO_TARGET_TMPDIR`; a later test process removes it ([`fixtures::process_dir`]).
