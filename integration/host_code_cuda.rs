@@ -12,7 +12,7 @@
 //! refused with host code, and clang with relocatable CUDA code.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::host_code::ok;
@@ -91,8 +91,13 @@ fn link_and_run(p: &Program, obj: &Path, exe: &Path) -> (Option<i32>, String) {
     )
 }
 
-/// `nvcc -c` of a cuda-samples program with the `-gencode`s of [`ARCHS`], into `out`.
-fn nvcc_object(p: &Program, out: &Path) {
+/// `nvcc -c` of a cuda-samples program with the `-gencode`s of [`ARCHS`], made once per test
+/// process (the tests of each program and the build.rs and CMake test share it): its path.
+fn nvcc_object(p: &Program) -> PathBuf {
+    cuda_ref::once_per_process(&format!("{}.o", p.name), |out| nvcc_object_into(p, out))
+}
+
+fn nvcc_object_into(p: &Program, out: &Path) {
     let mut nvcc = Command::new(nvidia::nvcc());
     nvcc.env(
         "PATH",
@@ -116,7 +121,7 @@ fn check_program(name: &str, by: By) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let include = format!("-I{}", p.includes[0].display());
-    nvcc_object(&p, &d.join("nvcc.o"));
+    let theirs = nvcc_object(&p);
 
     let mut ours = offload_build_in(d);
     ours.env("VIRTUAL_ENV", nvidia::venv()).args([
@@ -137,7 +142,7 @@ fn check_program(name: &str, by: By) {
     ours.arg(&include).arg(&p.source).args(["-o", "ours.o"]);
     ok(ours, &format!("compile --host-code {name}"));
 
-    let (theirs, mine) = (d.join("nvcc.o"), d.join("ours.o"));
+    let mine = d.join("ours.o");
     assert_eq!(
         cuda_ref::images(&mine),
         cuda_ref::images(&theirs),
@@ -567,8 +572,7 @@ fn cuda_samples_through_build_rs_and_cmake_run_as_nvccs_build() {
         .iter()
         .map(|name| {
             let p = cuda_ref::program(name);
-            let obj = dir.path().join(format!("{name}.o"));
-            nvcc_object(&p, &obj);
+            let obj = nvcc_object(&p);
             let run = link_and_run(&p, &obj, &dir.path().join(name));
             assert!(!run.1.is_empty(), "{name} printed nothing: {run:?}");
             run

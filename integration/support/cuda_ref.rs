@@ -225,22 +225,28 @@ pub(crate) fn nvcc_program(program: &Program, archs: &[&str], out: &Path) -> Vec
 /// their own build of a program with nvcc's share it): the fat binary's path, in this
 /// process's `$CARGO_TARGET_TMPDIR/cuda-ref-<pid>/`.
 pub(crate) fn reference_fatbin(program: &Program, archs: &[&str]) -> PathBuf {
+    let name = format!("{}.{}.fatbin", program.name, archs.join("-"));
+    once_per_process(&name, |out| {
+        nvcc_program(program, archs, out);
+    })
+}
+
+/// The file `name` in this process's `$CARGO_TARGET_TMPDIR/cuda-ref-<pid>/`, written by `make`
+/// the first time it is asked for (a test asking while another makes it waits for it).
+pub(crate) fn once_per_process(name: &str, make: impl FnOnce(&Path)) -> PathBuf {
     type Slot = Arc<OnceLock<PathBuf>>;
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    static BUILT: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
-    let key = format!("{}.{}", program.name, archs.join("-"));
+    static MADE: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
     let slot = Arc::clone(
-        BUILT
-            .get_or_init(Mutex::default)
+        MADE.get_or_init(Mutex::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .entry(key.clone())
+            .entry(name.to_string())
             .or_default(),
     );
     slot.get_or_init(|| {
-        let dir = DIR.get_or_init(|| process_dir("cuda-ref-"));
-        let out = dir.join(format!("{key}.fatbin"));
-        nvcc_program(program, archs, &out);
+        let out = DIR.get_or_init(|| process_dir("cuda-ref-")).join(name);
+        make(&out);
         out
     })
     .clone()
