@@ -312,15 +312,7 @@ fn third_party_cuda_builds_three_ways_with_nvcc_as_nvcc_fatbin_does() {
 /// The compiled images kept in the cache directory `cache` (`.ptx` and `.cubin`, of every
 /// group built so far), sorted.
 fn compiled_in(cache: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(cache)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".ptx") || n.ends_with(".cubin"))
-        .collect();
-    names.sort();
-    names
+    crate::support::file_names(cache, &[".ptx", ".cubin"])
 }
 
 /// The programs clang 22 does not compile, and why (integration/third-party/README.md).

@@ -425,14 +425,7 @@ type Run = (Option<i32>, String);
 
 /// The `.cu` and `.cpp` files of a cuda-samples program, by name, sorted.
 fn program_sources(p: &Program) -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir(p.source.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".cu") || n.ends_with(".cpp"))
-        .collect();
-    files.sort();
-    files
+    crate::support::file_names(p.source.parent().unwrap(), &[".cu", ".cpp"])
 }
 
 /// The four programs through a build.rs crate (compiled `build_rs_by`, with the wheels' toolkit;

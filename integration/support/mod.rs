@@ -24,6 +24,19 @@ pub use case::{Case, Check, Reference, check_ours, check_references};
 pub use fixtures::{CODE_OBJECT_ARCHS, Role, TEXT_TYPES, fixtures};
 pub use run::{Status, Tool};
 
+/// The names of the files in `dir` ending in one of `ends`, sorted (none when `dir` is missing).
+pub fn file_names(dir: &Path, ends: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| ends.iter().any(|e| n.ends_with(e)))
+        .collect();
+    names.sort();
+    names
+}
+
 /// The Cargo target directory of the test builds that run with `RUSTFLAGS=-D warnings` (the
 /// CUDA examples, the host-object crates): shared, so that offload-build and its dependencies
 /// are compiled once for them (a different `RUSTFLAGS` would rebuild everything in another's).
