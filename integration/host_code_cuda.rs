@@ -431,7 +431,8 @@ fn program_sources(p: &Program) -> Vec<String> {
 /// The four programs through a build.rs crate (compiled `build_rs_by`, with the wheels' toolkit;
 /// one `Build::host_code` library per program with its `main` renamed by `-Dmain=<name>_main`
 /// and called from Rust through a shim of ours) and through CMake's `offload_add_library`
-/// (compiled `cmake_by`; each linked into an executable whose only source is empty); each run,
+/// (compiled `cmake_by`; the first an `OBJECT` library, the others `STATIC`; each linked into an
+/// executable whose only source is empty); each run,
 /// in [`PROGRAMS`] order. With nvcc, the CMake project also builds an `RDC` library, which a
 /// C++ program links and runs.
 fn through_build_rs_and_cmake(build_rs_by: By, cmake_by: By) -> (Vec<Run>, Vec<Run>) {
@@ -477,8 +478,15 @@ fn through_build_rs_and_cmake(build_rs_by: By, cmake_by: By) -> (Vec<Run>, Vec<R
             std::fs::copy(e.path(), d.join(e.file_name())).unwrap();
         }
         let sources = program_sources(&p);
+        // The first program as an OBJECT library: its objects go into the executable, with the
+        // runtime the library names; the others STATIC.
+        let kind = if name == PROGRAMS[0] {
+            "OBJECT"
+        } else {
+            "STATIC"
+        };
         cmake.push_str(&format!(
-            "offload_add_library({name} STATIC LANGUAGE CUDA {cmake_compiler} \
+            "offload_add_library({name} {kind} LANGUAGE CUDA {cmake_compiler} \
              SOURCES {} INCLUDE_DIRECTORIES \"${{CMAKE_CURRENT_SOURCE_DIR}}/Common\" \
              ARCHITECTURES sm_80 sm_90)\nadd_executable({name}_prog empty.cpp)\n\
              target_link_libraries({name}_prog PRIVATE {name})\n",
@@ -538,6 +546,12 @@ fn through_build_rs_and_cmake(build_rs_by: By, cmake_by: By) -> (Vec<Run>, Vec<R
     let build = d.join("build");
     let venv = nvidia::venv();
     crate::host_code::cmake_build(d, &build, &[("VIRTUAL_ENV", venv.as_os_str())]);
+    let objects = build.join(format!("{}.offload-build/objects", PROGRAMS[0]));
+    assert!(
+        objects.join(format!("{}.o", PROGRAMS[0])).is_file(),
+        "the OBJECT library's object in {}",
+        objects.display()
+    );
     let through_cmake = PROGRAMS
         .iter()
         .map(|name| run(&mut Command::new(build.join(format!("{name}_prog")))))
