@@ -238,10 +238,22 @@ fn host_compile(
     gpubinary: Option<&Path>,
 ) -> CompileJob {
     let mut args = host_args(o, tc, archs);
-    if o.cuid_from_key && o.lang == Language::Hip {
+    if o.lang == Language::Hip {
         // Not in the preamble's command: the ID follows the source's content, a PCH its
         // preamble only.
-        args.push(format!("-cuid={:032x}", source_cuid(tc, o, source)).into());
+        let cuid = if o.cuid_from_key {
+            let cuid = format!("-cuid={:032x}", source_cuid(tc, o, source));
+            args.push(cuid.clone().into());
+            Some(cuid)
+        } else {
+            user_cuid(&o.flags)
+        };
+        // clang 19's driver (not 16's or 22's) leaves `-cuid=` out of a host-only compile:
+        // its `__hip_cuid_` symbol then lacks the ID the driver's whole compile gives it.
+        // Given to cc1 as well; the same value twice changes nothing where the driver keeps it.
+        if let Some(cuid) = cuid {
+            args.extend(["-Xclang".into(), OsString::from(cuid)]);
+        }
     }
     if let Some(g) = gpubinary {
         args.extend(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"].map(OsString::from));
@@ -250,6 +262,16 @@ fn host_compile(
     let mut job = host_object_job(o, tc, cache_dir, source, args, deps_only);
     job.steps[0].inputs.extend(gpubinary.map(Path::to_path_buf));
     job
+}
+
+/// The user's `-cuid=<id>` among `flags` (the last, as clang takes it).
+fn user_cuid(flags: &[OsString]) -> Option<String> {
+    flags
+        .iter()
+        .rev()
+        .map(|f| f.to_string_lossy())
+        .find(|f| f.starts_with("-cuid="))
+        .map(|f| f.into_owned())
 }
 
 /// The job of one host compile, `args` up to the source, filed under [`Arch::host`]: the
