@@ -22,6 +22,9 @@ set -euo pipefail
 PACKAGES=(
     clang-19 clang-tools-19 llvm-19 lld-19
     clang-tools-22 llvm-22
+    # Debian 12's LLVM 16, whose HIP objects differ from 19's in the bundle's host entry
+    # (integration/host_code_llvm.rs).
+    clang-16 lld-16
     # The system zstd and zlib LLVM links, so that compressed bundles are LLVM's bytes
     # (the crate's default `system-zstd` feature finds libzstd with pkg-config).
     libzstd-dev zlib1g-dev pkg-config

@@ -220,6 +220,7 @@ mod fatobj_diff;
 mod fuzz_smoke;
 mod host_code;
 mod host_code_cuda;
+mod host_code_llvm;
 mod hostile_names;
 mod hostobj;
 mod hostobj_codegen;

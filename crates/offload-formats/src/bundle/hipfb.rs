@@ -28,28 +28,36 @@ use super::BundleWriteError;
 use super::binary::write_bundle;
 use crate::id::EntryId;
 
-/// The host entry clang writes into every `.hipfb` bundle, whatever the host.
+/// The host entry clang writes into every `.hipfb` bundle, whatever the host, from LLVM 17
+/// (whose bundler standardizes the driver's `host-x86_64-unknown-linux`) up to LLVM 21.
 pub const HOST_ENTRY_ID: &str = "host-x86_64-unknown-linux--";
 
-/// The host entry as LLVM 15's bundler writes it: the driver's `-targets=` string as given,
-/// two bytes shorter than [`HOST_ENTRY_ID`] (the bundler began standardizing IDs later).
+/// The host entry as LLVM 16's bundler and older ones write it: the driver's `-targets=` string
+/// as given, two bytes shorter than [`HOST_ENTRY_ID`] (the bundler standardizes IDs from LLVM
+/// 17 on: D145770).
 pub const HOST_ENTRY_ID_AS_GIVEN: &str = "host-x86_64-unknown-linux";
 
-/// The host entry that the bundler of LLVM `llvm_major` writes into a `.hipfb`: as given
-/// ([`HOST_ENTRY_ID_AS_GIVEN`]) by LLVM 15 and older (Debian's ROCm 5.2), standardized
-/// ([`HOST_ENTRY_ID`]) by the LLVM 19 and 22 this crate is checked against and by the
-/// versions between them.
+/// The host entry of LLVM 22's `.hipfb`: its driver gives the bundler a four-field host triple,
+/// `host-x86_64-unknown-linux-gnu` (whatever the host), which the bundler standardizes.
+pub const HOST_ENTRY_ID_GNU: &str = "host-x86_64-unknown-linux-gnu-";
+
+/// The host entry that the HIP driver and bundler of LLVM `llvm_major` write into a `.hipfb`:
+/// [`HOST_ENTRY_ID_AS_GIVEN`] up to LLVM 16, [`HOST_ENTRY_ID`] from 17 and
+/// [`HOST_ENTRY_ID_GNU`] from 22. Checked with Debian's ROCm 5.2 (clang 15), Debian 12's clang
+/// 16.0.6, and LLVM 19 and 22 (20 and 21 are not: when the driver's string changed between 19
+/// and 22 is taken from the later one).
 ///
 /// ```
 /// use offload_formats::bundle::hipfb;
-/// assert_eq!(hipfb::host_entry_id(15), "host-x86_64-unknown-linux");
-/// assert_eq!(hipfb::host_entry_id(22), "host-x86_64-unknown-linux--");
+/// assert_eq!(hipfb::host_entry_id(16), "host-x86_64-unknown-linux");
+/// assert_eq!(hipfb::host_entry_id(19), "host-x86_64-unknown-linux--");
+/// assert_eq!(hipfb::host_entry_id(22), "host-x86_64-unknown-linux-gnu-");
 /// ```
 pub fn host_entry_id(llvm_major: u32) -> &'static str {
-    if llvm_major <= 15 {
-        HOST_ENTRY_ID_AS_GIVEN
-    } else {
-        HOST_ENTRY_ID
+    match llvm_major {
+        ..=16 => HOST_ENTRY_ID_AS_GIVEN,
+        17..=21 => HOST_ENTRY_ID,
+        _ => HOST_ENTRY_ID_GNU,
     }
 }
 
