@@ -1063,11 +1063,9 @@ fn outside_workspace(
         let mut c = std::process::Command::new(cargo);
         c.current_dir(&ws)
             .args(["run", "--offline", "-p", &app])
-            // The target directory of the other outside crates: offload-build and its
-            // dependencies are compiled once.
             .env(
                 "CARGO_TARGET_DIR",
-                repo_root().join("target/rocm-outside-crate"),
+                crate::support::outside_crate_target_dir(),
             )
             .env("OFFLOAD_ARCH", arch);
         for var in BUILD_ENV_VARS.iter().filter(|&&v| v != "OFFLOAD_ARCH") {

@@ -192,7 +192,10 @@ fn compile_build_rs(g: &Group, cache: &Path, dir: &Path, out: &Path) {
     // The target directory of the other outside crates: offload-build is built once.
     c.current_dir(dir)
         .args(["build", "--offline", "--quiet"])
-        .env("CARGO_TARGET_DIR", root.join("target/rocm-outside-crate"))
+        .env(
+            "CARGO_TARGET_DIR",
+            crate::support::outside_crate_target_dir(),
+        )
         .env("CARGO_BUILD_JOBS", "1")
         .env("PKG_CONFIG", "/nonexistent/pkg-config");
     run(&mut c, &format!("cargo build of the {} crate", g.name));

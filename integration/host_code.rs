@@ -195,7 +195,7 @@ pub(crate) fn cmake_build(dir: &Path, build: &Path, env: &[(&str, &std::ffi::OsS
 pub(crate) fn outside_cargo(dir: &Path) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut c = clean(cargo, dir);
-    let target = crate::support::repo_root().join("target/rocm-outside-crate");
+    let target = crate::support::outside_crate_target_dir();
     c.env("CARGO_TARGET_DIR", target)
         .env("CARGO_BUILD_JOBS", "1");
     for var in [
@@ -696,8 +696,6 @@ __device__ __attribute__((noinline)) float twice(float x) { return 2 * x; }
 /// undefined.
 #[test]
 fn rdc_across_two_sources_links_into_cpp_and_rust_and_holds_both_functions() {
-    use object::{Object, ObjectSection};
-    use offload_build::bundle::BinaryBundle;
     require_rocm();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -756,21 +754,14 @@ fn rdc_across_two_sources_links_into_cpp_and_rust_and_holds_both_functions() {
                 .starts_with("hip_fatbin-")
         })
         .expect("the linked bundle's object");
-    let data = std::fs::read(&fatbin).unwrap();
-    let file = object::File::parse(&data[..]).unwrap();
-    let section = file.section_by_name(".hip_fatbin").unwrap();
-    let bundle = BinaryBundle::parse(section.data().unwrap())
-        .unwrap()
-        .unwrap();
     let mut archs = Vec::new();
-    for e in bundle.entries() {
-        let id = e.id_str().into_owned();
+    for (id, data) in hip_fatbin_entries(&fatbin) {
         let Some(arch) = id.strip_prefix("hipv4-amdgcn-amd-amdhsa--") else {
             continue;
         };
         archs.push(arch.to_string());
         let co = d.join(format!("{arch}.co"));
-        std::fs::write(&co, e.data).unwrap();
+        std::fs::write(&co, data).unwrap();
         let mut nm = Command::new("/usr/lib/llvm-19/bin/llvm-nm");
         nm.arg(&co);
         let listing = String::from_utf8_lossy(&ok(nm, "llvm-nm").stdout).into_owned();
@@ -782,4 +773,23 @@ fn rdc_across_two_sources_links_into_cpp_and_rust_and_holds_both_functions() {
         );
     }
     assert_eq!(archs, ["gfx1030", "gfx90a"]);
+}
+
+/// The entries (ID, payload) of the bundle in the `.hip_fatbin` section of the object `path`.
+pub(crate) fn hip_fatbin_entries(path: &Path) -> Vec<(String, Vec<u8>)> {
+    use object::{Object, ObjectSection};
+    use offload_build::bundle::BinaryBundle;
+    let data = std::fs::read(path).unwrap();
+    let file = object::File::parse(&data[..]).unwrap();
+    let section = file
+        .section_by_name(".hip_fatbin")
+        .unwrap_or_else(|| panic!("{}: no .hip_fatbin section", path.display()));
+    let bundle = BinaryBundle::parse(section.data().unwrap())
+        .unwrap()
+        .unwrap_or_else(|| panic!("{}: .hip_fatbin holds no bundle", path.display()));
+    bundle
+        .entries()
+        .iter()
+        .map(|e| (e.id_str().into_owned(), e.data.to_vec()))
+        .collect()
 }

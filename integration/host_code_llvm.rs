@@ -9,10 +9,10 @@
 //! - clang 22: the driver's four-field host triple (`host-x86_64-unknown-linux-gnu-`).
 
 use std::path::Path;
-use std::process::Command;
 
+use crate::host_code::{clean, hip_fatbin_entries, ok};
 use crate::support::fixtures::RUNTIME_DECLS;
-use crate::support::{BUILD_ENV_VARS, require};
+use crate::support::require;
 
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 
@@ -20,34 +20,12 @@ const KERNEL: &str = "#define __global__ __attribute__((global))\n\
     __global__ void scale(float* x, float a, int n) { int i = 0; if (i < n) x[i] *= a; }\n\
     extern \"C\" int launch(float* x) { scale<<<1, 1, 0, 0>>>(x, 2.0f, 1); return 0; }\n";
 
-fn run(mut c: Command, what: &str) {
-    for var in BUILD_ENV_VARS {
-        c.env_remove(var);
-    }
-    c.env("TMPDIR", crate::support::compilers_tmpdir());
-    let o = c.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        o.status.success(),
-        "{what}:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// The `.hip_fatbin` section's bundle: its host entry ID.
+/// The host entry ID of the bundle in the object's `.hip_fatbin` section.
 fn host_entry(object: &Path) -> String {
-    let data = std::fs::read(object).unwrap();
-    let file = object::File::parse(&*data).unwrap();
-    use object::{Object, ObjectSection};
-    let section = file.section_by_name(".hip_fatbin").expect(".hip_fatbin");
-    let bundle = section.data().unwrap();
-    let bundle = offload_formats::bundle::binary::BinaryBundle::parse(bundle)
-        .expect("a bundle")
-        .expect("the bundle's magic");
-    bundle
-        .entries()
-        .iter()
-        .map(|e| e.id_str().into_owned())
-        .find(|i| i.starts_with("host-"))
+    hip_fatbin_entries(object)
+        .into_iter()
+        .map(|(id, _)| id)
+        .find(|id| id.starts_with("host-"))
         .expect("a host entry")
 }
 
@@ -64,24 +42,22 @@ fn host_code_objects_are_the_clang_drivers_for_llvm_16_19_and_22() {
     ] {
         let clang = require(&format!("/usr/lib/llvm-{llvm}/bin/clang"));
         let theirs = d.join(format!("clang{llvm}.o"));
-        let mut c = Command::new(&clang);
-        c.current_dir(d)
-            .args([
-                "-x",
-                "hip",
-                "--offload-arch=gfx90a",
-                "--offload-arch=gfx1030",
-                "-c",
-            ])
-            .args(flags)
-            .arg("k.hip")
-            .arg("-o")
-            .arg(&theirs);
-        run(c, &format!("clang {llvm} -c"));
+        let mut c = clean(&clang, d);
+        c.args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx90a",
+            "--offload-arch=gfx1030",
+            "-c",
+        ])
+        .args(flags)
+        .arg("k.hip")
+        .arg("-o")
+        .arg(&theirs);
+        ok(c, &format!("clang {llvm} -c"));
         let ours = d.join(format!("ours{llvm}.o"));
-        let mut c = Command::new(EXE);
-        c.current_dir(d)
-            .args(["compile", "--host-code", "-q", "--archs", "gfx90a;gfx1030"])
+        let mut c = clean(EXE, d);
+        c.args(["compile", "--host-code", "-q", "--archs", "gfx90a;gfx1030"])
             .arg("--compiler")
             .arg(&clang)
             .arg("--out-dir")
@@ -90,7 +66,7 @@ fn host_code_objects_are_the_clang_drivers_for_llvm_16_19_and_22() {
             .arg("k.hip")
             .arg("-o")
             .arg(&ours);
-        run(c, &format!("compile --host-code with clang {llvm}"));
+        ok(c, &format!("compile --host-code with clang {llvm}"));
         assert_eq!(host_entry(&theirs), host, "clang {llvm}'s own object");
         assert!(
             std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(),

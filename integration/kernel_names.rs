@@ -244,7 +244,10 @@ fn tutorial_crate_gets_every_kernel_by_source_name() {
     let mut c = scrubbed(Command::new(cargo));
     c.current_dir(dir)
         .args(["run", "--offline", "--quiet"])
-        .env("CARGO_TARGET_DIR", root.join("target/rocm-outside-crate"))
+        .env(
+            "CARGO_TARGET_DIR",
+            crate::support::outside_crate_target_dir(),
+        )
         .env("CARGO_BUILD_JOBS", "1")
         .env("PKG_CONFIG", "/nonexistent/pkg-config");
     let o = c.output().unwrap();

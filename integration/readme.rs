@@ -112,7 +112,10 @@ fn quick_start_crate_builds_with_debian_rocm() {
     let mut c = Command::new(cargo);
     c.current_dir(&dir)
         .args(["run", "--offline", "--quiet"])
-        .env("CARGO_TARGET_DIR", root.join("target/rocm-outside-crate"))
+        .env(
+            "CARGO_TARGET_DIR",
+            crate::support::outside_crate_target_dir(),
+        )
         .env("CARGO_BUILD_JOBS", "1")
         .env("PKG_CONFIG", "/nonexistent/pkg-config");
     let own = ["CLANG", "RUSTFLAGS", "CARGO_MAKEFLAGS", "MAKEFLAGS"];

@@ -179,7 +179,7 @@ fn outside_crate_builds_real_hip_for_three_archs() {
          std::fs::write(std::env::args().nth(1).unwrap(), kernels::container()).unwrap();\n}\n",
     )
     .unwrap();
-    let target = root.join("target/rocm-outside-crate");
+    let target = crate::support::outside_crate_target_dir();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut c = Command::new(cargo);
     c.current_dir(dir)

@@ -37,6 +37,12 @@ pub fn file_names(dir: &Path, ends: &[&str]) -> Vec<String> {
     names
 }
 
+/// The Cargo target directory the tests' crates outside the workspace share (`RUSTFLAGS`
+/// unset): offload-build and its dependencies are compiled once for them.
+pub fn outside_crate_target_dir() -> PathBuf {
+    repo_root().join("target/rocm-outside-crate")
+}
+
 /// The Cargo target directory of the test builds that run with `RUSTFLAGS=-D warnings` (the
 /// CUDA examples, the host-object crates): shared, so that offload-build and its dependencies
 /// are compiled once for them (a different `RUSTFLAGS` would rebuild everything in another's).

@@ -47,7 +47,7 @@ impl Executor<'_> {
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error> {
-        self.exec_within(cmd, arch, (source, depfile), self.timeout)
+        self.exec_within(cmd, arch, source, depfile, self.timeout)
     }
 
     /// [`Executor::exec`] killed after `limit` (what is left of the compile timeout for a
@@ -56,7 +56,8 @@ impl Executor<'_> {
         &self,
         cmd: &Command,
         arch: &Arch,
-        (source, depfile): (Option<&Path>, Option<&Path>),
+        source: Option<&Path>,
+        depfile: Option<&Path>,
         limit: Option<Duration>,
     ) -> Result<Vec<String>, Error> {
         let out = match process::run(self.processes, &mut cmd.to_command(), limit) {

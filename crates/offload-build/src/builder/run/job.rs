@@ -376,9 +376,9 @@ impl Runner<'_> {
         let deadline = self.exec.timeout.map(|t| (Instant::now(), t));
         for c in cmds {
             let limit = deadline.map(|(start, t)| t.saturating_sub(start.elapsed()));
-            let out =
-                self.exec
-                    .exec_within(c, &job.arch, (Some(&job.source), Some(depfile)), limit);
+            let out = self
+                .exec
+                .exec_within(c, &job.arch, Some(&job.source), Some(depfile), limit);
             printed.extend(out.map_err(|e| match e {
                 Error::CompileTimedOut {
                     program: _,
