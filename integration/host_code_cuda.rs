@@ -93,11 +93,15 @@ fn link_and_run(p: &Program, obj: &Path, exe: &Path) -> (Option<i32>, String) {
 
 /// `nvcc -c` of a cuda-samples program with the `-gencode`s of [`ARCHS`], made once per test
 /// process (the tests of each program and the build.rs and CMake test share it): its path.
+/// With `--keep`: its file symbol then names nvcc's kept file, not a temporary one that
+/// changes with each run, and the object is the same at every run.
 fn nvcc_object(p: &Program) -> PathBuf {
     cuda_ref::once_per_process(&format!("{}.o", p.name), |out| nvcc_object_into(p, out))
 }
 
 fn nvcc_object_into(p: &Program, out: &Path) {
+    let keep = out.with_extension("kept");
+    std::fs::create_dir_all(&keep).unwrap();
     let mut nvcc = Command::new(nvidia::nvcc());
     nvcc.env(
         "PATH",
@@ -106,6 +110,9 @@ fn nvcc_object_into(p: &Program, out: &Path) {
     .env_remove("NVCC_PREPEND_FLAGS")
     .env_remove("NVCC_APPEND_FLAGS")
     .arg("-c")
+    .arg("--keep")
+    .arg("--keep-dir")
+    .arg(&keep)
     .args(cuda_ref::gencodes(&ARCHS))
     .arg(format!("-I{}", p.includes[0].display()))
     .arg(&p.source)
@@ -143,6 +150,9 @@ fn check_program(name: &str, by: By) {
     ok(ours, &format!("compile --host-code {name}"));
 
     let mine = d.join("ours.o");
+    if by == By::Nvcc {
+        nvcc_steps_ran(name, &mine, &theirs);
+    }
     assert_eq!(
         cuda_ref::images(&mine),
         cuda_ref::images(&theirs),
@@ -165,6 +175,34 @@ fn check_program(name: &str, by: By) {
     let a = link_and_run(&p, &theirs, &d.join("nvcc-built"));
     let b = link_and_run(&p, &mine, &d.join("ours-built"));
     assert_eq!(a, b, "{name}: the programs behave differently");
+}
+
+/// With more than one core, a one-source build gives its nvcc compile the cores, and nvcc's
+/// steps run with the host side and each architecture at once (`run/nvcc_steps.rs`): the
+/// object is then `nvcc -c --keep`'s byte for byte, its file symbol naming the kept file
+/// (`<stem>.compute_90.cudafe1.cpp`). With one core nvcc runs the compile itself, and its
+/// file symbol names a temporary file (`tmpxft_…`).
+fn nvcc_steps_ran(name: &str, mine: &Path, theirs: &Path) {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut nm = Command::new("nm");
+    nm.arg("-a").arg(mine);
+    let syms = String::from_utf8(ok(nm, "nm -a").stdout).unwrap();
+    let file = syms
+        .lines()
+        .find_map(|l| l.strip_suffix(".cudafe1.cpp"))
+        .unwrap_or_else(|| panic!("{name}: no file symbol of nvcc's host compile in\n{syms}"));
+    if cores > 1 {
+        assert!(
+            file.ends_with(&format!(" {name}.compute_90")),
+            "{name}: nvcc ran the compile itself on {cores} cores: {file}"
+        );
+        assert!(
+            std::fs::read(mine).unwrap() == std::fs::read(theirs).unwrap(),
+            "{name}: the object differs from nvcc -c --keep's"
+        );
+    } else {
+        assert!(file.contains(" tmpxft_"), "{name}: {file}");
+    }
 }
 
 #[test]

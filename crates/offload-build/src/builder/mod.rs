@@ -225,7 +225,7 @@
 //! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children; the build fails naming the source and arch (see [`Build::timeout`]; `compile --timeout`, CMake `TIMEOUT`) |
 //! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]; `compile --no-pch`, CMake `NO_PCH`) |
 //! | `OFFLOAD_BUILD_PCH_BACKGROUND` | `1`, `0` when `CI` is set | `0` (or `false`, `off`) makes no precompiled preamble after the build (see [`Build::pch_background`]) |
-//! | `OFFLOAD_BUILD_DIRECT` | `1` | `0` (or `false`, `off`) runs every HIP device compile through the clang driver, not as the two commands (cc1, lld) the driver would run |
+//! | `OFFLOAD_BUILD_DIRECT` | `1` | `0` (or `false`, `off`) runs every HIP device compile through the clang driver, not as the two commands (cc1, lld) the driver would run, and every nvcc host-code compile as one `nvcc -c`, not as the steps nvcc prints with its chains at once |
 //! | `NUM_JOBS` (set by Cargo) | CPUs | parallelism when no jobserver is inherited |
 //! | `CXXSTDLIB` | `stdc++` (`c++` on Apple and the BSDs) | the C++ standard library a [`Build::host_code`] build links, as the `cc` crate reads it; empty for none |
 //!

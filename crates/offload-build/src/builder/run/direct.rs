@@ -445,7 +445,7 @@ pub(crate) const DRIVER_VARS: [&str; 13] = [
 
 /// How long the driver may take to print its commands (it runs none): a compiler that hangs
 /// is then compiled through, under the compile timeout.
-const ASK_LIMIT: Duration = Duration::from_secs(20);
+pub(crate) const ASK_LIMIT: Duration = Duration::from_secs(20);
 
 /// The templates of one build: found in memory, in the cache directory, or asked of the
 /// driver.
@@ -467,6 +467,11 @@ impl Direct {
             driver_vars,
             memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Whether compiles may run without their driver (`OFFLOAD_BUILD_DIRECT`, on by default).
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
     }
 
     /// The commands to run instead of `cmd` (a HIP device compile without launcher, with

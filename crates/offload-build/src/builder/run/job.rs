@@ -10,7 +10,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::builder::arch::Arch;
 use crate::builder::cache::{self, Record};
-use crate::builder::command::Command;
+use crate::builder::command::{Command, relative_arg};
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::job::CompileJob;
@@ -19,7 +19,7 @@ use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
-use crate::builder::run::direct;
+use crate::builder::run::{direct, nvcc_steps};
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
 /// precompiled preamble.
@@ -326,16 +326,18 @@ impl Runner<'_> {
                 _ => {}
             }
         }
-        if let Some(cmds) = self.direct_commands(job, cmd, private, depfile) {
-            match self.run_direct(job, &cmds, depfile) {
-                Ok(printed) => return (Ok(printed), false),
-                Err(e @ (Error::Stopped | Error::CompileTimedOut { .. })) => {
-                    return (Err(e), false);
-                }
-                _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
-                // The driver runs it again and says why it fails.
-                Err(_) => {}
+        let direct = self.nvcc_steps(job, cmd, private, depfile).or_else(|| {
+            let cmds = self.direct_commands(job, cmd, private, depfile)?;
+            Some(self.run_direct(job, &cmds, depfile))
+        });
+        match direct {
+            Some(Ok(printed)) => return (Ok(printed), false),
+            Some(Err(e @ (Error::Stopped | Error::CompileTimedOut { .. }))) => {
+                return (Err(e), false);
             }
+            _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
+            // The driver runs it again and says why it fails.
+            _ => {}
         }
         let printed = self
             .exec
@@ -364,8 +366,7 @@ impl Runner<'_> {
     }
 
     /// Runs a driver's commands in order: what they printed. They share the compile timeout,
-    /// as within the driver's one process; a timeout names the user's compiler, as the
-    /// driver's run would.
+    /// as within the driver's one process.
     fn run_direct(
         &self,
         job: &CompileJob,
@@ -373,28 +374,91 @@ impl Runner<'_> {
         depfile: &Path,
     ) -> Result<Vec<String>, Error> {
         let mut printed = Vec::new();
-        let deadline = self.exec.timeout.map(|t| (Instant::now(), t));
+        let deadline = Instant::now();
         for c in cmds {
-            let limit = deadline.map(|(start, t)| t.saturating_sub(start.elapsed()));
-            let out = self
-                .exec
-                .exec_within(c, &job.arch, Some(&job.source), Some(depfile), limit);
-            printed.extend(out.map_err(|e| match e {
-                Error::CompileTimedOut {
-                    program: _,
-                    arch,
-                    source,
-                    timeout,
-                } => Error::CompileTimedOut {
-                    program: crate::builder::command::quoted_program(&job.steps[0]),
-                    arch,
-                    source,
-                    timeout,
-                },
-                other => other,
-            })?);
+            printed.extend(self.run_within(job, c, depfile, deadline)?);
         }
         Ok(printed)
+    }
+
+    /// Runs one of the commands a compile's driver would run, with what is left since
+    /// `started` of the compile timeout; a timeout names the user's compiler, as the driver's
+    /// run would.
+    fn run_within(
+        &self,
+        job: &CompileJob,
+        c: &Command,
+        depfile: &Path,
+        started: Instant,
+    ) -> Result<Vec<String>, Error> {
+        let limit = self
+            .exec
+            .timeout
+            .map(|t| t.saturating_sub(started.elapsed()));
+        let out = self
+            .exec
+            .exec_within(c, &job.arch, Some(&job.source), Some(depfile), limit);
+        out.map_err(|e| match e {
+            Error::CompileTimedOut {
+                program: _,
+                arch,
+                source,
+                timeout,
+            } => Error::CompileTimedOut {
+                program: crate::builder::command::quoted_program(&job.steps[0]),
+                arch,
+                source,
+                timeout,
+            },
+            other => other,
+        })
+    }
+
+    /// An nvcc host-code compile given more than one thread, run as the steps nvcc prints,
+    /// its chains at once ([`nvcc_steps`]); `None` for any other compile, one with a
+    /// launcher, or one whose steps are not of the known shape (then nvcc runs it).
+    fn nvcc_steps(
+        &self,
+        job: &CompileJob,
+        cmd: &Command,
+        private: &Private<'_>,
+        depfile: &Path,
+    ) -> Option<Result<Vec<String>, Error>> {
+        let nvcc_host = self.lang == Language::Cuda && self.tc.is_nvcc() && job.arch.is_host();
+        if !nvcc_host || !self.direct.enabled() || job.rdc || !cmd.launcher().is_empty() {
+            return None;
+        }
+        // The host side besides each architecture nvcc's threads run.
+        let workers = nvcc_steps::threads(cmd)? + 1;
+        let keep = private.dir.join("nvcc");
+        std::fs::create_dir(&keep).ok()?;
+        let mut ask = nvcc_steps::dryrun(cmd, &keep)?.to_command();
+        let limit = self
+            .exec
+            .timeout
+            .map_or(direct::ASK_LIMIT, |t| t.min(direct::ASK_LIMIT));
+        let out = process::run(self.exec.processes, &mut ask, Some(limit)).ok()?;
+        if !out.status.success() {
+            return None; // nvcc runs it and says why
+        }
+        // As nvcc prints it: relative to the compile's directory, as `to_command` passed it.
+        let spelled = match &cmd.dir {
+            Some(dir) => relative_arg(keep.as_os_str(), dir),
+            None => keep.clone().into_os_string(),
+        };
+        let plan = nvcc_steps::plan(std::str::from_utf8(&out.stderr).ok()?, spelled.to_str()?)?;
+        let started = Instant::now();
+        let step = |s: &nvcc_steps::Step| {
+            let mut c = Command::new("/bin/sh");
+            c.dir = cmd.dir.clone();
+            c.env = cmd.env.clone();
+            for (n, v) in &plan.env {
+                c.env.push((n.clone(), Some(v.clone())));
+            }
+            c.add_arg("-c").add_arg(format!("{} 1>&2", s.line));
+            self.run_within(job, &c, depfile, started)
+        };
+        nvcc_steps::run(&plan, workers, cmd.dir.as_deref(), depfile, step).transpose()
     }
 
     /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers

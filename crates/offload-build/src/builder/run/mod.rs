@@ -8,6 +8,7 @@ pub(crate) mod direct;
 pub(crate) mod exec;
 pub(crate) mod job;
 pub(crate) mod link;
+pub(crate) mod nvcc_steps;
 pub(crate) mod outputs;
 pub(crate) mod pool;
 pub(crate) mod runner;
