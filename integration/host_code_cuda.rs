@@ -5,7 +5,8 @@
 //! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols
 //! (with clang: the same symbols but the kernels' host stubs, which are each compiler's own);
 //! linked with `g++` and the wheels' static cudart, the programs behave the same (without a
-//! GPU: the runtime's error). The same programs through a build.rs crate and CMake's
+//! GPU: the runtime's error). With more than one core, each object of nvcc's is
+//! `nvcc -c --keep`'s byte for byte (nvcc's steps run with their chains at once). The same programs through a build.rs crate and CMake's
 //! `offload_add_library`, each with nvcc and with clang 22, run as nvcc's build does. Relocatable code across two
 //! sources (`Build::rdc`, nvcc: `-rdc=true` and one `nvcc -dlink`) links into a C++ and a Rust
 //! program and its linked device code holds both functions. clang without a toolkit is

@@ -430,6 +430,11 @@ impl Runner<'_> {
         }
         // The host side besides each architecture nvcc's threads run.
         let workers = nvcc_steps::threads(cmd)? + 1;
+        // A wrapper named nvcc (a `ccache` link) would be skipped by nvcc's steps.
+        let program = cmd.program.canonicalize().ok()?;
+        if !program.file_name()?.to_str()?.starts_with("nvcc") {
+            return None;
+        }
         let keep = private.dir.join("nvcc");
         std::fs::create_dir(&keep).ok()?;
         let mut ask = nvcc_steps::dryrun(cmd, &keep)?.to_command();
