@@ -220,7 +220,7 @@ impl Holes {
 }
 
 /// `a` as `cmd` passes it to its program ([`Command::to_command`]: relative to its directory).
-fn spelled(cmd: &Command, a: &std::ffi::OsStr) -> OsString {
+pub(crate) fn spelled(cmd: &Command, a: &std::ffi::OsStr) -> OsString {
     match &cmd.dir {
         Some(dir) => relative_arg(a, dir),
         None => a.to_os_string(),

@@ -10,7 +10,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::builder::arch::Arch;
 use crate::builder::cache::{self, Record};
-use crate::builder::command::{Command, relative_arg};
+use crate::builder::command::Command;
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::job::CompileJob;
@@ -447,10 +447,7 @@ impl Runner<'_> {
             return None; // nvcc runs it and says why
         }
         // As nvcc prints it: relative to the compile's directory, as `to_command` passed it.
-        let spelled = match &cmd.dir {
-            Some(dir) => relative_arg(keep.as_os_str(), dir),
-            None => keep.clone().into_os_string(),
-        };
+        let spelled = direct::spelled(cmd, keep.as_os_str());
         let plan = nvcc_steps::plan(std::str::from_utf8(&out.stderr).ok()?, spelled.to_str()?)?;
         let started = Instant::now();
         let step = |s: &nvcc_steps::Step| {
