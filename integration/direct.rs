@@ -152,3 +152,130 @@ fn hip_device_compiles_run_without_the_driver_and_write_its_bytes() {
     );
     assert!(!holds(&wrapped, "direct_marked"));
 }
+
+/// Builds `sources` with their host code for `archs`, two jobs at a time, with `compiler`,
+/// into `lib<out>.a`; `direct` as for [`build`]. The tool's output.
+fn build_host(
+    d: &Path,
+    out: &str,
+    compiler: &Path,
+    sources: &[&str],
+    archs: &str,
+    direct: bool,
+) -> std::process::Output {
+    let mut c = Command::new(EXE);
+    c.current_dir(d);
+    for var in crate::support::BUILD_ENV_VARS.iter().chain(&[
+        "CLANG",
+        "RUSTC_WRAPPER",
+        "MAKEFLAGS",
+        "CARGO_MAKEFLAGS",
+    ]) {
+        c.env_remove(var);
+    }
+    c.args(["compile", "--host-code", "--arch", archs, "-j", "2", "-q"])
+        .args(sources)
+        .arg("--compiler")
+        .arg(compiler)
+        .args(["--out-dir", out, "-o", &format!("lib{out}.a")]);
+    if !direct {
+        c.env("OFFLOAD_BUILD_DIRECT", "0");
+    }
+    c.output().unwrap()
+}
+
+/// The early host compiles (`run::early`): with two jobs, each source's host compile runs
+/// once, beside its device compiles, reading its device code from the pipe that stands for
+/// it (a wrapper script logs every compiler command), and the library is the one built
+/// with each host compile after its device code (`OFFLOAD_BUILD_DIRECT=0`), byte for byte.
+/// A device compile that fails for one architecture fails the build with that compile's
+/// error, and a host side that fails names the host; neither hangs, and no private
+/// directory is left in the cache.
+#[test]
+fn host_compiles_start_beside_their_device_compiles_and_write_the_same_objects() {
+    let clang = crate::support::require(CLANG);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_sources(d, 0);
+    std::fs::create_dir(d.join("bin")).unwrap();
+    let wrapper = d.join("bin/clang");
+    let log = d.join("commands.log");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            clang.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sources = ["a.hip", "b.hip", "c.hip"];
+    let o = build_host(d, "early", &wrapper, &sources, "gfx90a;gfx1030", true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let host: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("--cuda-host-only") && !l.contains("-emit-pch"))
+        .collect();
+    assert_eq!(host.len(), 3, "one host compile per source:\n{text}");
+    assert!(
+        host.iter().all(|l| l.contains(".early.hipfb")),
+        "every host compile read its device code from the pipe:\n{text}"
+    );
+    let o = build_host(d, "after", &clang, &sources, "gfx90a;gfx1030", false);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (early, after) = (
+        std::fs::read(d.join("libearly.a")).unwrap(),
+        std::fs::read(d.join("libafter.a")).unwrap(),
+    );
+    assert!(
+        early == after,
+        "the early host compiles wrote other objects"
+    );
+
+    std::fs::write(
+        d.join("bad.hip"),
+        format!(
+            "{}#if defined(__gfx1030__)\n#error only gfx1030 fails\n#endif\n",
+            kernel("bad", 0)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("host.hip"),
+        format!(
+            "{}#if !defined(__HIP_DEVICE_COMPILE__)\n#error the host side fails\n#endif\n",
+            kernel("host", 0)
+        ),
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for (source, says, names) in [
+        ("bad.hip", "only gfx1030 fails", "gfx1030"),
+        ("host.hip", "the host side fails", "host"),
+    ] {
+        let o = build_host(
+            d,
+            "fail",
+            &clang,
+            &["a.hip", source],
+            "gfx90a;gfx1030",
+            true,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let said = format!("error: {says}");
+        assert_eq!(err.matches(&said).count(), 1, "{err}");
+        assert!(err.contains(names) && err.contains(source), "{err}");
+        let cache = d.join("fail/offload-build-cache");
+        let left: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".job-"))
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{source}: left {left:?}");
+    }
+}

@@ -477,9 +477,11 @@ impl Build {
     /// Plan → jobs → (host) → pack → emit (see [`plan`]).
     fn run(&self, name: &str, env: &Env<'_>) -> Result<Compiled, Error> {
         let plan = Plan::new(self, env, Purpose::Compile(name))?;
-        let mut built = run::runner::run(&plan, env)?;
+        let pack = host::packer(&plan);
+        let early = host::early(&plan, &pack);
+        let mut built = run::runner::run(&plan, env, early.as_ref())?;
         let objects = if plan.host_code {
-            host::run(&plan, &mut built, env)?
+            host::run(&plan, &mut built, env, early.as_ref())?
         } else {
             Vec::new()
         };

@@ -17,10 +17,12 @@ use crate::builder::arch::Arch;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::job::CompileJob;
 use crate::builder::options::{Container, Language};
 use crate::builder::pack;
 use crate::builder::plan::Plan;
 use crate::builder::run::built::{Built, Piece};
+use crate::builder::run::early::{EarlyHosts, Pack};
 use crate::builder::run::runner::run_host;
 use crate::builder::toolchain::clang;
 
@@ -32,6 +34,7 @@ pub(crate) fn run(
     plan: &Plan,
     built: &mut Built,
     env: &Env<'_>,
+    early: Option<&EarlyHosts<'_>>,
 ) -> Result<Vec<(String, PathBuf)>, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return Ok(Vec::new());
@@ -55,16 +58,9 @@ pub(crate) fn run(
         let pieces = built.per_source.remove(source).unwrap_or_default();
         let (bytes, ext) = gpu_binary(plan.lang, tc.major, source, &pieces)?;
         let gpubinary = binary_file(&plan.cache_dir, source, &bytes, ext)?;
-        let o = &settings.options;
-        let mut job = clang::host_job(o, tc, &plan.cache_dir, source, archs, &gpubinary);
-        // Its preamble's PCH, made while the device compiles ran (the plan's).
-        if let Some(&(i, skip)) = settings.host_pchs.get(source) {
-            job.pch = Some(i);
-            job.pch_skip = skip;
-        }
-        jobs.push(job);
+        jobs.push(host_job(plan, source, archs, &gpubinary));
     }
-    let host = run_host(plan, jobs, settings.pch_jobs.clone(), env)?;
+    let host = run_host(plan, jobs, settings.pch_jobs.clone(), env, early)?;
     built.pch_made += host.pch_made;
     built.pch_used += host.pch_used;
     built.pch_background += host.pch_background;
@@ -72,6 +68,56 @@ pub(crate) fn run(
     built.jobs_cached += host.jobs_cached;
     built.diagnostics.extend(host.diagnostics);
     Ok(named(host.host_objects))
+}
+
+/// The host compile of `source` embedding `gpubinary`, with its preamble's PCH (made while
+/// the device compiles ran: the plan's).
+fn host_job(plan: &Plan, source: &Path, archs: &[Arch], gpubinary: &Path) -> CompileJob {
+    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
+        unreachable!("a host stage without a toolchain or jobs");
+    };
+    let o = &settings.options;
+    let mut job = clang::host_job(o, tc, &plan.cache_dir, source, archs, gpubinary);
+    if let Some(&(i, skip)) = settings.host_pchs.get(source) {
+        job.pch = Some(i);
+        job.pch_skip = skip;
+    }
+    job
+}
+
+/// How the host stage packs a source's device code ([`gpu_binary`]), for the early host
+/// compiles.
+pub(crate) fn packer(
+    plan: &Plan,
+) -> impl Fn(&Path, &BTreeMap<Arch, Vec<Piece>>) -> Result<Vec<u8>, Error> + Sync + use<> {
+    let (lang, major) = (plan.lang, plan.toolchain.as_ref().map_or(0, |t| t.major));
+    move |source, pieces| gpu_binary(lang, major, source, pieces).map(|(bytes, _)| bytes)
+}
+
+/// The host compiles to start beside the device compiles ([`EarlyHosts`]): in a host-code
+/// build with clang (not nvcc, whose host-code jobs are the device jobs), without
+/// relocatable device code, with the tool's own ways of running commands on
+/// (`OFFLOAD_BUILD_DIRECT`); `None` otherwise.
+pub(crate) fn early<'a>(plan: &Plan, pack: &'a Pack) -> Option<EarlyHosts<'a>> {
+    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
+        return None;
+    };
+    if !plan.host_code || tc.is_nvcc() || settings.options.rdc || !settings.direct {
+        return None;
+    }
+    let ext = match plan.lang {
+        Language::Hip => "hipfb",
+        Language::Cuda => "fatbin",
+    };
+    let jobs = plan
+        .compiles
+        .iter()
+        .map(|(source, archs)| {
+            let placeholder = EarlyHosts::placeholder(&plan.cache_dir, source, ext);
+            (host_job(plan, source, archs, &placeholder), placeholder)
+        })
+        .collect();
+    EarlyHosts::new(jobs, pack)
 }
 
 /// Each object named after its source (`k.hip` → `k.o`), as the library's member.

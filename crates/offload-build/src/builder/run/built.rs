@@ -8,17 +8,9 @@ use offload_formats::package::ImageKind;
 
 use crate::builder::arch::Arch;
 use crate::builder::diag::Diagnostic;
-use crate::builder::run::job::JobOut;
+use crate::builder::run::job_out::JobOut;
 use crate::builder::run::link::Linked;
-
-/// One image of one architecture.
-#[derive(Clone, Debug)]
-pub(crate) struct Piece {
-    /// What it holds.
-    pub kind: ImageKind,
-    /// Its bytes.
-    pub data: Vec<u8>,
-}
+pub(crate) use crate::builder::run::piece::Piece;
 
 /// What the jobs produced.
 #[derive(Debug, Default)]

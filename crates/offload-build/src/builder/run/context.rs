@@ -25,4 +25,7 @@ pub(super) struct Runner<'a> {
     pub(super) pch: Lifecycle<'a>,
     /// The HIP device compiles' driver templates ([`crate::builder::run::direct`]).
     pub(super) direct: crate::builder::run::direct::Direct,
+    /// The host compiles started beside the device compiles, in a host-code build with
+    /// clang ([`crate::builder::run::early`]).
+    pub(super) early: Option<&'a crate::builder::run::early::EarlyHosts<'a>>,
 }

@@ -5,10 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use foldhash::HashSet;
-use offload_formats::package::ImageKind;
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::builder::arch::Arch;
 use crate::builder::cache::{self, Record};
 use crate::builder::command::Command;
 use crate::builder::error::Error;
@@ -19,57 +17,13 @@ use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
+use crate::builder::run::early::{self, Early, EarlyHosts};
+use crate::builder::run::job_out::JobOut;
 use crate::builder::run::{direct, nvcc_steps};
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
 /// precompiled preamble.
 type StepsOut = (Vec<String>, Vec<Vec<u8>>, bool);
-
-/// A finished compile job.
-pub(crate) struct JobOut {
-    pub(crate) source: PathBuf,
-    pub(crate) arch: Arch,
-    pub(crate) rdc: bool,
-    pub(crate) outputs: Vec<(ImageKind, PathBuf)>,
-    /// The content of each output, as checked (read once: another build may replace the
-    /// files meanwhile).
-    pub(crate) images: Vec<Vec<u8>>,
-    pub(crate) deps: Vec<PathBuf>,
-    pub(crate) ran: bool,
-    /// Seconds the compile took (0 for a cache hit).
-    pub(crate) seconds: f64,
-    /// What the compiler printed (cleaned; replayed from the record on a cache hit).
-    pub(crate) stderr: Vec<String>,
-    /// Whether the compile used a precompiled preamble.
-    pub(crate) used_pch: bool,
-    /// The paths whose existence decided what the compile read (from its record).
-    pub(crate) probes: Vec<PathBuf>,
-}
-
-impl JobOut {
-    /// The result of `job`: compiled in `seconds` (`Some`), or taken from the cache (`None`).
-    fn of(
-        job: &CompileJob,
-        images: Vec<Vec<u8>>,
-        deps: Vec<PathBuf>,
-        stderr: Vec<String>,
-        seconds: Option<f64>,
-    ) -> JobOut {
-        JobOut {
-            source: job.source.clone(),
-            arch: job.arch.clone(),
-            rdc: job.rdc,
-            outputs: job.outputs.clone(),
-            images,
-            deps,
-            ran: seconds.is_some(),
-            seconds: seconds.unwrap_or(0.0),
-            stderr,
-            used_pch: false,
-            probes: Vec::new(),
-        }
-    }
-}
 
 /// A failed step's command as the user can run it again: with the cache's file names instead
 /// of the job's private directory (removed when the job ends).
@@ -197,7 +151,13 @@ impl Runner<'_> {
         }
         let private = Private::new(job, tmp.path());
         let depfile = private.path(&job.depfile);
-        let (stderr, images, used_pch) = self.run_steps(job, &private, &depfile, pch)?;
+        // An early host compile ran it already (then what it read is as of its start).
+        let early = (self.early)
+            .filter(|_| job.arch.is_host())
+            .and_then(|hosts| hosts.take(job, pch.is_some()));
+        let started = early.as_ref().map_or(started, |e| e.started);
+        let earlier = early.as_ref().map_or(std::time::Duration::ZERO, |e| e.took);
+        let (stderr, images, used_pch) = self.run_steps(job, &private, &depfile, pch, early)?;
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
         if !depfile.is_file() {
@@ -239,13 +199,38 @@ impl Runner<'_> {
                 probes = rec.probes;
             }
         }
-        let seconds = start.elapsed().as_secs_f64();
+        let seconds = (start.elapsed() + earlier).as_secs_f64();
         let ms = format!("{}\n", (seconds * 1000.0) as u64);
         let _ = fs::write_atomic(&time_file(job), ms.as_bytes());
         let mut out = JobOut::of(job, images, deps, stderr, Some(seconds));
         out.used_pch = used_pch;
         out.probes = probes;
         Ok(out)
+    }
+
+    /// Runs the early host compile `job` ([`early`]), with `pch`: in a private directory of
+    /// its own, kept for the host stage.
+    pub(super) fn run_early(&self, hosts: &EarlyHosts<'_>, job: &CompileJob, pch: Option<&PchJob>) {
+        let Ok(dir) = cache::JobDir::new(self.exec.cache_dir) else {
+            return;
+        };
+        let private = Private::new(job, dir.path());
+        let planned = pch.map_or_else(|| job.steps[0].clone(), |p| pch::compile_with_pch(job, p));
+        let cmd = private.command(&planned);
+        let depfile = private.path(&job.depfile);
+        let processes = self.exec.processes;
+        early::run(
+            hosts,
+            &job.source,
+            &cmd,
+            dir,
+            pch.is_some(),
+            processes,
+            |c| {
+                self.exec
+                    .exec(c, &job.arch, Some(&job.source), Some(&depfile))
+            },
+        );
     }
 
     /// Runs the job's steps in its private directory; each output is checked to be the device
@@ -256,6 +241,7 @@ impl Runner<'_> {
         private: &Private<'_>,
         depfile: &Path,
         pch: Option<&PchJob>,
+        mut early: Option<Early>,
     ) -> Result<StepsOut, Error> {
         let mut images = vec![Vec::new(); job.outputs.len()];
         let mut checked = vec![false; job.outputs.len()];
@@ -263,7 +249,14 @@ impl Runner<'_> {
         let mut used_pch = false;
         for (i, step) in job.steps.iter().enumerate() {
             let cmd = private.command(step);
-            let printed = if i == 0 {
+            let adopted = early.take().zip(self.early).and_then(|(e, hosts)| {
+                let object = private.path(&job.outputs.first()?.1);
+                e.adopt(hosts, job, &object, depfile)
+            });
+            let printed = if let Some((printed, used)) = adopted {
+                used_pch = used;
+                Ok(printed)
+            } else if i == 0 {
                 let with_pch = pch.map(|p| pch::compile_with_pch(job, p));
                 let with_pch = with_pch.map(|c| private.command(&c));
                 let (printed, used) =

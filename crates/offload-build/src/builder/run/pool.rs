@@ -40,27 +40,33 @@ pub(crate) fn run<'a, T: Send + 'a>(
     run_after(jobs, &[], client, max, on_done)
 }
 
-/// The jobs not started yet, in start order, and which jobs have finished.
+/// The jobs not started yet, in start order, and which jobs have started and finished.
 struct Queue<'x, J> {
     pending: VecDeque<(usize, J)>,
     /// The job each one waits for (by index), if any.
     after: &'x [Option<usize>],
+    /// The jobs each one starts after (by index): they have started, not necessarily ended.
+    gate: &'x [Vec<usize>],
+    started: Vec<bool>,
     finished: Vec<bool>,
 }
 
 impl<'x, J> Queue<'x, J> {
-    fn new(jobs: Vec<J>, after: &'x [Option<usize>]) -> Queue<'x, J> {
+    fn new(jobs: Vec<J>, after: &'x [Option<usize>], gate: &'x [Vec<usize>]) -> Queue<'x, J> {
         let finished = vec![false; jobs.len()];
         Queue {
             pending: jobs.into_iter().enumerate().collect(),
             after,
+            gate,
+            started: finished.clone(),
             finished,
         }
     }
 
     fn is_ready(&self, i: usize) -> bool {
         let after = self.after.get(i).copied().flatten();
-        after.is_none_or(|d| self.finished[d])
+        let gate = self.gate.get(i).map_or(&[][..], Vec::as_slice);
+        after.is_none_or(|d| self.finished[d]) && gate.iter().all(|&g| self.started[g])
     }
 
     /// How many pending jobs could start now.
@@ -74,7 +80,9 @@ impl<'x, J> Queue<'x, J> {
     /// The first pending job that can start, taken out.
     fn take(&mut self) -> Option<(usize, J)> {
         let at = self.pending.iter().position(|(i, _)| self.is_ready(*i))?;
-        self.pending.remove(at)
+        let taken = self.pending.remove(at)?;
+        self.started[taken.0] = true;
+        Some(taken)
     }
 }
 
@@ -88,6 +96,20 @@ pub(crate) fn run_after<'a, T: Send + 'a>(
     max: usize,
     on_done: &mut dyn FnMut(&T),
 ) -> Result<Vec<T>, Error> {
+    run_gated(jobs, after, &[], client, max, on_done)
+}
+
+/// As [`run_after`], where job `i` also starts only once every job of `gate[i]` has started:
+/// a job that waits, holding its token, for what those jobs make (an early host compile
+/// reading its device code from a pipe) never keeps them from a token.
+pub(crate) fn run_gated<'a, T: Send + 'a>(
+    jobs: Vec<Job<'a, T>>,
+    after: &[Option<usize>],
+    gate: &[Vec<usize>],
+    client: Option<&Client>,
+    max: usize,
+    on_done: &mut dyn FnMut(&T),
+) -> Result<Vec<T>, Error> {
     let n = jobs.len();
     let max = max.max(1);
     let results: Vec<Mutex<Option<Result<T, Error>>>> = (0..n).map(|_| Mutex::new(None)).collect();
@@ -96,7 +118,7 @@ pub(crate) fn run_after<'a, T: Send + 'a>(
         .filter(|_| max > 1 && n > 1)
         .and_then(|c| token_helper(c, tx.clone()));
     std::thread::scope(|s| {
-        let mut queue = Queue::new(jobs, after);
+        let mut queue = Queue::new(jobs, after, gate);
         let mut implicit_free = true;
         let mut running = 0usize;
         let mut requested = 0usize;
@@ -244,6 +266,28 @@ mod tests {
         let log = log.into_inner().unwrap();
         let at = |j| log.iter().position(|&x| x == j).unwrap();
         assert!(at(0) < at(2) && at(0) < at(3), "{log:?}");
+    }
+
+    #[test]
+    fn a_gated_job_starts_only_once_the_jobs_of_its_gate_started() {
+        let log = Mutex::new(Vec::new());
+        let list: Vec<Job<'_, usize>> = (0..3usize)
+            .map(|i| {
+                let log = &log;
+                Box::new(move || {
+                    log.lock().unwrap().push(i);
+                    std::thread::sleep(Duration::from_millis(if i == 0 { 120 } else { 20 }));
+                    Ok(i)
+                }) as Job<'_, usize>
+            })
+            .collect();
+        // Job 1 waits for job 0 to end; job 2, ready at once, is gated on job 1's start: with
+        // two slots it does not take the second one while job 1 cannot start.
+        let two = Client::new(1).unwrap();
+        let (after, gate) = ([None, Some(0), None], [vec![], vec![], vec![1]]);
+        let out = run_gated(list, &after, &gate, Some(&two), 2, &mut |_| {}).unwrap();
+        assert_eq!(out, vec![0, 1, 2]);
+        assert_eq!(log.into_inner().unwrap(), vec![0, 1, 2]);
     }
 
     #[test]

@@ -24,16 +24,22 @@ use crate::builder::progress::{Progress, ProgressStep};
 use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
 use crate::builder::run::direct::{DRIVER_VARS, Direct};
+use crate::builder::run::early::EarlyHosts;
 use crate::builder::run::exec::Executor;
-use crate::builder::run::job::JobOut;
+use crate::builder::run::job_out::JobOut;
 use crate::builder::run::link::Linked;
 use crate::builder::run::outputs::{refuse_clobbering, tell_headers};
 use crate::builder::run::pool;
 use crate::builder::run::schedule::{Done, Work, in_job_order, schedule};
 use crate::builder::toolchain::Toolchain;
 
-/// Runs the plan's compiles and device links; tells Cargo about every header read.
-pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
+/// Runs the plan's compiles and device links; tells Cargo about every header read. In a
+/// host-code build, `early` starts the host compiles beside them.
+pub(crate) fn run(
+    plan: &Plan,
+    env: &Env<'_>,
+    early: Option<&EarlyHosts<'_>>,
+) -> Result<Built, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         // Nothing to compile (only images).
         return Ok(Built::default());
@@ -45,7 +51,7 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>) -> Result<Built, Error> {
         keep_per_source: settings.options.host_code,
         ..Built::default()
     };
-    run_jobs(plan, tc, settings, env, built)
+    run_jobs(plan, tc, settings, env, built, early)
 }
 
 /// Runs the host compiles of a host-code build (jobs of [`Arch::host`]), once its device
@@ -56,6 +62,7 @@ pub(crate) fn run_host(
     jobs: Vec<CompileJob>,
     pch_jobs: Vec<PchJob>,
     env: &Env<'_>,
+    early: Option<&EarlyHosts<'_>>,
 ) -> Result<Built, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return Ok(Built::default());
@@ -66,7 +73,7 @@ pub(crate) fn run_host(
         pch_jobs,
         ..settings.clone()
     };
-    run_jobs(plan, tc, &host, env, Built::default())
+    run_jobs(plan, tc, &host, env, Built::default(), early)
 }
 
 /// Runs the jobs of `settings` into `built`.
@@ -76,6 +83,7 @@ fn run_jobs(
     settings: &JobSettings,
     env: &Env<'_>,
     mut built: Built,
+    early: Option<&EarlyHosts<'_>>,
 ) -> Result<Built, Error> {
     let started = SystemTime::now();
     let hashes = ContentHashes::with_stamps(&plan.cache_dir);
@@ -106,6 +114,7 @@ fn run_jobs(
             helped: Mutex::new(BTreeMap::new()),
         },
         direct: Direct::new(settings.direct, env.peek(&DRIVER_VARS)),
+        early,
     };
     let mut counter = Counter::new(settings);
     let mut outs = runner.compiles(settings, &mut counter)?;
@@ -240,38 +249,33 @@ impl Runner<'_> {
             .iter()
             .map(|s| AtomicBool::new(*s == PchState::Cached))
             .collect();
-        let (work, after) = schedule(&states, &to_run, &later);
+        let (mut work, mut after) = schedule(&states, &to_run, &later);
+        let early = self.early_work(settings, &slots, &to_run, &mut work, &mut after);
+        let gate = gates(&work, &to_run, &early);
         let made = PchState::to_make(&settings.pch_jobs, &states);
         let job_list: Vec<pool::Job<'_, Done>> = work
             .iter()
-            .map(|w| match *w {
-                Work::Pch(i) => {
-                    let (p, usable) = (&settings.pch_jobs[i], &usable[i]);
-                    let adopt = states[i] == PchState::Adopt;
-                    let made = &made;
-                    Box::new(move || {
-                        let ok = self.pch.make(p, adopt, made)?;
-                        usable.store(ok, Ordering::SeqCst);
-                        Ok(Done::Pch)
-                    }) as pool::Job<'_, Done>
-                }
-                Work::Compile(k) => {
-                    let job = to_run[k];
-                    let pch = job
-                        .pch
+            .map(|&w| {
+                let (pch_jobs, usable, made, states) =
+                    (&settings.pch_jobs, &usable, &made, &states);
+                let pch_of = move |j: &CompileJob| {
+                    j.pch
                         .filter(|&i| states[i].used())
-                        .map(|i| (&settings.pch_jobs[i], &usable[i]));
-                    Box::new(move || {
-                        let pch = pch
-                            .filter(|(_, u)| u.load(Ordering::SeqCst))
-                            .map(|(p, _)| p);
-                        Ok(Done::Compile(k, self.run_job(job, pch)?))
-                    }) as pool::Job<'_, Done>
+                        .map(|i| (&pch_jobs[i], &usable[i]))
+                };
+                match w {
+                    Work::Pch(i) => {
+                        let adopt = states[i] == PchState::Adopt;
+                        self.pch_work(&pch_jobs[i], adopt, made, &usable[i])
+                    }
+                    Work::Compile(k) => self.compile_work(k, to_run[k], pch_of(to_run[k])),
+                    Work::Early(n) => self.early_job(early[n], pch_of(early[n])),
                 }
             })
             .collect();
         let client = settings.client.as_ref();
-        let done = pool::run_after(job_list, &after, client, settings.max_jobs, &mut |d| {
+        let max = settings.max_jobs;
+        let done = pool::run_gated(job_list, &after, &gate, client, max, &mut |d| {
             if let Done::Compile(_, o) = d {
                 let step = ProgressStep::Compile(o.source.clone());
                 counter.report(&o.arch, step, Some(o.seconds));
@@ -285,6 +289,105 @@ impl Runner<'_> {
                 })
             });
         in_job_order(slots, done, to_run.len())
+    }
+
+    /// Making the PCH `p` (or adopting it from the background): whether it can be used goes
+    /// into `usable`.
+    fn pch_work<'s>(
+        &'s self,
+        p: &'s PchJob,
+        adopt: bool,
+        made: &'s [&'s PchJob],
+        usable: &'s AtomicBool,
+    ) -> pool::Job<'s, Done> {
+        Box::new(move || {
+            let ok = self.pch.make(p, adopt, made);
+            self.tell_early(ok.as_ref().err().map(|_| None));
+            usable.store(ok?, Ordering::SeqCst);
+            Ok(Done::Pch)
+        })
+    }
+
+    /// The compile `job` (the `k`-th to run), with its PCH when that is made and usable by
+    /// then; its device code goes to the early host compile of its source too.
+    fn compile_work<'s>(
+        &'s self,
+        k: usize,
+        job: &'s CompileJob,
+        pch: Option<(&'s PchJob, &'s AtomicBool)>,
+    ) -> pool::Job<'s, Done> {
+        Box::new(move || {
+            let pch = pch
+                .filter(|(_, u)| u.load(Ordering::SeqCst))
+                .map(|(p, _)| p);
+            let out = self.run_job(job, pch);
+            self.tell_early(Some(out.as_ref().ok()));
+            Ok(Done::Compile(k, out?))
+        })
+    }
+
+    /// The early host compile `job` (never a failure of the stage: the host stage compiles
+    /// again what it cannot take).
+    fn early_job<'s>(
+        &'s self,
+        job: &'s CompileJob,
+        pch: Option<(&'s PchJob, &'s AtomicBool)>,
+    ) -> pool::Job<'s, Done> {
+        Box::new(move || {
+            let pch = pch
+                .filter(|(_, u)| u.load(Ordering::SeqCst))
+                .map(|(p, _)| p);
+            if let Some(hosts) = self.early {
+                self.run_early(hosts, job, pch);
+            }
+            Ok(Done::Early)
+        })
+    }
+
+    /// Tells the early host compiles that a job ended: a device compile with its result
+    /// (`Some(None)`: it failed), or another job that failed (`Some(None)` too); nothing
+    /// for `None`.
+    fn tell_early(&self, ended: Option<Option<&JobOut>>) {
+        if let (Some(hosts), Some(out)) = (self.early, ended) {
+            hosts.done(out);
+        }
+    }
+
+    /// The early host compiles of the sources whose device compiles run now, added to `work`
+    /// after the host PCH each uses (when this stage makes it); the device compiles' results
+    /// taken from the cache go to them first. Their jobs, by [`Work::Early`] index.
+    fn early_work(
+        &self,
+        settings: &JobSettings,
+        slots: &[Result<JobOut, &CompileJob>],
+        to_run: &[&CompileJob],
+        work: &mut Vec<Work>,
+        after: &mut Vec<Option<usize>>,
+    ) -> Vec<&CompileJob> {
+        let Some(hosts) = self.early else {
+            return Vec::new();
+        };
+        let sources: BTreeSet<&PathBuf> = to_run
+            .iter()
+            .filter(|j| !j.arch.is_host())
+            .map(|j| &j.source)
+            .collect();
+        let jobs: Vec<&CompileJob> = sources.iter().filter_map(|s| hosts.job(s)).collect();
+        if jobs.is_empty() {
+            return jobs;
+        }
+        let cached: Vec<&JobOut> = slots.iter().filter_map(|s| s.as_ref().ok()).collect();
+        hosts.expect(to_run, &cached);
+        for (n, job) in jobs.iter().enumerate() {
+            let pch_at = job.pch.and_then(|i| {
+                let made_here = settings.host_pchs.get(&job.source).map(|&(p, _)| p) == Some(i);
+                work.iter()
+                    .position(|w| matches!(w, Work::Pch(p) if *p == i && made_here))
+            });
+            work.push(Work::Early(n));
+            after.push(pch_at);
+        }
+        jobs
     }
 
     /// The device links, in parallel.
@@ -305,4 +408,22 @@ impl Runner<'_> {
             }
         })
     }
+}
+
+/// What each job of `work` starts after, besides what it waits for: an early host compile,
+/// after every device compile of its source started (it waits for their device code).
+fn gates(work: &[Work], to_run: &[&CompileJob], early: &[&CompileJob]) -> Vec<Vec<usize>> {
+    work.iter()
+        .map(|w| match *w {
+            Work::Early(n) => work
+                .iter()
+                .enumerate()
+                .filter(
+                    |(_, v)| matches!(v, Work::Compile(k) if to_run[*k].source == early[n].source),
+                )
+                .map(|(at, _)| at)
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
 }

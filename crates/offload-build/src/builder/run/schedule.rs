@@ -6,7 +6,8 @@ use std::cmp::Reverse;
 use crate::builder::error::Error;
 use crate::builder::job::CompileJob;
 use crate::builder::pch::lifecycle::PchState;
-use crate::builder::run::job::{JobOut, time_file};
+use crate::builder::run::job::time_file;
+use crate::builder::run::job_out::JobOut;
 
 /// One job of the compile stage.
 #[derive(Clone, Copy, Debug)]
@@ -15,12 +16,16 @@ pub(super) enum Work {
     Pch(usize),
     /// A compile (an index into the compiles to run).
     Compile(usize),
+    /// An early host compile ([`crate::builder::run::early`]; an index into those of the
+    /// stage).
+    Early(usize),
 }
 
 /// A finished [`Work`].
 pub(super) enum Done {
     Pch,
     Compile(usize, JobOut),
+    Early,
 }
 
 /// How long `job` took when it last ran, if it did.
@@ -148,6 +153,7 @@ mod tests {
             .map(|w| match *w {
                 Work::Pch(i) => format!("pch{i}"),
                 Work::Compile(k) => to_run[k].base.file_name().unwrap().to_string_lossy().into(),
+                Work::Early(n) => format!("early{n}"),
             })
             .collect();
         assert_eq!(order, ["pch0", "newer", "new", "long", "short", "with_pch"]);
