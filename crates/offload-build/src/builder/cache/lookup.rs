@@ -19,7 +19,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::builder::cache::Record;
+use crate::builder::cache::{ContentHashes, Record};
 use crate::builder::command::{Command, Domain, KeyBuilder};
 use crate::builder::env::read_by_compiler;
 
@@ -34,6 +34,10 @@ pub(crate) struct Lookups {
     exists: Mutex<HashMap<PathBuf, bool>>,
     /// What each file read asks of the include search ([`scan`]), by path.
     scans: Mutex<HashMap<PathBuf, std::sync::Arc<Scan>>>,
+    /// The scans earlier builds kept ([`Lookups::load_scans`]), by content hash.
+    stored: HashMap<u128, std::sync::Arc<Scan>>,
+    /// The scans this build made, by content hash, to keep.
+    made: Mutex<HashMap<u128, std::sync::Arc<Scan>>>,
     cwd: PathBuf,
 }
 
@@ -55,8 +59,34 @@ impl Lookups {
             env,
             exists: Mutex::new(HashMap::new()),
             scans: Mutex::new(HashMap::new()),
+            stored: HashMap::new(),
+            made: Mutex::new(HashMap::new()),
             cwd: std::env::current_dir().unwrap_or_default(),
         }
+    }
+
+    /// These lookups with the scans kept in `cache_dir` ([`SCANS`], written by
+    /// [`Lookups::save_scans`]): a file whose content an earlier build scanned is not read
+    /// again. A damaged table is an empty one.
+    pub(crate) fn load_scans(mut self, cache_dir: &Path) -> Lookups {
+        let text = std::fs::read(cache_dir.join(SCANS)).unwrap_or_default();
+        self.stored = parse_scans(&text).unwrap_or_default();
+        self
+    }
+
+    /// Writes the scan table of `cache_dir`: those kept before and those this build made;
+    /// not written when this build made none.
+    pub(crate) fn save_scans(&self, cache_dir: &Path) {
+        let made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+        if made.is_empty() {
+            return;
+        }
+        let mut all: Vec<(&u128, &Scan)> = (self.stored.iter().chain(made.iter()))
+            .map(|(h, s)| (h, s.as_ref()))
+            .collect();
+        all.sort_by_key(|(h, _)| **h);
+        all.dedup_by_key(|(h, _)| **h);
+        let _ = crate::builder::fs::write_atomic(&cache_dir.join(SCANS), &scans_text(&all));
     }
 
     fn exists(&self, p: &Path) -> bool {
@@ -166,7 +196,8 @@ impl Lookups {
         k.finish()
     }
 
-    /// The probes of a compile by `cmd` of `source` that read `deps` (the source first):
+    /// The probes of a compile by `cmd` of `source` that read `deps` (the source first), each
+    /// file's content hash from `hashes` (a scan kept for that content is not made again):
     /// the paths, other than `deps`, whose existence decided what it read — beside each file
     /// that includes `"x.h"`, its directory's `x.h`; for each `__has_include`, the paths it
     /// asks about. Sorted. `None` when a `__has_include` names its header through a macro
@@ -176,13 +207,14 @@ impl Lookups {
         cmd: &Command,
         source: &Path,
         deps: &[PathBuf],
+        hashes: &ContentHashes,
     ) -> Option<Vec<PathBuf>> {
         let env = self.env_of(cmd);
         let dirs = self.search_list(cmd, source, &env);
         let read: std::collections::HashSet<&Path> = deps.iter().map(PathBuf::as_path).collect();
         let mut probes = std::collections::BTreeSet::new();
         for dep in deps {
-            let scan = self.scan_of(dep);
+            let scan = self.scan_of(dep, hashes);
             if scan.opaque {
                 return None;
             }
@@ -206,14 +238,25 @@ impl Lookups {
     }
 
     /// What `path` asks of the include search, read once a build (outside the memo's lock:
-    /// the jobs scan their headers at once).
-    fn scan_of(&self, path: &Path) -> std::sync::Arc<Scan> {
+    /// the jobs scan their headers at once), and not at all when an earlier build kept the
+    /// scan of its content (its hash from `hashes`).
+    fn scan_of(&self, path: &Path, hashes: &ContentHashes) -> std::sync::Arc<Scan> {
         let memo = || self.scans.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(known) = memo().get(path) {
             return known.clone();
         }
-        let scanned =
-            std::sync::Arc::new(std::fs::read(path).map(|t| scan(&t)).unwrap_or_default());
+        let hash = hashes.file(path);
+        let kept = hash.and_then(|h| self.stored.get(&h)).cloned();
+        let scanned = kept.unwrap_or_else(|| {
+            let text = std::fs::read(path).unwrap_or_default();
+            let s = std::sync::Arc::new(scan(&text));
+            // Kept when what was read is what was hashed.
+            if let Some(h) = hash.filter(|&h| xxhash_rust::xxh3::xxh3_128(&text) == h) {
+                let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+                made.insert(h, s.clone());
+            }
+            s
+        });
         memo().entry(path.to_path_buf()).or_insert(scanned).clone()
     }
 }
@@ -230,6 +273,77 @@ pub(crate) struct Scan {
     pub has_angled: Vec<PathBuf>,
     /// A `__has_include` whose argument is neither `"…"` nor `<…>` (a macro).
     pub opaque: bool,
+}
+
+/// The scan table's file in the cache directory: a header line, then per content hash
+/// (32 hex digits) what [`scan`] found, one line each (`q`, `hq`, `ha` and the name; `o`
+/// for opaque; `-` for nothing), the last line the hash of the others.
+pub(crate) const SCANS: &str = "scans";
+
+const SCANS_HEADER: &str = "offload-build scans 1";
+
+/// The text of the scan table of `all` (sorted by hash); a scan with a name that is not
+/// UTF-8 is left out.
+fn scans_text(all: &[(&u128, &Scan)]) -> Vec<u8> {
+    let mut text = format!("{SCANS_HEADER}\n");
+    for (h, s) in all {
+        let names = [
+            ("q", &s.quoted),
+            ("hq", &s.has_quoted),
+            ("ha", &s.has_angled),
+        ];
+        let mut lines = Vec::new();
+        for (tag, list) in names {
+            for n in list.iter() {
+                lines.push(n.to_str().map(|n| format!("{h:032x} {tag} {n}\n")));
+            }
+        }
+        if s.opaque {
+            lines.push(Some(format!("{h:032x} o\n")));
+        }
+        if lines.is_empty() {
+            lines.push(Some(format!("{h:032x} -\n")));
+        }
+        if let Some(lines) = lines.into_iter().collect::<Option<Vec<String>>>() {
+            text.extend(lines);
+        }
+    }
+    text.push_str(&format!(
+        "# {:032x}\n",
+        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+    ));
+    text.into_bytes()
+}
+
+/// The scans of a table [`scans_text`] wrote; `None` when it is damaged.
+fn parse_scans(text: &[u8]) -> Option<HashMap<u128, std::sync::Arc<Scan>>> {
+    let text = std::str::from_utf8(text).ok()?;
+    let (body, last) = text.trim_end_matches('\n').rsplit_once('\n')?;
+    let sum = u128::from_str_radix(last.strip_prefix("# ")?, 16).ok()?;
+    if sum != xxhash_rust::xxh3::xxh3_128(&text.as_bytes()[..=body.len()]) {
+        return None;
+    }
+    let mut lines = body.lines();
+    (lines.next()? == SCANS_HEADER).then_some(())?;
+    let mut out: HashMap<u128, Scan> = HashMap::new();
+    for line in lines {
+        let mut f = line.splitn(3, ' ');
+        let h = u128::from_str_radix(f.next()?, 16).ok()?;
+        let s = out.entry(h).or_default();
+        match (f.next()?, f.next()) {
+            ("q", Some(n)) => s.quoted.push(PathBuf::from(n)),
+            ("hq", Some(n)) => s.has_quoted.push(PathBuf::from(n)),
+            ("ha", Some(n)) => s.has_angled.push(PathBuf::from(n)),
+            ("o", None) => s.opaque = true,
+            ("-", None) => {}
+            _ => return None,
+        }
+    }
+    Some(
+        out.into_iter()
+            .map(|(h, s)| (h, std::sync::Arc::new(s)))
+            .collect(),
+    )
 }
 
 /// Reads `text` for [`Scan`].
@@ -367,7 +481,8 @@ mod tests {
         cmd.add_arg(format!("-I{}", d.join("dir2").display()));
         let deps = [source.clone(), d.join("inc/a.h"), d.join("dir2/val.h")];
         let l = Lookups::new(Vec::new());
-        let probes = l.probes(&cmd, &source, &deps).unwrap();
+        let hashes = ContentHashes::default();
+        let probes = l.probes(&cmd, &source, &deps, &hashes).unwrap();
         // inc/a.h was found beside k.hip: no probe; val.h beside a.h is one; opt.h in every
         // search directory.
         assert!(!probes.contains(&d.join("inc/a.h")), "{probes:?}");
@@ -383,6 +498,59 @@ mod tests {
         );
         std::fs::write(d.join("k2.hip"), "#if __has_include(MACRO)\n#endif\n").unwrap();
         let k2 = d.join("k2.hip");
-        assert_eq!(l.probes(&cmd, &k2, std::slice::from_ref(&k2)), None);
+        assert_eq!(
+            l.probes(&cmd, &k2, std::slice::from_ref(&k2), &hashes),
+            None
+        );
+    }
+
+    #[test]
+    fn scans_are_kept_by_content_and_a_damaged_table_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let source = d.join("k.hip");
+        std::fs::write(&source, "#include \"inc/a.h\"\n").unwrap();
+        std::fs::create_dir(d.join("inc")).unwrap();
+        std::fs::write(
+            d.join("inc/a.h"),
+            "#include \"val.h\"\n#if __has_include(<o.h>)\n#endif\n",
+        )
+        .unwrap();
+        let deps = [source.clone(), d.join("inc/a.h")];
+        let cmd = Command::new("clang");
+        let hashes = ContentHashes::default();
+        let l = Lookups::new(Vec::new()).load_scans(d);
+        let first = l.probes(&cmd, &source, &deps, &hashes).unwrap();
+        l.save_scans(d);
+        let table = std::fs::read(d.join(SCANS)).unwrap();
+        let kept = parse_scans(&table).unwrap();
+        let a = hashes.file(&d.join("inc/a.h")).unwrap();
+        assert_eq!(kept[&a].quoted, [PathBuf::from("val.h")]);
+        assert_eq!(kept[&a].has_angled, [PathBuf::from("o.h")]);
+        // A kept scan is what the next build uses for that content (here one that names
+        // another header: the file is not read).
+        let mut other = kept.clone();
+        other.insert(
+            a,
+            std::sync::Arc::new(Scan {
+                quoted: vec![PathBuf::from("other.h")],
+                ..Scan::default()
+            }),
+        );
+        let mut all: Vec<(&u128, &Scan)> = other.iter().map(|(h, s)| (h, s.as_ref())).collect();
+        all.sort_by_key(|(h, _)| **h);
+        std::fs::write(d.join(SCANS), scans_text(&all)).unwrap();
+        let next = Lookups::new(Vec::new()).load_scans(d);
+        let probes = next
+            .probes(&cmd, &source, &deps, &ContentHashes::default())
+            .unwrap();
+        assert!(probes.contains(&d.join("inc/other.h")), "{probes:?}");
+        assert!(!probes.contains(&d.join("inc/val.h")), "{probes:?}");
+        assert!(first.contains(&d.join("inc/val.h")), "{first:?}");
+        // One byte changed: the table is not used at all.
+        let mut damaged = std::fs::read(d.join(SCANS)).unwrap();
+        let at = damaged.len() / 2;
+        damaged[at] ^= 1;
+        assert!(parse_scans(&damaged).is_none());
     }
 }

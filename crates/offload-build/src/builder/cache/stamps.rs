@@ -233,9 +233,9 @@ impl ContentHashes {
         self.reads
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let before = Stamp::of(path);
-        let known = std::fs::read(path).ok().map(|d| {
+        let known = crate::builder::fs::hash_file(path).ok().map(|(h, _)| {
             let after = Stamp::of(path);
-            (xxh3_128(&d), after.filter(|a| before == Some(*a)))
+            (h, after.filter(|a| before == Some(*a)))
         });
         self.memo().insert(path.as_os_str().to_owned(), known);
         known

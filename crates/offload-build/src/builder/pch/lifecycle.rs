@@ -299,7 +299,9 @@ impl Lifecycle<'_> {
         deps: &[PathBuf],
         hashed: Vec<(PathBuf, u128)>,
     ) -> Option<Record> {
-        let probes = self.lookups.probes(&p.command, &p.preamble_file, deps)?;
+        let probes = self
+            .lookups
+            .probes(&p.command, &p.preamble_file, deps, self.hashes)?;
         Some(Record {
             context: self
                 .lookups
@@ -356,9 +358,9 @@ impl Lifecycle<'_> {
             return Ok(Some(false));
         }
         let written = dir.join(p.pch.file_name().unwrap_or_default());
-        let data = std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
-        rec.outputs
-            .push((p.pch.clone(), data.len() as u64, xxh3_128(&data)));
+        let (hash, len) = crate::builder::fs::hash_file(&written)
+            .map_err(|e| Error::io("reading", &written, e))?;
+        rec.outputs.push((p.pch.clone(), len, hash));
         self.hashes.forget(&p.pch);
         std::fs::rename(&written, &p.pch).map_err(|e| Error::io("renaming", &written, e))?;
         rec.store(&p.record)?;

@@ -116,7 +116,9 @@ impl Runner<'_> {
         started: SystemTime,
         stderr: &[String],
     ) -> Option<Record> {
-        let probes = self.lookups.probes(&job.steps[0], &job.source, deps)?;
+        let probes = self
+            .lookups
+            .probes(&job.steps[0], &job.source, deps, self.hashes)?;
         let mut rec = Record {
             context: self
                 .lookups

@@ -87,7 +87,7 @@ fn run_jobs(
 ) -> Result<Built, Error> {
     let started = SystemTime::now();
     let hashes = ContentHashes::with_stamps(&plan.cache_dir);
-    let lookups = Lookups::new(env.compiler_vars());
+    let lookups = Lookups::new(env.compiler_vars()).load_scans(&plan.cache_dir);
     let no_depfile = AtomicBool::new(false);
     let exec = Executor {
         processes: env.processes(),
@@ -149,6 +149,7 @@ fn run_jobs(
     exec.flush_warnings(env);
     let settled = started.checked_sub(cache::STAMP_SETTLE).unwrap_or(started);
     hashes.save_stamps(&plan.cache_dir, settled);
+    lookups.save_scans(&plan.cache_dir);
     built.add_links(linked);
     Ok(built)
 }
