@@ -51,6 +51,35 @@ pub(crate) fn new_lock(dir: &Path, content: &[u8]) -> Result<std::fs::File, Erro
     Ok(lock)
 }
 
+/// What `read` finds in a record of the cache, or else what `ask` answers (and writes into
+/// it), asked while holding the lock `<record>.asking`: builds that share the cache and start
+/// together (`make -j`) ask a tool once instead of each, the others reading the record once
+/// the lock is free. Without the lock (it cannot be made), `ask` runs as it is.
+pub(crate) fn read_or_ask<T>(
+    record: &Path,
+    read: impl Fn() -> Option<T>,
+    ask: impl FnOnce() -> Option<T>,
+) -> Option<T> {
+    if let Some(v) = read() {
+        return Some(v);
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(record.with_extension("asking"))
+        .ok();
+    let held = lock
+        .as_ref()
+        .is_some_and(|l| rustix::fs::flock(l, rustix::fs::FlockOperation::LockExclusive).is_ok());
+    if held {
+        if let Some(v) = read() {
+            return Some(v);
+        }
+    }
+    ask()
+}
+
 pub(crate) const JOB_PREFIX: &str = ".job-";
 
 /// The lock file of a job's private directory (and of a background PCH's).

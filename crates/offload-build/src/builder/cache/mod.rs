@@ -12,6 +12,6 @@ pub(crate) mod stamps;
 mod tests;
 
 pub(crate) use depfile::read_deps;
-pub(crate) use dirs::{JobDir, LOCK, new_lock, remove_leftovers, try_lock};
+pub(crate) use dirs::{JobDir, LOCK, new_lock, read_or_ask, remove_leftovers, try_lock};
 pub(crate) use record::Record;
 pub(crate) use stamps::{ContentHashes, STAMP_SETTLE, settle_written};

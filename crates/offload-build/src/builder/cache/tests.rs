@@ -129,3 +129,29 @@ fn a_file_changed_after_the_job_started_is_not_vouched_for() {
     let missing = dir.path().join("gone.h");
     assert_eq!(hashes.as_read_since(&missing, started), Ok(None));
 }
+
+#[test]
+fn builds_starting_together_ask_a_tool_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("tool-1.txt");
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let read = || std::fs::read_to_string(&record).ok();
+    let answers: Vec<Option<String>> = std::thread::scope(|s| {
+        let run = || {
+            super::read_or_ask(&record, read, || {
+                asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                std::fs::write(&record, "answer").unwrap();
+                Some("answer".to_string())
+            })
+        };
+        let (a, b) = (s.spawn(run), s.spawn(run));
+        vec![a.join().unwrap(), b.join().unwrap()]
+    });
+    assert_eq!(answers, [Some("answer".into()), Some("answer".into())]);
+    assert_eq!(
+        asked.into_inner(),
+        1,
+        "the second read what the first asked"
+    );
+}

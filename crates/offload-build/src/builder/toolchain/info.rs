@@ -35,16 +35,40 @@ pub(crate) fn compiler_info(
         ))
         .finish();
     let info_path = cache_dir.join(format!("compiler-{stamp:032x}.txt"));
-    if let Ok(text) = std::fs::read_to_string(&info_path) {
-        if let Some((v, s)) = text.split_once("\n--\n") {
-            return Ok((
-                stamp,
-                v.to_string(),
-                s.lines().map(str::to_string).collect(),
-            ));
+    let read = || {
+        let text = std::fs::read_to_string(&info_path).ok()?;
+        let (v, s) = text.split_once("\n--\n")?;
+        Some((v.to_string(), s.lines().map(str::to_string).collect()))
+    };
+    let mut failed = None;
+    let known = crate::builder::cache::read_or_ask(&info_path, read, || {
+        match ask_compiler(env, clang, kind, lang) {
+            Ok((version, supported)) => {
+                // Atomically: builds sharing the cache read it while another writes it.
+                let text = format!("{version}\n--\n{}", supported.join("\n"));
+                let _ = fs::write_atomic(&info_path, text.as_bytes());
+                Some((version, supported))
+            }
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
         }
+    });
+    match known {
+        Some((version, supported)) => Ok((stamp, version, supported)),
+        None => Err(failed.unwrap_or_else(|| Error::Config("a compiler probe failed".into()))),
     }
-    // The two questions at once: each starts the compiler.
+}
+
+/// Asks the compiler its version line and the processors it supports (both at once: each
+/// starts the compiler).
+fn ask_compiler(
+    env: &Env<'_>,
+    clang: &Path,
+    kind: CompilerKind,
+    lang: Language,
+) -> Result<(String, Vec<String>), Error> {
     let (version, supported) = std::thread::scope(|scope| {
         let version = scope.spawn(|| {
             let mut version = command::Command::new(clang);
@@ -71,12 +95,7 @@ pub(crate) fn compiler_info(
     } else {
         version.lines().next().unwrap_or_default().to_string()
     };
-    // Atomically: builds sharing the cache read it while another writes it.
-    let _ = fs::write_atomic(
-        &info_path,
-        format!("{version}\n--\n{}", supported.join("\n")).as_bytes(),
-    );
-    Ok((stamp, version, supported))
+    Ok((version, supported))
 }
 
 pub(crate) fn parse_major(version: &str) -> u32 {

@@ -187,9 +187,13 @@ pub(crate) fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Opti
         .ok()?
         .finish();
     let record = cache_dir.join(format!("hipconfig-{stamp:032x}.txt"));
-    let text = match std::fs::read_to_string(&record) {
-        Ok(t) if t.lines().count() == 3 => t,
-        _ => {
+    let read = || {
+        std::fs::read_to_string(&record)
+            .ok()
+            .filter(|t| t.lines().count() == 3)
+    };
+    let text = crate::builder::cache::read_or_ask(&record, read, || {
+        {
             let ask = |flag: &str| {
                 process::probe(p, Command::new(program).arg(flag))
                     .ok()
@@ -218,9 +222,9 @@ pub(crate) fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Opti
                 cpp.unwrap_or_default()
             );
             let _ = fs::write_atomic(&record, t.as_bytes());
-            t
+            Some(t)
         }
-    };
+    })?;
     let mut lines = text.lines();
     let rocm = PathBuf::from(lines.next()?.trim());
     let clang_dir = lines.next().map(str::trim).unwrap_or_default();
