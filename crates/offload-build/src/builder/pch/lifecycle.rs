@@ -106,30 +106,54 @@ impl Lifecycle<'_> {
         pchs: &[PchJob],
         background: bool,
         to_run: &[&CompileJob],
-        later: &[usize],
+        (later, early, ran_early): (&[usize], bool, &[bool]),
     ) -> Vec<PchState> {
         let mut users = vec![0usize; pchs.len()];
         for i in to_run.iter().filter_map(|j| j.pch) {
             users[i] += 1;
         }
         // A PCH of a later stage's compile (the host compile of a host-code build, after the
-        // device compiles of its source): made now, beside this stage's compiles, which leave
-        // a core idle when they are fewer than the cores; counted as one two compiles use.
+        // device compiles of its source, one entry per source): with early host compiles
+        // (`early`), each is a compile of this stage, which uses it if it is there or made
+        // now; one no build has seen is left to the host stage (which starts it in the
+        // background, as for any single compile). Without, it is made now, beside this
+        // stage's compiles, which leave a core idle when they are fewer than the cores:
+        // counted as one two compiles use.
+        let mut deferred = vec![false; pchs.len()];
         for &i in later {
-            users[i] = users[i].max(2);
+            users[i] = if early { users[i] + 1 } else { users[i].max(2) };
+            deferred[i] = early;
         }
-        let states = pchs.iter().zip(users).map(|(p, n)| {
+        let states = pchs.iter().zip(users).enumerate().map(|(i, (p, n))| {
             if n == 0 {
                 return PchState::Off;
             }
             if self.pch_cached(p) {
                 return PchState::Cached;
             }
+            // Its compiles ran early without it (the host stage takes their objects): not made
+            // now; one in the background goes on, else it starts after this build.
+            if ran_early.get(i).copied().unwrap_or(false) {
+                if p.background_dir().is_dir() {
+                    return PchState::Off;
+                }
+                let _ = fs::write_atomic(&p.record.with_extension("seen"), b"");
+                return if background && cfg!(unix) {
+                    PchState::Background
+                } else {
+                    PchState::Off
+                };
+            }
             let refused = Record::load(&p.record.with_extension("refused"));
             if refused.is_some_and(|r| r.is_fresh(self.hashes)) {
                 return PchState::Off;
             }
             let mut taken_over = false;
+            // A PCH left to the host stage whose background clang still runs goes on.
+            let running = || matches!(cache::try_lock(&p.background_dir()), Some(Err(_)));
+            if deferred[i] && n < 2 && running() {
+                return PchState::Off;
+            }
             if p.background_dir().is_dir() {
                 if !self.take_over_running(p) {
                     return PchState::Adopt;
@@ -142,6 +166,9 @@ impl Lifecycle<'_> {
             let single_after_take_over = taken_over && n < 2 && background;
             if (n >= 2 || seen.is_file()) && !single_after_take_over {
                 return PchState::Make;
+            }
+            if deferred[i] && n < 2 {
+                return PchState::Off;
             }
             let _ = fs::write_atomic(&seen, b"");
             if background && cfg!(unix) {

@@ -159,9 +159,18 @@ impl<'a> EarlyHosts<'a> {
         r.insert(source.to_path_buf(), early);
     }
 
+    /// Whether the early compile of `source` succeeded without a PCH, with all its device
+    /// code (the host stage likely takes its object).
+    pub(super) fn ran_without_pch(&self, source: &Path) -> bool {
+        let r = self.results.lock().unwrap_or_else(|e| e.into_inner());
+        r.get(source)
+            .is_some_and(|e| !e.used_pch && e.printed.is_some() && e.fed.is_some())
+    }
+
     /// What the early compile of `job`'s source ran, when the host stage can take it as
     /// `job`'s first step: the same command but for the device code's file, which held what
-    /// the early compile read; with a PCH (`with_pch`) only when that one used it too.
+    /// the early compile read; one that used a PCH only when the host stage has it too
+    /// (`with_pch`; one without is the compile without PCH, whichever the host stage has).
     pub(super) fn take(&self, job: &CompileJob, with_pch: bool) -> Option<Early> {
         let early = self
             .results
@@ -172,8 +181,9 @@ impl<'a> EarlyHosts<'a> {
         let gpubinary = job.steps[0].inputs.last()?;
         let same = same_compile(planned, placeholder, job, gpubinary);
         let fed = std::fs::read(gpubinary).ok().map(|d| xxh3_128(&d));
-        (same && early.fed.is_some() && early.fed == fed && early.used_pch == with_pch)
-            .then_some(early)
+        // Without its PCH, the compile as planned: what the host stage would run without one.
+        let pch_agrees = !early.used_pch || with_pch;
+        (same && early.fed.is_some() && early.fed == fed && pch_agrees).then_some(early)
     }
 }
 

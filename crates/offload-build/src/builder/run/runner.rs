@@ -243,9 +243,16 @@ impl Runner<'_> {
             .collect();
         counter.count(&to_run);
         let later = later_pchs(settings, &to_run);
-        let states = self
-            .pch
-            .states(&settings.pch_jobs, settings.pch_background, &to_run, &later);
+        let states = self.pch.states(
+            &settings.pch_jobs,
+            settings.pch_background,
+            &to_run,
+            (
+                &later,
+                self.early.is_some(),
+                &self.ran_early(settings, &to_run),
+            ),
+        );
         let usable: Vec<AtomicBool> = states
             .iter()
             .map(|s| AtomicBool::new(*s == PchState::Cached))
@@ -343,6 +350,23 @@ impl Runner<'_> {
             }
             Ok(Done::Early)
         })
+    }
+
+    /// Per PCH of `settings`, whether every compile of `to_run` that would use it ran early
+    /// without it, its object to be taken ([`EarlyHosts::ran_without_pch`]): the host stage
+    /// does not make it for them.
+    fn ran_early(&self, settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<bool> {
+        let Some(hosts) = self.early else {
+            return Vec::new();
+        };
+        let mut ran = vec![None; settings.pch_jobs.len()];
+        for j in to_run.iter().filter(|j| j.arch.is_host()) {
+            if let Some(i) = j.pch.filter(|&i| i < ran.len()) {
+                let this = hosts.ran_without_pch(&j.source);
+                ran[i] = Some(ran[i].unwrap_or(true) && this);
+            }
+        }
+        ran.into_iter().map(|r| r.unwrap_or(false)).collect()
     }
 
     /// Tells the early host compiles that a job ended: a device compile with its result
