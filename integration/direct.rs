@@ -25,10 +25,9 @@ fn kernel(name: &str, edit: usize) -> String {
     )
 }
 
-/// Builds `a.hip`, `b.hip` and `c.hip` with their host code for gfx90a into `lib<out>.a`
-/// (out-dir `<out>`) with `compiler`; `direct`: `OFFLOAD_BUILD_DIRECT` unset, else `0`.
-/// Returns the library's bytes.
-fn build(d: &Path, out: &str, compiler: &Path, direct: bool) -> Vec<u8> {
+/// The tool run in `d`, without the build variables of this process (the compiler's, a
+/// launcher, a jobserver).
+fn tool(d: &Path) -> Command {
     let mut c = Command::new(EXE);
     c.current_dir(d);
     for var in crate::support::BUILD_ENV_VARS.iter().chain(&[
@@ -39,6 +38,14 @@ fn build(d: &Path, out: &str, compiler: &Path, direct: bool) -> Vec<u8> {
     ]) {
         c.env_remove(var);
     }
+    c
+}
+
+/// Builds `a.hip`, `b.hip` and `c.hip` with their host code for gfx90a into `lib<out>.a`
+/// (out-dir `<out>`) with `compiler`; `direct`: `OFFLOAD_BUILD_DIRECT` unset, else `0`.
+/// Returns the library's bytes.
+fn build(d: &Path, out: &str, compiler: &Path, direct: bool) -> Vec<u8> {
+    let mut c = tool(d);
     c.args(["compile", "--host-code", "a.hip", "b.hip", "c.hip"])
         .args(["--arch", "gfx90a", "-q", "--compiler"])
         .arg(compiler)
@@ -163,16 +170,7 @@ fn build_host(
     archs: &str,
     direct: bool,
 ) -> std::process::Output {
-    let mut c = Command::new(EXE);
-    c.current_dir(d);
-    for var in crate::support::BUILD_ENV_VARS.iter().chain(&[
-        "CLANG",
-        "RUSTC_WRAPPER",
-        "MAKEFLAGS",
-        "CARGO_MAKEFLAGS",
-    ]) {
-        c.env_remove(var);
-    }
+    let mut c = tool(d);
     c.args(["compile", "--host-code", "--arch", archs, "-j", "2", "-q"])
         .args(sources)
         .arg("--compiler")

@@ -325,10 +325,7 @@ impl Runner<'_> {
         pch: Option<(&'s PchJob, &'s AtomicBool)>,
     ) -> pool::Job<'s, Done> {
         Box::new(move || {
-            let pch = pch
-                .filter(|(_, u)| u.load(Ordering::SeqCst))
-                .map(|(p, _)| p);
-            let out = self.run_job(job, pch);
+            let out = self.run_job(job, usable(pch));
             self.tell_early(Some(out.as_ref().ok()));
             Ok(Done::Compile(k, out?))
         })
@@ -342,11 +339,8 @@ impl Runner<'_> {
         pch: Option<(&'s PchJob, &'s AtomicBool)>,
     ) -> pool::Job<'s, Done> {
         Box::new(move || {
-            let pch = pch
-                .filter(|(_, u)| u.load(Ordering::SeqCst))
-                .map(|(p, _)| p);
             if let Some(hosts) = self.early {
-                self.run_early(hosts, job, pch);
+                self.run_early(hosts, job, usable(pch));
             }
             Ok(Done::Early)
         })
@@ -451,4 +445,10 @@ fn gates(work: &[Work], to_run: &[&CompileJob], early: &[&CompileJob]) -> Vec<Ve
             _ => Vec::new(),
         })
         .collect()
+}
+
+/// The PCH of a job when it was made and can be used by the time the job starts.
+fn usable<'p>(pch: Option<(&'p PchJob, &AtomicBool)>) -> Option<&'p PchJob> {
+    pch.filter(|(_, u)| u.load(Ordering::SeqCst))
+        .map(|(p, _)| p)
 }
