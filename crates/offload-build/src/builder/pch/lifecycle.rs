@@ -131,6 +131,10 @@ impl Lifecycle<'_> {
             if self.pch_cached(p) {
                 return PchState::Cached;
             }
+            let refused = Record::load(&p.record.with_extension("refused"));
+            if refused.is_some_and(|r| r.is_fresh(self.hashes)) {
+                return PchState::Off;
+            }
             // Its compiles ran early without it (the host stage takes their objects): not made
             // now; one in the background goes on, else it starts after this build.
             if ran_early.get(i).copied().unwrap_or(false) {
@@ -143,10 +147,6 @@ impl Lifecycle<'_> {
                 } else {
                     PchState::Off
                 };
-            }
-            let refused = Record::load(&p.record.with_extension("refused"));
-            if refused.is_some_and(|r| r.is_fresh(self.hashes)) {
-                return PchState::Off;
             }
             let mut taken_over = false;
             // A PCH left to the host stage whose background clang still runs goes on.

@@ -182,7 +182,10 @@ impl<'a> EarlyHosts<'a> {
         let same = same_compile(planned, placeholder, job, gpubinary);
         let fed = std::fs::read(gpubinary).ok().map(|d| xxh3_128(&d));
         // Without its PCH, the compile as planned: what the host stage would run without one.
-        let pch_agrees = !early.used_pch || with_pch;
+        // With it, only one that printed nothing (else the compile runs again without, whose
+        // diagnostics are the ones a build without PCH prints).
+        let quiet = early.printed.as_ref().is_some_and(Vec::is_empty);
+        let pch_agrees = !early.used_pch || (with_pch && quiet);
         (same && early.fed.is_some() && early.fed == fed && pch_agrees).then_some(early)
     }
 }
@@ -397,6 +400,7 @@ mod tests {
         c.add_arg(gpubinary);
         c.add_args(["k.hip", "-o"]);
         c.add_arg(&out);
+        c.inputs.push(gpubinary.to_path_buf());
         CompileJob {
             source: PathBuf::from("/s/k.hip"),
             arch: Arch::host(),
@@ -425,6 +429,46 @@ mod tests {
         assert!(!same_compile(&planned, placeholder, &other, gpubinary));
         let elsewhere = job(Path::new("/c/k-host-3333"), Path::new("/c/k-4444.hipfb"));
         assert!(!same_compile(&planned, placeholder, &elsewhere, gpubinary));
+    }
+
+    #[test]
+    fn an_early_compile_with_a_pch_is_taken_only_when_it_printed_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let placeholder = d.join("k.early.hipfb");
+        let gpubinary = d.join("k-2222.hipfb");
+        std::fs::write(&gpubinary, b"device code").unwrap();
+        let fin = job(&d.join("k-host-3333"), &gpubinary);
+        let pack: &Pack = &|_: &Path, _: &BTreeMap<Arch, Vec<Piece>>| Ok(Vec::new());
+        let hosts = EarlyHosts::new(
+            vec![(job(&d.join("k-host-1111"), &placeholder), placeholder)],
+            pack,
+        )
+        .unwrap();
+        let early = |used_pch: bool, printed: &[&str]| Early {
+            dir: JobDir::new(d).unwrap(),
+            started: SystemTime::now(),
+            took: Duration::ZERO,
+            printed: Some(printed.iter().map(|s| s.to_string()).collect()),
+            used_pch,
+            fed: Some(xxh3_128(b"device code")),
+        };
+        let source = fin.source.clone();
+        let cases = [
+            (true, &["warning: w"][..], true, false),
+            (true, &[][..], true, true),
+            (true, &[][..], false, false),
+            (false, &["warning: w"][..], true, true),
+            (false, &["warning: w"][..], false, true),
+        ];
+        for (used_pch, printed, with_pch, taken) in cases {
+            hosts.keep(&source, early(used_pch, printed));
+            assert_eq!(
+                hosts.take(&fin, with_pch).is_some(),
+                taken,
+                "used_pch {used_pch}, printed {printed:?}, host stage with PCH {with_pch}"
+            );
+        }
     }
 
     fn pipe() -> (tempfile::TempDir, PathBuf) {
