@@ -19,7 +19,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::builder::cache::{ContentHashes, Record};
+use crate::builder::cache::{ContentHashes, Record, sealed};
 use crate::builder::command::{Command, Domain, KeyBuilder};
 use crate::builder::env::read_by_compiler;
 
@@ -285,7 +285,7 @@ const SCANS_HEADER: &str = "offload-build scans 1";
 /// The text of the scan table of `all` (sorted by hash); a scan with a name that is not
 /// UTF-8 is left out.
 fn scans_text(all: &[(&u128, &Scan)]) -> Vec<u8> {
-    let mut text = format!("{SCANS_HEADER}\n");
+    let mut text = String::new();
     for (h, s) in all {
         let names = [
             ("q", &s.quoted),
@@ -308,25 +308,14 @@ fn scans_text(all: &[(&u128, &Scan)]) -> Vec<u8> {
             text.extend(lines);
         }
     }
-    text.push_str(&format!(
-        "# {:032x}\n",
-        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
-    ));
-    text.into_bytes()
+    sealed::seal(SCANS_HEADER, &text).into_bytes()
 }
 
 /// The scans of a table [`scans_text`] wrote; `None` when it is damaged.
 fn parse_scans(text: &[u8]) -> Option<HashMap<u128, std::sync::Arc<Scan>>> {
-    let text = std::str::from_utf8(text).ok()?;
-    let (body, last) = text.trim_end_matches('\n').rsplit_once('\n')?;
-    let sum = u128::from_str_radix(last.strip_prefix("# ")?, 16).ok()?;
-    if sum != xxhash_rust::xxh3::xxh3_128(&text.as_bytes()[..=body.len()]) {
-        return None;
-    }
-    let mut lines = body.lines();
-    (lines.next()? == SCANS_HEADER).then_some(())?;
+    let body = sealed::unseal(SCANS_HEADER, std::str::from_utf8(text).ok()?)?;
     let mut out: HashMap<u128, Scan> = HashMap::new();
-    for line in lines {
+    for line in body.lines() {
         let mut f = line.splitn(3, ' ');
         let h = u128::from_str_radix(f.next()?, 16).ok()?;
         let s = out.entry(h).or_default();

@@ -2,12 +2,12 @@
 //! inode, size and both times of each version hashed, as git's index keeps them) that spares
 //! a no-op build from hashing unchanged files.
 
+use crate::builder::cache::sealed;
 use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
-use xxhash_rust::xxh3::xxh3_128;
 
 /// How long before a job starts a change to one of its inputs makes its result unrecorded:
 /// the file systems' timestamps come from a clock that may lag the one read here by a tick.
@@ -153,21 +153,14 @@ impl ContentHashes {
     /// system keeps whole seconds (or FAT's two). A missing or damaged table is an empty one.
     pub(crate) fn with_stamps(cache_dir: &Path) -> ContentHashes {
         let text = std::fs::read_to_string(cache_dir.join("stamps")).unwrap_or_default();
-        // The last line is the hash of the others: a damaged table is not used at all.
-        let body = text.trim_end_matches('\n').rsplit_once('\n');
-        let whole = body.is_some_and(|(rest, last)| {
-            last.strip_prefix("# ")
-                .and_then(|h| u128::from_str_radix(h, 16).ok())
-                == Some(xxh3_128(&text.as_bytes()[..=rest.len()]))
-        });
-        let mut lines = body.map_or("", |(rest, _)| rest).lines();
-        let seen = if whole && lines.next() == Some(STAMPS_HEADER) {
-            lines
+        // A damaged table is not used at all.
+        let seen = match sealed::unseal(STAMPS_HEADER, &text) {
+            Some(body) => body
+                .lines()
                 .filter_map(parse_stamp_line)
                 .map(|(p, v)| (p.into_os_string(), v))
-                .collect()
-        } else {
-            HashMap::new()
+                .collect(),
+            None => HashMap::new(),
         };
         ContentHashes {
             seen,
@@ -199,13 +192,13 @@ impl ContentHashes {
                 table.push((path.as_os_str(), *stamp, *h));
             }
         }
-        let mut text = format!("{STAMPS_HEADER}\n");
+        let mut body = String::new();
         for (path, stamp, h) in table {
             if let Some(line) = stamp_line(Path::new(path), &stamp, h) {
-                text.push_str(&line);
+                body.push_str(&line);
             }
         }
-        text.push_str(&format!("# {:032x}\n", xxh3_128(text.as_bytes())));
+        let text = sealed::seal(STAMPS_HEADER, &body);
         let _ = crate::builder::fs::write_atomic(&cache_dir.join("stamps"), text.as_bytes());
     }
 

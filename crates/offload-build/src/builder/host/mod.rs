@@ -56,8 +56,8 @@ pub(crate) fn run(
     let mut jobs = Vec::new();
     for (source, archs) in &plan.compiles {
         let pieces = built.per_source.remove(source).unwrap_or_default();
-        let (bytes, ext) = gpu_binary(plan.lang, tc.major, source, &pieces)?;
-        let gpubinary = binary_file(&plan.cache_dir, source, &bytes, ext)?;
+        let bytes = gpu_binary(plan.lang, tc.major, source, &pieces)?;
+        let gpubinary = binary_file(&plan.cache_dir, source, &bytes, binary_ext(plan.lang))?;
         jobs.push(host_job(plan, source, archs, &gpubinary));
     }
     let host = run_host(plan, jobs, settings.pch_jobs.clone(), env, early)?;
@@ -91,7 +91,7 @@ pub(crate) fn packer(
     plan: &Plan,
 ) -> impl Fn(&Path, &BTreeMap<Arch, Vec<Piece>>) -> Result<Vec<u8>, Error> + Sync + use<> {
     let (lang, major) = (plan.lang, plan.toolchain.as_ref().map_or(0, |t| t.major));
-    move |source, pieces| gpu_binary(lang, major, source, pieces).map(|(bytes, _)| bytes)
+    move |source, pieces| gpu_binary(lang, major, source, pieces)
 }
 
 /// The host compiles to start beside the device compiles ([`EarlyHosts`]): in a host-code
@@ -105,10 +105,7 @@ pub(crate) fn early<'a>(plan: &Plan, pack: &'a Pack) -> Option<EarlyHosts<'a>> {
     if !plan.host_code || tc.is_nvcc() || settings.options.rdc || !settings.direct {
         return None;
     }
-    let ext = match plan.lang {
-        Language::Hip => "hipfb",
-        Language::Cuda => "fatbin",
-    };
+    let ext = binary_ext(plan.lang);
     let jobs = plan
         .compiles
         .iter()
@@ -142,7 +139,7 @@ fn linked_bundle(
     built: &Built,
     env: &Env<'_>,
 ) -> Result<PathBuf, Error> {
-    let (bytes, _) = gpu_binary(Language::Hip, llvm_major, Path::new(""), &built.per_arch)?;
+    let bytes = gpu_binary(Language::Hip, llvm_major, Path::new(""), &built.per_arch)?;
     let target = env.get("TARGET").unwrap_or_default();
     let host = crate::embed::HostTarget::parse(&target).map_err(|e| Error::Pack(e.into()))?;
     let object =
@@ -150,7 +147,7 @@ fn linked_bundle(
     binary_file(&plan.cache_dir, Path::new("hip_fatbin"), &object, "o")
 }
 
-/// What the host compile of `source` embeds, with its file extension: for HIP the bundle of
+/// What the host compile of `source` embeds: for HIP the bundle of
 /// its code objects as the bundler of LLVM `llvm_major` writes it (its host entry), for CUDA
 /// the NVIDIA fat binary of its cubins and PTX (as the device-only build packs one).
 fn gpu_binary(
@@ -158,7 +155,7 @@ fn gpu_binary(
     llvm_major: u32,
     source: &Path,
     pieces: &BTreeMap<Arch, Vec<Piece>>,
-) -> Result<(Vec<u8>, &'static str), Error> {
+) -> Result<Vec<u8>, Error> {
     match lang {
         Language::Hip => {
             let ids: Vec<(String, &[u8])> = pieces
@@ -168,7 +165,7 @@ fn gpu_binary(
             let host_id = hipfb::host_entry_id(llvm_major);
             let bytes = hipfb::write_with_host(host_id, ids.iter().map(|(a, d)| (a.as_str(), *d)))
                 .map_err(|e| Error::Pack(e.into()))?;
-            Ok((bytes, "hipfb"))
+            Ok(bytes)
         }
         Language::Cuda => {
             let name = source
@@ -184,8 +181,16 @@ fn gpu_binary(
                 llvm_major,
                 &name,
             )?;
-            Ok((bytes, "fatbin"))
+            Ok(bytes)
         }
+    }
+}
+
+/// The file extension of what a host compile of `lang` embeds ([`gpu_binary`]).
+fn binary_ext(lang: Language) -> &'static str {
+    match lang {
+        Language::Hip => "hipfb",
+        Language::Cuda => "fatbin",
     }
 }
 

@@ -124,6 +124,15 @@ impl Lifecycle<'_> {
             users[i] = if early { users[i] + 1 } else { users[i].max(2) };
             deferred[i] = early;
         }
+        // Marked seen (the next build makes it), and made after this build in the background.
+        let after_this = |p: &PchJob| {
+            let _ = fs::write_atomic(&p.record.with_extension("seen"), b"");
+            if background && cfg!(unix) {
+                PchState::Background
+            } else {
+                PchState::Off
+            }
+        };
         let states = pchs.iter().zip(users).enumerate().map(|(i, (p, n))| {
             if n == 0 {
                 return PchState::Off;
@@ -141,12 +150,7 @@ impl Lifecycle<'_> {
                 if p.background_dir().is_dir() {
                     return PchState::Off;
                 }
-                let _ = fs::write_atomic(&p.record.with_extension("seen"), b"");
-                return if background && cfg!(unix) {
-                    PchState::Background
-                } else {
-                    PchState::Off
-                };
+                return after_this(p);
             }
             let mut taken_over = false;
             // A PCH left to the host stage whose background clang still runs goes on.
@@ -170,12 +174,7 @@ impl Lifecycle<'_> {
             if deferred[i] && n < 2 {
                 return PchState::Off;
             }
-            let _ = fs::write_atomic(&seen, b"");
-            if background && cfg!(unix) {
-                PchState::Background
-            } else {
-                PchState::Off
-            }
+            after_this(p)
         });
         states.collect()
     }

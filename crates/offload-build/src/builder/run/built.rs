@@ -85,8 +85,7 @@ impl Built {
     /// The images of a job that is not device-linked.
     pub(super) fn add_images(&mut self, o: &mut JobOut) {
         for ((kind, _), data) in o.outputs.iter().zip(std::mem::take(&mut o.images)) {
-            // CMake's `NN-real`: the cubin alone (the PTX was its intermediate).
-            if *kind == ImageKind::Ptx && o.arch.is_real() {
+            if !Piece::packed(*kind, &o.arch) {
                 continue;
             }
             let piece = Piece { kind: *kind, data };

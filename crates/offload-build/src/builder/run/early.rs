@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
-use offload_formats::package::ImageKind;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::builder::arch::Arch;
@@ -194,8 +193,7 @@ impl<'a> EarlyHosts<'a> {
 fn add_pieces(st: &mut State, o: &JobOut) {
     let per_arch = st.pieces.entry(o.source.clone()).or_default();
     for ((kind, _), data) in o.outputs.iter().zip(&o.images) {
-        // As the host stage packs them: CMake's `NN-real` keeps the cubin alone.
-        if *kind == ImageKind::Ptx && o.arch.is_real() {
+        if !Piece::packed(*kind, &o.arch) {
             continue;
         }
         let piece = Piece {
@@ -391,6 +389,7 @@ fn feed(_pipe: &Path, _code: Option<&[u8]>, _running: &AtomicBool) -> bool {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use offload_formats::package::ImageKind;
     use std::io::Read;
 
     fn job(base: &Path, gpubinary: &Path) -> CompileJob {

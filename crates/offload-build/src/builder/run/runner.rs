@@ -258,7 +258,7 @@ impl Runner<'_> {
             .map(|s| AtomicBool::new(*s == PchState::Cached))
             .collect();
         let (mut work, mut after) = schedule(&states, &to_run, &later);
-        let early = self.early_work(settings, &slots, &to_run, &mut work, &mut after);
+        let early = self.early_work(&slots, &to_run, &mut work, &mut after);
         let gate = gates(&work, &to_run, &early);
         let made = PchState::to_make(&settings.pch_jobs, &states);
         let job_list: Vec<pool::Job<'_, Done>> = work
@@ -310,7 +310,9 @@ impl Runner<'_> {
     ) -> pool::Job<'s, Done> {
         Box::new(move || {
             let ok = self.pch.make(p, adopt, made);
-            self.tell_early(ok.as_ref().err().map(|_| None));
+            if ok.is_err() {
+                self.tell_early(None);
+            }
             usable.store(ok?, Ordering::SeqCst);
             Ok(Done::Pch)
         })
@@ -326,7 +328,7 @@ impl Runner<'_> {
     ) -> pool::Job<'s, Done> {
         Box::new(move || {
             let out = self.run_job(job, usable(pch));
-            self.tell_early(Some(out.as_ref().ok()));
+            self.tell_early(out.as_ref().ok());
             Ok(Done::Compile(k, out?))
         })
     }
@@ -363,11 +365,10 @@ impl Runner<'_> {
         ran.into_iter().map(|r| r.unwrap_or(false)).collect()
     }
 
-    /// Tells the early host compiles that a job ended: a device compile with its result
-    /// (`Some(None)`: it failed), or another job that failed (`Some(None)` too); nothing
-    /// for `None`.
-    fn tell_early(&self, ended: Option<Option<&JobOut>>) {
-        if let (Some(hosts), Some(out)) = (self.early, ended) {
+    /// Tells the early host compiles that a job ended: a compile with its result, or a job
+    /// that failed (`None`).
+    fn tell_early(&self, out: Option<&JobOut>) {
+        if let Some(hosts) = self.early {
             hosts.done(out);
         }
     }
@@ -377,7 +378,6 @@ impl Runner<'_> {
     /// taken from the cache go to them first. Their jobs, by [`Work::Early`] index.
     fn early_work(
         &self,
-        settings: &JobSettings,
         slots: &[Result<JobOut, &CompileJob>],
         to_run: &[&CompileJob],
         work: &mut Vec<Work>,
@@ -398,10 +398,10 @@ impl Runner<'_> {
         let cached: Vec<&JobOut> = slots.iter().filter_map(|s| s.as_ref().ok()).collect();
         hosts.expect(to_run, &cached);
         for (n, job) in jobs.iter().enumerate() {
+            // After its PCH when this stage makes it.
             let pch_at = job.pch.and_then(|i| {
-                let made_here = settings.host_pchs.get(&job.source).map(|&(p, _)| p) == Some(i);
                 work.iter()
-                    .position(|w| matches!(w, Work::Pch(p) if *p == i && made_here))
+                    .position(|w| matches!(w, Work::Pch(p) if *p == i))
             });
             work.push(Work::Early(n));
             after.push(pch_at);

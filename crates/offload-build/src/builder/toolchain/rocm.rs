@@ -193,37 +193,35 @@ pub(crate) fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Opti
             .filter(|t| t.lines().count() == 3)
     };
     let text = crate::builder::cache::read_or_ask(&record, read, || {
-        {
-            let ask = |flag: &str| {
-                process::probe(p, Command::new(program).arg(flag))
-                    .ok()
-                    .flatten()
-                    .filter(|o| o.status.success())
-                    .map(|o| {
-                        String::from_utf8_lossy(&o.stdout)
-                            .replace('\n', " ")
-                            .trim()
-                            .to_string()
-                    })
-            };
-            // Three runs of a Perl script that each start the compiler: at once.
-            let (rocm, clang_dir, cpp) = std::thread::scope(|s| {
-                let rocm = s.spawn(|| ask("--rocmpath"));
-                let clang_dir = s.spawn(|| ask("--hipclangpath"));
-                let cpp = ask("--cpp_config");
-                let join =
-                    |h: std::thread::ScopedJoinHandle<'_, Option<String>>| h.join().ok().flatten();
-                (join(rocm), join(clang_dir), cpp)
-            });
-            let t = format!(
-                "{}\n{}\n{}\n",
-                rocm?,
-                clang_dir.unwrap_or_default(),
-                cpp.unwrap_or_default()
-            );
-            let _ = fs::write_atomic(&record, t.as_bytes());
-            Some(t)
-        }
+        let ask = |flag: &str| {
+            process::probe(p, Command::new(program).arg(flag))
+                .ok()
+                .flatten()
+                .filter(|o| o.status.success())
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .replace('\n', " ")
+                        .trim()
+                        .to_string()
+                })
+        };
+        // Three runs of a Perl script that each start the compiler: at once.
+        let (rocm, clang_dir, cpp) = std::thread::scope(|s| {
+            let rocm = s.spawn(|| ask("--rocmpath"));
+            let clang_dir = s.spawn(|| ask("--hipclangpath"));
+            let cpp = ask("--cpp_config");
+            let join =
+                |h: std::thread::ScopedJoinHandle<'_, Option<String>>| h.join().ok().flatten();
+            (join(rocm), join(clang_dir), cpp)
+        });
+        let t = format!(
+            "{}\n{}\n{}\n",
+            rocm?,
+            clang_dir.unwrap_or_default(),
+            cpp.unwrap_or_default()
+        );
+        let _ = fs::write_atomic(&record, t.as_bytes());
+        Some(t)
     })?;
     let mut lines = text.lines();
     let rocm = PathBuf::from(lines.next()?.trim());
