@@ -84,4 +84,7 @@ echo "|---|---:|---:|---:|"
 echo "| cold | $(m cc_cold) | $(m ours_cold) | $(ratio "$(m ours_cold)" "$(m cc_cold)") |"
 echo "| after an edit of one source | $(m cc_edit) | $(m ours_edit) | $(ratio "$(m ours_edit)" "$(m cc_edit)") |"
 echo "| no-op | - | $(m ours_noop) | - |"
+# The ratio of each round's pair, whose median moves less with the machine's speed.
+paired() { paste <(tr ' ' '\n' <<< "${T[$1]}" | awk NF) <(tr ' ' '\n' <<< "${T[$2]}" | awk NF) | awk '{print $1 / $2}' | median; }
+echo "paired (median of the rounds' ratios): cold $(paired ours_cold cc_cold), after an edit $(paired ours_edit cc_edit)"
 for k in cc_cold ours_cold cc_edit ours_edit ours_noop; do echo "$k:${T[$k]}"; done

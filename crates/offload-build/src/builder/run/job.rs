@@ -409,9 +409,10 @@ impl Runner<'_> {
         })
     }
 
-    /// An nvcc host-code compile given more than one thread, run as the steps nvcc prints,
-    /// its chains at once ([`nvcc_steps`]); `None` for any other compile, one with a
-    /// launcher, or one whose steps are not of the known shape (then nvcc runs it).
+    /// An nvcc host-code compile run as the steps nvcc prints ([`nvcc_steps`]): its chains at
+    /// once when it was given more than one thread, and its slot handed on to the jobs still
+    /// to start before its host compile; `None` for any other compile, one with a launcher,
+    /// or one whose steps are not of the known shape (then nvcc runs it).
     fn nvcc_steps(
         &self,
         job: &CompileJob,
@@ -423,8 +424,9 @@ impl Runner<'_> {
         if !nvcc_host || !self.direct.enabled() || job.rdc || !cmd.launcher().is_empty() {
             return None;
         }
-        // The host side besides each architecture nvcc's threads run.
-        let workers = nvcc_steps::threads(cmd)? + 1;
+        // The host side besides each architecture nvcc's threads run; one chain after
+        // another without threads.
+        let workers = nvcc_steps::threads(cmd).map_or(1, |n| n + 1);
         // A wrapper named nvcc (a `ccache` link) would be skipped by nvcc's steps.
         let program = cmd.program.canonicalize().ok()?;
         if !program.file_name()?.to_str()?.starts_with("nvcc") {

@@ -9,7 +9,11 @@
 //!
 //! After the first failure no new job starts; running ones finish, and the first error (in job
 //! order) is returned.
+//!
+//! A job may hand its slot on halfway ([`yield_slot`]): the jobs waiting to start take it
+//! first, and the job goes on once a slot is free and none of them can start.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::mpsc;
@@ -26,6 +30,46 @@ enum Event {
     /// A job finished: its index, whether it failed, and the token it held (`None`: the
     /// implicit one).
     Done(usize, bool, Option<Acquired>),
+    /// A job handed its slot on ([`yield_slot`]): the token it held, where to send the one it
+    /// goes on with, and how much work it has left.
+    Yield(Option<Acquired>, mpsc::Sender<Option<Acquired>>, u64),
+}
+
+/// The slot the job of this thread holds: the pool's channel and its token.
+struct Held {
+    tx: mpsc::Sender<Event>,
+    token: Option<Acquired>,
+}
+
+thread_local! {
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+/// Hands the slot of the pool job running on this thread to the jobs still waiting to start,
+/// and waits until a slot is free that none of them can take: a job whose rest matters less
+/// than starting the others (an nvcc compile's host compile, which nothing else waits for,
+/// after its device code) lets them fill the cores first, so that fewer cores idle at the
+/// end of the build. Of the jobs waiting to go on, the one with the most work left
+/// (`weight`, in any unit the jobs share) goes first. Returns at once outside a pool job, or
+/// when no job is waiting.
+///
+/// ```ignore
+/// let jobs: Vec<Job<'_, ()>> = vec![Box::new(|| { first_half(); yield_slot(1); second_half(); Ok(()) })];
+/// ```
+pub(crate) fn yield_slot(weight: u64) {
+    let Some(mut held) = HELD.with(|h| h.borrow_mut().take()) else {
+        return;
+    };
+    let (back, resume) = mpsc::channel();
+    if held
+        .tx
+        .send(Event::Yield(held.token.take(), back, weight))
+        .is_ok()
+    {
+        // The pool always answers while a job of its runs; if it is gone, go on without.
+        held.token = resume.recv().ok().flatten();
+    }
+    HELD.with(|h| *h.borrow_mut() = Some(held));
 }
 
 /// Runs `jobs` with at most `max` at once, one jobserver token per job beyond the first.
@@ -119,57 +163,69 @@ pub(crate) fn run_gated<'a, T: Send + 'a>(
         .and_then(|c| token_helper(c, tx.clone()));
     std::thread::scope(|s| {
         let mut queue = Queue::new(jobs, after, gate);
-        let mut implicit_free = true;
-        let mut running = 0usize;
-        let mut requested = 0usize;
+        let mut slots = Slots::new(max);
         let mut failed = false;
         let results = &results;
         let spawn = |idx: usize, job: Job<'a, T>, token: Option<Acquired>| {
             let tx = tx.clone();
             s.spawn(move || {
+                let held = Held {
+                    tx: tx.clone(),
+                    token,
+                };
+                HELD.with(|h| *h.borrow_mut() = Some(held));
                 let r = job();
+                let token = HELD.with(|h| h.borrow_mut().take()).and_then(|h| h.token);
                 let failed = r.is_err();
                 *results[idx].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 let _ = tx.send(Event::Done(idx, failed, token));
             });
         };
         loop {
-            if implicit_free && !failed && running < max {
-                if let Some((i, job)) = queue.take() {
-                    implicit_free = false;
-                    running += 1;
-                    spawn(i, job, None);
+            // The free slots go to the jobs ready to start, then to those that handed theirs
+            // on; after a failure, only to the latter.
+            while let Some(slot) = slots.free() {
+                match queue.take().filter(|_| !failed) {
+                    Some((i, job)) => {
+                        slots.running += 1;
+                        spawn(i, job, slot);
+                    }
+                    None => {
+                        if let Err(slot) = slots.go_on(slot) {
+                            slots.give_back(slot);
+                            break;
+                        }
+                    }
                 }
             }
-            if let Some(h) = &helper {
-                while !failed && requested < queue.ready() && running + requested < max {
-                    h.request_token();
-                    requested += 1;
-                }
-            }
-            // Nothing running and nothing ready: done (a job left waiting is an error below).
-            if running == 0 {
+            let wanted = if failed { 0 } else { queue.ready() } + slots.waiting.len();
+            slots.ask(helper.as_ref(), wanted);
+            // Nothing running and nothing waiting: done (a job left waiting is an error below).
+            if slots.running == 0 && slots.waiting.is_empty() {
                 break;
             }
             match rx.recv() {
                 Ok(Event::Token(t)) => {
-                    requested = requested.saturating_sub(1);
-                    let t = t.ok().filter(|_| !failed && running < max);
-                    if let Some((t, (i, job))) = t.and_then(|t| Some((t, queue.take()?))) {
-                        running += 1;
-                        spawn(i, job, Some(t));
+                    slots.requested = slots.requested.saturating_sub(1);
+                    if let Ok(t) = t {
+                        slots.spare.push(t);
                     }
                 }
                 Ok(Event::Done(idx, job_failed, token)) => {
-                    running -= 1;
+                    slots.running -= 1;
                     queue.finished[idx] = true;
                     if let Some(Ok(v)) = &*results[idx].lock().unwrap_or_else(|e| e.into_inner()) {
                         on_done(v);
                     }
-                    // The implicit token is free again; another goes back to the jobserver.
-                    implicit_free |= token.is_none();
-                    drop(token);
+                    slots.give_back(token);
                     failed |= job_failed;
+                }
+                Ok(Event::Yield(token, back, weight)) => {
+                    slots.running -= 1;
+                    slots.give_back(token);
+                    // After those with more work left, before those with as much.
+                    let at = slots.waiting.partition_point(|&(_, w)| w >= weight);
+                    slots.waiting.insert(at, (back, weight));
                 }
                 Err(_) => break,
             }
@@ -177,6 +233,84 @@ pub(crate) fn run_gated<'a, T: Send + 'a>(
     });
     drop(helper);
     in_job_order(results)
+}
+
+/// The slots a pool holds and who holds them.
+struct Slots {
+    /// Whether the implicit slot (the token the process holds) is free.
+    implicit_free: bool,
+    /// Tokens from the jobserver held and not in use.
+    spare: Vec<Acquired>,
+    /// Jobs holding a slot.
+    running: usize,
+    /// Tokens asked for and not come yet.
+    requested: usize,
+    /// Jobs that handed their slot on ([`yield_slot`]), the next to go on first: where to
+    /// send the slot each goes on with, and how much work it has left.
+    waiting: VecDeque<(mpsc::Sender<Option<Acquired>>, u64)>,
+    max: usize,
+}
+
+impl Slots {
+    fn new(max: usize) -> Slots {
+        Slots {
+            implicit_free: true,
+            spare: Vec::new(),
+            running: 0,
+            requested: 0,
+            waiting: VecDeque::new(),
+            max,
+        }
+    }
+
+    /// A free slot taken (`Some(None)`: the implicit one), while fewer than `max` run.
+    fn free(&mut self) -> Option<Option<Acquired>> {
+        if self.running >= self.max {
+            return None;
+        }
+        if std::mem::take(&mut self.implicit_free) {
+            return Some(None);
+        }
+        self.spare.pop().map(Some)
+    }
+
+    /// A slot no longer used.
+    fn give_back(&mut self, slot: Option<Acquired>) {
+        match slot {
+            None => self.implicit_free = true,
+            Some(t) => self.spare.push(t),
+        }
+    }
+
+    /// `slot` given to the first job waiting to go on; back when none waits.
+    fn go_on(&mut self, slot: Option<Acquired>) -> Result<(), Option<Acquired>> {
+        let Some((back, _)) = self.waiting.pop_front() else {
+            return Err(slot);
+        };
+        self.running += 1;
+        // A job waits in `recv` until it gets its slot: the send fails only if it is gone,
+        // and then it ended and its slot is counted free by its `Done`.
+        if let Err(mpsc::SendError(slot)) = back.send(slot) {
+            self.running -= 1;
+            return Err(slot);
+        }
+        Ok(())
+    }
+
+    /// Asks the jobserver for what `wanted` jobs need beyond the slots held; spare tokens
+    /// that nothing wants go back.
+    fn ask(&mut self, helper: Option<&jobserver::HelperThread>, wanted: usize) {
+        if wanted == 0 {
+            self.spare.clear();
+        }
+        let Some(h) = helper else {
+            return;
+        };
+        while self.requested < wanted && self.running + self.requested < self.max {
+            h.request_token();
+            self.requested += 1;
+        }
+    }
 }
 
 /// The jobserver's helper thread, sending each token it gets to `tx`.
@@ -288,6 +422,58 @@ mod tests {
         let out = run_gated(list, &after, &gate, Some(&two), 2, &mut |_| {}).unwrap();
         assert_eq!(out, vec![0, 1, 2]);
         assert_eq!(log.into_inner().unwrap(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_job_that_yields_goes_on_after_the_jobs_to_start_the_heaviest_first() {
+        let log = Mutex::new(Vec::new());
+        let list: Vec<Job<'_, usize>> = (0..3usize)
+            .map(|i| {
+                let log = &log;
+                Box::new(move || {
+                    log.lock().unwrap().push(format!("{i}a"));
+                    if i < 2 {
+                        yield_slot([5, 9][i]);
+                        log.lock().unwrap().push(format!("{i}b"));
+                    }
+                    Ok(i)
+                }) as Job<'_, usize>
+            })
+            .collect();
+        // One slot: jobs 0 and 1 hand it on; job 2 starts; then job 1, which has more left.
+        let out = run(list, None, 4, &mut |_| {}).unwrap();
+        assert_eq!(out, vec![0, 1, 2]);
+        assert_eq!(log.into_inner().unwrap(), ["0a", "1a", "2a", "1b", "0b"]);
+        // Two slots and a jobserver: the same jobs all end, never more than two at once.
+        assert_eq!(peak_yielding(Some(&Client::new(1).unwrap()), 2, 6), 2);
+        // Outside a pool it returns at once.
+        yield_slot(1);
+    }
+
+    /// The most jobs that ran at once, each handing its slot on halfway.
+    fn peak_yielding(client: Option<&Client>, max: usize, jobs: usize) -> usize {
+        let now = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let list: Vec<Job<'_, usize>> = (0..jobs)
+            .map(|i| {
+                let (now, peak) = (&now, &peak);
+                Box::new(move || {
+                    for half in 0..2 {
+                        if half == 1 {
+                            yield_slot(i as u64);
+                        }
+                        let c = now.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(c, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(30));
+                        now.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    Ok(i)
+                }) as Job<'_, usize>
+            })
+            .collect();
+        let out = run(list, client, max, &mut |_| {}).unwrap();
+        assert_eq!(out, (0..jobs).collect::<Vec<_>>());
+        peak.load(Ordering::SeqCst)
     }
 
     #[test]
