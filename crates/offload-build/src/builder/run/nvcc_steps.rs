@@ -12,11 +12,11 @@
 //! (`benches/cuda_host_code.sh`).
 //!
 //! A compile given one thread (a build of more sources than cores) runs its chains one after
-//! another, as nvcc does, and hands its job slot on before `fatbinary` and the host compile
-//! ([`crate::builder::run::pool::yield_slot`]): the sources still to start take it first, so
-//! the build does not end with one source's steps running alone while a core idles, as it
-//! does when each source is one nvcc (0.98 of that build's time, median of 30 pairs, 4
-//! sources on 2 cores).
+//! another, as nvcc does, and on any slot the pool lends it once no other source waits to
+//! start ([`crate::builder::run::pool::lend`]). It hands its job slot on before `fatbinary`
+//! and the host compile ([`crate::builder::run::pool::yield_slot`]): the sources still to
+//! start take it first. So the build does not end with one source's steps running alone
+//! while a core idles, as it does when each source is one nvcc.
 //!
 //! The steps are nvcc's own, printed by one `nvcc --dryrun` (with `--keep-dir`, so their
 //! files are the job's and keep their names) and run through `sh -c` as nvcc runs them, with
@@ -35,9 +35,10 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, mpsc};
 
 use crate::builder::command::Command;
+use crate::builder::run::pool;
 
 /// One step as nvcc would run it (`sh -c <line>`), with its place in nvcc's order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,11 +283,10 @@ fn files_in(line: &str, keep: &str) -> Vec<String> {
     files
 }
 
-/// Runs `plan`: its chains on up to `workers` threads, each step by `step` (which stops at
-/// the first failure), then, once the pool's jobs still to start had the slot
-/// ([`pool::yield_slot`]), the tail in order; what the steps printed, in nvcc's order.
-///
-/// [`pool::yield_slot`]: crate::builder::run::pool::yield_slot
+/// Runs `plan`: its chains on up to `workers` threads (with one, also on the slots the pool
+/// lends, [`pool::lend`]), each step by `step` (which stops at the first failure), then, once
+/// the pool's jobs still to start had the slot ([`pool::yield_slot`]), the tail in order;
+/// what the steps printed, in nvcc's order.
 /// `Ok(None)` when a module ID file another `cicc` wrote differs from `cudafe++`'s: then the
 /// compile is nvcc's to run. `depfile`: where the preprocessing steps' depfiles are joined.
 pub(crate) fn run<E: Send>(
@@ -296,38 +296,7 @@ pub(crate) fn run<E: Send>(
     depfile: &Path,
     step: impl Fn(&Step) -> Result<Vec<String>, E> + Sync,
 ) -> Result<Option<Vec<String>>, E> {
-    let queue = Mutex::new(plan.chains.iter().collect::<VecDeque<_>>());
-    let printed = Mutex::new(BTreeMap::new());
-    let failed = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..workers.clamp(1, plan.chains.len()) {
-            s.spawn(|| {
-                loop {
-                    // Not in a `while let`, whose guard would be held through the chain.
-                    let Some(chain) = lock(&queue).pop_front() else {
-                        return;
-                    };
-                    for st in chain {
-                        if lock(&failed).is_some() {
-                            return;
-                        }
-                        match step(st) {
-                            Ok(p) => {
-                                lock(&printed).insert(st.index, p);
-                            }
-                            Err(e) => {
-                                lock(&failed).get_or_insert((st.index, e));
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
-        }
-    });
-    if let Some((_, e)) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
+    let mut printed = run_chains(plan, workers, &step)?;
     let at = |f: &str| match dir {
         Some(d) => d.join(f),
         None => Path::new(f).to_path_buf(),
@@ -339,7 +308,6 @@ pub(crate) fn run<E: Send>(
     if !plan.module_ids.iter().all(same) {
         return Ok(None);
     }
-    let mut printed = printed.into_inner().unwrap_or_else(|e| e.into_inner());
     // Nothing waits for the host compile but the build's end: the jobs still to start take
     // the slot first, then the longest tails (by what they read), so that the build does not
     // end with one host compile running alone.
@@ -347,7 +315,7 @@ pub(crate) fn run<E: Send>(
         .filter_map(|f| std::fs::metadata(at(f)).ok())
         .map(|m| m.len())
         .sum();
-    crate::builder::run::pool::yield_slot(weight);
+    pool::yield_slot(weight);
     for st in &plan.tail {
         printed.insert(st.index, step(st)?);
     }
@@ -361,6 +329,69 @@ pub(crate) fn run<E: Send>(
         let _ = std::fs::write(depfile, deps.concat());
     }
     Ok(Some(printed.into_values().flatten().collect()))
+}
+
+/// `plan`'s chains run on up to `workers` threads (with one, also on the slots the pool
+/// lends): what each step printed, by its index; the first error.
+fn run_chains<E: Send>(
+    plan: &Plan,
+    workers: usize,
+    step: &(impl Fn(&Step) -> Result<Vec<String>, E> + Sync),
+) -> Result<BTreeMap<usize, Vec<String>>, E> {
+    let queue = Mutex::new(plan.chains.iter().collect::<VecDeque<_>>());
+    let printed = Mutex::new(BTreeMap::new());
+    let failed = Mutex::new(None);
+    let work = || {
+        loop {
+            // Not in a `while let`, whose guard would be held through the chain.
+            let Some(chain) = lock(&queue).pop_front() else {
+                return;
+            };
+            for st in chain {
+                if lock(&failed).is_some() {
+                    return;
+                }
+                match step(st) {
+                    Ok(p) => {
+                        lock(&printed).insert(st.index, p);
+                    }
+                    Err(e) => {
+                        lock(&failed).get_or_insert((st.index, e));
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 0..workers.clamp(1, plan.chains.len()) {
+            s.spawn(work);
+        }
+        // One worker: the chains not started yet also run on the slots the pool lends.
+        let more = plan.chains.len() - 1;
+        let Some(loans) = (workers <= 1 && more > 0)
+            .then(|| pool::lend(more))
+            .flatten()
+        else {
+            return;
+        };
+        while !lock(&queue).is_empty() && lock(&failed).is_none() {
+            match loans.recv_timeout(std::time::Duration::from_millis(20)) {
+                Ok(loan) => {
+                    s.spawn(move || {
+                        work();
+                        drop(loan);
+                    });
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    });
+    if let Some((_, e)) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    Ok(printed.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// `m` locked, whether or not a thread panicked with it.

@@ -33,6 +33,10 @@ enum Event {
     /// A job handed its slot on ([`yield_slot`]): the token it held, where to send the one it
     /// goes on with, and how much work it has left.
     Yield(Option<Acquired>, mpsc::Sender<Option<Acquired>>, u64),
+    /// A job asks for one more slot ([`lend`]), to be sent there.
+    Want(mpsc::Sender<Loan>),
+    /// A lent slot came back.
+    Return(Option<Acquired>),
 }
 
 /// The slot the job of this thread holds: the pool's channel and its token.
@@ -43,6 +47,44 @@ struct Held {
 
 thread_local! {
     static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+/// A slot lent to a job for more of its work at once ([`lend`]): back to the pool when
+/// dropped.
+pub(crate) struct Loan {
+    tx: mpsc::Sender<Event>,
+    slot: Option<Option<Acquired>>,
+}
+
+impl Drop for Loan {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let _ = self.tx.send(Event::Return(slot));
+        }
+    }
+}
+
+/// Asks the pool of the job on this thread for up to `n` more slots, each lent when one is
+/// free that no job waiting to start can take, before the jobs waiting to go on
+/// ([`yield_slot`]) get it: a job whose parts can run at once (an nvcc compile's chains)
+/// fills a core that would idle at the end of the build. The slots come on the channel;
+/// dropping it says no more are wanted (one on its way goes back). `None` outside a pool job.
+///
+/// ```ignore
+/// if let Some(loans) = lend(1) {
+///     if let Ok(loan) = loans.recv() { run_another_part(); drop(loan); }
+/// }
+/// ```
+pub(crate) fn lend(n: usize) -> Option<mpsc::Receiver<Loan>> {
+    HELD.with(|h| {
+        let h = h.borrow();
+        let held = h.as_ref()?;
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..n {
+            held.tx.send(Event::Want(tx.clone())).ok()?;
+        }
+        Some(rx)
+    })
 }
 
 /// Hands the slot of the pool job running on this thread to the jobs still waiting to start,
@@ -182,35 +224,18 @@ pub(crate) fn run_gated<'a, T: Send + 'a>(
             });
         };
         loop {
-            // The free slots go to the jobs ready to start, then to those that handed theirs
-            // on; after a failure, only to the latter.
-            while let Some(slot) = slots.free() {
-                match queue.take().filter(|_| !failed) {
-                    Some((i, job)) => {
-                        slots.running += 1;
-                        spawn(i, job, slot);
-                    }
-                    None => {
-                        if let Err(slot) = slots.go_on(slot) {
-                            slots.give_back(slot);
-                            break;
-                        }
-                    }
-                }
-            }
-            let wanted = if failed { 0 } else { queue.ready() } + slots.waiting.len();
+            slots.hand_out(&mut queue, failed, &tx, spawn);
+            let wanted = if failed {
+                0
+            } else {
+                queue.ready() + slots.wanting.len()
+            } + slots.waiting.len();
             slots.ask(helper.as_ref(), wanted);
             // Nothing running and nothing waiting: done (a job left waiting is an error below).
             if slots.running == 0 && slots.waiting.is_empty() {
                 break;
             }
             match rx.recv() {
-                Ok(Event::Token(t)) => {
-                    slots.requested = slots.requested.saturating_sub(1);
-                    if let Ok(t) = t {
-                        slots.spare.push(t);
-                    }
-                }
                 Ok(Event::Done(idx, job_failed, token)) => {
                     slots.running -= 1;
                     queue.finished[idx] = true;
@@ -220,13 +245,7 @@ pub(crate) fn run_gated<'a, T: Send + 'a>(
                     slots.give_back(token);
                     failed |= job_failed;
                 }
-                Ok(Event::Yield(token, back, weight)) => {
-                    slots.running -= 1;
-                    slots.give_back(token);
-                    // After those with more work left, before those with as much.
-                    let at = slots.waiting.partition_point(|&(_, w)| w >= weight);
-                    slots.waiting.insert(at, (back, weight));
-                }
+                Ok(event) => slots.on(event),
                 Err(_) => break,
             }
         }
@@ -248,6 +267,8 @@ struct Slots {
     /// Jobs that handed their slot on ([`yield_slot`]), the next to go on first: where to
     /// send the slot each goes on with, and how much work it has left.
     waiting: VecDeque<(mpsc::Sender<Option<Acquired>>, u64)>,
+    /// Where to send each slot a running job asked for ([`lend`]), first first.
+    wanting: VecDeque<mpsc::Sender<Loan>>,
     max: usize,
 }
 
@@ -259,7 +280,61 @@ impl Slots {
             running: 0,
             requested: 0,
             waiting: VecDeque::new(),
+            wanting: VecDeque::new(),
             max,
+        }
+    }
+
+    /// The free slots handed out: to the jobs of `queue` ready to start (by `spawn`), then
+    /// to those that want more, then to those that handed theirs on; after a failure, only
+    /// to the last.
+    fn hand_out<J>(
+        &mut self,
+        queue: &mut Queue<'_, J>,
+        failed: bool,
+        tx: &mpsc::Sender<Event>,
+        spawn: impl Fn(usize, J, Option<Acquired>),
+    ) {
+        while let Some(slot) = self.free() {
+            if let Some((i, job)) = queue.take().filter(|_| !failed) {
+                self.running += 1;
+                spawn(i, job, slot);
+                continue;
+            }
+            let slot = if failed {
+                Err(slot)
+            } else {
+                self.lend(slot, tx)
+            };
+            if let Err(slot) = slot.or_else(|slot| self.go_on(slot)) {
+                self.give_back(slot);
+                return;
+            }
+        }
+    }
+
+    /// What an event other than a job's end changes.
+    fn on(&mut self, event: Event) {
+        match event {
+            Event::Token(t) => {
+                self.requested = self.requested.saturating_sub(1);
+                if let Ok(t) = t {
+                    self.spare.push(t);
+                }
+            }
+            Event::Yield(token, back, weight) => {
+                self.running -= 1;
+                self.give_back(token);
+                // After those with more work left, before those with as much.
+                let at = self.waiting.partition_point(|&(_, w)| w >= weight);
+                self.waiting.insert(at, (back, weight));
+            }
+            Event::Want(to) => self.wanting.push_back(to),
+            Event::Return(slot) => {
+                self.running -= 1;
+                self.give_back(slot);
+            }
+            Event::Done(..) => {}
         }
     }
 
@@ -280,6 +355,30 @@ impl Slots {
             None => self.implicit_free = true,
             Some(t) => self.spare.push(t),
         }
+    }
+
+    /// `slot` lent to the first job that wants one and still listens; back when none does.
+    fn lend(
+        &mut self,
+        slot: Option<Acquired>,
+        tx: &mpsc::Sender<Event>,
+    ) -> Result<(), Option<Acquired>> {
+        let mut slot = Some(slot);
+        while let Some(to) = self.wanting.pop_front() {
+            let loan = Loan {
+                tx: tx.clone(),
+                slot: slot.take(),
+            };
+            self.running += 1;
+            match to.send(loan) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(mut loan)) => {
+                    self.running -= 1;
+                    slot = loan.slot.take();
+                }
+            }
+        }
+        Err(slot.flatten())
     }
 
     /// `slot` given to the first job waiting to go on; back when none waits.
@@ -448,6 +547,34 @@ mod tests {
         assert_eq!(peak_yielding(Some(&Client::new(1).unwrap()), 2, 6), 2);
         // Outside a pool it returns at once.
         yield_slot(1);
+    }
+
+    #[test]
+    fn a_free_slot_is_lent_before_a_job_that_yielded_goes_on() {
+        let log = Mutex::new(Vec::new());
+        let say = |m: &str| log.lock().unwrap().push(m.to_string());
+        let list: Vec<Job<'_, usize>> = vec![
+            Box::new(|| {
+                std::thread::sleep(Duration::from_millis(60));
+                yield_slot(1);
+                say("0 goes on");
+                Ok(0)
+            }),
+            Box::new(|| {
+                let loans = lend(1).expect("in a pool job");
+                let loan = loans.recv().unwrap();
+                say("1 lent");
+                drop(loan);
+                std::thread::sleep(Duration::from_millis(30));
+                Ok(1)
+            }),
+        ];
+        // Two slots: job 0 hands its slot on while job 1 wants one more; job 1 gets it first.
+        let two = Client::new(1).unwrap();
+        let out = run(list, Some(&two), 2, &mut |_| {}).unwrap();
+        assert_eq!(out, vec![0, 1]);
+        assert_eq!(log.into_inner().unwrap(), ["1 lent", "0 goes on"]);
+        assert!(lend(1).is_none(), "outside a pool");
     }
 
     /// The most jobs that ran at once, each handing its slot on halfway.
