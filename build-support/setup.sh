@@ -24,7 +24,7 @@ PACKAGES=(
     clang-tools-22 llvm-22
     # Debian 12's LLVM 16, whose HIP objects differ from 19's in the bundle's host entry
     # (integration/host_code_llvm.rs).
-    clang-16 lld-16
+    clang-16 clang-tools-16 lld-16
     # The system zstd and zlib LLVM links, so that compressed bundles are LLVM's bytes
     # (the crate's default `system-zstd` feature finds libzstd with pkg-config).
     libzstd-dev zlib1g-dev pkg-config
@@ -96,6 +96,9 @@ REQUIRED_FILES=(
     /usr/bin/hipconfig
     /usr/bin/clang-15
     /usr/lib/llvm-15/bin/ld.lld
+    # clang 16's HIP driver runs the bundler of its own release (clang-tools-16).
+    /usr/lib/llvm-16/bin/clang
+    /usr/lib/llvm-16/bin/clang-offload-bundler
     /usr/lib/x86_64-linux-gnu/libamdhip64.so
     /usr/include/hip/hip_runtime.h
     /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc

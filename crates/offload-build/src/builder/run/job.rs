@@ -19,7 +19,7 @@ use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
 use crate::builder::run::early::{self, Early, EarlyHosts};
 use crate::builder::run::job_out::JobOut;
-use crate::builder::run::{direct, nvcc_steps};
+use crate::builder::run::{direct, nvcc_steps, pool};
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
 /// precompiled preamble.
@@ -201,7 +201,8 @@ impl Runner<'_> {
                 probes = rec.probes;
             }
         }
-        let seconds = (start.elapsed() + earlier).as_secs_f64();
+        // Not the time it waited for a slot after handing its own on.
+        let seconds = (start.elapsed().saturating_sub(pool::waited()) + earlier).as_secs_f64();
         let ms = format!("{}\n", (seconds * 1000.0) as u64);
         let _ = fs::write_atomic(&time_file(job), ms.as_bytes());
         let mut out = JobOut::of(job, images, deps, stderr, Some(seconds));
@@ -455,7 +456,8 @@ impl Runner<'_> {
                 c.env.push((n.clone(), Some(v.clone())));
             }
             c.add_arg("-c").add_arg(format!("{} 1>&2", s.line));
-            self.run_within(job, &c, depfile, started)
+            // The time the job waited for a slot before its host compile does not count.
+            self.run_within(job, &c, depfile, started + pool::waited())
         };
         nvcc_steps::run(&plan, workers, cmd.dir.as_deref(), depfile, step).transpose()
     }

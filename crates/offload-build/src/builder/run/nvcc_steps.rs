@@ -38,6 +38,7 @@ use std::path::Path;
 use std::sync::{Mutex, mpsc};
 
 use crate::builder::command::Command;
+use crate::builder::error::Error;
 use crate::builder::run::pool;
 
 /// One step as nvcc would run it (`sh -c <line>`), with its place in nvcc's order.
@@ -87,17 +88,25 @@ const NOT_WITH: [&str; 15] = [
     "-M",
 ];
 
-/// The threads an nvcc host-code compile was given (`--threads=N`, [`CompileJob::threads`]):
-/// `Some` when more than one, the only case where its chains run at once.
+/// The threads an nvcc host-code compile was given (`--threads=N`, [`CompileJob::threads`],
+/// or the user's own `-t N`): `Some` when more than one, the case where all its chains start
+/// at once (with one, they run one after another, and on the slots the pool lends).
 ///
 /// [`CompileJob::threads`]: crate::builder::job::CompileJob::threads
 pub(crate) fn threads(cmd: &Command) -> Option<usize> {
-    let n = cmd.args().iter().find_map(|a| {
-        a.to_str()?
-            .strip_prefix("--threads=")?
-            .parse::<usize>()
-            .ok()
-    })?;
+    let args: Vec<&str> = cmd.args().iter().filter_map(|a| a.to_str()).collect();
+    // `--threads=N`, `-t=N`, `-tN`, `--threads N`, `-t N`: the last one counts, as in nvcc.
+    let n = (0..args.len())
+        .filter_map(|i| {
+            let a = args[i];
+            let value = match a.strip_prefix("--threads").or_else(|| a.strip_prefix("-t")) {
+                Some("") => args.get(i + 1).copied(),
+                Some(rest) => Some(rest.strip_prefix('=').unwrap_or(rest)),
+                None => None,
+            };
+            value?.parse::<usize>().ok()
+        })
+        .next_back()?;
     (n > 1).then_some(n)
 }
 
@@ -193,7 +202,8 @@ pub(crate) fn plan(printed: &str, keep: &str) -> Option<Plan> {
         .flat_map(|s| files_in(&s.line, keep))
         .filter(|f| owner.contains_key(f))
         .collect();
-    tail_inputs.dedup();
+    let mut seen = std::collections::HashSet::new();
+    tail_inputs.retain(|f| seen.insert(f.clone()));
     Some(Plan {
         env,
         chains,
@@ -289,13 +299,13 @@ fn files_in(line: &str, keep: &str) -> Vec<String> {
 /// what the steps printed, in nvcc's order.
 /// `Ok(None)` when a module ID file another `cicc` wrote differs from `cudafe++`'s: then the
 /// compile is nvcc's to run. `depfile`: where the preprocessing steps' depfiles are joined.
-pub(crate) fn run<E: Send>(
+pub(crate) fn run(
     plan: &Plan,
     workers: usize,
     dir: Option<&Path>,
     depfile: &Path,
-    step: impl Fn(&Step) -> Result<Vec<String>, E> + Sync,
-) -> Result<Option<Vec<String>>, E> {
+    step: impl Fn(&Step) -> Result<Vec<String>, Error> + Sync,
+) -> Result<Option<Vec<String>>, Error> {
     let mut printed = run_chains(plan, workers, &step)?;
     let at = |f: &str| match dir {
         Some(d) => d.join(f),
@@ -315,7 +325,9 @@ pub(crate) fn run<E: Send>(
         .filter_map(|f| std::fs::metadata(at(f)).ok())
         .map(|m| m.len())
         .sum();
-    pool::yield_slot(weight);
+    if !pool::yield_slot(weight) {
+        return Err(Error::Stopped); // another job failed meanwhile
+    }
     for st in &plan.tail {
         printed.insert(st.index, step(st)?);
     }
@@ -333,11 +345,11 @@ pub(crate) fn run<E: Send>(
 
 /// `plan`'s chains run on up to `workers` threads (with one, also on the slots the pool
 /// lends): what each step printed, by its index; the first error.
-fn run_chains<E: Send>(
+fn run_chains(
     plan: &Plan,
     workers: usize,
-    step: &(impl Fn(&Step) -> Result<Vec<String>, E> + Sync),
-) -> Result<BTreeMap<usize, Vec<String>>, E> {
+    step: &(impl Fn(&Step) -> Result<Vec<String>, Error> + Sync),
+) -> Result<BTreeMap<usize, Vec<String>>, Error> {
     let queue = Mutex::new(plan.chains.iter().collect::<VecDeque<_>>());
     let printed = Mutex::new(BTreeMap::new());
     let failed = Mutex::new(None);
@@ -537,6 +549,19 @@ mod tests {
         let mut one = Command::new("nvcc");
         one.add_args(["-c", "--threads=1"]);
         assert_eq!(threads(&one), None);
+        // The user's own spellings, the last one counting.
+        for (args, n) in [
+            (&["-t", "4"][..], Some(4)),
+            (&["-t3"][..], Some(3)),
+            (&["-t=5"][..], Some(5)),
+            (&["--threads", "6"][..], Some(6)),
+            (&["-t", "4", "--threads=1"][..], None),
+            (&["-time", "x"][..], None),
+        ] {
+            let mut c = Command::new("nvcc");
+            c.add_args(args.iter().copied());
+            assert_eq!(threads(&c), n, "{args:?}");
+        }
     }
 
     #[test]

@@ -8,15 +8,20 @@
 //! kernels can take gigabytes each). Outside Cargo, `NUM_JOBS` or the number of CPUs is used.
 //!
 //! After the first failure no new job starts; running ones finish, and the first error (in job
-//! order) is returned.
+//! order, one that is not [`Error::Stopped`] first) is returned.
 //!
 //! A job may hand its slot on halfway ([`yield_slot`]): the jobs waiting to start take it
-//! first, and the job goes on once a slot is free and none of them can start.
+//! first, then the jobs that asked for more slots ([`lend`]), and the job goes on after
+//! them, those with the most work left first; after a failure it is told to stop. A job
+//! that waits on another job's output must not wait on one that handed its slot on (with one
+//! slot nothing would move): today only nvcc compiles hand theirs on, and nothing waits on
+//! them.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use jobserver::{Acquired, Client};
 
@@ -27,22 +32,31 @@ pub(crate) type Job<'a, T> = Box<dyn FnOnce() -> Result<T, Error> + Send + 'a>;
 
 enum Event {
     Token(std::io::Result<Acquired>),
-    /// A job finished: its index, whether it failed, and the token it held (`None`: the
-    /// implicit one).
-    Done(usize, bool, Option<Acquired>),
+    /// A job finished: its index, whether it failed, and the slot it held (`Some(None)`: the
+    /// implicit one; `None`: none, when it was told to stop while it waited for one).
+    Done(usize, bool, Option<Option<Acquired>>),
     /// A job handed its slot on ([`yield_slot`]): the token it held, where to send the one it
     /// goes on with, and how much work it has left.
-    Yield(Option<Acquired>, mpsc::Sender<Option<Acquired>>, u64),
+    Yield(Option<Acquired>, mpsc::Sender<Resume>, u64),
     /// A job asks for one more slot ([`lend`]), to be sent there.
     Want(mpsc::Sender<Loan>),
     /// A lent slot came back.
     Return(Option<Acquired>),
 }
 
-/// The slot the job of this thread holds: the pool's channel and its token.
+/// What a job that handed its slot on gets back: the slot it goes on with, or word to stop
+/// (a job failed meanwhile).
+type Resume = Result<Option<Acquired>, Stop>;
+
+/// Word to a job that handed its slot on that the build stops (a job failed).
+struct Stop;
+
+/// The slot the job of this thread holds: the pool's channel and its slot (`None` while it
+/// holds none), and how long it waited for a slot after handing one on.
 struct Held {
     tx: mpsc::Sender<Event>,
-    token: Option<Acquired>,
+    slot: Option<Option<Acquired>>,
+    waited: Duration,
 }
 
 thread_local! {
@@ -70,9 +84,13 @@ impl Drop for Loan {
 /// fills a core that would idle at the end of the build. The slots come on the channel;
 /// dropping it says no more are wanted (one on its way goes back). `None` outside a pool job.
 ///
+/// A slot may never come (every other job runs to its end, or one failed): wait on the
+/// channel with a timeout, and drop it before [`yield_slot`] (else the job's own slot may be
+/// lent to it while it waits).
+///
 /// ```ignore
 /// if let Some(loans) = lend(1) {
-///     if let Ok(loan) = loans.recv() { run_another_part(); drop(loan); }
+///     if let Ok(loan) = loans.recv_timeout(Duration::from_millis(20)) { run_another_part(); drop(loan); }
 /// }
 /// ```
 pub(crate) fn lend(n: usize) -> Option<mpsc::Receiver<Loan>> {
@@ -91,27 +109,48 @@ pub(crate) fn lend(n: usize) -> Option<mpsc::Receiver<Loan>> {
 /// and waits until a slot is free that none of them can take: a job whose rest matters less
 /// than starting the others (an nvcc compile's host compile, which nothing else waits for,
 /// after its device code) lets them fill the cores first, so that fewer cores idle at the
-/// end of the build. Of the jobs waiting to go on, the one with the most work left
-/// (`weight`, in any unit the jobs share) goes first. Returns at once outside a pool job, or
-/// when no job is waiting.
+/// end of the build. The jobs that asked for more slots ([`lend`]) go before it, and of the
+/// jobs waiting to go on, the one with the most work left (`weight`, in any unit the jobs
+/// share) first; once as many wait as twice the slots, they go on before new jobs start.
+/// `false` when a job failed meanwhile: the job should stop. Outside a pool job, `true` at
+/// once.
 ///
 /// ```ignore
-/// let jobs: Vec<Job<'_, ()>> = vec![Box::new(|| { first_half(); yield_slot(1); second_half(); Ok(()) })];
+/// let jobs: Vec<Job<'_, ()>> = vec![Box::new(|| {
+///     first_half();
+///     if !yield_slot(1) { return Err(Error::Stopped); }
+///     second_half();
+///     Ok(())
+/// })];
 /// ```
-pub(crate) fn yield_slot(weight: u64) {
+pub(crate) fn yield_slot(weight: u64) -> bool {
     let Some(mut held) = HELD.with(|h| h.borrow_mut().take()) else {
-        return;
+        return true;
     };
+    let since = Instant::now();
     let (back, resume) = mpsc::channel();
-    if held
-        .tx
-        .send(Event::Yield(held.token.take(), back, weight))
-        .is_ok()
-    {
-        // The pool always answers while a job of its runs; if it is gone, go on without.
-        held.token = resume.recv().ok().flatten();
+    let mut go_on = true;
+    let Some(slot) = held.slot.take() else {
+        HELD.with(|h| *h.borrow_mut() = Some(held));
+        return false;
+    };
+    if held.tx.send(Event::Yield(slot, back, weight)).is_ok() {
+        // The pool answers every job that handed its slot on before it ends.
+        match resume.recv() {
+            Ok(Ok(slot)) => held.slot = Some(slot),
+            Ok(Err(Stop)) | Err(_) => go_on = false,
+        }
     }
+    held.waited += since.elapsed();
     HELD.with(|h| *h.borrow_mut() = Some(held));
+    go_on
+}
+
+/// How long the pool job running on this thread waited for a slot after handing its own on
+/// ([`yield_slot`]): not time it worked (its timeout and its recorded time leave it out).
+/// Zero on any other thread.
+pub(crate) fn waited() -> Duration {
+    HELD.with(|h| h.borrow().as_ref().map_or(Duration::ZERO, |h| h.waited))
 }
 
 /// Runs `jobs` with at most `max` at once, one jobserver token per job beyond the first.
@@ -213,14 +252,15 @@ pub(crate) fn run_gated<'a, T: Send + 'a>(
             s.spawn(move || {
                 let held = Held {
                     tx: tx.clone(),
-                    token,
+                    slot: Some(token),
+                    waited: Duration::ZERO,
                 };
                 HELD.with(|h| *h.borrow_mut() = Some(held));
                 let r = job();
-                let token = HELD.with(|h| h.borrow_mut().take()).and_then(|h| h.token);
+                let slot = HELD.with(|h| h.borrow_mut().take()).and_then(|h| h.slot);
                 let failed = r.is_err();
                 *results[idx].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                let _ = tx.send(Event::Done(idx, failed, token));
+                let _ = tx.send(Event::Done(idx, failed, slot));
             });
         };
         loop {
@@ -236,13 +276,15 @@ pub(crate) fn run_gated<'a, T: Send + 'a>(
                 break;
             }
             match rx.recv() {
-                Ok(Event::Done(idx, job_failed, token)) => {
+                Ok(Event::Done(idx, job_failed, slot)) => {
                     slots.running -= 1;
                     queue.finished[idx] = true;
                     if let Some(Ok(v)) = &*results[idx].lock().unwrap_or_else(|e| e.into_inner()) {
                         on_done(v);
                     }
-                    slots.give_back(token);
+                    if let Some(slot) = slot {
+                        slots.give_back(slot);
+                    }
                     failed |= job_failed;
                 }
                 Ok(event) => slots.on(event),
@@ -266,7 +308,7 @@ struct Slots {
     requested: usize,
     /// Jobs that handed their slot on ([`yield_slot`]), the next to go on first: where to
     /// send the slot each goes on with, and how much work it has left.
-    waiting: VecDeque<(mpsc::Sender<Option<Acquired>>, u64)>,
+    waiting: VecDeque<(mpsc::Sender<Resume>, u64)>,
     /// Where to send each slot a running job asked for ([`lend`]), first first.
     wanting: VecDeque<mpsc::Sender<Loan>>,
     max: usize,
@@ -286,8 +328,9 @@ impl Slots {
     }
 
     /// The free slots handed out: to the jobs of `queue` ready to start (by `spawn`), then
-    /// to those that want more, then to those that handed theirs on; after a failure, only
-    /// to the last.
+    /// to those that want more, then to those that handed theirs on (those first once as
+    /// many wait as twice the slots, so that the jobs begun and not ended stay bounded). After
+    /// a failure none starts and the jobs that handed their slot on are told to stop.
     fn hand_out<J>(
         &mut self,
         queue: &mut Queue<'_, J>,
@@ -295,18 +338,26 @@ impl Slots {
         tx: &mpsc::Sender<Event>,
         spawn: impl Fn(usize, J, Option<Acquired>),
     ) {
+        if failed {
+            self.wanting.clear();
+            // Each stops and ends: its `Done` comes as any job's.
+            while let Some((back, _)) = self.waiting.pop_front() {
+                self.running += 1;
+                if back.send(Err(Stop)).is_err() {
+                    self.running -= 1;
+                }
+            }
+        }
         while let Some(slot) = self.free() {
-            if let Some((i, job)) = queue.take().filter(|_| !failed) {
+            let crowded = self.waiting.len() >= self.max.saturating_mul(2);
+            let slot = if crowded { self.go_on(slot) } else { Err(slot) };
+            let Err(slot) = slot else { continue };
+            if let Some((i, job)) = (!failed).then(|| queue.take()).flatten() {
                 self.running += 1;
                 spawn(i, job, slot);
                 continue;
             }
-            let slot = if failed {
-                Err(slot)
-            } else {
-                self.lend(slot, tx)
-            };
-            if let Err(slot) = slot.or_else(|slot| self.go_on(slot)) {
+            if let Err(slot) = self.lend(slot, tx).or_else(|slot| self.go_on(slot)) {
                 self.give_back(slot);
                 return;
             }
@@ -389,9 +440,9 @@ impl Slots {
         self.running += 1;
         // A job waits in `recv` until it gets its slot: the send fails only if it is gone,
         // and then it ended and its slot is counted free by its `Done`.
-        if let Err(mpsc::SendError(slot)) = back.send(slot) {
+        if let Err(mpsc::SendError(resume)) = back.send(Ok(slot)) {
             self.running -= 1;
-            return Err(slot);
+            return Err(resume.unwrap_or(None));
         }
         Ok(())
     }
@@ -421,17 +472,23 @@ fn token_helper(c: &Client, tx: mpsc::Sender<Event>) -> Option<jobserver::Helper
         .ok()
 }
 
-/// The results in job order; the first error in job order, or an error when a job did not
-/// run.
+/// The results in job order; the first error in job order (one that is not
+/// [`Error::Stopped`], which follows another's failure or a cancel, first), or an error when
+/// a job did not run.
 fn in_job_order<T>(results: Vec<Mutex<Option<Result<T, Error>>>>) -> Result<Vec<T>, Error> {
     let n = results.len();
     let mut out = Vec::with_capacity(n);
+    let mut stopped = None;
     for r in results {
         match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(Ok(v)) => out.push(v),
+            Some(Err(Error::Stopped)) => stopped = Some(Error::Stopped),
             Some(Err(e)) => return Err(e),
             None => {}
         }
+    }
+    if let Some(e) = stopped {
+        return Err(e);
     }
     if out.len() != n {
         return Err(Error::Config("a job did not run".into()));
@@ -445,17 +502,24 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    fn peak(client: Option<&Client>, max: usize, jobs: usize) -> usize {
+    /// The most of `jobs` that ran at once; each runs in `halves` parts, handing its slot on
+    /// between them.
+    fn peak_of(client: Option<&Client>, max: usize, jobs: usize, halves: usize) -> usize {
         let now = AtomicUsize::new(0);
         let peak = AtomicUsize::new(0);
         let list: Vec<Job<'_, usize>> = (0..jobs)
             .map(|i| {
                 let (now, peak) = (&now, &peak);
                 Box::new(move || {
-                    let c = now.fetch_add(1, Ordering::SeqCst) + 1;
-                    peak.fetch_max(c, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(60));
-                    now.fetch_sub(1, Ordering::SeqCst);
+                    for half in 0..halves {
+                        if half > 0 {
+                            yield_slot(i as u64);
+                        }
+                        let c = now.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(c, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(60 / halves as u64));
+                        now.fetch_sub(1, Ordering::SeqCst);
+                    }
                     Ok(i)
                 }) as Job<'_, usize>
             })
@@ -465,6 +529,10 @@ mod tests {
         assert_eq!(seen, jobs, "on_done sees every finished job");
         assert_eq!(out, (0..jobs).collect::<Vec<_>>());
         peak.load(Ordering::SeqCst)
+    }
+
+    fn peak(client: Option<&Client>, max: usize, jobs: usize) -> usize {
+        peak_of(client, max, jobs, 1)
     }
 
     #[test]
@@ -543,10 +611,11 @@ mod tests {
         let out = run(list, None, 4, &mut |_| {}).unwrap();
         assert_eq!(out, vec![0, 1, 2]);
         assert_eq!(log.into_inner().unwrap(), ["0a", "1a", "2a", "1b", "0b"]);
-        // Two slots and a jobserver: the same jobs all end, never more than two at once.
-        assert_eq!(peak_yielding(Some(&Client::new(1).unwrap()), 2, 6), 2);
+        // Four slots from the jobserver, two allowed: never more than two at once.
+        assert_eq!(peak_of(Some(&Client::new(3).unwrap()), 2, 6, 2), 2);
         // Outside a pool it returns at once.
-        yield_slot(1);
+        assert!(yield_slot(1));
+        assert_eq!(waited(), Duration::ZERO);
     }
 
     #[test]
@@ -562,7 +631,7 @@ mod tests {
             }),
             Box::new(|| {
                 let loans = lend(1).expect("in a pool job");
-                let loan = loans.recv().unwrap();
+                let loan = loans.recv_timeout(Duration::from_secs(10)).unwrap();
                 say("1 lent");
                 drop(loan);
                 std::thread::sleep(Duration::from_millis(30));
@@ -577,30 +646,67 @@ mod tests {
         assert!(lend(1).is_none(), "outside a pool");
     }
 
-    /// The most jobs that ran at once, each handing its slot on halfway.
-    fn peak_yielding(client: Option<&Client>, max: usize, jobs: usize) -> usize {
-        let now = AtomicUsize::new(0);
-        let peak = AtomicUsize::new(0);
-        let list: Vec<Job<'_, usize>> = (0..jobs)
-            .map(|i| {
-                let (now, peak) = (&now, &peak);
-                Box::new(move || {
-                    for half in 0..2 {
-                        if half == 1 {
-                            yield_slot(i as u64);
+    /// `run` of `jobs` on another thread: its result, or `None` when it did not end within
+    /// 10 s (a pool that hangs fails the test instead of hanging it).
+    fn within_10s<T: Send + 'static>(
+        jobs: impl FnOnce() -> Vec<Job<'static, T>> + Send + 'static,
+        max: usize,
+    ) -> Option<Result<Vec<T>, Error>> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let client = Client::new(max - 1).unwrap();
+            let _ = tx.send(run(jobs(), Some(&client), max, &mut |_| {}));
+        });
+        rx.recv_timeout(Duration::from_secs(10)).ok()
+    }
+
+    #[test]
+    fn jobs_waiting_after_handing_their_slot_on_stop_when_one_fails() {
+        static GONE_ON: AtomicUsize = AtomicUsize::new(0);
+        let jobs = || {
+            (0..3usize)
+                .map(|i| {
+                    Box::new(move || {
+                        if i == 1 {
+                            return Err(Error::Config("job 1".into()));
                         }
-                        let c = now.fetch_add(1, Ordering::SeqCst) + 1;
-                        peak.fetch_max(c, Ordering::SeqCst);
-                        std::thread::sleep(Duration::from_millis(30));
-                        now.fetch_sub(1, Ordering::SeqCst);
-                    }
-                    Ok(i)
-                }) as Job<'_, usize>
-            })
-            .collect();
-        let out = run(list, client, max, &mut |_| {}).unwrap();
-        assert_eq!(out, (0..jobs).collect::<Vec<_>>());
-        peak.load(Ordering::SeqCst)
+                        if !yield_slot(1) {
+                            return Err(Error::Stopped);
+                        }
+                        GONE_ON.fetch_add(1, Ordering::SeqCst);
+                        Ok(i)
+                    }) as Job<'static, usize>
+                })
+                .collect()
+        };
+        // One slot: job 0 hands it on, job 1 fails; job 0 is told to stop, job 2 never
+        // starts, and the error is job 1's, not job 0's stop before it.
+        let out = within_10s(jobs, 1).expect("the pool ends");
+        assert_eq!(out.unwrap_err().to_string(), "job 1");
+        assert_eq!(GONE_ON.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_loan_on_its_way_when_its_job_stops_listening_comes_back() {
+        let jobs = || {
+            vec![
+                Box::new(|| {
+                    let loans = lend(1).expect("in a pool job");
+                    // Job 1 ends meanwhile: its slot is lent here, and never taken.
+                    std::thread::sleep(Duration::from_millis(150));
+                    drop(loans);
+                    Ok(0usize)
+                }) as Job<'static, usize>,
+                Box::new(|| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    Ok(1)
+                }),
+            ]
+        };
+        // Two slots: job 1's, once it ends, is lent to job 0, which never takes it; the pool
+        // ends only if it comes back.
+        let out = within_10s(jobs, 2).expect("the pool ends");
+        assert_eq!(out.unwrap(), vec![0, 1]);
     }
 
     #[test]
