@@ -96,9 +96,8 @@ const NOT_WITH: [&str; 15] = [
 pub(crate) fn threads(cmd: &Command) -> Option<usize> {
     let args: Vec<&str> = cmd.args().iter().filter_map(|a| a.to_str()).collect();
     // `--threads=N`, `-t=N`, `-tN`, `--threads N`, `-t N`: the last one counts, as in nvcc.
-    let n = (0..args.len())
-        .filter_map(|i| {
-            let a = args[i];
+    let n = (args.iter().enumerate())
+        .filter_map(|(i, a)| {
             let value = match a.strip_prefix("--threads").or_else(|| a.strip_prefix("-t")) {
                 Some("") => args.get(i + 1).copied(),
                 Some(rest) => Some(rest.strip_prefix('=').unwrap_or(rest)),

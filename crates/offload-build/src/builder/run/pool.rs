@@ -127,13 +127,13 @@ pub(crate) fn yield_slot(weight: u64) -> bool {
     let Some(mut held) = HELD.with(|h| h.borrow_mut().take()) else {
         return true;
     };
-    let since = Instant::now();
-    let (back, resume) = mpsc::channel();
-    let mut go_on = true;
     let Some(slot) = held.slot.take() else {
         HELD.with(|h| *h.borrow_mut() = Some(held));
         return false;
     };
+    let since = Instant::now();
+    let (back, resume) = mpsc::channel();
+    let mut go_on = true;
     if held.tx.send(Event::Yield(slot, back, weight)).is_ok() {
         // The pool answers every job that handed its slot on before it ends.
         match resume.recv() {
@@ -340,12 +340,8 @@ impl Slots {
     ) {
         if failed {
             self.wanting.clear();
-            // Each stops and ends: its `Done` comes as any job's.
             while let Some((back, _)) = self.waiting.pop_front() {
-                self.running += 1;
-                if back.send(Err(Stop)).is_err() {
-                    self.running -= 1;
-                }
+                let _ = self.resume(&back, Err(Stop));
             }
         }
         while let Some(slot) = self.free() {
@@ -437,14 +433,19 @@ impl Slots {
         let Some((back, _)) = self.waiting.pop_front() else {
             return Err(slot);
         };
+        // What comes back is what was sent: `Ok(slot)`.
+        self.resume(&back, Ok(slot)).map_err(|r| r.unwrap_or(None))
+    }
+
+    /// `r` sent to a job that handed its slot on, which counts as running again (it goes on
+    /// or stops, and its `Done` comes as any job's); `r` back when the job is gone. A job
+    /// waits in `recv` until it gets its answer, so the send fails only if it ended.
+    fn resume(&mut self, back: &mpsc::Sender<Resume>, r: Resume) -> Result<(), Resume> {
         self.running += 1;
-        // A job waits in `recv` until it gets its slot: the send fails only if it is gone,
-        // and then it ended and its slot is counted free by its `Done`.
-        if let Err(mpsc::SendError(resume)) = back.send(Ok(slot)) {
+        back.send(r).map_err(|mpsc::SendError(r)| {
             self.running -= 1;
-            return Err(resume.unwrap_or(None));
-        }
-        Ok(())
+            r
+        })
     }
 
     /// Asks the jobserver for what `wanted` jobs need beyond the slots held; spare tokens
