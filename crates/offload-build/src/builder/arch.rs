@@ -227,21 +227,6 @@ impl Arch {
         }
     }
 
-    /// The host side of a source: what its host compile is filed and reported under in a
-    /// host-code build ([`Build::host_code`](crate::Build::host_code)); no device
-    /// architecture, never parsed from a list.
-    pub(crate) fn host() -> Arch {
-        Arch {
-            id: "host".into(),
-            real: true,
-        }
-    }
-
-    /// Whether this is [`Arch::host`].
-    pub(crate) fn is_host(&self) -> bool {
-        self.id == "host"
-    }
-
     /// The name used in file names (`:` and `+` are awkward on some file systems).
     pub(crate) fn file_tag(&self) -> String {
         self.id
@@ -260,6 +245,59 @@ impl fmt::Display for Arch {
 impl fmt::Debug for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Arch({})", self.id)
+    }
+}
+
+/// What a job builds: device code for one architecture, the host object of a source (its
+/// host compile in a host-code build, [`Build::host_code`](crate::Build::host_code)), or
+/// nvcc's device link of a build's relocatable objects for every architecture (a host
+/// object too).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Target {
+    /// Device code for this architecture (a compile, or the device link of its objects).
+    Device(Arch),
+    /// A source's host compile.
+    Host,
+    /// nvcc's device link (`nvcc -dlink`) of every architecture's relocatable objects.
+    DeviceLink,
+}
+
+impl Target {
+    /// The architecture of device code; `None` for a host object.
+    pub(crate) fn device(&self) -> Option<&Arch> {
+        match self {
+            Target::Device(a) => Some(a),
+            Target::Host | Target::DeviceLink => None,
+        }
+    }
+
+    /// The name used in file names: the architecture's ([`Arch::file_tag`]), or `host` for
+    /// a host object.
+    pub(crate) fn file_tag(&self) -> String {
+        match self {
+            Target::Device(a) => a.file_tag(),
+            Target::Host | Target::DeviceLink => "host".into(),
+        }
+    }
+}
+
+/// The architecture, or `host` for a host object (what progress lines and errors name).
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Device(a) => a.fmt(f),
+            Target::Host | Target::DeviceLink => f.write_str("host"),
+        }
+    }
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Device(a) => write!(f, "Device({a})"),
+            Target::Host => f.write_str("Host"),
+            Target::DeviceLink => f.write_str("DeviceLink"),
+        }
     }
 }
 

@@ -179,7 +179,7 @@ fn indent(out: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
 /// What a job was: `compiling <source> for <arch>`, or `device link for <arch>`.
 fn job(f: &mut fmt::Formatter<'_>, source: &Option<PathBuf>, arch: &str) -> fmt::Result {
     match source {
-        // The host compile of a host-code build (`Arch::host`).
+        // The host compile of a host-code build (`Target::Host`).
         Some(s) if arch == "host" => write!(f, "compiling the host code of {}", s.display()),
         Some(s) => write!(f, "compiling {} for {arch}", s.display()),
         None => write!(f, "device link for {arch}"),

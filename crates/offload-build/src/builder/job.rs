@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 use crate::builder::command::Command;
 use crate::builder::options::Language;
 
@@ -114,8 +114,8 @@ impl CompileOptions {
 pub(crate) struct CompileJob {
     /// The source (absolute).
     pub source: PathBuf,
-    /// The architecture.
-    pub arch: Arch,
+    /// What it builds: device code for an architecture, or a source's host object.
+    pub target: Target,
     /// Compiled as relocatable device code (`-fgpu-rdc`), device-linked later.
     pub rdc: bool,
     /// The commands in order: the compile (with the launcher), then code generation or
@@ -160,25 +160,26 @@ impl CompileJob {
 /// One planned device link: one architecture's relocatable objects into a code object.
 #[derive(Clone, Debug)]
 pub(crate) struct LinkJob {
-    /// The architecture.
-    pub arch: Arch,
+    /// What it links: an architecture's code object, or nvcc's host object of every
+    /// architecture ([`Target::DeviceLink`]).
+    pub target: Target,
     /// The link; its output is a placeholder in the cache directory, replaced by the cached
     /// object's name (from the key over the command and its inputs' content) when it runs.
     pub command: Command,
 }
 
 impl LinkJob {
-    /// The link `command` for `arch`, with `objs` its inputs and `out` its output (named in
-    /// the command already).
+    /// The link `command` for `target`, with `objs` its inputs and `out` its output (named
+    /// in the command already).
     pub(crate) fn new(
-        arch: Arch,
+        target: Target,
         mut command: Command,
         objs: Vec<PathBuf>,
         out: PathBuf,
     ) -> LinkJob {
         command.inputs = objs;
         command.outputs = vec![out];
-        LinkJob { arch, command }
+        LinkJob { target, command }
     }
 }
 

@@ -2,7 +2,7 @@
 //! cache files and key, and the arguments a compile uses it with. Spelled here, run by the
 //! jobs stage.
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::{Arch, Target};
 use crate::builder::command::{Command, Domain, KeyBuilder};
 use crate::builder::job::{self, CompileJob, CompileOptions};
 use crate::builder::pch::preamble::preamble_len;
@@ -16,8 +16,8 @@ use xxhash_rust::xxh3::xxh3_128;
 /// from it, and the files named after its key in the cache directory.
 #[derive(Clone, Debug)]
 pub(crate) struct PchJob {
-    /// The architecture.
-    pub arch: Arch,
+    /// What the compiles using it build: device code for an architecture, or host objects.
+    pub target: Target,
     /// The preamble's bytes (the source's first [`PchJob::len`] bytes).
     pub preamble: Vec<u8>,
     /// Where the jobs stage writes [`PchJob::preamble`] before the command runs (named
@@ -139,11 +139,12 @@ pub(crate) fn prefix_job(
     rdc: bool,
 ) -> Option<PchJob> {
     let (args, _) = clang::device_args(o, tc, arch, rdc);
-    job_of_args(o, tc, cache_dir, source, preamble, arch, args)
+    let target = Target::Device(arch.clone());
+    job_of_args(o, tc, cache_dir, source, preamble, &target, args)
 }
 
 /// The precompiled preamble of the host compile of `source` (content `text`) in a host-code
-/// build ([`clang::host_job`]), filed under [`Arch::host`]; `None` as for [`pch_job`].
+/// build ([`clang::host_job`]), filed under [`Target::Host`]; `None` as for [`pch_job`].
 pub(crate) fn host_pch_job(
     o: &CompileOptions,
     tc: &Toolchain,
@@ -166,7 +167,7 @@ pub(crate) fn host_prefix_job(
     archs: &[Arch],
 ) -> Option<PchJob> {
     let args = clang::host_args(o, tc, archs);
-    job_of_args(o, tc, cache_dir, source, preamble, &Arch::host(), args)
+    job_of_args(o, tc, cache_dir, source, preamble, &Target::Host, args)
 }
 
 /// The PCH job of `preamble` made with the compile's arguments `args` (up to the user's
@@ -177,7 +178,7 @@ fn job_of_args(
     cache_dir: &Path,
     source: &Path,
     preamble: Vec<u8>,
-    arch: &Arch,
+    target: &Target,
     mut args: Vec<OsString>,
 ) -> Option<PchJob> {
     if args.iter().any(|f| flag_refuses_pch(f)) || preamble.is_empty() {
@@ -209,7 +210,11 @@ fn job_of_args(
     let key = k.finish();
     c.add_to_key(&mut f, |_| Some(0));
     let family = f.finish();
-    let base = cache_dir.join(format!("preamble-{}-{:016x}", arch.file_tag(), key as u64));
+    let base = cache_dir.join(format!(
+        "preamble-{}-{:016x}",
+        target.file_tag(),
+        key as u64
+    ));
     let (preamble_file, pch, depfile) = (
         base.with_extension("hip"),
         base.with_extension("pch"),
@@ -230,7 +235,7 @@ fn job_of_args(
     }
     let deps_only = clang::deps_only(&c, &depfile);
     Some(PchJob {
-        arch: arch.clone(),
+        target: target.clone(),
         preamble,
         preamble_file,
         command: c,

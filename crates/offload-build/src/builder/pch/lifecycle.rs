@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::cache::{self, ContentHashes, Record};
 use crate::builder::command::Command;
@@ -29,7 +29,7 @@ pub(crate) trait RunCommand: Sync {
     fn run_command(
         &self,
         cmd: &Command,
-        arch: &Arch,
+        target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error>;
@@ -256,7 +256,7 @@ impl Lifecycle<'_> {
         let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
         let result = self
             .run
-            .run_command(&cmd, &p.arch, Some(&p.preamble_file), Some(&depfile));
+            .run_command(&cmd, &p.target, Some(&p.preamble_file), Some(&depfile));
         // A PCH killed with the build is no refusal, and nothing starts after it.
         if self.processes.is_cancelled() {
             return Err(Error::Stopped);
@@ -363,7 +363,7 @@ impl Lifecycle<'_> {
         let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
         if !depfile.is_file() {
             let deps_only = p.deps_only.map_paths(p.in_dir(dir));
-            let _ = self.run.run_command(&deps_only, &p.arch, None, None);
+            let _ = self.run.run_command(&deps_only, &p.target, None, None);
         }
         let mut deps = self.read_deps(&p.preamble_file, &depfile, p.command.dir.as_deref());
         // The preamble file was just written (its content is known; the depfile may name it

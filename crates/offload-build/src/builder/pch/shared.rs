@@ -50,7 +50,7 @@ pub(crate) fn prefer_shared(
 ) -> (PchJob, usize) {
     let family_dir = cache_dir.join(format!(
         "preambles-{}-{:016x}",
-        full.arch.file_tag(),
+        full.target.file_tag(),
         full.family as u64
     ));
     remember(&family_dir, &full, source);

@@ -1,7 +1,7 @@
 //! The jobs of a build: one compile per (source, architecture), the device links, the PCH
 //! jobs that pay, and the settings they run under (job slots, timeout, launcher).
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::{Arch, Target};
 use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
@@ -107,7 +107,7 @@ pub(crate) fn job_settings(
         BTreeMap::new()
     };
     // The host compiles planned with the device ones (relocatable device code) use theirs.
-    for job in compile_jobs.iter_mut().filter(|j| j.arch.is_host()) {
+    for job in compile_jobs.iter_mut().filter(|j| j.target == Target::Host) {
         if let Some(&(i, skip)) = host_pchs.get(&job.source) {
             (job.pch, job.pch_skip) = (Some(i), skip);
         }
@@ -176,7 +176,8 @@ pub(crate) fn pch_jobs_of(
         .iter()
         .map(|job| {
             let text = texts.get(&job.source)?.as_ref()?;
-            pch::pch_job(o, tc, cache_dir, &job.source, text, &job.arch, job.rdc)
+            let arch = job.target.device()?;
+            pch::pch_job(o, tc, cache_dir, &job.source, text, arch, job.rdc)
         })
         .collect();
     let jobs_sources: Vec<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
@@ -195,6 +196,9 @@ pub(crate) fn pch_jobs_of(
                 Some((s.as_path(), w.preamble.as_slice()))
             })
             .collect();
+        let Some(arch) = job.target.device() else {
+            continue;
+        };
         let (p, skip) = pch::prefer_shared(
             full.clone(),
             cache_dir,
@@ -202,7 +206,7 @@ pub(crate) fn pch_jobs_of(
             text,
             &siblings,
             hints,
-            |n| pch::prefix_job(o, tc, cache_dir, &job.source, n, &job.arch, job.rdc),
+            |n| pch::prefix_job(o, tc, cache_dir, &job.source, n, arch, job.rdc),
         );
         let next = pchs.len();
         let i = *by_key.entry(p.key).or_insert(next);
@@ -311,13 +315,13 @@ pub(crate) fn jobs_of(
         }
     }
     let mut jobs = Vec::new();
-    let mut to_link: BTreeMap<Arch, Vec<PathBuf>> = BTreeMap::new();
+    let mut to_link: BTreeMap<Target, Vec<PathBuf>> = BTreeMap::new();
     for (src, archs) in compiles {
         if o.host_code && tc.kind == CompilerKind::Nvcc {
             // nvcc compiles a source's architectures and host side in one process.
             let job = nvcc::host_job(o, tc, cache_dir, src, archs);
             if o.rdc {
-                let objs = to_link.entry(Arch::host()).or_default();
+                let objs = to_link.entry(Target::DeviceLink).or_default();
                 objs.push(job.outputs[0].1.clone());
             }
             jobs.push(job);
@@ -338,7 +342,7 @@ pub(crate) fn jobs_of(
             };
             if rdc {
                 to_link
-                    .entry(a.clone())
+                    .entry(Target::Device(a.clone()))
                     .or_default()
                     .push(job.outputs[0].1.clone());
             }
@@ -354,9 +358,11 @@ pub(crate) fn jobs_of(
     let all_archs: Vec<Arch> = sources_per_arch.into_keys().cloned().collect();
     let links = to_link
         .into_iter()
-        .map(|(a, objs)| match a.is_host() {
-            true => nvcc::device_link(o, tc, cache_dir, &all_archs, objs),
-            false => clang::device_link(o, tc, cache_dir, &a, objs),
+        .map(|(t, objs)| match t {
+            Target::Device(a) => clang::device_link(o, tc, cache_dir, &a, objs),
+            Target::Host | Target::DeviceLink => {
+                nvcc::device_link(o, tc, cache_dir, &all_archs, objs)
+            }
         })
         .collect();
     (jobs, links)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::{Arch, Target};
 use crate::builder::diag::Diagnostic;
 use crate::builder::run::job_out::JobOut;
 use crate::builder::run::link::Linked;
@@ -35,7 +35,7 @@ pub(crate) struct Built {
     pub per_source: BTreeMap<PathBuf, BTreeMap<Arch, Vec<Piece>>>,
     /// Whether [`Built::per_source`] is filled.
     pub keep_per_source: bool,
-    /// The object of each host compile ([`Arch::host`]), with its source, in job order.
+    /// The object of each host compile ([`Target::Host`]), with its source, in job order.
     pub host_objects: Vec<(PathBuf, PathBuf)>,
     /// nvcc's device link of relocatable host-code objects (`nvcc -dlink`): a host object.
     pub device_linked: Option<PathBuf>,
@@ -47,7 +47,7 @@ impl Built {
         for o in outs {
             self.count(o.ran);
             self.pch_used += usize::from(o.used_pch);
-            if o.arch.is_host() {
+            if o.target == Target::Host {
                 self.host_objects.extend(
                     o.outputs
                         .first()
@@ -63,14 +63,16 @@ impl Built {
     pub(super) fn add_links(&mut self, linked: Vec<Linked>) {
         for l in linked {
             self.count(l.ran);
-            if l.arch.is_host() {
+            if l.target == Target::DeviceLink {
                 self.device_linked = Some(l.path);
                 continue;
             }
-            self.per_arch.entry(l.arch).or_default().push(Piece {
-                kind: ImageKind::Object,
-                data: l.data,
-            });
+            if let Target::Device(arch) = l.target {
+                self.per_arch.entry(arch).or_default().push(Piece {
+                    kind: ImageKind::Object,
+                    data: l.data,
+                });
+            }
         }
     }
 
@@ -84,8 +86,11 @@ impl Built {
 
     /// The images of a job that is not device-linked.
     pub(super) fn add_images(&mut self, o: &mut JobOut) {
+        let Target::Device(arch) = &o.target else {
+            return;
+        };
         for ((kind, _), data) in o.outputs.iter().zip(std::mem::take(&mut o.images)) {
-            if !Piece::packed(*kind, &o.arch) {
+            if !Piece::packed(*kind, arch) {
                 continue;
             }
             let piece = Piece { kind: *kind, data };
@@ -93,11 +98,11 @@ impl Built {
                 self.per_source
                     .entry(o.source.clone())
                     .or_default()
-                    .entry(o.arch.clone())
+                    .entry(arch.clone())
                     .or_default()
                     .push(piece.clone());
             }
-            self.per_arch.entry(o.arch.clone()).or_default().push(piece);
+            self.per_arch.entry(arch.clone()).or_default().push(piece);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 
 /// Whether `data` is the device code `kind` says (for an NVIDIA or AMDGPU `arch`): an AMDGPU
 /// ELF code object, a PTX text, or a cubin (an NVIDIA ELF); else what is expected and what
@@ -57,14 +57,15 @@ pub(crate) fn check_device_code(
     Err((expected.to_string(), found))
 }
 
-/// Whether `data`, written for `arch`, is what it should be: [`check_device_code`], or for
-/// the host compile of a host-code build ([`Arch::host`]) a relocatable object file.
+/// Whether `data`, written for `target`, is what it should be: [`check_device_code`] for
+/// device code, or for a host object (a host compile, nvcc's device link) a relocatable
+/// object file.
 pub(crate) fn check_output(
     kind: ImageKind,
-    arch: &Arch,
+    target: &Target,
     data: &[u8],
 ) -> Result<(), (String, String)> {
-    if !arch.is_host() {
+    if let Target::Device(arch) = target {
         return check_device_code(kind, arch.is_nvidia(), data);
     }
     use object::Object;
@@ -85,9 +86,12 @@ pub(crate) fn check_output(
 /// written, is not device code for `arch`: an AMDGPU code object whose ELF header names
 /// another processor or other `xnack`/`sramecc` settings (as the HIP runtime reads them).
 /// `None` when it is, or when the header names a processor this crate does not know.
-pub(crate) fn target_mismatch(kind: ImageKind, arch: &Arch, data: &[u8]) -> Option<String> {
+pub(crate) fn target_mismatch(kind: ImageKind, target: &Target, data: &[u8]) -> Option<String> {
     use offload_formats::id::target_id::TargetId;
-    if kind != ImageKind::Object || arch.is_nvidia() || arch.is_host() {
+    let Target::Device(arch) = target else {
+        return None;
+    };
+    if kind != ImageKind::Object || arch.is_nvidia() {
         return None;
     }
     let Some(found) = offload_formats::compat::code_object_target_id(data) else {
@@ -108,6 +112,7 @@ pub(crate) fn target_mismatch(kind: ImageKind, arch: &Arch, data: &[u8]) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::arch::Arch;
 
     #[test]
     fn device_code_is_checked_by_kind() {
@@ -130,7 +135,7 @@ mod tests {
         assert_eq!(found, "an empty file");
         assert!(check_device_code(ImageKind::Ptx, true, &elf(190)).is_err());
         // A host compile's output is a relocatable object, whatever its machine.
-        let host = Arch::host();
+        let host = Target::Host;
         assert!(check_output(ImageKind::Object, &host, &elf(224)).is_err());
         let mut obj = object::write::Object::new(
             object::BinaryFormat::Elf,
@@ -140,6 +145,7 @@ mod tests {
         obj.add_section(Vec::new(), b".text".to_vec(), object::SectionKind::Text);
         let obj = obj.write().unwrap();
         assert!(check_output(ImageKind::Object, &host, &obj).is_ok());
-        assert!(check_output(ImageKind::Object, &Arch::new("gfx90a").unwrap(), &obj).is_err());
+        let gfx90a = Target::Device(Arch::new("gfx90a").unwrap());
+        assert!(check_output(ImageKind::Object, &gfx90a, &obj).is_err());
     }
 }

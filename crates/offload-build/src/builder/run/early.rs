@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::{Arch, Target};
 use crate::builder::cache::JobDir;
 use crate::builder::command::Command;
 use crate::builder::error::Error;
@@ -106,7 +106,7 @@ impl<'a> EarlyHosts<'a> {
     /// the images of `cached` (its compiles whose cache record held) already.
     pub(super) fn expect(&self, to_run: &[&CompileJob], cached: &[&JobOut]) {
         let mut st = self.state();
-        for j in to_run.iter().filter(|j| !j.arch.is_host()) {
+        for j in to_run.iter().filter(|j| j.target.device().is_some()) {
             *st.waiting.entry(j.source.clone()).or_default() += 1;
         }
         for o in cached {
@@ -118,7 +118,7 @@ impl<'a> EarlyHosts<'a> {
     pub(super) fn done(&self, out: Option<&JobOut>) {
         let mut st = self.state();
         match out {
-            Some(o) if !o.arch.is_host() => {
+            Some(o) if o.target.device().is_some() => {
                 add_pieces(&mut st, o);
                 if let Some(n) = st.waiting.get_mut(&o.source) {
                     *n = n.saturating_sub(1);
@@ -191,16 +191,19 @@ impl<'a> EarlyHosts<'a> {
 
 /// Adds the images of a finished device compile to its source's.
 fn add_pieces(st: &mut State, o: &JobOut) {
+    let Target::Device(arch) = &o.target else {
+        return;
+    };
     let per_arch = st.pieces.entry(o.source.clone()).or_default();
     for ((kind, _), data) in o.outputs.iter().zip(&o.images) {
-        if !Piece::packed(*kind, &o.arch) {
+        if !Piece::packed(*kind, arch) {
             continue;
         }
         let piece = Piece {
             kind: *kind,
             data: data.clone(),
         };
-        per_arch.entry(o.arch.clone()).or_default().push(piece);
+        per_arch.entry(arch.clone()).or_default().push(piece);
     }
 }
 
@@ -402,7 +405,7 @@ mod tests {
         c.inputs.push(gpubinary.to_path_buf());
         CompileJob {
             source: PathBuf::from("/s/k.hip"),
-            arch: Arch::host(),
+            target: Target::Host,
             rdc: false,
             steps: vec![c],
             deps_only: Command::new("clang"),

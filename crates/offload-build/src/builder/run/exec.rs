@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 use crate::builder::command::{self, Command, Domain, KeyBuilder};
 use crate::builder::diag;
 use crate::builder::env::Env;
@@ -29,11 +29,11 @@ impl RunCommand for Executor<'_> {
     fn run_command(
         &self,
         cmd: &Command,
-        arch: &Arch,
+        target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error> {
-        self.exec(cmd, arch, source, depfile)
+        self.exec(cmd, target, source, depfile)
     }
 }
 
@@ -43,11 +43,11 @@ impl Executor<'_> {
     pub(crate) fn exec(
         &self,
         cmd: &Command,
-        arch: &Arch,
+        target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
     ) -> Result<Vec<String>, Error> {
-        self.exec_within(cmd, arch, source, depfile, self.timeout)
+        self.exec_within(cmd, target, source, depfile, self.timeout)
     }
 
     /// [`Executor::exec`] killed after `limit` (what is left of the compile timeout for a
@@ -55,7 +55,7 @@ impl Executor<'_> {
     pub(crate) fn exec_within(
         &self,
         cmd: &Command,
-        arch: &Arch,
+        target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
         limit: Option<Duration>,
@@ -70,7 +70,7 @@ impl Executor<'_> {
             }
             Err(RunError::TimedOut) => {
                 return Err(Error::CompileTimedOut {
-                    arch: arch.to_string(),
+                    arch: target.to_string(),
                     source: source.map(Path::to_path_buf),
                     program: command::quoted_program(cmd),
                     timeout: self.timeout.unwrap_or_default(),
@@ -82,7 +82,7 @@ impl Executor<'_> {
         if out.status.success() {
             return Ok(stderr);
         }
-        let mut text = match self.crash_summary(&out.stderr, arch) {
+        let mut text = match self.crash_summary(&out.stderr, target) {
             Some(summary) => summary,
             None => stderr.join("\n"),
         };
@@ -90,7 +90,7 @@ impl Executor<'_> {
             text.push('\n');
         }
         Err(Error::CompileFailed {
-            arch: arch.to_string(),
+            arch: target.to_string(),
             source: source.map(Path::to_path_buf),
             command: cmd.line(),
             status: out.status.code(),
@@ -102,7 +102,7 @@ impl Executor<'_> {
 
     /// A compiler crash (a stack dump) in two lines: clang's error, and the file in the cache
     /// directory that keeps everything it printed. `None` when it did not crash.
-    fn crash_summary(&self, stderr: &[u8], arch: &Arch) -> Option<String> {
+    fn crash_summary(&self, stderr: &[u8], target: &Target) -> Option<String> {
         let text = String::from_utf8_lossy(stderr);
         let at = text
             .find("PLEASE submit a bug report")
@@ -117,7 +117,7 @@ impl Executor<'_> {
         let key = KeyBuilder::new(Domain::CrashLog).bytes(stderr).finish64();
         let log = self
             .cache_dir
-            .join(format!("crash-{}-{key:016x}.log", arch.file_tag()));
+            .join(format!("crash-{}-{key:016x}.log", target.file_tag()));
         let place = match fs::write_atomic(&log, stderr) {
             Ok(()) => format!(
                 "its full output (with the stack dump) is in {}",
@@ -134,11 +134,11 @@ impl Executor<'_> {
     pub(crate) fn exec_launched(
         &self,
         cmd: &Command,
-        arch: &Arch,
+        target: &Target,
         source: &Path,
         depfile: &Path,
     ) -> Result<Vec<String>, Error> {
-        let result = self.exec(cmd, arch, Some(source), Some(depfile));
+        let result = self.exec(cmd, target, Some(source), Some(depfile));
         if cmd.launcher().is_empty() {
             return result;
         }
@@ -151,7 +151,10 @@ impl Executor<'_> {
             Err(e @ Error::CompileFailed { .. }) => {
                 // Without the launcher: when that compile succeeds, the launcher failed.
                 let bare = cmd.without_launcher();
-                if self.exec(&bare, arch, Some(source), Some(depfile)).is_err() {
+                if self
+                    .exec(&bare, target, Some(source), Some(depfile))
+                    .is_err()
+                {
                     return Err(e);
                 }
                 let Error::CompileFailed { status, stderr, .. } = &e else {
@@ -170,7 +173,7 @@ impl Executor<'_> {
                 Err(Error::LauncherFailed {
                     launcher,
                     reason: format!(
-                        "failed ({status}{said}) compiling {} for {arch}, which succeeds without it",
+                        "failed ({status}{said}) compiling {} for {target}, which succeeds without it",
                         source.display()
                     ),
                 })
@@ -190,7 +193,7 @@ impl Executor<'_> {
                     warnings.push(w);
                 }
                 drop(warnings);
-                self.exec(&cmd.without_launcher(), arch, Some(source), Some(depfile))
+                self.exec(&cmd.without_launcher(), target, Some(source), Some(depfile))
             }
             other => other,
         }

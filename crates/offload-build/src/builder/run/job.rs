@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime};
 use foldhash::HashSet;
 use xxhash_rust::xxh3::xxh3_128;
 
+use crate::builder::arch::Target;
 use crate::builder::cache::{self, Record};
 use crate::builder::command::Command;
 use crate::builder::error::Error;
@@ -93,7 +94,7 @@ impl Runner<'_> {
             let data = std::fs::read(out).ok()?;
             let damage = rec
                 .output_mismatch(i, &data)
-                .or_else(|| target_mismatch(*kind, &job.arch, &data));
+                .or_else(|| target_mismatch(*kind, &job.target, &data));
             if let Some(why) = damage {
                 self.exec.warn(out, &why);
                 return None;
@@ -155,7 +156,7 @@ impl Runner<'_> {
         let depfile = private.path(&job.depfile);
         // An early host compile ran it already (then what it read is as of its start).
         let early = (self.early)
-            .filter(|_| job.arch.is_host())
+            .filter(|_| job.target == Target::Host)
             .and_then(|hosts| hosts.take(job, pch.is_some()));
         let started = early.as_ref().map_or(started, |e| e.started);
         let earlier = early.as_ref().map_or(std::time::Duration::ZERO, |e| e.took);
@@ -166,7 +167,7 @@ impl Runner<'_> {
             let deps_only = private.command(&job.deps_only);
             let _ = self
                 .exec
-                .exec(&deps_only, &job.arch, Some(&job.source), None);
+                .exec(&deps_only, &job.target, Some(&job.source), None);
         }
         for (_, out) in &job.outputs {
             let written = private.path(out);
@@ -231,7 +232,7 @@ impl Runner<'_> {
             processes,
             |c| {
                 self.exec
-                    .exec(c, &job.arch, Some(&job.source), Some(&depfile))
+                    .exec(c, &job.target, Some(&job.source), Some(&depfile))
             },
         );
     }
@@ -268,7 +269,7 @@ impl Runner<'_> {
                 printed
             } else {
                 self.exec
-                    .exec(&cmd, &job.arch, Some(&job.source), Some(depfile))
+                    .exec(&cmd, &job.target, Some(&job.source), Some(depfile))
             };
             stderr.extend(
                 printed.map_err(|e| self.explain(public_paths(e, private.dir, &job.base)))?,
@@ -281,9 +282,9 @@ impl Runner<'_> {
                 checked[j] = true;
                 let data =
                     std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
-                check_output(*kind, &job.arch, &data).map_err(|(expected, found)| {
+                check_output(*kind, &job.target, &data).map_err(|(expected, found)| {
                     Error::BadDeviceCode {
-                        arch: job.arch.to_string(),
+                        arch: job.target.to_string(),
                         source: Some(job.source.clone()),
                         path: out.clone(),
                         expected,
@@ -313,7 +314,7 @@ impl Runner<'_> {
                 Some(cmds) => self.run_direct(job, &cmds, depfile),
                 None => self
                     .exec
-                    .exec(with_pch, &job.arch, Some(&job.source), Some(depfile)),
+                    .exec(with_pch, &job.target, Some(&job.source), Some(depfile)),
             };
             match printed {
                 Ok(printed) if printed.is_empty() => return (Ok(printed), true),
@@ -337,7 +338,7 @@ impl Runner<'_> {
         }
         let printed = self
             .exec
-            .exec_launched(cmd, &job.arch, &job.source, depfile);
+            .exec_launched(cmd, &job.target, &job.source, depfile);
         (printed, false)
     }
 
@@ -351,7 +352,11 @@ impl Runner<'_> {
         private: &Private<'_>,
         depfile: &Path,
     ) -> Option<Vec<Command>> {
-        if self.lang != Language::Hip || job.rdc || job.arch.is_host() || job.steps.len() != 1 {
+        if self.lang != Language::Hip
+            || job.rdc
+            || job.target.device().is_none()
+            || job.steps.len() != 1
+        {
             return None;
         }
         let holes = direct::Holes::of(cmd, &job.source, depfile, private.dir)?;
@@ -393,7 +398,7 @@ impl Runner<'_> {
             .map(|t| t.saturating_sub(started.elapsed()));
         let out = self
             .exec
-            .exec_within(c, &job.arch, Some(&job.source), Some(depfile), limit);
+            .exec_within(c, &job.target, Some(&job.source), Some(depfile), limit);
         out.map_err(|e| match e {
             Error::CompileTimedOut {
                 program: _,
@@ -421,7 +426,8 @@ impl Runner<'_> {
         private: &Private<'_>,
         depfile: &Path,
     ) -> Option<Result<Vec<String>, Error>> {
-        let nvcc_host = self.lang == Language::Cuda && self.tc.is_nvcc() && job.arch.is_host();
+        let nvcc_host =
+            self.lang == Language::Cuda && self.tc.is_nvcc() && job.target == Target::Host;
         if !nvcc_host || !self.direct.enabled() || job.rdc || !cmd.launcher().is_empty() {
             return None;
         }

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 use crate::builder::job::CompileJob;
 
 /// A finished compile job.
 pub(crate) struct JobOut {
     pub(crate) source: PathBuf,
-    pub(crate) arch: Arch,
+    pub(crate) target: Target,
     pub(crate) rdc: bool,
     pub(crate) outputs: Vec<(ImageKind, PathBuf)>,
     /// The content of each output, as checked (read once: another build may replace the
@@ -40,7 +40,7 @@ impl JobOut {
     ) -> JobOut {
         JobOut {
             source: job.source.clone(),
-            arch: job.arch.clone(),
+            target: job.target.clone(),
             rdc: job.rdc,
             outputs: job.outputs.clone(),
             images,

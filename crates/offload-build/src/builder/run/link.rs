@@ -1,13 +1,13 @@
 //! Device links (`-fgpu-rdc`): one per architecture compiled from several sources, cached by
 //! the command and its inputs' content; for nvcc's relocatable host-code objects, one
-//! `nvcc -dlink` for all architectures ([`Arch::host`]), whose output is a host object.
+//! `nvcc -dlink` for all architectures ([`Target::DeviceLink`]), whose output is a host object.
 
 use std::path::Path;
 use std::time::Instant;
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
 use crate::builder::fs;
@@ -17,7 +17,7 @@ use crate::builder::run::context::Runner;
 
 /// A finished device link.
 pub(super) struct Linked {
-    pub(super) arch: Arch,
+    pub(super) target: Target,
     /// The linked code object, as checked (read once: another build may replace the file
     /// meanwhile, as with a compile job's images).
     pub(super) data: Vec<u8>,
@@ -31,14 +31,14 @@ pub(super) struct Linked {
 impl Runner<'_> {
     /// The cached device link `co`, when it is a code object for `arch` (a damaged one is
     /// linked again, with a warning).
-    fn cached_link(&self, co: &Path, arch: &Arch) -> Option<Vec<u8>> {
+    fn cached_link(&self, co: &Path, target: &Target) -> Option<Vec<u8>> {
         let data = std::fs::read(co).ok()?;
         let not_an_object = || {
-            check_output(ImageKind::Object, arch, &data)
+            check_output(ImageKind::Object, target, &data)
                 .err()
                 .map(|(expected, found)| format!("{found}, not {expected}"))
         };
-        match target_mismatch(ImageKind::Object, arch, &data).or_else(not_an_object) {
+        match target_mismatch(ImageKind::Object, target, &data).or_else(not_an_object) {
             None => Some(data),
             Some(why) => {
                 self.exec.warn(co, &why);
@@ -51,7 +51,7 @@ impl Runner<'_> {
     /// inputs' content.
     pub(super) fn link(&self, job: &LinkJob) -> Result<Linked, Error> {
         let start = Instant::now();
-        let arch = job.arch.clone();
+        let target = job.target.clone();
         for o in &job.command.inputs {
             self.hashes.forget(o);
             if self.hashes.file(o).is_none() {
@@ -62,20 +62,20 @@ impl Runner<'_> {
         k.u128(self.tc.identity);
         job.command.add_to_key(&mut k, |p| self.hashes.file(p));
         // A code object, or for nvcc's device link a host object.
-        let ext = if arch.is_host() { "o" } else { "co" };
+        let ext = if target.device().is_some() { "co" } else { "o" };
         let co = self.exec.cache_dir.join(format!(
             "linked-{}-{:016x}.{ext}",
-            arch.file_tag(),
+            target.file_tag(),
             k.finish64()
         ));
         // What the link printed is kept beside it, to replay on a cache hit.
         let printed = co.with_extension(format!("{ext}.stderr"));
-        if let Some(data) = self.cached_link(&co, &arch) {
+        if let Some(data) = self.cached_link(&co, &target) {
             let stderr = std::fs::read_to_string(&printed)
                 .map(|t| t.lines().map(str::to_string).collect())
                 .unwrap_or_default();
             return Ok(Linked {
-                arch,
+                target,
                 data,
                 path: co,
                 ran: false,
@@ -87,7 +87,7 @@ impl Runner<'_> {
         // the first rename must not take another's half-written file (removed if the link
         // fails).
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".linked-{}-", arch.file_tag()))
+            .prefix(&format!(".linked-{}-", target.file_tag()))
             .suffix(&format!(".{ext}.tmp"))
             .tempfile_in(self.exec.cache_dir)
             .map_err(|e| Error::io("creating a temporary file in", self.exec.cache_dir, e))?
@@ -96,11 +96,11 @@ impl Runner<'_> {
         let cmd = job
             .command
             .map_paths(|p| (p == placeholder).then(|| tmp.to_path_buf()));
-        let stderr = self.exec.exec(&cmd, &arch, None, None)?;
+        let stderr = self.exec.exec(&cmd, &target, None, None)?;
         let data = std::fs::read(&tmp).map_err(|e| Error::io("reading", &tmp, e))?;
-        check_output(ImageKind::Object, &arch, &data).map_err(|(expected, found)| {
+        check_output(ImageKind::Object, &target, &data).map_err(|(expected, found)| {
             Error::BadDeviceCode {
-                arch: arch.to_string(),
+                arch: target.to_string(),
                 source: None,
                 path: co.clone(),
                 expected,
@@ -115,7 +115,7 @@ impl Runner<'_> {
         tmp.persist(&co)
             .map_err(|e| Error::io("renaming", e.path.to_path_buf(), e.error))?;
         Ok(Linked {
-            arch,
+            target,
             data,
             path: co,
             ran: true,

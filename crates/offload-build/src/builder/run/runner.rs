@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::Target;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::cache::{self, ContentHashes};
 use crate::builder::diag;
@@ -54,7 +54,7 @@ pub(crate) fn run(
     run_jobs(plan, tc, settings, env, built, early)
 }
 
-/// Runs the host compiles of a host-code build (jobs of [`Arch::host`]), once its device
+/// Runs the host compiles of a host-code build (jobs of [`Target::Host`]), once its device
 /// code is packed: as the device compiles run, under the same settings, with `pch_jobs`
 /// (their [`CompileJob::pch`] indices).
 pub(crate) fn run_host(
@@ -135,16 +135,16 @@ fn run_jobs(
     built.pch_made = runner.pch.made.load(Ordering::Relaxed);
     built.pch_background = runner.pch.background.load(Ordering::Relaxed);
     built.add_compiles(&mut outs);
-    let mut printed: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut printed: Vec<(String, Vec<String>)> = Vec::new();
     for o in &outs {
-        printed.push((o.arch.as_str(), diag::group(&o.stderr)));
+        printed.push((o.target.to_string(), diag::group(&o.stderr)));
     }
     let linked = runner.links(settings, &mut counter)?;
     for l in &linked {
-        printed.push((l.arch.as_str(), diag::group(&l.stderr)));
+        printed.push((l.target.to_string(), diag::group(&l.stderr)));
     }
     if settings.forward_warnings {
-        built.diagnostics = diag::merge(printed);
+        built.diagnostics = diag::merge(printed.iter().map(|(t, d)| (t.as_str(), d.clone())));
     }
     exec.flush_warnings(env);
     let settled = started.checked_sub(cache::STAMP_SETTLE).unwrap_or(started);
@@ -168,7 +168,11 @@ fn later_pchs(settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<usize> {
     settings
         .host_pchs
         .iter()
-        .filter(|(s, _)| to_run.iter().any(|j| &j.source == *s && !j.arch.is_host()))
+        .filter(|(s, _)| {
+            to_run
+                .iter()
+                .any(|j| &j.source == *s && j.target.device().is_some())
+        })
         .map(|(_, &(i, _))| i)
         .collect()
 }
@@ -180,7 +184,7 @@ struct Counter<'a> {
     done: usize,
     total: usize,
     /// The architectures whose device link is counted.
-    linked: BTreeSet<Arch>,
+    linked: BTreeSet<Target>,
 }
 
 impl<'a> Counter<'a> {
@@ -198,18 +202,21 @@ impl<'a> Counter<'a> {
         self.linked = to_run
             .iter()
             .filter(|j| j.rdc)
-            .map(|j| j.arch.clone())
+            .map(|j| match &j.target {
+                Target::Device(a) => Target::Device(a.clone()),
+                Target::Host | Target::DeviceLink => Target::DeviceLink,
+            })
             .collect();
         self.total = to_run.len() + self.linked.len();
     }
 
-    fn report(&mut self, arch: &Arch, step: ProgressStep, seconds: Option<f64>) {
+    fn report(&mut self, target: &Target, step: ProgressStep, seconds: Option<f64>) {
         self.done += 1;
         if let Some(hook) = &self.settings.progress {
             hook.call(&Progress {
                 done: self.done,
                 total: self.total,
-                arch: arch.to_string(),
+                arch: target.to_string(),
                 step,
                 seconds,
             });
@@ -286,7 +293,7 @@ impl Runner<'_> {
         let done = pool::run_gated(job_list, &after, &gate, client, max, &mut |d| {
             if let Done::Compile(_, o) = d {
                 let step = ProgressStep::Compile(o.source.clone());
-                counter.report(&o.arch, step, Some(o.seconds));
+                counter.report(&o.target, step, Some(o.seconds));
             }
         })?;
         self.pch
@@ -356,7 +363,7 @@ impl Runner<'_> {
             return Vec::new();
         };
         let mut ran = vec![None; settings.pch_jobs.len()];
-        for j in to_run.iter().filter(|j| j.arch.is_host()) {
+        for j in to_run.iter().filter(|j| j.target == Target::Host) {
             if let Some(i) = j.pch.filter(|&i| i < ran.len()) {
                 let this = hosts.ran_without_pch(&j.source);
                 ran[i] = Some(ran[i].unwrap_or(true) && this);
@@ -388,7 +395,7 @@ impl Runner<'_> {
         };
         let sources: BTreeSet<&PathBuf> = to_run
             .iter()
-            .filter(|j| !j.arch.is_host())
+            .filter(|j| j.target.device().is_some())
             .map(|j| &j.source)
             .collect();
         let jobs: Vec<&CompileJob> = sources.iter().filter_map(|s| hosts.job(s)).collect();
@@ -422,8 +429,8 @@ impl Runner<'_> {
             .collect();
         let client = settings.client.as_ref();
         pool::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
-            if counter.linked.contains(&l.arch) {
-                counter.report(&l.arch, ProgressStep::Link, l.ran.then_some(l.seconds));
+            if counter.linked.contains(&l.target) {
+                counter.report(&l.target, ProgressStep::Link, l.ran.then_some(l.seconds));
             }
         })
     }

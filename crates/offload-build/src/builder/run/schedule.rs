@@ -109,7 +109,7 @@ pub(super) fn in_job_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::arch::Arch;
+    use crate::builder::arch::{Arch, Target};
     use crate::builder::command::Command;
 
     #[test]
@@ -124,7 +124,7 @@ mod tests {
             }
             CompileJob {
                 source,
-                arch: Arch::new("gfx90a").unwrap(),
+                target: Target::Device(Arch::new("gfx90a").unwrap()),
                 rdc: false,
                 steps: Vec::new(),
                 deps_only: Command::new("clang"),

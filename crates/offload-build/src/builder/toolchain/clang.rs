@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::{Arch, Target};
 use crate::builder::command::{self, Command, DepsArg, Domain, KeyBuilder};
 use crate::builder::job::{CompileJob, CompileOptions, DEP, LauncherKind, LinkJob, OUT};
 use crate::builder::options::Language;
@@ -133,7 +133,8 @@ pub(crate) fn compile_job(
         (Language::Hip, true) => "bc",
         (Language::Cuda, _) => "ptx",
     };
-    let (mut job, _) = new_job(o, tc, cache_dir, source, arch, rdc, args, first_ext);
+    let target = Target::Device(arch.clone());
+    let (mut job, _) = new_job(o, tc, cache_dir, source, &target, rdc, args, first_ext);
     let compile = &mut job.steps[0];
     if o.cuid_from_key {
         let cuid = if o.host_code {
@@ -148,7 +149,7 @@ pub(crate) fn compile_job(
     compile.depfile = o.depfile_in_compile.then(|| job.depfile.clone());
     job.deps_only = deps_only(compile, &job.depfile);
     let first_out = compile.outputs[0].clone();
-    add_later_steps(&mut job, o, tc, first_out);
+    add_later_steps(&mut job, o, tc, arch, first_out);
     job
 }
 
@@ -203,7 +204,7 @@ fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
 /// `archs`, or for CUDA its NVIDIA fat binary) embedded by `-fcuda-include-gpubinary`, as
 /// clang's HIP and CUDA drivers compile the host side after the device side; the same `-cuid`
 /// as its device compiles, and the depfile in the same pass. Filed in `cache_dir` under
-/// [`Arch::host`], after a key that covers the bundle's name (named after its content).
+/// [`Target::Host`], after a key that covers the bundle's name (named after its content).
 pub(crate) fn host_job(
     o: &CompileOptions,
     tc: &Toolchain,
@@ -274,7 +275,7 @@ fn user_cuid(flags: &[OsString]) -> Option<String> {
         .map(|f| f.into_owned())
 }
 
-/// The job of one host compile, `args` up to the source, filed under [`Arch::host`]: the
+/// The job of one host compile, `args` up to the source, filed under [`Target::Host`]: the
 /// source, the object ([`OUT`]) and the depfile in the same pass ([`DEP`]), and `deps` to
 /// write the depfile alone when the compile wrote none. Shared by clang's and nvcc's
 /// host-code jobs.
@@ -288,7 +289,7 @@ pub(crate) fn host_object_job(
 ) -> CompileJob {
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
-    let (mut job, _) = new_job(o, tc, cache_dir, source, &Arch::host(), false, args, "o");
+    let (mut job, _) = new_job(o, tc, cache_dir, source, &Target::Host, false, args, "o");
     let compile = &mut job.steps[0];
     compile.depfile = Some(job.depfile.clone());
     job.deps_only = deps(compile, &job.depfile);
@@ -341,7 +342,7 @@ pub(crate) fn new_job(
     tc: &Toolchain,
     cache_dir: &Path,
     source: &Path,
-    arch: &Arch,
+    target: &Target,
     rdc: bool,
     args: Vec<OsString>,
     first_ext: &str,
@@ -360,7 +361,7 @@ pub(crate) fn new_job(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let base = cache_dir.join(format!("{stem}-{}-{:016x}", arch.file_tag(), key as u64));
+    let base = cache_dir.join(format!("{stem}-{}-{:016x}", target.file_tag(), key as u64));
     let first_out = base.with_extension(first_ext);
     let depfile = base.with_extension("d");
     for a in compile.args.iter_mut() {
@@ -374,7 +375,7 @@ pub(crate) fn new_job(
     compile.outputs = vec![first_out];
     let job = CompileJob {
         source: source.to_path_buf(),
-        arch: arch.clone(),
+        target: target.clone(),
         rdc,
         steps: vec![compile],
         deps_only: Command::new(&tc.clang),
@@ -391,21 +392,27 @@ pub(crate) fn new_job(
 
 /// The steps after the compile: code generation of `-fgpu-rdc` bitcode, `ptxas` for a CUDA
 /// architecture that has machine code; and the job's outputs.
-fn add_later_steps(job: &mut CompileJob, o: &CompileOptions, tc: &Toolchain, first_out: PathBuf) {
+fn add_later_steps(
+    job: &mut CompileJob,
+    o: &CompileOptions,
+    tc: &Toolchain,
+    arch: &Arch,
+    first_out: PathBuf,
+) {
     let base = job.base.clone();
     match o.lang {
         Language::Hip if job.rdc && first_out.extension().is_some_and(|e| e == "bc") => {
             let obj = base.with_extension("o");
-            job.steps.push(codegen(o, tc, &job.arch, &first_out, &obj));
+            job.steps.push(codegen(o, tc, arch, &first_out, &obj));
             job.outputs.push((ImageKind::Object, obj));
         }
         Language::Hip => job.outputs.push((ImageKind::Object, first_out)),
         Language::Cuda => {
             job.outputs.push((ImageKind::Ptx, first_out.clone()));
-            if let (false, Some(ptxas)) = (job.arch.is_virtual(), &tc.ptxas) {
+            if let (false, Some(ptxas)) = (arch.is_virtual(), &tc.ptxas) {
                 let cubin = base.with_extension("cubin");
                 job.steps
-                    .push(ptxas_step(o, ptxas, &job.arch, &first_out, &cubin));
+                    .push(ptxas_step(o, ptxas, arch, &first_out, &cubin));
                 job.outputs.push((ImageKind::Cubin, cubin));
             }
         }
@@ -482,7 +489,7 @@ pub(crate) fn device_link(
         .add_args(&objs)
         .add_arg("-o")
         .add_arg(&out);
-    LinkJob::new(arch.clone(), c, objs, out)
+    LinkJob::new(Target::Device(arch.clone()), c, objs, out)
 }
 
 /// A device compile of the empty `source` into `out` with `flag`, unknown and unused flags

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use offload_formats::package::ImageKind;
 
-use crate::builder::arch::Arch;
+use crate::builder::arch::{Arch, Target};
 use crate::builder::command::{self, Command, DepsArg, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
@@ -219,8 +219,9 @@ pub(crate) fn compile_job(
     }
     args.push(source.as_os_str().to_os_string());
     args.extend(["-o", OUT, "-MD", "-MF", DEP].map(OsString::from));
+    let target = Target::Device(arch.clone());
     let (mut job, _) = crate::builder::toolchain::clang::new_job(
-        o, tc, cache_dir, source, arch, false, args, "ptx",
+        o, tc, cache_dir, source, &target, false, args, "ptx",
     );
     job.steps[0].depfile = Some(job.depfile.clone());
     job.deps_only = deps_only(&job.steps[0], &job.depfile);
@@ -265,7 +266,7 @@ pub(crate) fn gencode(arch: &Arch) -> String {
 /// one `nvcc -c` with a `-gencode` per architecture, the depfile in the same pass; its object
 /// has nvcc's own fat binary (nvcc takes none written elsewhere into its host pass). nvcc may
 /// compile its architectures at once ([`CompileJob::threads`]: the jobs stage adds
-/// `--threads` when fewer jobs run than there are cores). Filed under [`Arch::host`].
+/// `--threads` when fewer jobs run than there are cores). Filed under [`Target::Host`].
 pub(crate) fn host_job(
     o: &CompileOptions,
     tc: &Toolchain,
@@ -299,7 +300,7 @@ pub(crate) fn host_job(
 /// `nvcc -dlink` with a `-gencode` per architecture of the build, which links each
 /// architecture's device code (and `cudadevrt`) and writes the host object that registers
 /// it, as CMake's CUDA separable compilation and the `cc` crate do. Filed under
-/// [`Arch::host`]; its output is a placeholder until the link's key names it.
+/// [`Target::DeviceLink`]; its output is a placeholder until the link's key names it.
 pub(crate) fn device_link(
     o: &CompileOptions,
     tc: &Toolchain,
@@ -318,7 +319,7 @@ pub(crate) fn device_link(
         .add_args(&objs)
         .add_arg("-o")
         .add_arg(&out);
-    LinkJob::new(Arch::host(), c, objs, out)
+    LinkJob::new(Target::DeviceLink, c, objs, out)
 }
 
 /// nvcc's dependency generation alone (`-M -MF`), for when the compile wrote no depfile.
