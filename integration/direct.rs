@@ -1,5 +1,5 @@
 //! HIP device compiles run as the two commands their clang driver would run (cc1, then lld),
-//! without the driver (`offload_build::builder`'s `run::direct`), against the driver's own
+//! without the driver (`offload_build::builder`'s `toolchain::direct`), against the driver's own
 //! run: the same library; the template's commands are what runs (a mark added to the kept
 //! template shows in the next build's device code); the driver is asked again when the stamp
 //! of the toolchain paths it found changes; a wrapper script as the compiler gets no template.

@@ -179,7 +179,7 @@ fn check_program(name: &str, by: By) {
 }
 
 /// With more than one core, a one-source build gives its nvcc compile the cores, and nvcc's
-/// steps run with the host side and each architecture at once (`builder/run/nvcc_steps.rs`): the
+/// steps run with the host side and each architecture at once (`builder/toolchain/nvcc_steps.rs`): the
 /// object is then `nvcc -c --keep`'s byte for byte, its file symbol naming the kept file
 /// (`<stem>.compute_90.cudafe1.cpp`). With one core nvcc runs the compile itself, and its
 /// file symbol names a temporary file (`tmpxft_…`).

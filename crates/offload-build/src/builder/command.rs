@@ -293,7 +293,7 @@ pub(crate) enum Domain {
     Context,
     /// A precompiled preamble ([`crate::builder::pch`]): its cache files.
     Preamble,
-    /// The commands a clang driver runs for a compile ([`crate::builder::run::direct`]).
+    /// The commands a clang driver runs for a compile ([`crate::builder::toolchain::direct`]).
     Driver,
 }
 

@@ -185,7 +185,7 @@ impl<'a> Env<'a> {
     }
 
     /// The values of `names` the compiles see, for a key alone: no rerun directive (they
-    /// choose how a compile runs, as [`crate::builder::run::direct`]'s driver variables, not
+    /// choose how a compile runs, as [`crate::builder::toolchain::direct`]'s driver variables, not
     /// what it writes).
     pub(crate) fn peek(&self, names: &[&str]) -> Vec<(OsString, OsString)> {
         names

@@ -94,6 +94,23 @@ pub enum Error {
         /// The timeout.
         timeout: std::time::Duration,
     },
+    /// A compile (or device link, or `ptxas`) was killed for lack of memory while it ran alone:
+    /// it needs more than the build may use ([`OFFLOAD_BUILD_MEMORY`](super#environment-variables),
+    /// the cgroup's limit, the memory available). One killed while others ran beside it runs
+    /// again alone first.
+    OutOfMemory {
+        /// The architecture of the job (`host` for a host compile).
+        arch: String,
+        /// The source file, when the job compiled one.
+        source: Option<PathBuf>,
+        /// The program that was killed.
+        program: String,
+        /// The most its processes held, as measured, in bytes.
+        peak: u64,
+        /// The build's memory budget in bytes, and where it comes from; `None`: no budget
+        /// (the machine ran out).
+        budget: Option<(u64, String)>,
+    },
     /// The compiler launcher ([`OFFLOAD_BUILD_LAUNCHER`](super#environment-variables), or a
     /// caching `RUSTC_WRAPPER`) cannot be run, or failed where the same compile without it
     /// succeeds.
@@ -283,6 +300,28 @@ impl Error {
                     timeout.as_secs_f64()
                 )
             }
+            Error::OutOfMemory {
+                arch,
+                source,
+                program,
+                peak,
+                budget,
+            } => {
+                job(f, source, arch)?;
+                let peak = crate::builder::memory::human(*peak);
+                write!(
+                    f,
+                    " ran out of memory: {program} was killed by the kernel while it ran                      alone, holding {peak}"
+                )?;
+                match budget {
+                    Some((b, from)) => write!(
+                        f,
+                        ", more than the build's memory budget of {} (from {from}); give the                          build more memory (OFFLOAD_BUILD_MEMORY, the cgroup's limit)",
+                        crate::builder::memory::human(*b)
+                    ),
+                    None => write!(f, "; the machine has no more memory to give it"),
+                }
+            }
             Error::LauncherFailed { launcher, reason } => {
                 write!(f, "the compiler launcher `{launcher}` {reason}")
             }
@@ -359,6 +398,7 @@ impl fmt::Display for Error {
             } => write!(f, "invalid offload arch `{arch}` (from {origin}): {reason}"),
             Error::CompileFailed { .. }
             | Error::CompileTimedOut { .. }
+            | Error::OutOfMemory { .. }
             | Error::LauncherFailed { .. }
             | Error::BadDeviceCode { .. } => self.fmt_job(f),
             Error::Stopped => f.write_str("stopped: the compilers were killed"),

@@ -109,6 +109,22 @@ impl CompileOptions {
     }
 }
 
+/// How a compile's first step runs, as the plan decided; a way that cannot run this compile
+/// (its driver printed something unexpected, a step failed) gives way to the next of
+/// [`CompileJob::ways`], the last being the compiler's driver (with its launcher, retried
+/// without it when the launcher fails: [`crate::builder::run::exec`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// The steps nvcc prints, each a node of the job graph
+    /// ([`crate::builder::toolchain::nvcc_steps`]).
+    NvccSteps,
+    /// The two commands a HIP device compile's clang driver prints, cc1 then lld, without the
+    /// driver ([`crate::builder::toolchain::direct`]).
+    Direct,
+    /// The compiler's driver, as planned.
+    Driver,
+}
+
 /// One planned (source, architecture) compile: its commands, outputs and cache files.
 #[derive(Clone, Debug)]
 pub(crate) struct CompileJob {
@@ -136,9 +152,11 @@ pub(crate) struct CompileJob {
     /// How many bytes of the source that PCH stands for (`-preamble-bytes`).
     pub pch_skip: usize,
     /// How many threads the compile may use: its architectures, for an nvcc host-code job
-    /// (nvcc's `--threads`, which changes no byte and is not in the key), else 1. The jobs
-    /// stage gives it the cores the other jobs that run leave free.
+    /// (nvcc's `--threads`, which changes no byte and is not in the key), else 1; the plan
+    /// spells what it gives ([`CompileJob::with_threads`]).
     pub threads: usize,
+    /// The ways its first step is tried in ([`Way`]), the driver last.
+    pub ways: Vec<Way>,
 }
 
 impl CompileJob {

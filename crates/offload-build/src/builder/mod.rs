@@ -257,6 +257,7 @@ mod fs;
 mod host;
 mod job;
 mod job_slots;
+mod memory;
 mod options;
 mod pack;
 mod pch;
@@ -474,14 +475,16 @@ impl Build {
         }
     }
 
-    /// Plan → jobs → (host) → pack → emit (see [`plan`]).
+    /// Plan → (the host stage's nodes) → the job graph → (host objects) → pack → emit (see
+    /// [`plan`]).
     fn run(&self, name: &str, env: &Env<'_>) -> Result<Compiled, Error> {
         let plan = Plan::new(self, env, Purpose::Compile(name))?;
         let pack = host::packer(&plan);
-        let early = host::early(&plan, &pack);
-        let mut built = run::runner::run(&plan, env, early.as_ref())?;
+        let job = host::job_maker(&plan);
+        let hosts = host::plan(&plan, &pack, &job);
+        let mut built = run::runner::run(&plan, env, hosts.as_ref())?;
         let objects = if plan.host_code {
-            host::run(&plan, &mut built, env, early.as_ref())?
+            host::objects(&plan, &mut built, env)?
         } else {
             Vec::new()
         };

@@ -27,6 +27,10 @@ pub(crate) struct Output {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// The peak resident memory of its process group, in bytes: the most its processes held
+    /// together when sampled ([`peaks`]), or the most one of them held (the kernel's count,
+    /// which catches a peak between samples), whichever is more. 0 where not measured.
+    pub peak: u64,
 }
 
 /// Why a process gave no [`Output`].
@@ -211,11 +215,12 @@ pub(crate) fn run(
             reg.running.swap_remove(i);
         }
     };
+    let watch = peaks::watch(pid);
     let (tx, rx) = std::sync::mpsc::channel();
     let waiter = std::thread::Builder::new()
         .name("offload-build-child".into())
         .spawn(move || {
-            let _ = tx.send(child.wait_with_output());
+            let _ = tx.send(wait_measured(child));
         });
     if let Err(e) = waiter {
         // No thread for the wait: end the process rather than leave it unwatched.
@@ -246,12 +251,205 @@ pub(crate) fn run(
     if p.token.is_cancelled() {
         return Err(RunError::Stopped);
     }
-    let o = out.map_err(RunError::Spawn)?;
+    let (o, maxrss) = out.map_err(RunError::Spawn)?;
     Ok(Output {
         status: o.status,
         stdout: o.stdout,
         stderr: o.stderr,
+        peak: watch.peak().max(maxrss),
     })
+}
+
+/// Waits for `child` to end, its standard output and error collected: what it left, and the
+/// most resident memory one of its processes held (its own, or that of a descendant it
+/// waited for: `wait4`'s count), in bytes.
+#[cfg(target_os = "linux")]
+fn wait_measured(mut child: std::process::Child) -> io::Result<(std::process::Output, u64)> {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let reader = std::thread::Builder::new()
+        .name("offload-build-stdout".into())
+        .spawn(move || {
+            let mut v = Vec::new();
+            if let Some(p) = &mut out_pipe {
+                let _ = p.read_to_end(&mut v);
+            }
+            v
+        })?;
+    let mut stderr = Vec::new();
+    if let Some(p) = &mut err_pipe {
+        let _ = p.read_to_end(&mut stderr);
+    }
+    let stdout = reader.join().unwrap_or_default();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child, whose handle is not waited for elsewhere (the
+        // `Child` is dropped unwaited, which neither waits nor kills).
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let status = ExitStatus::from_raw(status);
+    let maxrss = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+    Ok((
+        std::process::Output {
+            status,
+            stdout,
+            stderr,
+        },
+        maxrss,
+    ))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wait_measured(child: std::process::Child) -> io::Result<(std::process::Output, u64)> {
+    child.wait_with_output().map(|o| (o, 0))
+}
+
+/// The peak resident memory of the process groups of running compilers, sampled by one
+/// thread of the process (every 100 ms while any is watched) from `/proc/<pid>/stat`: the
+/// resident pages of every process of the group, added up (shared pages count in each
+/// process, so the sum errs high). Linux only; elsewhere nothing is measured.
+pub(crate) mod peaks {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Condvar, Mutex, OnceLock};
+    use std::time::Duration;
+
+    /// How often the groups are sampled.
+    const EVERY: Duration = Duration::from_millis(100);
+
+    #[derive(Default)]
+    struct Watched {
+        /// The peak so far of each watched process group.
+        groups: HashMap<u32, u64>,
+    }
+
+    struct Sampler {
+        watched: Mutex<Watched>,
+        wake: Condvar,
+    }
+
+    fn sampler() -> &'static Arc<Sampler> {
+        static S: OnceLock<Arc<Sampler>> = OnceLock::new();
+        S.get_or_init(|| {
+            let s = Arc::new(Sampler {
+                watched: Mutex::new(Watched::default()),
+                wake: Condvar::new(),
+            });
+            let t = s.clone();
+            if cfg!(target_os = "linux") {
+                let _ = std::thread::Builder::new()
+                    .name("offload-build-peaks".into())
+                    .spawn(move || t.run());
+            }
+            s
+        })
+    }
+
+    impl Sampler {
+        fn lock(&self) -> std::sync::MutexGuard<'_, Watched> {
+            self.watched.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        fn run(&self) {
+            let page = page_size();
+            loop {
+                {
+                    let mut w = self.lock();
+                    while w.groups.is_empty() {
+                        w = self.wake.wait(w).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+                let sums = group_rss(page);
+                {
+                    let mut w = self.lock();
+                    for (g, peak) in w.groups.iter_mut() {
+                        if let Some(&now) = sums.get(g) {
+                            *peak = (*peak).max(now);
+                        }
+                    }
+                }
+                std::thread::sleep(EVERY);
+            }
+        }
+    }
+
+    /// The resident bytes of every process group, from `/proc/<pid>/stat`.
+    fn group_rss(page: u64) -> HashMap<u32, u64> {
+        let mut sums: HashMap<u32, u64> = HashMap::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return sums;
+        };
+        for e in dir.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            if let Some((group, pages)) = parse_stat(&stat) {
+                *sums.entry(group).or_default() += pages * page;
+            }
+        }
+        sums
+    }
+
+    /// The process group and resident pages of a `/proc/<pid>/stat` line (fields 5 and 24;
+    /// the command name, field 2, may hold spaces and parentheses: counted from its end).
+    pub(super) fn parse_stat(stat: &str) -> Option<(u32, u64)> {
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let group = fields.get(2)?.parse().ok()?;
+        let pages = fields.get(21)?.parse().ok()?;
+        Some((group, pages))
+    }
+
+    fn page_size() -> u64 {
+        #[cfg(unix)]
+        // SAFETY: sysconf reads a constant of the system.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        #[cfg(not(unix))]
+        let n = 4096;
+        u64::try_from(n).unwrap_or(4096)
+    }
+
+    /// A process group watched until dropped.
+    pub(crate) struct Watch(u32);
+
+    /// Starts watching the process group `pgid`.
+    pub(crate) fn watch(pgid: u32) -> Watch {
+        let s = sampler();
+        s.lock().groups.insert(pgid, 0);
+        s.wake.notify_one();
+        Watch(pgid)
+    }
+
+    impl Watch {
+        /// The group's peak so far, in bytes.
+        pub(crate) fn peak(&self) -> u64 {
+            sampler().lock().groups.get(&self.0).copied().unwrap_or(0)
+        }
+    }
+
+    impl Drop for Watch {
+        fn drop(&mut self) {
+            sampler().lock().groups.remove(&self.0);
+        }
+    }
 }
 
 /// The process groups of this process's running compilers, killed when it ends however it
@@ -437,6 +635,28 @@ pub(crate) fn probe(p: &Processes, cmd: &mut Command) -> Result<Option<Output>, 
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_peak_of_a_process_group_adds_up_its_processes() {
+        // Two processes holding 150 MiB each for a second, at once: the group peaked at about
+        // 300 MiB, which no single process's count shows.
+        let hog = "python3 -c 'import time; b = bytearray(150 << 20); \
+                   [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]; time.sleep(1)'";
+        let p = Processes::default();
+        let o = run(
+            &p,
+            Command::new("/bin/sh").args(["-c", &format!("{hog} & {hog}; wait")]),
+            None,
+        )
+        .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.peak > 280 << 20, "peak {} MiB", o.peak >> 20);
+        assert!(o.peak < 1 << 30, "peak {} MiB", o.peak >> 20);
+        assert_eq!(
+            peaks::parse_stat("42 (a) b) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 123 0"),
+            Some((7, 123))
+        );
+    }
 
     #[test]
     fn a_timeout_kills_the_process_group() {

@@ -10,11 +10,17 @@ pub enum ProgressStep {
     Compile(PathBuf),
     /// The device link of the architecture's relocatable objects (`-fgpu-rdc`).
     Link,
+    /// Not a job that finished: what the build's memory does to a job
+    /// ([`Progress::arch`](crate::builder::Progress::arch) names it, `k.cu for sm_80`): it
+    /// waits for memory (how much it is expected to need, and why; how much of the budget
+    /// is free), or it was killed for lack of memory and runs again alone.
+    Memory(String),
 }
 
 /// A device compile (or device link) that finished, for [`Build::on_progress`](crate::Build::on_progress). Its
 /// [`Display`](std::fmt::Display) is the progress line `offload-build compile` prints:
-/// `[3/14] gfx90a k.hip 2.1 s`.
+/// `[3/14] gfx90a k.hip 2.1 s`; or what memory does to a job
+/// ([`ProgressStep::Memory`]): `[3/14] k.cu for sm_80 waits for memory: …`.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Progress {
@@ -34,12 +40,16 @@ pub struct Progress {
 impl std::fmt::Display for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "[{}/{}] {} ", self.done, self.total, self.arch)?;
+        if let ProgressStep::Memory(what) = &self.step {
+            return f.write_str(what);
+        }
         match &self.step {
             ProgressStep::Compile(src) => {
                 let name = src.file_name().unwrap_or(src.as_os_str());
                 write!(f, "{}", name.to_string_lossy())?;
             }
             ProgressStep::Link => f.write_str("device link")?,
+            ProgressStep::Memory(_) => {}
         }
         match self.seconds {
             Some(s) => write!(f, " {s:.1} s"),

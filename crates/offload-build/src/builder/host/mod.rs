@@ -1,9 +1,12 @@
-//! The host stage of a host-code build ([`Build::host_code`](crate::Build::host_code)): per
-//! source, the bundle of its device code as its compiler's HIP driver would write it (the
-//! `.hipfb` clang embeds; for CUDA with clang, its NVIDIA fat binary), then one host compile
-//! that embeds it
-//! ([`clang::host_job`]), run and cached as the device compiles are
-//! ([`crate::builder::run::runner::run_host`]).
+//! The host stage of a host-code build ([`Build::host_code`](crate::Build::host_code)): it
+//! plans its own nodes of the job graph, in one place ([`plan`]): per source, the bundle of
+//! its device code as its compiler's HIP driver would write it (the `.hipfb` clang embeds;
+//! for CUDA with clang, its NVIDIA fat binary), named after its content, then one host compile
+//! that embeds it ([`clang::host_job`]), with an early one beside the device compiles; the
+//! jobs stage runs them ([`crate::builder::run::early::Hosts`]) as it runs the device
+//! compiles: cached by content, under the jobserver and the launcher. nvcc's host-code jobs
+//! and the relocatable host compiles are the plan's compile jobs already. After the graph,
+//! [`objects`] names what the host compiles made.
 //!
 //! Reads the [`Plan`] and what the jobs built; the objects go to [`crate::builder::emit`].
 
@@ -22,52 +25,31 @@ use crate::builder::options::{Container, Language};
 use crate::builder::pack;
 use crate::builder::plan::Plan;
 use crate::builder::run::built::{Built, Piece};
-use crate::builder::run::early::{EarlyHosts, Pack};
-use crate::builder::run::runner::run_host;
+use crate::builder::run::early::{HostJob, Hosts, Pack};
 use crate::builder::toolchain::clang;
 
-/// Packs each source's device code, runs the host compiles and adds their counts and
-/// diagnostics to `built`; returns the objects with their names in the library, in source
-/// order (and for relocatable device code, the object of the linked device code last:
-/// `hip_fatbin.o`, or nvcc's `cuda_dlink.o`).
-pub(crate) fn run(
+/// The objects of a host-code build with their names in the library, in source order (and
+/// for relocatable device code, the object of the linked device code last: `hip_fatbin.o`,
+/// or nvcc's `cuda_dlink.o`).
+pub(crate) fn objects(
     plan: &Plan,
     built: &mut Built,
     env: &Env<'_>,
-    early: Option<&EarlyHosts<'_>>,
 ) -> Result<Vec<(String, PathBuf)>, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return Ok(Vec::new());
     };
-    if tc.is_nvcc() || settings.options.rdc {
-        // Its host-code jobs were the build's jobs: their objects are there already.
-        let mut objects = named(std::mem::take(&mut built.host_objects));
-        if let Some(linked) = built.device_linked.take() {
-            // nvcc's device link (`nvcc -dlink`) of the relocatable objects.
-            objects.push(("cuda_dlink.o".into(), linked));
-        } else if settings.options.rdc {
-            objects.push((
-                "hip_fatbin.o".into(),
-                linked_bundle(plan, tc.major, built, env)?,
-            ));
-        }
-        return Ok(objects);
+    let mut objects = named(std::mem::take(&mut built.host_objects));
+    if let Some(linked) = built.device_linked.take() {
+        // nvcc's device link (`nvcc -dlink`) of the relocatable objects.
+        objects.push(("cuda_dlink.o".into(), linked));
+    } else if settings.options.rdc && !tc.is_nvcc() {
+        objects.push((
+            "hip_fatbin.o".into(),
+            linked_bundle(plan, tc.major, built, env)?,
+        ));
     }
-    let mut jobs = Vec::new();
-    for (source, archs) in &plan.compiles {
-        let pieces = built.per_source.remove(source).unwrap_or_default();
-        let bytes = gpu_binary(plan.lang, tc.major, source, &pieces)?;
-        let gpubinary = binary_file(&plan.cache_dir, source, &bytes, binary_ext(plan.lang))?;
-        jobs.push(host_job(plan, source, archs, &gpubinary));
-    }
-    let host = run_host(plan, jobs, settings.pch_jobs.clone(), env, early)?;
-    built.pch_made += host.pch_made;
-    built.pch_used += host.pch_used;
-    built.pch_background += host.pch_background;
-    built.jobs_run += host.jobs_run;
-    built.jobs_cached += host.jobs_cached;
-    built.diagnostics.extend(host.diagnostics);
-    Ok(named(host.host_objects))
+    Ok(objects)
 }
 
 /// The host compile of `source` embedding `gpubinary`, with its preamble's PCH (made while
@@ -85,8 +67,7 @@ fn host_job(plan: &Plan, source: &Path, archs: &[Arch], gpubinary: &Path) -> Com
     job
 }
 
-/// How the host stage packs a source's device code ([`gpu_binary`]), for the early host
-/// compiles.
+/// How the host stage packs a source's device code ([`gpu_binary`]).
 pub(crate) fn packer(
     plan: &Plan,
 ) -> impl Fn(&Path, &BTreeMap<Arch, Vec<Piece>>) -> Result<Vec<u8>, Error> + Sync + use<> {
@@ -94,15 +75,31 @@ pub(crate) fn packer(
     move |source, pieces| gpu_binary(lang, major, source, pieces)
 }
 
-/// The host compiles to start beside the device compiles ([`EarlyHosts`]): in a host-code
-/// build with clang (not nvcc, whose host-code jobs are the device jobs), without
-/// relocatable device code, with the tool's own ways of running commands on
-/// (`OFFLOAD_BUILD_DIRECT`); `None` otherwise.
-pub(crate) fn early<'a>(plan: &Plan, pack: &'a Pack) -> Option<EarlyHosts<'a>> {
+/// How the host stage spells a source's host compile once its device code is packed: the
+/// file of that code written in the cache, named after its content ([`binary_file`]), so
+/// that the host compile is keyed by what it embeds.
+pub(crate) fn job_maker(
+    plan: &Plan,
+) -> impl Fn(&Path, &[u8]) -> Result<CompileJob, Error> + Sync + '_ {
+    move |source, bytes| {
+        let gpubinary = binary_file(&plan.cache_dir, source, bytes, binary_ext(plan.lang))?;
+        let archs = (plan.compiles.iter())
+            .find(|(s, _)| s == source)
+            .map_or(&[][..], |(_, a)| a.as_slice());
+        Ok(host_job(plan, source, archs, &gpubinary))
+    }
+}
+
+/// The host compiles of a host-code build with clang (not nvcc, whose host-code jobs are the
+/// device jobs; not relocatable device code, whose host compiles are the plan's jobs): each
+/// source's, planned with a placeholder for its device code, early beside its device compiles
+/// with the tool's own ways of running commands on (`OFFLOAD_BUILD_DIRECT`). `None`
+/// otherwise.
+pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Option<Hosts<'a>> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         return None;
     };
-    if !plan.host_code || tc.is_nvcc() || settings.options.rdc || !settings.direct {
+    if !plan.host_code || tc.is_nvcc() || settings.options.rdc {
         return None;
     }
     let ext = binary_ext(plan.lang);
@@ -110,11 +107,11 @@ pub(crate) fn early<'a>(plan: &Plan, pack: &'a Pack) -> Option<EarlyHosts<'a>> {
         .compiles
         .iter()
         .map(|(source, archs)| {
-            let placeholder = EarlyHosts::placeholder(&plan.cache_dir, source, ext);
+            let placeholder = Hosts::placeholder(&plan.cache_dir, source, ext);
             (host_job(plan, source, archs, &placeholder), placeholder)
         })
         .collect();
-    EarlyHosts::new(jobs, pack)
+    Some(Hosts::new(jobs, pack, job, settings.direct))
 }
 
 /// Each object named after its source (`k.hip` → `k.o`), as the library's member.

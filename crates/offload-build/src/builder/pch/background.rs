@@ -13,6 +13,7 @@ use crate::builder::cache::{self, Record};
 use crate::builder::diag;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::memory::Meter;
 use crate::builder::pch::PchJob;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::process::{self, Processes};
@@ -146,15 +147,15 @@ impl Lifecycle<'_> {
     /// `None` when there is nothing to adopt: taken over, ended without a PCH, or anything it
     /// read or depended on changed. The directory goes in every case.
     #[cfg(unix)]
-    pub(super) fn adopt_pch(&self, p: &PchJob) -> Result<Option<bool>, Error> {
+    pub(super) fn adopt_pch(&self, p: &PchJob, meter: &dyn Meter) -> Result<Option<bool>, Error> {
         let dir = p.background_dir();
-        let kept = self.adoptable(p, &dir);
+        let kept = self.adoptable(p, &dir, meter);
         let _ = std::fs::remove_dir_all(&dir);
         kept
     }
 
     #[cfg(not(unix))]
-    pub(super) fn adopt_pch(&self, _p: &PchJob) -> Result<Option<bool>, Error> {
+    pub(super) fn adopt_pch(&self, _p: &PchJob, _meter: &dyn Meter) -> Result<Option<bool>, Error> {
         Ok(None)
     }
 
@@ -179,7 +180,7 @@ impl Lifecycle<'_> {
 
     /// [`Lifecycle::adopt_pch`] of the background directory `dir`.
     #[cfg(unix)]
-    fn adoptable(&self, p: &PchJob, dir: &Path) -> Result<Option<bool>, Error> {
+    fn adoptable(&self, p: &PchJob, dir: &Path, meter: &dyn Meter) -> Result<Option<bool>, Error> {
         let _lock = match cache::try_lock(dir) {
             None => return Ok(None),
             Some(Err(running)) => {
@@ -205,7 +206,7 @@ impl Lifecycle<'_> {
         if !(made || why.is_some()) || !self.as_manifest_says(p, dir, &manifest) {
             return Ok(None);
         }
-        self.keep_pch(p, dir, started, why)
+        self.keep_pch(p, dir, started, why, meter)
     }
 
     /// Whether what the background clang in `dir` read and depended on is what `manifest`

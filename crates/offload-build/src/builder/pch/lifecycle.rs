@@ -20,6 +20,7 @@ use crate::builder::command::Command;
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::job::CompileJob;
+use crate::builder::memory::Meter;
 use crate::builder::pch::PchJob;
 use crate::builder::process::{self, Processes};
 
@@ -32,6 +33,7 @@ pub(crate) trait RunCommand: Sync {
         target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
+        meter: &dyn Meter,
     ) -> Result<Vec<String>, Error>;
 }
 
@@ -184,14 +186,24 @@ impl Lifecycle<'_> {
     /// build makes it (make's builds of a project start at once, and want the same PCHs of
     /// their shared includes), this one makes one of `also`, the other PCHs it makes, that no
     /// build is making, rather than wait idle: two builds make two architectures' at once.
-    pub(crate) fn make(&self, p: &PchJob, adopt: bool, also: &[&PchJob]) -> Result<bool, Error> {
+    pub(crate) fn make(
+        &self,
+        p: &PchJob,
+        adopt: bool,
+        also: &[&PchJob],
+        meter: &dyn Meter,
+    ) -> Result<bool, Error> {
         if let Some(&ok) = self.helped().get(&p.key) {
             return Ok(ok);
         }
-        let adopted = if adopt { self.adopt_pch(p)? } else { None };
+        let adopted = if adopt {
+            self.adopt_pch(p, meter)?
+        } else {
+            None
+        };
         match adopted {
             Some(ok) => Ok(ok),
-            None => self.run_pch(p, also),
+            None => self.run_pch(p, also, meter),
         }
     }
 
@@ -213,22 +225,22 @@ impl Lifecycle<'_> {
     /// It can when clang succeeded and printed nothing; otherwise what clang said is kept in
     /// the `.refused` record beside it (the one place a refusal is told), and the compiles
     /// run without it.
-    fn run_pch(&self, p: &PchJob, also: &[&PchJob]) -> Result<bool, Error> {
+    fn run_pch(&self, p: &PchJob, also: &[&PchJob], meter: &dyn Meter) -> Result<bool, Error> {
         if self.pch_cached(p) {
             return Ok(true);
         }
         // One build makes it at a time (builds sharing the cache: make -j's invocations);
         // the others wait for that one, a foreground compiler, and use what it made.
-        let _making = self.making_lock(p, also)?;
+        let _making = self.making_lock(p, also, meter)?;
         if self.pch_cached(p) {
             return Ok(true);
         }
-        self.make_locked(p)
+        self.make_locked(p, meter)
     }
 
     /// While another build holds the lock of `p`: makes the first of `also` that no build is
     /// making and this one has not made (holding its lock); whether it made one.
-    fn help(&self, p: &PchJob, also: &[&PchJob]) -> Result<bool, Error> {
+    fn help(&self, p: &PchJob, also: &[&PchJob], meter: &dyn Meter) -> Result<bool, Error> {
         for q in also.iter().filter(|q| q.key != p.key) {
             if self.helped().contains_key(&q.key) {
                 continue;
@@ -236,7 +248,7 @@ impl Lifecycle<'_> {
             let Some(_lock) = self.try_lock(q) else {
                 continue;
             };
-            let ok = self.pch_cached(q) || self.make_locked(q)?;
+            let ok = self.pch_cached(q) || self.make_locked(q, meter)?;
             self.helped().insert(q.key, ok);
             return Ok(true);
         }
@@ -244,7 +256,7 @@ impl Lifecycle<'_> {
     }
 
     /// Makes the PCH of `p`, whose making lock this build holds: whether it can be used.
-    fn make_locked(&self, p: &PchJob) -> Result<bool, Error> {
+    fn make_locked(&self, p: &PchJob, meter: &dyn Meter) -> Result<bool, Error> {
         let started = SystemTime::now();
         self.write_preamble(p)?;
         let tmp = cache::JobDir::new(self.cache_dir)?;
@@ -254,9 +266,13 @@ impl Lifecycle<'_> {
         }
         let cmd = p.command.in_private(tmp.path(), p.in_dir(tmp.path()));
         let depfile = tmp.path().join(p.depfile.file_name().unwrap_or_default());
-        let result = self
-            .run
-            .run_command(&cmd, &p.target, Some(&p.preamble_file), Some(&depfile));
+        let result = self.run.run_command(
+            &cmd,
+            &p.target,
+            Some(&p.preamble_file),
+            Some(&depfile),
+            meter,
+        );
         // A PCH killed with the build is no refusal, and nothing starts after it.
         if self.processes.is_cancelled() {
             return Err(Error::Stopped);
@@ -267,13 +283,20 @@ impl Lifecycle<'_> {
             Ok(printed) => Some(printed),
             Err(e) => Some(e.to_string().lines().map(str::to_string).collect()),
         };
-        Ok(self.keep_pch(p, tmp.path(), started, why)?.unwrap_or(false))
+        Ok(self
+            .keep_pch(p, tmp.path(), started, why, meter)?
+            .unwrap_or(false))
     }
 
     /// The lock of making the PCH of `p` (`<record>.making`), held once taken (the wait is
     /// cancellable; while it lasts, this build makes others of `also`, [`Lifecycle::help`]);
     /// `None` where it cannot be taken (then this build makes it too).
-    fn making_lock(&self, p: &PchJob, also: &[&PchJob]) -> Result<Option<std::fs::File>, Error> {
+    fn making_lock(
+        &self,
+        p: &PchJob,
+        also: &[&PchJob],
+        meter: &dyn Meter,
+    ) -> Result<Option<std::fs::File>, Error> {
         #[cfg(unix)]
         {
             use rustix::fs::{FlockOperation, flock};
@@ -284,7 +307,7 @@ impl Lifecycle<'_> {
                 if self.processes.is_cancelled() {
                     return Err(Error::Stopped);
                 }
-                if !self.help(p, also)? {
+                if !self.help(p, also, meter)? {
                     std::thread::sleep(Duration::from_millis(5));
                 }
             }
@@ -294,7 +317,7 @@ impl Lifecycle<'_> {
         }
         #[cfg(not(unix))]
         {
-            let _ = (p, also);
+            let _ = (p, also, meter);
             Ok(None)
         }
     }
@@ -359,11 +382,12 @@ impl Lifecycle<'_> {
         dir: &Path,
         started: SystemTime,
         why: Option<Vec<String>>,
+        meter: &dyn Meter,
     ) -> Result<Option<bool>, Error> {
         let depfile = dir.join(p.depfile.file_name().unwrap_or_default());
         if !depfile.is_file() {
             let deps_only = p.deps_only.map_paths(p.in_dir(dir));
-            let _ = self.run.run_command(&deps_only, &p.target, None, None);
+            let _ = (self.run).run_command(&deps_only, &p.target, None, None, meter);
         }
         let mut deps = self.read_deps(&p.preamble_file, &depfile, p.command.dir.as_deref());
         // The preamble file was just written (its content is known; the depfile may name it

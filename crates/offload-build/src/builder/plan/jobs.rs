@@ -5,7 +5,7 @@ use crate::builder::arch::{Arch, Target};
 use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
-use crate::builder::job::{CompileJob, CompileOptions, LinkJob};
+use crate::builder::job::{CompileJob, CompileOptions, LinkJob, Way};
 use crate::builder::job_slots;
 use crate::builder::options::CompilerKind;
 use crate::builder::options::Language;
@@ -47,11 +47,14 @@ pub(crate) struct JobSettings {
     /// for): made while the device compiles run, used by the host compile after them.
     pub host_pchs: BTreeMap<PathBuf, (usize, usize)>,
     /// Whether a HIP device compile runs as its driver's two commands, without the driver
-    /// (`OFFLOAD_BUILD_DIRECT`, on unless switched off: [`crate::builder::run::direct`]).
+    /// (`OFFLOAD_BUILD_DIRECT`, on unless switched off: [`crate::builder::toolchain::direct`]).
     pub direct: bool,
     /// What every compile of the build was decided to be: the host compiles of a host-code
     /// build are spelled from it once the device code is packed.
     pub options: CompileOptions,
+    /// How much memory the jobs may use at once (`OFFLOAD_BUILD_MEMORY`, the cgroup's limit,
+    /// `MemAvailable`); `None`: no limit.
+    pub budget: Option<crate::builder::memory::Budget>,
 }
 
 /// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
@@ -112,6 +115,8 @@ pub(crate) fn job_settings(
             (job.pch, job.pch_skip) = (Some(i), skip);
         }
     }
+    let direct = on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT");
+    ways_and_threads(&mut compile_jobs, lang, tc, direct);
     Ok(JobSettings {
         max_jobs,
         client,
@@ -126,9 +131,52 @@ pub(crate) fn job_settings(
                 .pch_background
                 .unwrap_or_else(|| background_default(env)),
         host_pchs,
-        direct: on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT"),
+        direct,
+        budget: crate::builder::memory::budget(env)?,
         options: compile,
     })
+}
+
+/// How each job's first step runs ([`Way`]): nvcc's printed steps for an nvcc host-code
+/// compile (not relocatable, no launcher, the compiler nvcc itself: a `ccache` link named
+/// nvcc would be skipped by them), the two commands of a HIP device compile's driver, or the
+/// driver; `direct` (`OFFLOAD_BUILD_DIRECT`) off leaves the driver alone. A compile that runs
+/// as one nvcc gets `--threads` for its architectures, as many as the cores its jobs share.
+pub(crate) fn ways_and_threads(
+    jobs: &mut [CompileJob],
+    lang: Language,
+    tc: &Toolchain,
+    direct: bool,
+) {
+    let real_nvcc = tc.is_nvcc()
+        && tc.clang.canonicalize().ok().is_some_and(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("nvcc"))
+        });
+    for job in jobs.iter_mut() {
+        let bare = job.steps[0].launcher.is_empty();
+        let first = match (lang, &job.target) {
+            (Language::Cuda, Target::Host) if real_nvcc && !job.rdc && bare => Some(Way::NvccSteps),
+            (Language::Hip, Target::Device(_)) if !job.rdc && job.steps.len() == 1 => {
+                Some(Way::Direct)
+            }
+            _ => None,
+        };
+        job.ways = first
+            .filter(|_| direct)
+            .into_iter()
+            .chain([Way::Driver])
+            .collect();
+    }
+    let threaded = jobs.iter().filter(|j| j.threads > 1).count();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_job = cores.div_ceil(threaded.max(1));
+    for job in jobs.iter_mut().filter(|j| j.ways[0] == Way::Driver) {
+        if let Some(with) = job.with_threads(per_job) {
+            *job = with;
+        }
+    }
 }
 
 /// Whether a switch's value turns it off: `0`, `false`, `off` or `no`.

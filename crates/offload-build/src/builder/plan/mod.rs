@@ -10,6 +10,7 @@ pub(crate) mod archs;
 pub(crate) mod commands;
 pub(crate) mod container;
 pub(crate) mod decided;
+pub(crate) mod estimate;
 pub(crate) mod flags;
 pub(crate) mod host;
 pub(crate) mod jobs;

@@ -1,6 +1,7 @@
 //! What the jobs of one build share: the toolchain, the cache's hashes and lookups, the
 //! executor of commands and the PCH lifecycle. Its methods are in the files of each concern
-//! ([`crate::builder::run::runner`], [`crate::builder::run::job`], [`crate::builder::run::link`]).
+//! ([`crate::builder::run::runner`], [`crate::builder::run::job`], [`crate::builder::run::link`],
+//! [`crate::builder::run::nvcc`]).
 
 use std::sync::atomic::AtomicBool;
 
@@ -8,8 +9,10 @@ use crate::builder::cache::ContentHashes;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::options::Language;
 use crate::builder::pch::lifecycle::Lifecycle;
+use crate::builder::run::early::Hosts;
 use crate::builder::run::exec::Executor;
 use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::direct::Direct;
 
 /// What the jobs of one build share.
 pub(super) struct Runner<'a> {
@@ -23,9 +26,9 @@ pub(super) struct Runner<'a> {
     /// Runs the commands; its processes and cache directory are the jobs' too.
     pub(super) exec: &'a Executor<'a>,
     pub(super) pch: Lifecycle<'a>,
-    /// The HIP device compiles' driver templates ([`crate::builder::run::direct`]).
-    pub(super) direct: crate::builder::run::direct::Direct,
-    /// The host compiles started beside the device compiles, in a host-code build with
-    /// clang ([`crate::builder::run::early`]).
-    pub(super) early: Option<&'a crate::builder::run::early::EarlyHosts<'a>>,
+    /// The HIP device compiles' driver templates ([`crate::builder::toolchain::direct`]).
+    pub(super) direct: Direct,
+    /// The host compiles of a host-code build with clang, planned by the host stage
+    /// ([`Hosts`]).
+    pub(super) hosts: Option<&'a Hosts<'a>>,
 }

@@ -1,6 +1,11 @@
-//! Early host compiles: in a host-code build with clang, each source's host compile starts
-//! beside its device compiles, reading its device code from a named pipe that is filled
-//! once the last architecture is done and packed. clang reads the file of
+//! The host compiles of a host-code build with clang, as the host stage planned them
+//! ([`Hosts`]): each source's host compile is a node of the job graph after its device
+//! compiles, which packs their device code, names its file after its content and compiles
+//! (or takes the cached object).
+//!
+//! Early host compiles: each source's host compile also starts beside its device compiles,
+//! reading its device code from a named pipe that is filled once the last architecture is
+//! done and packed. clang reads the file of
 //! `-fcuda-include-gpubinary` only when it writes the module's constructor, at the end of its
 //! code generation, so the parse and code generation of the host code no longer wait for the
 //! device code: the cores a build's last device compile leaves idle go to its host compile.
@@ -10,8 +15,9 @@
 //! succeeded, and printed nothing with a PCH; otherwise the host compile runs as before.
 //!
 //! An early compile waits, holding its job slot, for its device compiles: it starts only
-//! once all of them have started ([`crate::builder::run::pool::run_gated`]), so it never keeps
-//! one from a slot. Unix only (named pipes); not with a launcher, which would read the pipe.
+//! once all of them have started (its node's gate, [`crate::builder::run::graph`]), so it
+//! never keeps one from a slot, and it gives up when a job must run alone (it is optional
+//! work). Unix only (named pipes); not with a launcher, which would read the pipe.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,14 +39,24 @@ use crate::builder::run::piece::Piece;
 /// Packs a source's device code as its host compile embeds it (the host room's).
 pub(crate) type Pack = dyn Fn(&Path, &BTreeMap<Arch, Vec<Piece>>) -> Result<Vec<u8>, Error> + Sync;
 
-/// The early host compiles of a build: each source's host compile job, planned with
-/// [`EarlyHosts::placeholder`] for its device code, and what they ran.
-pub(crate) struct EarlyHosts<'a> {
+/// The host compile job of a source whose packed device code is in the given file (the host
+/// room's: it writes the file, named after its content, and spells the job).
+pub(crate) type HostJob<'a> = dyn Fn(&Path, &[u8]) -> Result<CompileJob, Error> + Sync + 'a;
+
+/// The host compiles of a build with clang: how each source's device code is packed and its
+/// host compile spelled, the early compiles (each source's host job planned with
+/// [`Hosts::placeholder`] for its device code), and what they ran.
+pub(crate) struct Hosts<'a> {
     jobs: BTreeMap<PathBuf, (CompileJob, PathBuf)>,
     pack: &'a Pack,
+    host_job: &'a HostJob<'a>,
+    /// Whether the early compiles run (named pipes, no launcher).
+    pub(crate) early: bool,
     state: Mutex<State>,
     ready: Condvar,
     results: Mutex<BTreeMap<PathBuf, Early>>,
+    /// The sources whose early compile, without a PCH, the host compile took.
+    taken_without_pch: Mutex<std::collections::BTreeSet<PathBuf>>,
 }
 
 /// The device code of the sources, as their compiles end.
@@ -67,7 +83,7 @@ pub(crate) struct Early {
     fed: Option<u128>,
 }
 
-impl<'a> EarlyHosts<'a> {
+impl<'a> Hosts<'a> {
     /// The file a source's early host job names for its device code (`<stem>.early.<ext>` in
     /// `cache_dir`): replaced by the pipe when it runs.
     pub(crate) fn placeholder(cache_dir: &Path, source: &Path, ext: &str) -> PathBuf {
@@ -75,27 +91,69 @@ impl<'a> EarlyHosts<'a> {
         cache_dir.join(format!("{stem}.early.{ext}"))
     }
 
-    /// Early host compiles of `jobs` (each with its placeholder), packing with `pack`;
-    /// `None` where named pipes are not, or for a job with a launcher.
-    pub(crate) fn new(jobs: Vec<(CompileJob, PathBuf)>, pack: &'a Pack) -> Option<EarlyHosts<'a>> {
-        if !cfg!(unix) || jobs.iter().any(|(j, _)| !j.steps[0].launcher.is_empty()) {
-            return None;
-        }
-        Some(EarlyHosts {
+    /// The host compiles of `jobs` (each planned with its placeholder), packing with `pack`
+    /// and spelled by `host_job`; early where named pipes are and no job has a launcher, and
+    /// `early` allows it.
+    pub(crate) fn new(
+        jobs: Vec<(CompileJob, PathBuf)>,
+        pack: &'a Pack,
+        host_job: &'a HostJob<'a>,
+        early: bool,
+    ) -> Hosts<'a> {
+        let bare = jobs.iter().all(|(j, _)| j.steps[0].launcher.is_empty());
+        Hosts {
             jobs: jobs
                 .into_iter()
                 .map(|(j, p)| (j.source.clone(), (j, p)))
                 .collect(),
             pack,
+            host_job,
+            early: early && cfg!(unix) && bare,
             state: Mutex::new(State::default()),
             ready: Condvar::new(),
             results: Mutex::new(BTreeMap::new()),
-        })
+            taken_without_pch: Mutex::new(Default::default()),
+        }
+    }
+
+    /// The host job of `source` as planned (its device code in the placeholder).
+    pub(super) fn planned(&self, source: &Path) -> Option<&CompileJob> {
+        self.jobs.get(source).map(|(j, _)| j)
+    }
+
+    /// Where the time and peak of `source`'s host compile are kept: named after its planned
+    /// job, whose key the device code does not enter.
+    pub(super) fn stats(&self, source: &Path) -> PathBuf {
+        self.planned(source)
+            .map_or_else(PathBuf::new, |j| j.base.with_extension("host.stats"))
+    }
+
+    /// The sources with a host compile, in order.
+    pub(super) fn sources(&self) -> impl Iterator<Item = &PathBuf> {
+        self.jobs.keys()
+    }
+
+    /// The host compile job of `source`, its device code packed now (every device compile of
+    /// it ended).
+    pub(super) fn host_job(&self, source: &Path) -> Result<CompileJob, Error> {
+        let pieces = self.state().pieces.get(source).cloned().unwrap_or_default();
+        let bytes = (self.pack)(source, &pieces)?;
+        (self.host_job)(source, &bytes)
+    }
+
+    /// Whether the host compile of `source` took its early compile, which ran without a
+    /// PCH.
+    pub(super) fn took_without_pch(&self, source: &Path) -> bool {
+        let t = self
+            .taken_without_pch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        t.contains(source)
     }
 
     /// The early host job of `source`, if it has one.
     pub(super) fn job(&self, source: &Path) -> Option<&CompileJob> {
-        self.jobs.get(source).map(|(j, _)| j)
+        self.jobs.get(source).filter(|_| self.early).map(|(j, _)| j)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -132,11 +190,18 @@ impl<'a> EarlyHosts<'a> {
     }
 
     /// The device code of `source`, packed, once all its compiles ended; `None` when one
-    /// failed, or `running` went false (the host compile ended first) or the build stopped.
-    fn device_code(&self, source: &Path, running: &AtomicBool, p: &Processes) -> Option<Vec<u8>> {
+    /// failed, or `running` went false (the host compile ended first), the build stopped or
+    /// `stop` says to give up.
+    fn device_code(
+        &self,
+        source: &Path,
+        running: &AtomicBool,
+        p: &Processes,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Vec<u8>> {
         let mut st = self.state();
         loop {
-            if st.failed || !running.load(Ordering::SeqCst) || p.is_cancelled() {
+            if st.failed || !running.load(Ordering::SeqCst) || p.is_cancelled() || stop() {
                 return None;
             }
             if st.waiting.get(source).copied().unwrap_or(0) == 0 {
@@ -158,14 +223,6 @@ impl<'a> EarlyHosts<'a> {
         r.insert(source.to_path_buf(), early);
     }
 
-    /// Whether the early compile of `source` succeeded without a PCH, with all its device
-    /// code (the host stage likely takes its object).
-    pub(super) fn ran_without_pch(&self, source: &Path) -> bool {
-        let r = self.results.lock().unwrap_or_else(|e| e.into_inner());
-        r.get(source)
-            .is_some_and(|e| !e.used_pch && e.printed.is_some() && e.fed.is_some())
-    }
-
     /// What the early compile of `job`'s source ran, when the host stage can take it as
     /// `job`'s first step: the same command but for the device code's file, which held what
     /// the early compile read; one that used a PCH only when the host stage has it too
@@ -185,7 +242,15 @@ impl<'a> EarlyHosts<'a> {
         // diagnostics are the ones a build without PCH prints).
         let quiet = early.printed.as_ref().is_some_and(Vec::is_empty);
         let pch_agrees = !early.used_pch || (with_pch && quiet);
-        (same && early.fed.is_some() && early.fed == fed && pch_agrees).then_some(early)
+        let taken = same && early.fed.is_some() && early.fed == fed && pch_agrees;
+        if taken && !early.used_pch {
+            let mut t = self
+                .taken_without_pch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            t.insert(job.source.clone());
+        }
+        taken.then_some(early)
     }
 }
 
@@ -250,7 +315,7 @@ impl Early {
     /// a file cannot be moved.
     pub(super) fn adopt(
         self,
-        hosts: &EarlyHosts<'_>,
+        hosts: &Hosts<'_>,
         job: &CompileJob,
         object: &Path,
         depfile: &Path,
@@ -267,16 +332,46 @@ impl Early {
     }
 }
 
-/// Runs the early host compile `cmd` of `source` (the planned job's command, with its PCH
-/// when `used_pch`, its files in `dir`): a named pipe stands for the device code, filled by
-/// a thread of its own once the device compiles ended; `exec` runs the command.
-pub(super) fn run(
-    hosts: &EarlyHosts<'_>,
+/// One early host compile: of `source`, with its PCH when `used_pch`; `stop` says when to
+/// give up waiting for the device code.
+pub(super) struct Run<'r> {
+    pub(super) hosts: &'r Hosts<'r>,
+    pub(super) source: &'r Path,
+    pub(super) used_pch: bool,
+    pub(super) processes: &'r Processes,
+    pub(super) stop: &'r (dyn Fn() -> bool + Sync),
+}
+
+impl Run<'_> {
+    /// Runs the early host compile `cmd` (the planned job's command, its files in `dir`): a
+    /// named pipe stands for the device code, filled by a thread of its own once the device
+    /// compiles ended; `exec` runs the command.
+    pub(super) fn run(
+        &self,
+        cmd: &Command,
+        dir: JobDir,
+        exec: impl FnOnce(&Command) -> Result<Vec<String>, Error>,
+    ) {
+        let Run {
+            hosts,
+            source,
+            used_pch,
+            processes,
+            stop,
+        } = *self;
+        run(hosts, source, cmd, dir, used_pch, processes, stop, exec);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    hosts: &Hosts<'_>,
     source: &Path,
     cmd: &Command,
     dir: JobDir,
     used_pch: bool,
     processes: &Processes,
+    stop: &(dyn Fn() -> bool + Sync),
     exec: impl FnOnce(&Command) -> Result<Vec<String>, Error>,
 ) {
     let started = SystemTime::now();
@@ -299,7 +394,7 @@ pub(super) fn run(
     let fed = Mutex::new(None);
     let printed = std::thread::scope(|s| {
         s.spawn(|| {
-            let code = hosts.device_code(source, &running, processes);
+            let code = hosts.device_code(source, &running, processes, stop);
             let hash = code.as_deref().map(xxh3_128);
             if feed(&pipe, code.as_deref(), &running) {
                 *fed.lock().unwrap_or_else(|e| e.into_inner()) = hash;
@@ -416,6 +511,7 @@ mod tests {
             pch: None,
             pch_skip: 0,
             threads: 1,
+            ways: vec![crate::builder::job::Way::Driver],
         }
     }
 
@@ -442,11 +538,13 @@ mod tests {
         std::fs::write(&gpubinary, b"device code").unwrap();
         let fin = job(&d.join("k-host-3333"), &gpubinary);
         let pack: &Pack = &|_: &Path, _: &BTreeMap<Arch, Vec<Piece>>| Ok(Vec::new());
-        let hosts = EarlyHosts::new(
+        let host_job: &HostJob = &|_: &Path, _: &[u8]| Err(Error::Stopped);
+        let hosts = Hosts::new(
             vec![(job(&d.join("k-host-1111"), &placeholder), placeholder)],
             pack,
-        )
-        .unwrap();
+            host_job,
+            true,
+        );
         let early = |used_pch: bool, printed: &[&str]| Early {
             dir: JobDir::new(d).unwrap(),
             started: SystemTime::now(),

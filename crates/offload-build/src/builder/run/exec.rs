@@ -12,6 +12,7 @@ use crate::builder::diag;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::memory::{self, Meter};
 use crate::builder::pch::lifecycle::RunCommand;
 use crate::builder::process::{self, Processes, RunError};
 
@@ -32,8 +33,42 @@ impl RunCommand for Executor<'_> {
         target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
+        meter: &dyn Meter,
     ) -> Result<Vec<String>, Error> {
-        self.exec(cmd, target, source, depfile)
+        self.exec(cmd, target, source, depfile, meter)
+    }
+}
+
+/// Whether `out`, a process that failed, was killed for lack of memory: the kernel's count
+/// of such kills went up while it ran (`kills_before`), or, where that count cannot be read,
+/// it died of `SIGKILL` (a shell's status 137) that nothing here sent.
+fn killed_for_memory(out: &process::Output, kills_before: Option<u64>) -> bool {
+    if out.status.success() {
+        return false;
+    }
+    match (kills_before, memory::oom_kills()) {
+        (Some(a), Some(b)) => b > a,
+        _ => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                out.status.signal() == Some(9) || out.status.code() == Some(137)
+            }
+            #[cfg(not(unix))]
+            false
+        }
+    }
+}
+
+/// What a job is, for messages: `k.hip for gfx90a`, `the host code of k.hip`.
+pub(crate) fn job_name(target: &Target, source: Option<&Path>) -> String {
+    let name = source
+        .and_then(Path::file_name)
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    match (target, source) {
+        (Target::Host, Some(_)) => format!("the host code of {name}"),
+        (_, Some(_)) => format!("{name} for {target}"),
+        (_, None) => format!("the device link for {target}"),
     }
 }
 
@@ -46,38 +81,51 @@ impl Executor<'_> {
         target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
+        meter: &dyn Meter,
     ) -> Result<Vec<String>, Error> {
-        self.exec_within(cmd, target, source, depfile, self.timeout)
+        self.exec_within(cmd, target, source, depfile, meter, self.timeout)
     }
 
     /// [`Executor::exec`] killed after `limit` (what is left of the compile timeout for a
-    /// job's later command); a timeout still reports the compile timeout.
+    /// job's later command); a timeout still reports the compile timeout. A command killed
+    /// for lack of memory runs again once the job runs alone ([`Meter::alone`]); killed again
+    /// alone, it is [`Error::OutOfMemory`].
     pub(crate) fn exec_within(
         &self,
         cmd: &Command,
         target: &Target,
         source: Option<&Path>,
         depfile: Option<&Path>,
+        meter: &dyn Meter,
         limit: Option<Duration>,
     ) -> Result<Vec<String>, Error> {
-        let out = match process::run(self.processes, &mut cmd.to_command(), limit) {
-            Ok(o) => o,
-            Err(RunError::Spawn(error)) => {
-                return Err(Error::Spawn {
-                    command: cmd.line(),
-                    error,
-                });
+        let mut alone = None;
+        let out = loop {
+            let kills = memory::oom_kills();
+            let out = self.run(cmd, target, source, limit)?;
+            meter.peak(out.peak);
+            if !killed_for_memory(&out, kills) {
+                break out;
             }
-            Err(RunError::TimedOut) => {
-                return Err(Error::CompileTimedOut {
+            if alone.is_some() {
+                return Err(Error::OutOfMemory {
                     arch: target.to_string(),
                     source: source.map(Path::to_path_buf),
                     program: command::quoted_program(cmd),
-                    timeout: self.timeout.unwrap_or_default(),
+                    peak: out.peak,
+                    budget: meter.budget().map(|b| (b.bytes, b.from.clone())),
                 });
             }
-            Err(RunError::Stopped) => return Err(Error::Stopped),
+            // Killed beside other jobs: again, alone, once they ended (one warning).
+            let what = job_name(target, source);
+            self.warn_once(format!(
+                "offload-build: {what} was killed for lack of memory (its processes held {} \
+                 with other jobs running beside it); compiled again alone",
+                memory::human(out.peak)
+            ));
+            alone = Some(meter.alone(&what, out.peak));
         };
+        drop(alone);
         let stderr = diag::printed_lines(&out.stderr, cmd, depfile);
         if out.status.success() {
             return Ok(stderr);
@@ -98,6 +146,30 @@ impl Executor<'_> {
             stderr: text,
             hint: None,
         })
+    }
+
+    /// Runs `cmd` under `limit`: what it left, or the error of a start, a timeout, a stop.
+    fn run(
+        &self,
+        cmd: &Command,
+        target: &Target,
+        source: Option<&Path>,
+        limit: Option<Duration>,
+    ) -> Result<process::Output, Error> {
+        match process::run(self.processes, &mut cmd.to_command(), limit) {
+            Ok(o) => Ok(o),
+            Err(RunError::Spawn(error)) => Err(Error::Spawn {
+                command: cmd.line(),
+                error,
+            }),
+            Err(RunError::TimedOut) => Err(Error::CompileTimedOut {
+                arch: target.to_string(),
+                source: source.map(Path::to_path_buf),
+                program: command::quoted_program(cmd),
+                timeout: self.timeout.unwrap_or_default(),
+            }),
+            Err(RunError::Stopped) => Err(Error::Stopped),
+        }
     }
 
     /// A compiler crash (a stack dump) in two lines: clang's error, and the file in the cache
@@ -137,8 +209,9 @@ impl Executor<'_> {
         target: &Target,
         source: &Path,
         depfile: &Path,
+        meter: &dyn Meter,
     ) -> Result<Vec<String>, Error> {
-        let result = self.exec(cmd, target, Some(source), Some(depfile));
+        let result = self.exec(cmd, target, Some(source), Some(depfile), meter);
         if cmd.launcher().is_empty() {
             return result;
         }
@@ -152,7 +225,7 @@ impl Executor<'_> {
                 // Without the launcher: when that compile succeeds, the launcher failed.
                 let bare = cmd.without_launcher();
                 if self
-                    .exec(&bare, target, Some(source), Some(depfile))
+                    .exec(&bare, target, Some(source), Some(depfile), meter)
                     .is_err()
                 {
                     return Err(e);
@@ -182,18 +255,14 @@ impl Executor<'_> {
             Ok(_) => {
                 // A launcher that says it succeeded but wrote no output (sccache 0.16 with
                 // nvcc's `-ptx`): the compile runs again without it, once per job.
-                let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
-                let w = format!(
+                self.warn_once(format!(
                     "offload-build: the compiler launcher `{launcher}` exited successfully \
                      without writing the output of {} (it does not support this compile): \
                      compiled without it",
                     cmd.program.display()
-                );
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-                drop(warnings);
-                self.exec(&cmd.without_launcher(), target, Some(source), Some(depfile))
+                ));
+                let bare = cmd.without_launcher();
+                self.exec(&bare, target, Some(source), Some(depfile), meter)
             }
             other => other,
         }
@@ -204,6 +273,14 @@ impl Executor<'_> {
         let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
         for w in warnings.drain(..) {
             env.directives().warn(&w);
+        }
+    }
+
+    /// A warning for the build, once.
+    pub(crate) fn warn_once(&self, w: String) {
+        let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !warnings.contains(&w) {
+            warnings.push(w);
         }
     }
 

@@ -2,7 +2,7 @@
 //! written, then moved into place and recorded; or its result from a fresh cache record.
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use foldhash::HashSet;
 use xxhash_rust::xxh3::xxh3_128;
@@ -11,24 +11,23 @@ use crate::builder::arch::Target;
 use crate::builder::cache::{self, Record};
 use crate::builder::command::Command;
 use crate::builder::error::Error;
-use crate::builder::fs;
-use crate::builder::job::CompileJob;
-use crate::builder::options::Language;
+use crate::builder::job::{CompileJob, Way};
+use crate::builder::memory::Meter;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
-use crate::builder::run::early::{self, Early, EarlyHosts};
+use crate::builder::run::early::{self, Early, Hosts};
 use crate::builder::run::job_out::JobOut;
-use crate::builder::run::{direct, nvcc_steps, pool};
+use crate::builder::toolchain::direct;
 
 /// What a job's steps printed, the content of each output, and whether the compile used a
 /// precompiled preamble.
-type StepsOut = (Vec<String>, Vec<Vec<u8>>, bool);
+pub(super) type StepsOut = (Vec<String>, Vec<Vec<u8>>, bool);
 
 /// A failed step's command as the user can run it again: with the cache's file names instead
 /// of the job's private directory (removed when the job ends).
-fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
+pub(super) fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
     if let (Error::CompileFailed { command, .. }, Some(dir)) = (&mut e, base.parent()) {
         *command = command.replace(&private.display().to_string(), &dir.display().to_string());
     }
@@ -37,13 +36,13 @@ fn public_paths(mut e: Error, private: &Path, base: &Path) -> Error {
 
 /// A job's private directory: where each of its files (named after its cache base) is
 /// written until all steps succeeded.
-struct Private<'a> {
-    dir: &'a Path,
+pub(super) struct Private<'a> {
+    pub(super) dir: &'a Path,
     base: &'a Path,
 }
 
 impl<'a> Private<'a> {
-    fn new(job: &'a CompileJob, dir: &'a Path) -> Private<'a> {
+    pub(super) fn new(job: &'a CompileJob, dir: &'a Path) -> Private<'a> {
         Private {
             dir,
             base: &job.base,
@@ -62,20 +61,30 @@ impl<'a> Private<'a> {
     }
 
     /// `c` as the job runs it: its files in the private directory, its temporary files too.
-    fn command(&self, c: &Command) -> Command {
+    pub(super) fn command(&self, c: &Command) -> Command {
         c.in_private(self.dir, |p| self.map(p))
     }
 
     /// Where the job writes `p`.
-    fn path(&self, p: &Path) -> PathBuf {
+    pub(super) fn path(&self, p: &Path) -> PathBuf {
         self.map(p).unwrap_or_else(|| p.to_path_buf())
     }
 }
 
-/// The file where a compile job's last run time is kept (`<base>.ms`, milliseconds): named
-/// after the job's key, which the source's content does not enter, so it outlives an edit.
-pub(crate) fn time_file(job: &CompileJob) -> PathBuf {
-    job.base.with_extension("ms")
+/// The file where a compile job's last run time and peak memory are kept (`<base>.stats`:
+/// milliseconds and bytes): named after the job's key, which the source's content does not
+/// enter, so it outlives an edit.
+pub(crate) fn stats_file(job: &CompileJob) -> PathBuf {
+    job.base.with_extension("stats")
+}
+
+/// A job begun: its private directory (removed with it, and on cancellation) and when it
+/// started.
+pub(super) struct Begun {
+    pub(super) tmp: cache::JobDir,
+    _known: process::PrivateDir,
+    pub(super) started: SystemTime,
+    pub(super) start: Instant,
 }
 
 impl Runner<'_> {
@@ -137,37 +146,69 @@ impl Runner<'_> {
         Some(rec)
     }
 
-    /// Runs a compile job: its steps in a private directory, each output checked as soon as
-    /// it is written, then moved into place, and the cache record written.
-    pub(super) fn run_job(&self, job: &CompileJob, pch: Option<&PchJob>) -> Result<JobOut, Error> {
+    /// Begins `job`: its private directory. Every file of the job is written there and
+    /// renamed into place once all steps succeeded: compiles that share the cache (two
+    /// builds of the same sources at once) never read each other's half-written files.
+    pub(super) fn begin(&self, job: &CompileJob) -> Result<Begun, Error> {
         let start = Instant::now();
         let started = SystemTime::now();
         let _ = std::fs::remove_file(&job.record);
-        // Every file of the job is written in a directory of its own and renamed into place
-        // once all steps succeeded: compiles that share the cache (two builds of the same
-        // sources at once) never read each other's half-written files.
         let tmp = cache::JobDir::new(self.exec.cache_dir)?;
         // Removed on cancellation too (see `CancelToken`).
-        let _known = process::PrivateDir::new(self.exec.processes, tmp.path());
+        let known = process::PrivateDir::new(self.exec.processes, tmp.path());
         if self.exec.processes.is_cancelled() {
             return Err(Error::Stopped); // the directory goes with `tmp`
         }
-        let private = Private::new(job, tmp.path());
+        Ok(Begun {
+            tmp,
+            _known: known,
+            started,
+            start,
+        })
+    }
+
+    /// Runs a compile job: its steps in a private directory, each output checked as soon as
+    /// it is written, then moved into place, and the cache record written.
+    pub(super) fn run_job(
+        &self,
+        job: &CompileJob,
+        pch: Option<&PchJob>,
+        meter: &dyn Meter,
+    ) -> Result<JobOut, Error> {
+        let b = self.begin(job)?;
+        let private = Private::new(job, b.tmp.path());
         let depfile = private.path(&job.depfile);
         // An early host compile ran it already (then what it read is as of its start).
-        let early = (self.early)
+        let early = (self.hosts)
             .filter(|_| job.target == Target::Host)
             .and_then(|hosts| hosts.take(job, pch.is_some()));
-        let started = early.as_ref().map_or(started, |e| e.started);
-        let earlier = early.as_ref().map_or(std::time::Duration::ZERO, |e| e.took);
-        let (stderr, images, used_pch) = self.run_steps(job, &private, &depfile, pch, early)?;
+        let started = early.as_ref().map_or(b.started, |e| e.started);
+        let earlier = early.as_ref().map_or(Duration::ZERO, |e| e.took);
+        let out = self.run_steps(job, &private, &depfile, pch, early, meter)?;
+        self.finish(job, &b, started, pch, out, earlier, meter)
+    }
+
+    /// Ends a job whose steps wrote `out` in the private directory of `b`: its depfile (the
+    /// host-side preprocessing writes one when the compile did not), its outputs moved into
+    /// place, its record (`started`: when what it read was read) and its stats.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn finish(
+        &self,
+        job: &CompileJob,
+        b: &Begun,
+        started: SystemTime,
+        pch: Option<&PchJob>,
+        (stderr, images, used_pch): StepsOut,
+        earlier: Duration,
+        meter: &dyn Meter,
+    ) -> Result<JobOut, Error> {
+        let private = Private::new(job, b.tmp.path());
+        let depfile = private.path(&job.depfile);
         // A compiler that ignores -MD for device-only compiles (clang 22's new offload driver)
         // leaves no depfile: then the host-side preprocessing writes it.
         if !depfile.is_file() {
             let deps_only = private.command(&job.deps_only);
-            let _ = self
-                .exec
-                .exec(&deps_only, &job.target, Some(&job.source), None);
+            let _ = (self.exec).exec(&deps_only, &job.target, Some(&job.source), None, meter);
         }
         for (_, out) in &job.outputs {
             let written = private.path(out);
@@ -202,10 +243,7 @@ impl Runner<'_> {
                 probes = rec.probes;
             }
         }
-        // Not the time it waited for a slot after handing its own on.
-        let seconds = (start.elapsed().saturating_sub(pool::waited()) + earlier).as_secs_f64();
-        let ms = format!("{}\n", (seconds * 1000.0) as u64);
-        let _ = fs::write_atomic(&time_file(job), ms.as_bytes());
+        let seconds = (b.start.elapsed() + earlier).as_secs_f64();
         let mut out = JobOut::of(job, images, deps, stderr, Some(seconds));
         out.used_pch = used_pch;
         out.probes = probes;
@@ -213,8 +251,16 @@ impl Runner<'_> {
     }
 
     /// Runs the early host compile `job` ([`early`]), with `pch`: in a private directory of
-    /// its own, kept for the host stage.
-    pub(super) fn run_early(&self, hosts: &EarlyHosts<'_>, job: &CompileJob, pch: Option<&PchJob>) {
+    /// its own, kept for the host stage. `stop`: whether it should give up (a job must run
+    /// alone).
+    pub(super) fn run_early(
+        &self,
+        hosts: &Hosts<'_>,
+        job: &CompileJob,
+        pch: Option<&PchJob>,
+        meter: &dyn Meter,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) {
         let Ok(dir) = cache::JobDir::new(self.exec.cache_dir) else {
             return;
         };
@@ -223,18 +269,16 @@ impl Runner<'_> {
         let cmd = private.command(&planned);
         let depfile = private.path(&job.depfile);
         let processes = self.exec.processes;
-        early::run(
+        let run = early::Run {
             hosts,
-            &job.source,
-            &cmd,
-            dir,
-            pch.is_some(),
+            source: &job.source,
+            used_pch: pch.is_some(),
             processes,
-            |c| {
-                self.exec
-                    .exec(c, &job.target, Some(&job.source), Some(&depfile))
-            },
-        );
+            stop,
+        };
+        run.run(&cmd, dir, |c| {
+            (self.exec).exec(c, &job.target, Some(&job.source), Some(&depfile), meter)
+        });
     }
 
     /// Runs the job's steps in its private directory; each output is checked to be the device
@@ -246,6 +290,7 @@ impl Runner<'_> {
         depfile: &Path,
         pch: Option<&PchJob>,
         mut early: Option<Early>,
+        meter: &dyn Meter,
     ) -> Result<StepsOut, Error> {
         let mut images = vec![Vec::new(); job.outputs.len()];
         let mut checked = vec![false; job.outputs.len()];
@@ -253,7 +298,7 @@ impl Runner<'_> {
         let mut used_pch = false;
         for (i, step) in job.steps.iter().enumerate() {
             let cmd = private.command(step);
-            let adopted = early.take().zip(self.early).and_then(|(e, hosts)| {
+            let adopted = early.take().zip(self.hosts).and_then(|(e, hosts)| {
                 let object = private.path(&job.outputs.first()?.1);
                 e.adopt(hosts, job, &object, depfile)
             });
@@ -264,43 +309,55 @@ impl Runner<'_> {
                 let with_pch = pch.map(|p| pch::compile_with_pch(job, p));
                 let with_pch = with_pch.map(|c| private.command(&c));
                 let (printed, used) =
-                    self.first_step(job, &cmd, with_pch.as_ref(), private, depfile);
+                    self.first_step(job, &cmd, with_pch.as_ref(), private, depfile, meter);
                 used_pch = used;
                 printed
             } else {
-                self.exec
-                    .exec(&cmd, &job.target, Some(&job.source), Some(depfile))
+                (self.exec).exec(&cmd, &job.target, Some(&job.source), Some(depfile), meter)
             };
             stderr.extend(
                 printed.map_err(|e| self.explain(public_paths(e, private.dir, &job.base)))?,
             );
-            for (j, (kind, out)) in job.outputs.iter().enumerate() {
-                let written = private.path(out);
-                if checked[j] || !(written.is_file() || i + 1 == job.steps.len()) {
-                    continue;
-                }
-                checked[j] = true;
-                let data =
-                    std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
-                check_output(*kind, &job.target, &data).map_err(|(expected, found)| {
-                    Error::BadDeviceCode {
-                        arch: job.target.to_string(),
-                        source: Some(job.source.clone()),
-                        path: out.clone(),
-                        expected,
-                        found,
-                    }
-                })?;
-                images[j] = data;
-            }
+            self.check_written(job, private, i, &mut checked, &mut images)?;
         }
         Ok((stderr, images, used_pch))
     }
 
+    /// Reads and checks each output of `job` its step `i` wrote (the last step: every one
+    /// left), into `images`.
+    pub(super) fn check_written(
+        &self,
+        job: &CompileJob,
+        private: &Private<'_>,
+        i: usize,
+        checked: &mut [bool],
+        images: &mut [Vec<u8>],
+    ) -> Result<(), Error> {
+        for (j, (kind, out)) in job.outputs.iter().enumerate() {
+            let written = private.path(out);
+            if checked[j] || !(written.is_file() || i + 1 == job.steps.len()) {
+                continue;
+            }
+            checked[j] = true;
+            let data = std::fs::read(&written).map_err(|e| Error::io("reading", &written, e))?;
+            check_output(*kind, &job.target, &data).map_err(|(expected, found)| {
+                Error::BadDeviceCode {
+                    arch: job.target.to_string(),
+                    source: Some(job.source.clone()),
+                    path: out.clone(),
+                    expected,
+                    found,
+                }
+            })?;
+            images[j] = data;
+        }
+        Ok(())
+    }
+
     /// The compile: with the precompiled preamble when there is one, and its result used
-    /// only when it succeeded and printed nothing; otherwise (or without) the compile as
-    /// planned, whose result and diagnostics are those of a build without PCH. Whether the
-    /// PCH was used.
+    /// only when it succeeded and printed nothing; otherwise (or without) the compile in the
+    /// ways the plan gave ([`CompileJob::ways`]), whose result and diagnostics are those of a
+    /// build without PCH. Whether the PCH was used.
     fn first_step(
         &self,
         job: &CompileJob,
@@ -308,43 +365,59 @@ impl Runner<'_> {
         with_pch: Option<&Command>,
         private: &Private<'_>,
         depfile: &Path,
+        meter: &dyn Meter,
     ) -> (Result<Vec<String>, Error>, bool) {
+        let cancelled = || self.exec.processes.is_cancelled();
         if let Some(with_pch) = with_pch {
             let printed = match self.direct_commands(job, with_pch, private, depfile) {
-                Some(cmds) => self.run_direct(job, &cmds, depfile),
-                None => self
-                    .exec
-                    .exec(with_pch, &job.target, Some(&job.source), Some(depfile)),
+                Some(cmds) => self.run_direct(job, &cmds, depfile, meter),
+                None => (self.exec).exec(
+                    with_pch,
+                    &job.target,
+                    Some(&job.source),
+                    Some(depfile),
+                    meter,
+                ),
             };
             match printed {
                 Ok(printed) if printed.is_empty() => return (Ok(printed), true),
-                Err(Error::Stopped) => return (Err(Error::Stopped), false),
-                _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
+                Err(e @ (Error::Stopped | Error::OutOfMemory { .. })) => return (Err(e), false),
+                _ if cancelled() => return (Err(Error::Stopped), false),
                 _ => {}
             }
         }
-        let direct = self.nvcc_steps(job, cmd, private, depfile).or_else(|| {
-            let cmds = self.direct_commands(job, cmd, private, depfile)?;
-            Some(self.run_direct(job, &cmds, depfile))
-        });
-        match direct {
-            Some(Ok(printed)) => return (Ok(printed), false),
-            Some(Err(e @ (Error::Stopped | Error::CompileTimedOut { .. }))) => {
-                return (Err(e), false);
+        for way in &job.ways {
+            let tried = match way {
+                Way::Direct => self
+                    .direct_commands(job, cmd, private, depfile)
+                    .map(|cmds| self.run_direct(job, &cmds, depfile, meter)),
+                // Run as nodes of their own ([`crate::builder::run::nvcc`]); here only when
+                // nvcc printed no plan.
+                Way::NvccSteps => None,
+                Way::Driver => {
+                    let printed =
+                        (self.exec).exec_launched(cmd, &job.target, &job.source, depfile, meter);
+                    return (printed, false);
+                }
+            };
+            match tried {
+                Some(Ok(printed)) => return (Ok(printed), false),
+                Some(Err(
+                    e
+                    @ (Error::Stopped | Error::CompileTimedOut { .. } | Error::OutOfMemory { .. }),
+                )) => return (Err(e), false),
+                _ if cancelled() => return (Err(Error::Stopped), false),
+                // The next way runs it, the driver last, which says why it fails.
+                _ => {}
             }
-            _ if self.exec.processes.is_cancelled() => return (Err(Error::Stopped), false),
-            // The driver runs it again and says why it fails.
-            _ => {}
         }
-        let printed = self
-            .exec
-            .exec_launched(cmd, &job.target, &job.source, depfile);
+        let printed = (self.exec).exec_launched(cmd, &job.target, &job.source, depfile, meter);
         (printed, false)
     }
 
     /// The commands a HIP device compile's driver would run (cc1, then lld), to run without
-    /// it ([`crate::builder::run::direct`]); `None` for any other compile, one with a launcher,
-    /// or one whose driver said anything else.
+    /// it ([`crate::builder::toolchain::direct`]); `None` for a compile the plan runs through
+    /// its driver, or one whose driver said anything else.
     fn direct_commands(
         &self,
         job: &CompileJob,
@@ -352,11 +425,7 @@ impl Runner<'_> {
         private: &Private<'_>,
         depfile: &Path,
     ) -> Option<Vec<Command>> {
-        if self.lang != Language::Hip
-            || job.rdc
-            || job.target.device().is_none()
-            || job.steps.len() != 1
-        {
+        if !job.ways.contains(&Way::Direct) {
             return None;
         }
         let holes = direct::Holes::of(cmd, &job.source, depfile, private.dir)?;
@@ -373,11 +442,12 @@ impl Runner<'_> {
         job: &CompileJob,
         cmds: &[Command],
         depfile: &Path,
+        meter: &dyn Meter,
     ) -> Result<Vec<String>, Error> {
         let mut printed = Vec::new();
         let deadline = Instant::now();
         for c in cmds {
-            printed.extend(self.run_within(job, c, depfile, deadline)?);
+            printed.extend(self.run_within(job, c, depfile, deadline, meter)?);
         }
         Ok(printed)
     }
@@ -385,20 +455,26 @@ impl Runner<'_> {
     /// Runs one of the commands a compile's driver would run, with what is left since
     /// `started` of the compile timeout; a timeout names the user's compiler, as the driver's
     /// run would.
-    fn run_within(
+    pub(super) fn run_within(
         &self,
         job: &CompileJob,
         c: &Command,
         depfile: &Path,
         started: Instant,
+        meter: &dyn Meter,
     ) -> Result<Vec<String>, Error> {
         let limit = self
             .exec
             .timeout
             .map(|t| t.saturating_sub(started.elapsed()));
-        let out = self
-            .exec
-            .exec_within(c, &job.target, Some(&job.source), Some(depfile), limit);
+        let out = (self.exec).exec_within(
+            c,
+            &job.target,
+            Some(&job.source),
+            Some(depfile),
+            meter,
+            limit,
+        );
         out.map_err(|e| match e {
             Error::CompileTimedOut {
                 program: _,
@@ -415,63 +491,11 @@ impl Runner<'_> {
         })
     }
 
-    /// An nvcc host-code compile run as the steps nvcc prints ([`nvcc_steps`]): its chains at
-    /// once when it was given more than one thread, and its slot handed on to the jobs still
-    /// to start before its host compile; `None` for any other compile, one with a launcher,
-    /// or one whose steps are not of the known shape (then nvcc runs it).
-    fn nvcc_steps(
-        &self,
-        job: &CompileJob,
-        cmd: &Command,
-        private: &Private<'_>,
-        depfile: &Path,
-    ) -> Option<Result<Vec<String>, Error>> {
-        let nvcc_host =
-            self.lang == Language::Cuda && self.tc.is_nvcc() && job.target == Target::Host;
-        if !nvcc_host || !self.direct.enabled() || job.rdc || !cmd.launcher().is_empty() {
-            return None;
-        }
-        // The host side besides each architecture nvcc's threads run; one chain after
-        // another without threads.
-        let workers = nvcc_steps::threads(cmd).map_or(1, |n| n + 1);
-        // A wrapper named nvcc (a `ccache` link) would be skipped by nvcc's steps.
-        let program = cmd.program.canonicalize().ok()?;
-        if !program.file_name()?.to_str()?.starts_with("nvcc") {
-            return None;
-        }
-        let keep = private.dir.join("nvcc");
-        std::fs::create_dir(&keep).ok()?;
-        let mut ask = nvcc_steps::dryrun(cmd, &keep)?.to_command();
-        let limit = self
-            .exec
-            .timeout
-            .map_or(direct::ASK_LIMIT, |t| t.min(direct::ASK_LIMIT));
-        let out = process::run(self.exec.processes, &mut ask, Some(limit)).ok()?;
-        if !out.status.success() {
-            return None; // nvcc runs it and says why
-        }
-        // As nvcc prints it: relative to the compile's directory, as `to_command` passed it.
-        let spelled = direct::spelled(cmd, keep.as_os_str());
-        let plan = nvcc_steps::plan(std::str::from_utf8(&out.stderr).ok()?, spelled.to_str()?)?;
-        let started = Instant::now();
-        let step = |s: &nvcc_steps::Step| {
-            let mut c = Command::new("/bin/sh");
-            c.dir = cmd.dir.clone();
-            c.env = cmd.env.clone();
-            for (n, v) in &plan.env {
-                c.env.push((n.clone(), Some(v.clone())));
-            }
-            c.add_arg("-c").add_arg(format!("{} 1>&2", s.line));
-            // The time the job waited for a slot before its host compile does not count.
-            self.run_within(job, &c, depfile, started + pool::waited())
-        };
-        nvcc_steps::run(&plan, workers, cmd.dir.as_deref(), depfile, step).transpose()
-    }
-
     /// Adds what offload-build knows to a failed compile: a source that needs the HIP headers
     /// while no ROCm install is in use; a CUDA source that needs a toolkit's headers while none
     /// was found, or a toolkit newer than the compiler ([`crate::builder::toolchain::cuda::hint`]).
-    fn explain(&self, mut e: Error) -> Error {
+    pub(super) fn explain(&self, mut e: Error) -> Error {
+        use crate::builder::options::Language;
         if let Error::CompileFailed {
             stderr,
             hint,

@@ -12,6 +12,7 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::job::LinkJob;
+use crate::builder::memory::Meter;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
 
@@ -49,7 +50,7 @@ impl Runner<'_> {
 
     /// Runs a device link, or takes its cached object: the key covers the command and its
     /// inputs' content.
-    pub(super) fn link(&self, job: &LinkJob) -> Result<Linked, Error> {
+    pub(super) fn link(&self, job: &LinkJob, meter: &dyn Meter) -> Result<Linked, Error> {
         let start = Instant::now();
         let target = job.target.clone();
         for o in &job.command.inputs {
@@ -96,7 +97,7 @@ impl Runner<'_> {
         let cmd = job
             .command
             .map_paths(|p| (p == placeholder).then(|| tmp.to_path_buf()));
-        let stderr = self.exec.exec(&cmd, &target, None, None)?;
+        let stderr = self.exec.exec(&cmd, &target, None, None, meter)?;
         let data = std::fs::read(&tmp).map_err(|e| Error::io("reading", &tmp, e))?;
         check_output(ImageKind::Object, &target, &data).map_err(|(expected, found)| {
             Error::BadDeviceCode {

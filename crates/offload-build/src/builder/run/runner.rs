@@ -1,11 +1,14 @@
-//! The jobs stage: runs the plan's compile jobs, one per (source, architecture), in parallel
-//! under Cargo's jobserver ([`crate::builder::run::pool`]), each skipped when its cache record says
-//! its inputs are unchanged, after the precompiled preambles they use ([`Lifecycle`]); then
-//! the device links. Every command comes from the plan; what becomes of a PCH is the PCH
-//! room's decision. This stage runs them, checks what they wrote and records the results.
+//! The jobs stage: the build's job graph, run by [`crate::builder::run::graph`]. Its nodes are
+//! the plan's work whose cache record is not fresh: the precompiled preambles made
+//! ([`Lifecycle::states`] decides which), the compiles (one per source and architecture, or
+//! nvcc's steps), the device links after their objects, and in a host-code build with clang
+//! the host compiles the host stage planned ([`Hosts`]), each after its source's device
+//! compiles, with an early one beside them. Every command comes from the plan; this stage
+//! runs them, checks what they wrote and records the results.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
@@ -13,33 +16,41 @@ use std::time::SystemTime;
 use crate::builder::arch::Target;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::cache::{self, ContentHashes};
-use crate::builder::diag;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::job::CompileJob;
-use crate::builder::pch::PchJob;
+use crate::builder::memory;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
+use crate::builder::plan::estimate::{Kind, estimates};
 use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
 use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
-use crate::builder::run::direct::{DRIVER_VARS, Direct};
-use crate::builder::run::early::EarlyHosts;
+use crate::builder::run::early::Hosts;
 use crate::builder::run::exec::Executor;
+use crate::builder::run::graph::{self, Note};
+use crate::builder::run::job::stats_file;
 use crate::builder::run::job_out::JobOut;
 use crate::builder::run::link::Linked;
+use crate::builder::run::nodes::Made;
 use crate::builder::run::outputs::{refuse_clobbering, tell_headers};
-use crate::builder::run::pool;
-use crate::builder::run::schedule::{Done, Work, in_job_order, schedule};
-use crate::builder::toolchain::Toolchain;
+use crate::builder::toolchain::direct::{DRIVER_VARS, Direct};
 
-/// Runs the plan's compiles and device links; tells Cargo about every header read. In a
-/// host-code build, `early` starts the host compiles beside them.
-pub(crate) fn run(
-    plan: &Plan,
-    env: &Env<'_>,
-    early: Option<&EarlyHosts<'_>>,
-) -> Result<Built, Error> {
+/// What a node of the graph gives back.
+pub(super) enum Done {
+    /// A node whose work is elsewhere (a PCH, an early host compile, a step of nvcc's).
+    Nothing,
+    /// The `k`-th compile job's result.
+    Compile(usize, JobOut),
+    /// A source's host compile, and the PCH its job names.
+    Host(JobOut, Option<usize>),
+    /// A device link.
+    Link(Linked),
+}
+
+/// Runs the plan's job graph; tells Cargo about every header read. In a host-code build with
+/// clang, `hosts` are the host compiles the host stage planned.
+pub(crate) fn run(plan: &Plan, env: &Env<'_>, hosts: Option<&Hosts<'_>>) -> Result<Built, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         // Nothing to compile (only images).
         return Ok(Built::default());
@@ -47,44 +58,6 @@ pub(crate) fn run(
     let sources: Vec<PathBuf> = plan.compiles.iter().map(|(s, _)| s.clone()).collect();
     refuse_clobbering(plan, &sources, "source", |_| None)?;
     cache::remove_leftovers(&plan.cache_dir);
-    let built = Built {
-        keep_per_source: settings.options.host_code,
-        ..Built::default()
-    };
-    run_jobs(plan, tc, settings, env, built, early)
-}
-
-/// Runs the host compiles of a host-code build (jobs of [`Target::Host`]), once its device
-/// code is packed: as the device compiles run, under the same settings, with `pch_jobs`
-/// (their [`CompileJob::pch`] indices).
-pub(crate) fn run_host(
-    plan: &Plan,
-    jobs: Vec<CompileJob>,
-    pch_jobs: Vec<PchJob>,
-    env: &Env<'_>,
-    early: Option<&EarlyHosts<'_>>,
-) -> Result<Built, Error> {
-    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
-        return Ok(Built::default());
-    };
-    let host = JobSettings {
-        compile_jobs: jobs,
-        links: Vec::new(),
-        pch_jobs,
-        ..settings.clone()
-    };
-    run_jobs(plan, tc, &host, env, Built::default(), early)
-}
-
-/// Runs the jobs of `settings` into `built`.
-fn run_jobs(
-    plan: &Plan,
-    tc: &Toolchain,
-    settings: &JobSettings,
-    env: &Env<'_>,
-    mut built: Built,
-    early: Option<&EarlyHosts<'_>>,
-) -> Result<Built, Error> {
     let started = SystemTime::now();
     let hashes = ContentHashes::with_stamps(&plan.cache_dir);
     let lookups = Lookups::new(env.compiler_vars()).load_scans(&plan.cache_dir);
@@ -114,102 +87,45 @@ fn run_jobs(
             helped: Mutex::new(BTreeMap::new()),
         },
         direct: Direct::new(settings.direct, env.peek(&DRIVER_VARS)),
-        early,
+        hosts,
     };
-    let mut counter = Counter::new(settings);
-    let mut outs = runner.compiles(settings, &mut counter)?;
+    let mut built = Built {
+        keep_per_source: settings.options.host_code,
+        ..Built::default()
+    };
+    let ran = runner.run_graph(settings, &mut built);
     exec.flush_warnings(env);
+    let (outs, host_outs) = ran?;
     if no_depfile.load(Ordering::Relaxed) {
         env.directives().warn(&format!(
             "offload-build: {} wrote no depfile (-MD -MF); header changes are not tracked",
             tc.clang.display()
         ));
     }
-    let headers: Vec<PathBuf> = outs
-        .iter()
+    let headers: Vec<PathBuf> = (outs.iter().chain(&host_outs))
         .flat_map(|o| o.deps.iter().skip(1))
         .cloned()
         .collect();
     refuse_clobbering(plan, &headers, "header", |p| hashes.file_id(p))?;
     tell_headers(plan, tc, &outs, env)?;
+    tell_headers(plan, tc, &host_outs, env)?;
     built.pch_made = runner.pch.made.load(Ordering::Relaxed);
     built.pch_background = runner.pch.background.load(Ordering::Relaxed);
-    built.add_compiles(&mut outs);
-    let mut printed: Vec<(String, Vec<String>)> = Vec::new();
-    for o in &outs {
-        printed.push((o.target.to_string(), diag::group(&o.stderr)));
-    }
-    let linked = runner.links(settings, &mut counter)?;
-    for l in &linked {
-        printed.push((l.target.to_string(), diag::group(&l.stderr)));
-    }
-    if settings.forward_warnings {
-        built.diagnostics = diag::merge(printed.iter().map(|(t, d)| (t.as_str(), d.clone())));
-    }
-    exec.flush_warnings(env);
     let settled = started.checked_sub(cache::STAMP_SETTLE).unwrap_or(started);
     hashes.save_stamps(&plan.cache_dir, settled);
     lookups.save_scans(&plan.cache_dir);
-    built.add_links(linked);
     Ok(built)
 }
 
-/// The jobs to run that may use threads (nvcc's host-code jobs) given the cores the others
-/// leave ([`CompileJob::with_threads`]), in the order of `to_run`; `None` for the others.
-fn threaded(to_run: &[&CompileJob]) -> Vec<Option<CompileJob>> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let per_job = cores.div_ceil(to_run.len().max(1));
-    to_run.iter().map(|j| j.with_threads(per_job)).collect()
-}
-
-/// The host PCHs of the sources whose device compiles run now (a host-code build): their host
-/// compiles come after, and each will run ([`Lifecycle::states`]' `later`).
-fn later_pchs(settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<usize> {
-    settings
-        .host_pchs
-        .iter()
-        .filter(|(s, _)| {
-            to_run
-                .iter()
-                .any(|j| &j.source == *s && j.target.device().is_some())
-        })
-        .map(|(_, &(i, _))| i)
-        .collect()
-}
-
-/// The progress count: the jobs that run (compiles not cached, and the links of their
-/// architectures).
+/// The progress count: the nodes that report (compiles not cached, device links, host
+/// compiles).
 struct Counter<'a> {
     settings: &'a JobSettings,
     done: usize,
     total: usize,
-    /// The architectures whose device link is counted.
-    linked: BTreeSet<Target>,
 }
 
-impl<'a> Counter<'a> {
-    fn new(settings: &'a JobSettings) -> Counter<'a> {
-        Counter {
-            settings,
-            done: 0,
-            total: 0,
-            linked: BTreeSet::new(),
-        }
-    }
-
-    /// Counts the compiles of `to_run` and the device links of their architectures.
-    fn count(&mut self, to_run: &[&CompileJob]) {
-        self.linked = to_run
-            .iter()
-            .filter(|j| j.rdc)
-            .map(|j| match &j.target {
-                Target::Device(a) => Target::Device(a.clone()),
-                Target::Host | Target::DeviceLink => Target::DeviceLink,
-            })
-            .collect();
-        self.total = to_run.len() + self.linked.len();
-    }
-
+impl Counter<'_> {
     fn report(&mut self, target: &Target, step: ProgressStep, seconds: Option<f64>) {
         self.done += 1;
         if let Some(hook) = &self.settings.progress {
@@ -222,240 +138,151 @@ impl<'a> Counter<'a> {
             });
         }
     }
+
+    fn note(&self, note: Note) {
+        let Some(hook) = &self.settings.progress else {
+            return;
+        };
+        let (label, step) = match note {
+            Note::WaitsForMemory {
+                label,
+                need,
+                in_use,
+                budget,
+            } => {
+                let free = budget.saturating_sub(in_use);
+                let why = format!(
+                    "waits for memory: needs {} ({}); {} of the {} budget free",
+                    memory::human(need.bytes),
+                    need.from,
+                    memory::human(free),
+                    memory::human(budget)
+                );
+                (label, ProgressStep::Memory(why))
+            }
+            Note::RunsAlone { label, peak } => {
+                let why = format!(
+                    "killed for lack of memory at {}: runs again alone",
+                    memory::human(peak)
+                );
+                (label, ProgressStep::Memory(why))
+            }
+        };
+        hook.call(&Progress {
+            done: self.done,
+            total: self.total,
+            arch: label,
+            step,
+            seconds: None,
+        });
+    }
 }
 
 impl Runner<'_> {
-    /// The compile jobs: those whose cache record is fresh are done already; the others run
-    /// in parallel, after the precompiled preambles they use ([`Lifecycle::states`]), longest
-    /// first. Results in job order.
-    fn compiles(
+    /// Runs the graph of `settings`' jobs, filling `built`: the compiles' results (taken from
+    /// the cache or run) in job order, and the host compiles'.
+    fn run_graph(
         &self,
         settings: &JobSettings,
-        counter: &mut Counter<'_>,
-    ) -> Result<Vec<JobOut>, Error> {
-        let slots: Vec<Result<JobOut, &CompileJob>> = settings
-            .compile_jobs
-            .iter()
-            .map(|job| self.cached(job).ok_or(job))
+        built: &mut Built,
+    ) -> Result<(Vec<JobOut>, Vec<JobOut>), Error> {
+        let cached: Vec<Option<JobOut>> = (settings.compile_jobs.iter())
+            .map(|job| self.cached(job))
             .collect();
-        let to_run: Vec<&CompileJob> = slots
-            .iter()
-            .filter_map(|s| s.as_ref().err().copied())
+        let mut to_run: Vec<(usize, &CompileJob)> = (settings.compile_jobs.iter().enumerate())
+            .filter(|(k, _)| cached[*k].is_none())
             .collect();
-        let threaded = threaded(&to_run);
-        let to_run: Vec<&CompileJob> = to_run
-            .iter()
-            .zip(&threaded)
-            .map(|(j, t)| t.as_ref().unwrap_or(j))
-            .collect();
-        counter.count(&to_run);
-        let later = later_pchs(settings, &to_run);
-        let states = self.pch.states(
+        if let Some(hosts) = self.hosts {
+            let running: Vec<&CompileJob> = to_run.iter().map(|(_, j)| *j).collect();
+            hosts.expect(&running, &cached.iter().flatten().collect::<Vec<_>>());
+        }
+        let later = self.later_pchs(settings, &to_run);
+        let jobs: Vec<&CompileJob> = to_run.iter().map(|(_, j)| *j).collect();
+        let early = self.hosts.is_some_and(|h| h.early);
+        let states = (self.pch).states(
             &settings.pch_jobs,
             settings.pch_background,
-            &to_run,
-            (
-                &later,
-                self.early.is_some(),
-                &self.ran_early(settings, &to_run),
-            ),
+            &jobs,
+            (&later, early, &[]),
         );
-        let usable: Vec<AtomicBool> = states
-            .iter()
+        order_compiles(&mut to_run, &states);
+        let usable = (states.iter())
             .map(|s| AtomicBool::new(*s == PchState::Cached))
             .collect();
-        let (mut work, mut after) = schedule(&states, &to_run, &later);
-        let early = self.early_work(&slots, &to_run, &mut work, &mut after);
-        let gate = gates(&work, &to_run, &early);
-        let made = PchState::to_make(&settings.pch_jobs, &states);
-        let job_list: Vec<pool::Job<'_, Done>> = work
-            .iter()
-            .map(|&w| {
-                let (pch_jobs, usable, made, states) =
-                    (&settings.pch_jobs, &usable, &made, &states);
-                let pch_of = move |j: &CompileJob| {
-                    j.pch
-                        .filter(|&i| states[i].used())
-                        .map(|i| (&pch_jobs[i], &usable[i]))
-                };
-                match w {
-                    Work::Pch(i) => {
-                        let adopt = states[i] == PchState::Adopt;
-                        self.pch_work(&pch_jobs[i], adopt, made, &usable[i])
+        let also = PchState::to_make(&settings.pch_jobs, &states);
+        let made = Made {
+            to_run,
+            states,
+            usable,
+            also,
+        };
+        let (nodes, _) = self.nodes(settings, &made);
+        let linked = self.counted_links(settings, &made);
+        let counter = Mutex::new(Counter {
+            settings,
+            done: 0,
+            total: made.to_run.len() + linked.len() + self.hosts.map_or(0, |h| h.sources().count()),
+        });
+        let done = graph::run(
+            nodes,
+            settings.client.as_ref(),
+            settings.max_jobs,
+            settings.budget.as_ref(),
+            &mut |d: &Done| {
+                let mut c = counter.lock().unwrap_or_else(|e| e.into_inner());
+                match d {
+                    Done::Compile(_, o) | Done::Host(o, _) => {
+                        let step = ProgressStep::Compile(o.source.clone());
+                        c.report(&o.target, step, o.ran.then_some(o.seconds));
                     }
-                    Work::Compile(k) => self.compile_work(k, to_run[k], pch_of(to_run[k])),
-                    Work::Early(n) => self.early_job(early[n], pch_of(early[n])),
+                    Done::Link(l) if linked.contains(&l.target) => {
+                        c.report(&l.target, ProgressStep::Link, l.ran.then_some(l.seconds));
+                    }
+                    Done::Link(_) => {}
+                    Done::Nothing => {}
                 }
+            },
+            &mut |n| counter.lock().unwrap_or_else(|e| e.into_inner()).note(n),
+        )?;
+        self.collect(settings, built, cached, done, &made)
+    }
+
+    /// The host PCHs of the sources whose device compiles run now (a host-code build): their
+    /// host compiles come after them ([`Lifecycle::states`]' `later`).
+    fn later_pchs(&self, settings: &JobSettings, to_run: &[(usize, &CompileJob)]) -> Vec<usize> {
+        (settings.host_pchs.iter())
+            .filter(|(s, _)| {
+                (to_run.iter()).any(|(_, j)| &j.source == *s && j.target.device().is_some())
             })
-            .collect();
-        let client = settings.client.as_ref();
-        let max = settings.max_jobs;
-        let done = pool::run_gated(job_list, &after, &gate, client, max, &mut |d| {
-            if let Done::Compile(_, o) = d {
-                let step = ProgressStep::Compile(o.source.clone());
-                counter.report(&o.target, step, Some(o.seconds));
-            }
-        })?;
-        self.pch
-            .start_backgrounds(&settings.pch_jobs, &states, |i| {
-                done.iter().find_map(|d| match d {
-                    Done::Compile(k, o) if to_run[*k].pch == Some(i) => Some(o.deps.as_slice()),
-                    _ => None,
-                })
-            });
-        in_job_order(slots, done, to_run.len())
-    }
-
-    /// Making the PCH `p` (or adopting it from the background): whether it can be used goes
-    /// into `usable`.
-    fn pch_work<'s>(
-        &'s self,
-        p: &'s PchJob,
-        adopt: bool,
-        made: &'s [&'s PchJob],
-        usable: &'s AtomicBool,
-    ) -> pool::Job<'s, Done> {
-        Box::new(move || {
-            let ok = self.pch.make(p, adopt, made);
-            if ok.is_err() {
-                self.tell_early(None);
-            }
-            usable.store(ok?, Ordering::SeqCst);
-            Ok(Done::Pch)
-        })
-    }
-
-    /// The compile `job` (the `k`-th to run), with its PCH when that is made and usable by
-    /// then; its device code goes to the early host compile of its source too.
-    fn compile_work<'s>(
-        &'s self,
-        k: usize,
-        job: &'s CompileJob,
-        pch: Option<(&'s PchJob, &'s AtomicBool)>,
-    ) -> pool::Job<'s, Done> {
-        Box::new(move || {
-            let out = self.run_job(job, usable(pch));
-            self.tell_early(out.as_ref().ok());
-            Ok(Done::Compile(k, out?))
-        })
-    }
-
-    /// The early host compile `job` (never a failure of the stage: the host stage compiles
-    /// again what it cannot take).
-    fn early_job<'s>(
-        &'s self,
-        job: &'s CompileJob,
-        pch: Option<(&'s PchJob, &'s AtomicBool)>,
-    ) -> pool::Job<'s, Done> {
-        Box::new(move || {
-            if let Some(hosts) = self.early {
-                self.run_early(hosts, job, usable(pch));
-            }
-            Ok(Done::Early)
-        })
-    }
-
-    /// Per PCH of `settings`, whether every compile of `to_run` that would use it ran early
-    /// without it, its object to be taken ([`EarlyHosts::ran_without_pch`]): the host stage
-    /// does not make it for them.
-    fn ran_early(&self, settings: &JobSettings, to_run: &[&CompileJob]) -> Vec<bool> {
-        let Some(hosts) = self.early else {
-            return Vec::new();
-        };
-        let mut ran = vec![None; settings.pch_jobs.len()];
-        for j in to_run.iter().filter(|j| j.target == Target::Host) {
-            if let Some(i) = j.pch.filter(|&i| i < ran.len()) {
-                let this = hosts.ran_without_pch(&j.source);
-                ran[i] = Some(ran[i].unwrap_or(true) && this);
-            }
-        }
-        ran.into_iter().map(|r| r.unwrap_or(false)).collect()
-    }
-
-    /// Tells the early host compiles that a job ended: a compile with its result, or a job
-    /// that failed (`None`).
-    fn tell_early(&self, out: Option<&JobOut>) {
-        if let Some(hosts) = self.early {
-            hosts.done(out);
-        }
-    }
-
-    /// The early host compiles of the sources whose device compiles run now, added to `work`
-    /// after the host PCH each uses (when this stage makes it); the device compiles' results
-    /// taken from the cache go to them first. Their jobs, by [`Work::Early`] index.
-    fn early_work(
-        &self,
-        slots: &[Result<JobOut, &CompileJob>],
-        to_run: &[&CompileJob],
-        work: &mut Vec<Work>,
-        after: &mut Vec<Option<usize>>,
-    ) -> Vec<&CompileJob> {
-        let Some(hosts) = self.early else {
-            return Vec::new();
-        };
-        let sources: BTreeSet<&PathBuf> = to_run
-            .iter()
-            .filter(|j| j.target.device().is_some())
-            .map(|j| &j.source)
-            .collect();
-        let jobs: Vec<&CompileJob> = sources.iter().filter_map(|s| hosts.job(s)).collect();
-        if jobs.is_empty() {
-            return jobs;
-        }
-        let cached: Vec<&JobOut> = slots.iter().filter_map(|s| s.as_ref().ok()).collect();
-        hosts.expect(to_run, &cached);
-        for (n, job) in jobs.iter().enumerate() {
-            // After its PCH when this stage makes it.
-            let pch_at = job.pch.and_then(|i| {
-                work.iter()
-                    .position(|w| matches!(w, Work::Pch(p) if *p == i))
-            });
-            work.push(Work::Early(n));
-            after.push(pch_at);
-        }
-        jobs
-    }
-
-    /// The device links, in parallel.
-    fn links(
-        &self,
-        settings: &JobSettings,
-        counter: &mut Counter<'_>,
-    ) -> Result<Vec<Linked>, Error> {
-        let link_jobs: Vec<pool::Job<'_, Linked>> = settings
-            .links
-            .iter()
-            .map(|l| Box::new(move || self.link(l)) as pool::Job<'_, Linked>)
-            .collect();
-        let client = settings.client.as_ref();
-        pool::run(link_jobs, client, settings.max_jobs, &mut |l: &Linked| {
-            if counter.linked.contains(&l.target) {
-                counter.report(&l.target, ProgressStep::Link, l.ran.then_some(l.seconds));
-            }
-        })
+            .map(|(_, &(i, _))| i)
+            .collect()
     }
 }
 
-/// What each job of `work` starts after, besides what it waits for: an early host compile,
-/// after every device compile of its source started (it waits for their device code).
-fn gates(work: &[Work], to_run: &[&CompileJob], early: &[&CompileJob]) -> Vec<Vec<usize>> {
-    work.iter()
-        .map(|w| match *w {
-            Work::Early(n) => work
-                .iter()
-                .enumerate()
-                .filter(
-                    |(_, v)| matches!(v, Work::Compile(k) if to_run[*k].source == early[n].source),
-                )
-                .map(|(at, _)| at)
-                .collect(),
-            _ => Vec::new(),
+/// The compiles in the order they start when their ranks tie: those that do not use a PCH
+/// first (those that do parse less), then the longest by their last time, then the larger
+/// source.
+fn order_compiles(to_run: &mut [(usize, &CompileJob)], states: &[PchState]) {
+    let items: Vec<(Kind, u64, PathBuf)> = (to_run.iter())
+        .map(|(_, j)| (Kind::DeviceCompile, size_of(&j.source), stats_file(j)))
+        .collect();
+    let refs: Vec<(Kind, u64, &Path)> = items
+        .iter()
+        .map(|(k, s, p)| (*k, *s, p.as_path()))
+        .collect();
+    let est = estimates(&refs);
+    let keys: Vec<(bool, Reverse<u64>, Reverse<u64>)> = (to_run.iter().zip(&est))
+        .map(|(&(_, j), e)| {
+            let with_pch = j.pch.is_some_and(|i| states[i].used());
+            (with_pch, Reverse(e.ms), Reverse(size_of(&j.source)))
         })
-        .collect()
+        .collect();
+    let mut order: Vec<usize> = (0..to_run.len()).collect();
+    order.sort_by_key(|&i| keys[i]);
+    let sorted: Vec<(usize, &CompileJob)> = order.iter().map(|&i| to_run[i]).collect();
+    to_run.copy_from_slice(&sorted);
 }
 
-/// The PCH of a job when it was made and can be used by the time the job starts.
-fn usable<'p>(pch: Option<(&'p PchJob, &AtomicBool)>) -> Option<&'p PchJob> {
-    pch.filter(|(_, u)| u.load(Ordering::SeqCst))
-        .map(|(p, _)| p)
+fn size_of(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
 }

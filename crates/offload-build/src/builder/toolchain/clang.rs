@@ -386,6 +386,7 @@ pub(crate) fn new_job(
         pch: None,
         pch_skip: 0,
         threads: 1,
+        ways: vec![crate::builder::job::Way::Driver],
     };
     (job, key)
 }

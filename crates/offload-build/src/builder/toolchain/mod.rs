@@ -6,10 +6,12 @@
 
 pub(crate) mod clang;
 pub(crate) mod cuda;
+pub(crate) mod direct;
 pub(crate) mod discover;
 pub(crate) mod found;
 pub(crate) mod info;
 pub(crate) mod nvcc;
+pub(crate) mod nvcc_steps;
 pub(crate) mod paths;
 pub(crate) mod ptxas;
 pub(crate) mod rocm;

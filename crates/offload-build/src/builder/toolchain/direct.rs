@@ -469,11 +469,6 @@ impl Direct {
         }
     }
 
-    /// Whether compiles may run without their driver (`OFFLOAD_BUILD_DIRECT`, on by default).
-    pub(crate) fn enabled(&self) -> bool {
-        self.enabled
-    }
-
     /// The commands to run instead of `cmd` (a HIP device compile without launcher, with
     /// `env` the compiler's variables and `identity` the compiler's; `timeout`, the compile
     /// timeout, also bounds the driver's `-###`): `None` when the driver should run it.

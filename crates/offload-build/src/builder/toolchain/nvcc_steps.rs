@@ -1,5 +1,6 @@
-//! An nvcc host-code compile run as the steps nvcc prints with `--dryrun`, its independent
-//! chains at once.
+//! An nvcc host-code compile as the steps nvcc prints with `--dryrun`, grouped into the
+//! chains that can run at once: this file plans them (spells the commands); the jobs stage
+//! runs each step as a node of the build's job graph.
 //!
 //! `nvcc -c` runs one chain: the host side's preprocessing and `cudafe++`, then each
 //! architecture's preprocessing, `cicc` and `ptxas` (`--threads` runs the architectures at
@@ -9,20 +10,19 @@
 //! (`--gen_module_id_file`, as in a device-only `nvcc -cubin`). So the host side and every
 //! architecture can run at once, and only `fatbinary` and the host compile wait for all of
 //! them: after an edit of one source, its compile takes about 0.8 of nvcc's time on 2 cores
-//! (`benches/cuda_host_code.sh`).
+//! (`benches/cuda_host_code.sh`), and the steps of many sources fill the cores and the memory
+//! as the job graph orders them (a heavy source's `cicc` beside another's `ptxas`).
 //!
-//! A compile given one thread (a build of more sources than cores) runs its chains one after
-//! another, as nvcc does, and on any slot the pool lends it once no other source waits to
-//! start ([`crate::builder::run::pool::lend`]). It hands its job slot on before `fatbinary`
-//! and the host compile ([`crate::builder::run::pool::yield_slot`]): the sources still to
-//! start take it first. So the build does not end with one source's steps running alone
-//! while a core idles, as it does when each source is one nvcc.
+//! The module ID is the same in every process for most sources (it names the source and its
+//! first kernel), but not for sources whose kernels are all templates or internal (CUTLASS
+//! kernels: the ID then ends with a process ID): then the steps that read another's ID run
+//! again with the first architecture's ([`Plan::fix_ids`]: `cudafe++`, a few seconds, and the
+//! other architectures' `cicc`), so that no device code is compiled twice in one build.
 //!
 //! The steps are nvcc's own, printed by one `nvcc --dryrun` (with `--keep-dir`, so their
 //! files are the job's and keep their names) and run through `sh -c` as nvcc runs them, with
 //! the variables nvcc sets. What changes:
-//! - each `cicc` but the first writes its own module ID file; after the chains, each must
-//!   equal the one `cudafe++` wrote, or nvcc compiles the source itself;
+//! - each `cicc` writes its own module ID file (see above);
 //! - the depfile: each preprocessing step writes one (`-MD -MF`, in the same pass), and the
 //!   job's depfile is all of them (nvcc's `-MD` names what its host preprocessing read);
 //! - a step's standard output goes with its standard error (nvcc prints both).
@@ -32,14 +32,11 @@
 //! `nvcc -c --keep` writes, byte for byte (its file symbol names the kept file instead of
 //! nvcc's `tmpxft_<pid>_…` temporary one).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
-use std::sync::{Mutex, mpsc};
 
 use crate::builder::command::Command;
-use crate::builder::error::Error;
-use crate::builder::run::pool;
 
 /// One step as nvcc would run it (`sh -c <line>`), with its place in nvcc's order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +45,50 @@ pub(crate) struct Step {
     pub(crate) index: usize,
     /// The shell line.
     pub(crate) line: String,
+}
+
+impl Step {
+    /// What the step runs, for the memory it is expected to need and the class of steps it
+    /// learns that from ([`crate::builder::run::graph::Node::class`]).
+    pub(crate) fn kind(&self) -> StepKind {
+        match program(&self.line) {
+            Some("cicc") => StepKind::Cicc,
+            Some("ptxas") => StepKind::Ptxas,
+            Some("cudafe++") => StepKind::Cudafe,
+            Some("fatbinary") => StepKind::Fatbinary,
+            _ if self.line.split(' ').any(|w| w == "-E") => StepKind::Preprocess,
+            _ => StepKind::HostCompile,
+        }
+    }
+}
+
+/// What one of nvcc's steps runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StepKind {
+    /// The host compiler's preprocessing (`-E`).
+    Preprocess,
+    /// The host side's front end.
+    Cudafe,
+    /// The device front end and optimizer: the heaviest step.
+    Cicc,
+    /// PTX to a cubin.
+    Ptxas,
+    /// The fat binary.
+    Fatbinary,
+    /// The host compiler on the stub.
+    HostCompile,
+}
+
+impl StepKind {
+    /// What a step of this kind is expected to need, before any was measured.
+    pub(crate) fn default_need(self) -> u64 {
+        use crate::builder::memory::default;
+        match self {
+            StepKind::Cicc => default::NVCC,
+            StepKind::Cudafe | StepKind::Ptxas | StepKind::HostCompile => default::NVCC_STEP,
+            StepKind::Preprocess | StepKind::Fatbinary => default::LIGHT,
+        }
+    }
 }
 
 /// nvcc's steps for one compile, grouped.
@@ -59,13 +100,56 @@ pub(crate) struct Plan {
     pub(crate) chains: Vec<Vec<Step>>,
     /// What runs after all of them, in order (`fatbinary`, the host compile).
     pub(crate) tail: Vec<Step>,
-    /// Each module ID file a `cicc` writes instead of reading, with the one it stands for.
-    pub(crate) module_ids: Vec<(String, String)>,
+    /// Each module ID a `cicc` writes instead of reading ([`OwnId`]), in chain order.
+    pub(crate) module_ids: Vec<OwnId>,
     /// The depfiles of the preprocessing steps.
     pub(crate) depfiles: Vec<String>,
-    /// The files of the chains that the tail reads (the host compile's `.cudafe1.cpp`, the
-    /// device code): their size tells how long the tail takes.
-    pub(crate) tail_inputs: Vec<String>,
+}
+
+impl Plan {
+    /// The steps to run again once the chains ran, so that every step used one module ID,
+    /// the first architecture's: the other architectures' `cicc` whose ID differs (and the
+    /// steps after it), then `cudafe++` when its own differs, each reading it; none when
+    /// all agree (the ID names the source and its first kernel). `read`: the content of a
+    /// file of the plan, by its name as printed; `None` when one cannot be read.
+    pub(crate) fn fix_ids(&self, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<Step>> {
+        let first = self.module_ids.first()?;
+        let want = read(&first.own)?;
+        let mut again = Vec::new();
+        for m in &self.module_ids[1..] {
+            if read(&m.own)? != want {
+                let chain = self.chains.get(m.chain)?;
+                let mut cicc = chain.get(m.at)?.clone();
+                cicc.line = reading(&m.reading, &m.theirs, &first.own);
+                again.push(cicc);
+                again.extend(chain[m.at + 1..].iter().cloned());
+            }
+        }
+        if read(&first.theirs)? != want {
+            let writes = format!("{ID_GEN}{ID_NAME}{}\"", first.theirs);
+            let (chain, at) = (self.chains.iter())
+                .find_map(|c| Some((c, c.iter().position(|s| s.line.contains(&writes))?)))?;
+            let mut cudafe = chain[at].clone();
+            cudafe.line = reading(&cudafe.line, &first.theirs, &first.own);
+            again.push(cudafe);
+            again.extend(chain[at + 1..].iter().cloned());
+        }
+        Some(again)
+    }
+}
+
+/// A module ID file a `cicc` writes itself instead of reading the one `cudafe++` writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OwnId {
+    /// The file it writes.
+    pub(crate) own: String,
+    /// The file `cudafe++` writes, which nvcc's `cicc` reads.
+    pub(crate) theirs: String,
+    /// The chain of that `cicc`, and its place in the chain.
+    pub(crate) chain: usize,
+    pub(crate) at: usize,
+    /// Its line as nvcc printed it (reading `theirs`).
+    pub(crate) reading: String,
 }
 
 /// Options under which nvcc's printed steps are not the whole compile (it prints them
@@ -87,27 +171,6 @@ const NOT_WITH: [&str; 15] = [
     "--generate-dependencies",
     "-M",
 ];
-
-/// The threads an nvcc host-code compile was given (`--threads=N`, [`CompileJob::threads`],
-/// or the user's own `-t N`): `Some` when more than one, the case where all its chains start
-/// at once (with one, they run one after another, and on the slots the pool lends).
-///
-/// [`CompileJob::threads`]: crate::builder::job::CompileJob::threads
-pub(crate) fn threads(cmd: &Command) -> Option<usize> {
-    let args: Vec<&str> = cmd.args().iter().filter_map(|a| a.to_str()).collect();
-    // `--threads=N`, `-t=N`, `-tN`, `--threads N`, `-t N`: the last one counts, as in nvcc.
-    let n = (args.iter().enumerate())
-        .filter_map(|(i, a)| {
-            let value = match a.strip_prefix("--threads").or_else(|| a.strip_prefix("-t")) {
-                Some("") => args.get(i + 1).copied(),
-                Some(rest) => Some(rest.strip_prefix('=').unwrap_or(rest)),
-                None => None,
-            };
-            value?.parse::<usize>().ok()
-        })
-        .next_back()?;
-    (n > 1).then_some(n)
-}
 
 /// The `nvcc --dryrun` of `cmd` (a host-code compile writing its depfile with `-MD -MF`)
 /// with its files kept in `keep`; `None` when an option of the compile rules it out.
@@ -162,7 +225,20 @@ pub(crate) fn plan(printed: &str, keep: &str) -> Option<Plan> {
     // Each file of `keep` belongs to the chain of the step that names it first (its writer).
     let mut owner: HashMap<String, usize> = HashMap::new();
     for (index, line) in lines[..tail_at].iter().enumerate() {
-        let mut line = own_module_id(line, index, &lines[..index], &mut module_ids)?;
+        let mut line = match own_module_id(line, index, &lines[..index])? {
+            Some((own, theirs)) => {
+                let writing = writing_own(line, &theirs, &own);
+                module_ids.push(OwnId {
+                    own,
+                    theirs,
+                    chain: usize::MAX,
+                    at: 0,
+                    reading: line.to_string(),
+                });
+                writing
+            }
+            None => line.to_string(),
+        };
         if line.split(' ').any(|w| w == "-E") {
             let dep = format!("{keep}/offload-build-pp{index}.d");
             line = format!("{line} -MD -MF \"{dep}\"");
@@ -197,19 +273,20 @@ pub(crate) fn plan(printed: &str, keep: &str) -> Option<Plan> {
             line: lines[index].clone(),
         })
         .collect();
-    let mut tail_inputs: Vec<String> = (tail.iter())
-        .flat_map(|s| files_in(&s.line, keep))
-        .filter(|f| owner.contains_key(f))
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    tail_inputs.retain(|f| seen.insert(f.clone()));
+    for m in &mut module_ids {
+        let writes = format!("{ID_NAME}{}\"", m.own);
+        for (c, chain) in chains.iter().enumerate() {
+            if let Some(at) = chain.iter().position(|s| s.line.contains(&writes)) {
+                (m.chain, m.at) = (c, at);
+            }
+        }
+    }
     Some(Plan {
         env,
         chains,
         tail,
         module_ids,
         depfiles,
-        tail_inputs,
     })
 }
 
@@ -246,36 +323,45 @@ fn program(line: &str) -> Option<&str> {
     first.rsplit('/').next()
 }
 
-/// `line` with a module ID file of its own when it reads one that an earlier step writes
-/// (`--module_id_file_name "X"` without `--gen_module_id_file`); `None` when it reads one
-/// that no earlier step writes.
-fn own_module_id(
-    line: &str,
-    index: usize,
-    earlier: &[String],
-    module_ids: &mut Vec<(String, String)>,
-) -> Option<String> {
-    const NAME: &str = "--module_id_file_name \"";
-    const GEN: &str = "--gen_module_id_file ";
-    let Some(at) = line.find(NAME) else {
-        return Some(line.to_string());
+const ID_NAME: &str = "--module_id_file_name \"";
+const ID_GEN: &str = "--gen_module_id_file ";
+
+/// The module ID file `line` reads (`--module_id_file_name "X"` without
+/// `--gen_module_id_file`) and the one it would write instead (`X.<index>`): `Some(None)` when
+/// it reads none; `None` when it reads one that no earlier step writes.
+fn own_module_id(line: &str, index: usize, earlier: &[String]) -> Option<Option<(String, String)>> {
+    let Some(at) = line.find(ID_NAME) else {
+        return Some(None);
     };
-    if line[..at].ends_with(GEN) {
-        return Some(line.to_string());
+    if line[..at].ends_with(ID_GEN) {
+        return Some(None);
     }
-    let start = at + NAME.len();
+    let start = at + ID_NAME.len();
     let file = &line[start..start + line[start..].find('"')?];
-    let written = format!("{GEN}{NAME}{file}\"");
+    let written = format!("{ID_GEN}{ID_NAME}{file}\"");
     if !earlier.iter().any(|l| l.contains(&written)) {
         return None;
     }
-    let own = format!("{file}.{index}");
-    module_ids.push((own.clone(), file.to_string()));
-    Some(format!(
-        "{}{GEN}{NAME}{own}{}",
-        &line[..at],
-        &line[start + file.len()..]
-    ))
+    Some(Some((format!("{file}.{index}"), file.to_string())))
+}
+
+/// `line`, which reads the module ID file `from`, writing `to` instead.
+fn writing_own(line: &str, from: &str, to: &str) -> String {
+    line.replacen(
+        &format!("{ID_NAME}{from}\""),
+        &format!("{ID_GEN}{ID_NAME}{to}\""),
+        1,
+    )
+}
+
+/// `line`, which reads or writes the module ID file `from`, reading `to` instead.
+fn reading(line: &str, from: &str, to: &str) -> String {
+    let read = format!("{ID_NAME}{to}\"");
+    let gen_from = format!("{ID_GEN}{ID_NAME}{from}\"");
+    if line.contains(&gen_from) {
+        return line.replacen(&gen_from, &read, 1);
+    }
+    line.replacen(&format!("{ID_NAME}{from}\""), &read, 1)
 }
 
 /// The files of `keep` that `line` names, in order (`"<keep>/x"`, `file=<keep>/x`).
@@ -290,124 +376,6 @@ fn files_in(line: &str, keep: &str) -> Vec<String> {
         rest = &name[end..];
     }
     files
-}
-
-/// Runs `plan`: its chains on up to `workers` threads (with one, also on the slots the pool
-/// lends, [`pool::lend`]), each step by `step` (which stops at the first failure), then, once
-/// the pool's jobs still to start had the slot ([`pool::yield_slot`]), the tail in order;
-/// what the steps printed, in nvcc's order.
-/// `Ok(None)` when a module ID file another `cicc` wrote differs from `cudafe++`'s: then the
-/// compile is nvcc's to run. `depfile`: where the preprocessing steps' depfiles are joined.
-pub(crate) fn run(
-    plan: &Plan,
-    workers: usize,
-    dir: Option<&Path>,
-    depfile: &Path,
-    step: impl Fn(&Step) -> Result<Vec<String>, Error> + Sync,
-) -> Result<Option<Vec<String>>, Error> {
-    let mut printed = run_chains(plan, workers, &step)?;
-    let at = |f: &str| match dir {
-        Some(d) => d.join(f),
-        None => Path::new(f).to_path_buf(),
-    };
-    let same = |(own, theirs): &(String, String)| {
-        let a = std::fs::read(at(own));
-        a.is_ok() && a.ok() == std::fs::read(at(theirs)).ok()
-    };
-    if !plan.module_ids.iter().all(same) {
-        return Ok(None);
-    }
-    // Nothing waits for the host compile but the build's end: the jobs still to start take
-    // the slot first, then the longest tails (by what they read), so that the build does not
-    // end with one host compile running alone.
-    let weight = (plan.tail_inputs.iter())
-        .filter_map(|f| std::fs::metadata(at(f)).ok())
-        .map(|m| m.len())
-        .sum();
-    if !pool::yield_slot(weight) {
-        return Err(Error::Stopped); // another job failed meanwhile
-    }
-    for st in &plan.tail {
-        printed.insert(st.index, step(st)?);
-    }
-    // Without one of them, the job's dependency pass writes the depfile.
-    let deps: Option<Vec<Vec<u8>>> = plan
-        .depfiles
-        .iter()
-        .map(|d| std::fs::read(at(d)).ok())
-        .collect();
-    if let Some(deps) = deps {
-        let _ = std::fs::write(depfile, deps.concat());
-    }
-    Ok(Some(printed.into_values().flatten().collect()))
-}
-
-/// `plan`'s chains run on up to `workers` threads (with one, also on the slots the pool
-/// lends): what each step printed, by its index; the first error.
-fn run_chains(
-    plan: &Plan,
-    workers: usize,
-    step: &(impl Fn(&Step) -> Result<Vec<String>, Error> + Sync),
-) -> Result<BTreeMap<usize, Vec<String>>, Error> {
-    let queue = Mutex::new(plan.chains.iter().collect::<VecDeque<_>>());
-    let printed = Mutex::new(BTreeMap::new());
-    let failed = Mutex::new(None);
-    let work = || {
-        loop {
-            // Not in a `while let`, whose guard would be held through the chain.
-            let Some(chain) = lock(&queue).pop_front() else {
-                return;
-            };
-            for st in chain {
-                if lock(&failed).is_some() {
-                    return;
-                }
-                match step(st) {
-                    Ok(p) => {
-                        lock(&printed).insert(st.index, p);
-                    }
-                    Err(e) => {
-                        lock(&failed).get_or_insert((st.index, e));
-                        return;
-                    }
-                }
-            }
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 0..workers.clamp(1, plan.chains.len()) {
-            s.spawn(work);
-        }
-        // One worker: the chains not started yet also run on the slots the pool lends.
-        let more = plan.chains.len() - 1;
-        let Some(loans) = (workers <= 1 && more > 0)
-            .then(|| pool::lend(more))
-            .flatten()
-        else {
-            return;
-        };
-        while !lock(&queue).is_empty() && lock(&failed).is_none() {
-            match loans.recv_timeout(std::time::Duration::from_millis(20)) {
-                Ok(loan) => {
-                    s.spawn(move || {
-                        work();
-                        drop(loan);
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-    });
-    if let Some((_, e)) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
-    Ok(printed.into_inner().unwrap_or_else(|e| e.into_inner()))
-}
-
-/// `m` locked, whether or not a thread panicked with it.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
@@ -444,16 +412,6 @@ mod tests {
         // Host preprocessing then cudafe++; each architecture's preprocessing, cicc, ptxas.
         assert_eq!(chains, [vec![0, 3], vec![1, 4, 6], vec![2, 5, 7]]);
         assert_eq!(indices(&p.tail), [8, 9]);
-        assert_eq!(
-            p.tail_inputs,
-            [
-                "K/k.compute_80.sm_80.cubin",
-                "K/k.compute_80.ptx",
-                "K/k.compute_90.sm_90.cubin",
-                "K/k.compute_90.ptx",
-                "K/k.compute_90.cudafe1.cpp"
-            ]
-        );
         assert_eq!(p.env.len(), 5);
         assert_eq!(p.env[1], ("_SPACE_".into(), " ".into()));
         assert!(
@@ -468,11 +426,14 @@ mod tests {
     #[test]
     fn each_cicc_writes_its_own_module_id_and_each_preprocessing_a_depfile() {
         let p = plan(PRINTED, "K").unwrap();
+        let ids: Vec<(&str, &str, usize, usize)> = (p.module_ids.iter())
+            .map(|m| (m.own.as_str(), m.theirs.as_str(), m.chain, m.at))
+            .collect();
         assert_eq!(
-            p.module_ids,
+            ids,
             [
-                ("K/k.module_id.4".to_string(), "K/k.module_id".to_string()),
-                ("K/k.module_id.5".to_string(), "K/k.module_id".to_string())
+                ("K/k.module_id.4", "K/k.module_id", 1, 1),
+                ("K/k.module_id.5", "K/k.module_id", 2, 1)
             ]
         );
         let cicc = &p.chains[1][1].line;
@@ -541,26 +502,35 @@ mod tests {
                 "k.o"
             ]
         );
-        assert_eq!(threads(&c), Some(2));
         let mut kept = c.clone();
         kept.add_arg("--keep-dir=/x");
         assert!(dryrun(&kept, Path::new("/j")).is_none());
-        let mut one = Command::new("nvcc");
-        one.add_args(["-c", "--threads=1"]);
-        assert_eq!(threads(&one), None);
-        // The user's own spellings, the last one counting.
-        for (args, n) in [
-            (&["-t", "4"][..], Some(4)),
-            (&["-t3"][..], Some(3)),
-            (&["-t=5"][..], Some(5)),
-            (&["--threads", "6"][..], Some(6)),
-            (&["-t", "4", "--threads=1"][..], None),
-            (&["-time", "x"][..], None),
-        ] {
-            let mut c = Command::new("nvcc");
-            c.add_args(args.iter().copied());
-            assert_eq!(threads(&c), n, "{args:?}");
-        }
+    }
+
+    #[test]
+    fn steps_that_read_another_module_id_run_again_reading_the_first_architectures() {
+        let p = plan(PRINTED, "K").unwrap();
+        // All agree: nothing again.
+        let same = |_: &str| Some(b"_id_k_cu__Z1kPf".to_vec());
+        assert_eq!(p.fix_ids(same), Some(Vec::new()));
+        // An ID with a process ID in it (CUTLASS kernels): cudafe++ and the second
+        // architecture's cicc and ptxas again, reading the first's.
+        let per_process = |f: &str| Some(f.as_bytes().to_vec());
+        let again = p.fix_ids(per_process).unwrap();
+        assert_eq!(indices(&again), [5, 7, 3]);
+        assert!(
+            again[0]
+                .line
+                .contains(" -tused --module_id_file_name \"K/k.module_id.4\" --gen_c")
+        );
+        assert!(!again[0].line.contains("--gen_module_id_file"));
+        assert!(
+            again[2]
+                .line
+                .contains(" --module_id_file_name \"K/k.module_id.4\" --simt-only")
+        );
+        assert!(!again[2].line.contains("--gen_module_id_file"));
+        assert_eq!(p.fix_ids(|_| None), None);
     }
 
     #[test]
