@@ -230,6 +230,7 @@ mod inspect_cli;
 mod kernel_names;
 mod launchers;
 mod memory_limits;
+mod memory_scheduling;
 mod nvcc;
 mod nvfatbin;
 mod objects_fixtures;

@@ -448,7 +448,7 @@ fn kill_9_leaves_nothing_running() {
     }
 }
 
-/// Case 8: a build never waits on a background PCH's clang (at the lowest priority, which
+/// Case 8: a build never waits on a background PCH's clang (at a lower priority, which
 /// its own compiles would starve): the build after the cold one takes it over — its process
 /// group is killed; its one compile goes without (a PCH would not pay for it) and the PCH
 /// starts again in the background — and gives the clean build's code. The background clang

@@ -708,7 +708,8 @@ impl Build {
     /// build compiled, is precompiled after the build, in the background (default `true`,
     /// `false` when the environment variable `CI` is set: a one-off build never edits). The
     /// build's compiles do not wait for it (a cold build costs what it would without PCH);
-    /// the detached compiler starts once the machine is idle, at the lowest priority, and the
+    /// the detached compiler starts at once, a little below the build's priority (nice 5: on a
+    /// machine other work keeps busy it still finishes before the next edit), and the
     /// next build (the one after the first edit of a kernel body) uses its PCH when every
     /// header it read and the context are as they were when it started; one that still runs
     /// is taken over (killed), never waited for. As clangd does with the preamble of a file

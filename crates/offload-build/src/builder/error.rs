@@ -311,12 +311,14 @@ impl Error {
                 let peak = crate::builder::memory::human(*peak);
                 write!(
                     f,
-                    " ran out of memory: {program} was killed by the kernel while it ran                      alone, holding {peak}"
+                    " ran out of memory: {program} was killed by the kernel while it ran \
+                     alone, holding {peak}"
                 )?;
                 match budget {
                     Some((b, from)) => write!(
                         f,
-                        ", more than the build's memory budget of {} (from {from}); give the                          build more memory (OFFLOAD_BUILD_MEMORY, the cgroup's limit)",
+                        ", more than the build's memory budget of {} (from {from}); give the \
+                         build more memory (OFFLOAD_BUILD_MEMORY, the cgroup's limit)",
                         crate::builder::memory::human(*b)
                     ),
                     None => write!(f, "; the machine has no more memory to give it"),

@@ -67,9 +67,10 @@ pub(crate) fn machine_budget() -> Option<Budget> {
         (_, Some(a)) => (a, "MemAvailable".to_string()),
         (None, None) => return None,
     };
-    let headroom = (room / 10).max(256 * MIB);
+    // A tenth, at least 256 MiB, at most a quarter (a small cgroup).
+    let headroom = (room / 10).max(256 * MIB).min(room / 4);
     Some(Budget {
-        bytes: room.saturating_sub(headroom).max(256 * MIB),
+        bytes: room - headroom,
         from,
     })
 }
@@ -256,8 +257,9 @@ pub(crate) trait Meter: Sync {
     fn peak_so_far(&self) -> u64;
     /// Waits until the job runs alone (the others ended); it runs alone until the guard is
     /// dropped. `label` and `peak` (what was killed, and how much it held) are for the
-    /// progress line that says so.
-    fn alone(&self, label: &str, peak: u64) -> Box<dyn Send + '_>;
+    /// progress line that says so. `None` when no other job ran beside it since it started:
+    /// alone again, it would be killed again.
+    fn alone(&self, label: &str, peak: u64) -> Option<Box<dyn Send + '_>>;
     /// The build's budget, if it has one.
     fn budget(&self) -> Option<&Budget>;
 }

@@ -535,27 +535,19 @@ fn die_with_parent(cmd: &mut Command) {
     let _ = cmd;
 }
 
-/// What a detached process runs first ([`spawn_detached`]): it waits until the machine is
-/// idle — at most `$1` other runnable tasks (`/proc/loadavg`) at two checks in a row, 0.4 s
-/// apart (a check forks `sleep`: a dozen waiting shells polling faster cost a busy build a
-/// few percent) — for 30 s at the most, then becomes the command (`exec`).
-#[cfg(unix)]
-const WAIT_FOR_IDLE: &str = "lim=$1; shift; n=0; t=0; \
-    while [ $n -lt 2 ] && [ $t -lt 75 ]; do \
-      sleep 0.4; r=; read -r _ _ _ r _ < /proc/loadavg 2>/dev/null; r=${r%/*}; \
-      if [ \"${r:-0}\" -le $((lim + 1)) ]; then n=$((n + 1)); else n=0; fi; \
-      t=$((t + 1)); \
-    done; exec \"$@\"";
+/// The priority of a detached process ([`spawn_detached`]): a little below the build's. On a
+/// machine other work keeps busy, the lowest priority (19) gets almost nothing (2 of its
+/// cores busy, four PCHs at 19 had 3% of a core between them, and the edit a few seconds
+/// later found none made); at 5 they take a fifth of a core each, the busy work keeps the
+/// rest, and they are made before the next edit.
+pub(crate) const BACKGROUND_NICE: i32 = 5;
 
 /// Starts `cmd` on its own, to outlive the build: in a process group of its own (a terminal's
-/// Ctrl-C and the build's token do not reach it), at the lowest priority (`nice` 19), once
-/// the machine is idle ([`WAIT_FOR_IDLE`]: half the other CPUs free; a `make -j` still
-/// building, or Cargo compiling other crates, goes first, since even at `nice` 19 a
-/// compiler would take their caches and memory bandwidth), with `stdin` as its standard
-/// input (the build hands it a locked file: the lock lasts as long as the process and its
-/// children), its standard output closed, its standard error in `stderr` and no other
-/// descriptor the build inherited. Not waited for; Unix only. Its process ID, which is its
-/// group's.
+/// Ctrl-C and the build's token do not reach it), at once and at a lower priority than the
+/// build's ([`BACKGROUND_NICE`]), with `stdin` as its standard input (the build hands it a
+/// locked file: the lock lasts as long as the process and its children), its standard output
+/// closed, its standard error in `stderr` and no other descriptor the build inherited. Not
+/// waited for; Unix only. Its process ID, which is its group's.
 #[cfg(unix)]
 pub(crate) fn spawn_detached(
     cmd: &Command,
@@ -563,45 +555,32 @@ pub(crate) fn spawn_detached(
     stderr: std::fs::File,
 ) -> io::Result<u32> {
     use std::os::unix::process::CommandExt;
-    let others = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .saturating_sub(1)
-        / 2;
-    let mut waiting = Command::new("/bin/sh");
-    waiting
-        .args(["-c", WAIT_FOR_IDLE, "offload-build-background"])
-        .arg(others.to_string())
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
+    let mut detached = Command::new(cmd.get_program());
+    detached.args(cmd.get_args());
     for (k, v) in cmd.get_envs() {
         match v {
-            Some(v) => waiting.env(k, v),
-            None => waiting.env_remove(k),
+            Some(v) => detached.env(k, v),
+            None => detached.env_remove(k),
         };
     }
     if let Some(dir) = cmd.get_current_dir() {
-        waiting.current_dir(dir);
+        detached.current_dir(dir);
     }
-    let cmd = &mut waiting;
-    cmd.stdin(stdin)
+    detached
+        .stdin(stdin)
         .stdout(Stdio::null())
         .stderr(stderr)
         .process_group(0);
-    // SAFETY: the closure runs in the child between fork and exec and makes only fcntl calls
-    // (no allocation, no lock).
+    // SAFETY: the closure runs in the child between fork and exec and makes only fcntl and
+    // setpriority calls (no allocation, no lock).
     unsafe {
-        cmd.pre_exec(|| {
+        detached.pre_exec(|| {
             close_inherited();
+            let _ = rustix::process::setpriority_process(None, BACKGROUND_NICE);
             Ok(())
         });
     }
-    let child = cmd.spawn()?;
-    if let Some(pid) = i32::try_from(child.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::setpriority_process(Some(pid), 19);
-    }
+    let child = detached.spawn()?;
     Ok(child.id())
 }
 

@@ -1,7 +1,7 @@
 //! PCHs made in the background, for the next build: started detached after a build that
 //! would not pay for making one, adopted by the next build when what the clang read is what
 //! its manifest says, taken over (killed) when its clang still runs, for a build never waits
-//! on a process of the lowest priority.
+//! on a process of a lower priority ([`crate::builder::process::BACKGROUND_NICE`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -138,7 +138,7 @@ impl Lifecycle<'_> {
 
     /// Adopts the PCH of `p` that an earlier build started in the background
     /// ([`Lifecycle::start_background`]). One whose clang still runs is taken over: this build
-    /// never waits on a process of the lowest priority, which its own compiles would starve;
+    /// never waits on a process of a lower priority, which its own compiles would starve;
     /// it kills that clang's process group and makes the PCH itself. One that ended is kept
     /// as [`Lifecycle::run_pch`] keeps one it made, after the check a cached PCH passes: every
     /// header it read is one its manifest lists, with the content it had when the clang
@@ -161,7 +161,7 @@ impl Lifecycle<'_> {
 
     /// Whether the background clang of `p` still ran: then it is killed with its process
     /// group and its directory removed ([`take_over`]), for this build never waits on a
-    /// process of the lowest priority that its own compiles would starve.
+    /// process of a lower priority that its own compiles would starve.
     #[cfg(unix)]
     pub(super) fn take_over_running(&self, p: &PchJob) -> bool {
         let dir = p.background_dir();

@@ -107,7 +107,14 @@ impl Executor<'_> {
             if !killed_for_memory(&out, kills) {
                 break out;
             }
-            if alone.is_some() {
+            // Killed beside other jobs: again, alone, once they ended (one warning); killed
+            // alone, it cannot fit.
+            let what = job_name(target, source);
+            let again = alone
+                .is_none()
+                .then(|| meter.alone(&what, out.peak))
+                .flatten();
+            let Some(again) = again else {
                 return Err(Error::OutOfMemory {
                     arch: target.to_string(),
                     source: source.map(Path::to_path_buf),
@@ -115,15 +122,13 @@ impl Executor<'_> {
                     peak: out.peak,
                     budget: meter.budget().map(|b| (b.bytes, b.from.clone())),
                 });
-            }
-            // Killed beside other jobs: again, alone, once they ended (one warning).
-            let what = job_name(target, source);
+            };
             self.warn_once(format!(
                 "offload-build: {what} was killed for lack of memory (its processes held {} \
                  with other jobs running beside it); compiled again alone",
                 memory::human(out.peak)
             ));
-            alone = Some(meter.alone(&what, out.peak));
+            alone = Some(again);
         };
         drop(alone);
         let stderr = diag::printed_lines(&out.stderr, cmd, depfile);

@@ -33,7 +33,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use jobserver::{Acquired, Client};
@@ -123,6 +123,8 @@ pub(crate) struct Slot<'x, 'a, T> {
     /// Time the node spent waiting to run alone (not its own time).
     waited: Mutex<Duration>,
     budget: Option<&'x Budget>,
+    /// Whether another node ran beside this one since it started.
+    crowded: Arc<AtomicBool>,
 }
 
 impl<'a, T> Slot<'_, 'a, T> {
@@ -182,8 +184,11 @@ impl<T: Send> Meter for Slot<'_, '_, T> {
     fn peak_so_far(&self) -> u64 {
         Slot::peak_so_far(self)
     }
-    fn alone(&self, label: &str, peak: u64) -> Box<dyn Send + '_> {
-        Box::new(Slot::alone(self, label, peak))
+    fn alone(&self, label: &str, peak: u64) -> Option<Box<dyn Send + '_>> {
+        if !self.crowded.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some(Box::new(Slot::alone(self, label, peak)))
     }
     fn budget(&self) -> Option<&Budget> {
         self.budget
@@ -220,8 +225,8 @@ enum State<'a, T> {
     /// Not known yet (an index a running node reserved).
     Reserved,
     Pending(Node<'a, T>),
-    /// Started, holding this slot and this much memory.
-    Running(Option<Acquired>, u64),
+    /// Started, holding this slot and this much memory; whether another node ran beside it.
+    Running(Option<Acquired>, u64, Arc<AtomicBool>),
     /// Ended, with nodes it added still to finish.
     Expanded,
     Finished,
@@ -320,6 +325,12 @@ pub(crate) fn run<'a, T: Send + 'a>(
     std::thread::scope(|s| {
         loop {
             while let Some((i, node, token)) = ex.next_to_start(on_note) {
+                let crowded = Arc::new(AtomicBool::new(ex.running > 1));
+                for st in &ex.states {
+                    if let State::Running(_, _, c) = st {
+                        c.store(true, Ordering::SeqCst);
+                    }
+                }
                 let slot = Slot {
                     index: i,
                     tx: tx.clone(),
@@ -327,8 +338,9 @@ pub(crate) fn run<'a, T: Send + 'a>(
                     peak: AtomicU64::new(0),
                     waited: Mutex::new(Duration::ZERO),
                     budget,
+                    crowded: crowded.clone(),
                 };
-                ex.states[i] = State::Running(token, node.1);
+                ex.states[i] = State::Running(token, node.1, crowded);
                 s.spawn(move || {
                     let start = Instant::now();
                     let r = (node.0)(&slot);
@@ -537,7 +549,8 @@ impl<'a, T> Exec<'a, T> {
 
     /// A node ended.
     fn finish(&mut self, i: usize, r: Result<T, Error>, ms: u64, peak: u64) {
-        if let State::Running(token, need) = std::mem::replace(&mut self.states[i], State::Finished)
+        if let State::Running(token, need, _) =
+            std::mem::replace(&mut self.states[i], State::Finished)
         {
             self.running -= 1;
             self.in_use = self.in_use.saturating_sub(need);

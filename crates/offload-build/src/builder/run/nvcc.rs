@@ -319,7 +319,7 @@ impl Meter for PeakOf<'_> {
     fn peak_so_far(&self) -> u64 {
         self.1.load(Ordering::Relaxed).max(self.0.peak_so_far())
     }
-    fn alone(&self, label: &str, peak: u64) -> Box<dyn Send + '_> {
+    fn alone(&self, label: &str, peak: u64) -> Option<Box<dyn Send + '_>> {
         self.0.alone(label, peak)
     }
     fn budget(&self) -> Option<&crate::builder::memory::Budget> {
