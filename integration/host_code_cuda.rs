@@ -5,8 +5,9 @@
 //! architecture (cubin and PTX, as cuobjdump lists them) and the same global host symbols
 //! (with clang: the same symbols but the kernels' host stubs, which are each compiler's own);
 //! linked with `g++` and the wheels' static cudart, the programs behave the same (without a
-//! GPU: the runtime's error). With more than one core, each object of nvcc's is
-//! `nvcc -c --keep`'s byte for byte (nvcc's steps run with their chains at once). The same programs through a build.rs crate and CMake's
+//! GPU: the runtime's error). Each object of nvcc's is `nvcc -c --keep`'s byte for byte
+//! (nvcc's steps run as nodes of the job graph, their chains at once); a source whose module
+//! ID holds a process ID compiles once, with one ID. The same programs through a build.rs crate and CMake's
 //! `offload_add_library`, each with nvcc and with clang 22, run as nvcc's build does. Relocatable code across two
 //! sources (`Build::rdc`, nvcc: `-rdc=true` and one `nvcc -dlink`) links into a C++ and a Rust
 //! program and its linked device code holds both functions. clang without a toolkit is
@@ -178,13 +179,10 @@ fn check_program(name: &str, by: By) {
     assert_eq!(a, b, "{name}: the programs behave differently");
 }
 
-/// With more than one core, a one-source build gives its nvcc compile the cores, and nvcc's
-/// steps run with the host side and each architecture at once (`builder/toolchain/nvcc_steps.rs`): the
-/// object is then `nvcc -c --keep`'s byte for byte, its file symbol naming the kept file
-/// (`<stem>.compute_90.cudafe1.cpp`). With one core nvcc runs the compile itself, and its
-/// file symbol names a temporary file (`tmpxft_…`).
-fn nvcc_steps_ran(name: &str, mine: &Path, theirs: &Path) {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+/// nvcc's steps ran as nodes of the job graph, the host side and each architecture at once
+/// (`builder/toolchain/nvcc_steps.rs`), rather than one nvcc: the file symbol names the kept
+/// file (`<stem>.compute_90.cudafe1.cpp`), not nvcc's temporary one (`tmpxft_…`).
+fn steps_ran(name: &str, mine: &Path) {
     let mut nm = Command::new("nm");
     nm.arg("-a").arg(mine);
     let syms = String::from_utf8(ok(nm, "nm -a").stdout).unwrap();
@@ -192,18 +190,59 @@ fn nvcc_steps_ran(name: &str, mine: &Path, theirs: &Path) {
         .lines()
         .find_map(|l| l.strip_suffix(".cudafe1.cpp"))
         .unwrap_or_else(|| panic!("{name}: no file symbol of nvcc's host compile in\n{syms}"));
-    if cores > 1 {
-        assert!(
-            file.ends_with(&format!(" {name}.compute_90")),
-            "{name}: nvcc ran the compile itself on {cores} cores: {file}"
-        );
-        assert!(
-            std::fs::read(mine).unwrap() == std::fs::read(theirs).unwrap(),
-            "{name}: the object differs from nvcc -c --keep's"
-        );
-    } else {
-        assert!(file.contains(" tmpxft_"), "{name}: {file}");
-    }
+    assert!(
+        file.ends_with(&format!(" {name}.compute_90")),
+        "{name}: nvcc ran the compile itself: {file}"
+    );
+}
+
+/// nvcc's steps ran ([`steps_ran`]), and the object is `nvcc -c --keep`'s byte for byte.
+fn nvcc_steps_ran(name: &str, mine: &Path, theirs: &Path) {
+    steps_ran(name, mine);
+    assert!(
+        std::fs::read(mine).unwrap() == std::fs::read(theirs).unwrap(),
+        "{name}: the object differs from nvcc -c --keep's"
+    );
+}
+
+/// A source whose kernels are all internal or template instantiations (as CUTLASS's):
+/// nvcc's module ID then ends with a process ID, so `cudafe++` and each `cicc` write
+/// different ones. The build still runs each step once (no nvcc compiling the source again:
+/// the object names the kept file), with one ID throughout: every kernel name of every
+/// architecture's device code, which holds the ID, is one the host code registers.
+#[test]
+fn a_source_whose_module_id_holds_a_process_id_is_compiled_once_with_one_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("anon.cu");
+    std::fs::write(
+        &src,
+        "namespace {\n__global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }\n}\n\
+         template <typename T> void run(T *x);\n\
+         template <> void run<float>(float *x) { scale<<<1, 32>>>(x, 2.0f); }\n",
+    )
+    .unwrap();
+    let mut c = offload_build_in(d);
+    c.env("VIRTUAL_ENV", nvidia::venv())
+        .args(["compile", "--host-code", "--archs", "sm_80;sm_90", "-q"])
+        .arg(&src)
+        .args(["-o", "anon.o"]);
+    ok(c, "compile --host-code anon.cu");
+    let obj = d.join("anon.o");
+    steps_ran("anon", &obj);
+    let names = cuda_ref::kernel_names(&obj);
+    assert_eq!(names.len(), 4, "a cubin and PTX per architecture: {names:?}");
+    let all: BTreeSet<&String> = names.values().flatten().collect();
+    assert_eq!(
+        all.len(),
+        1,
+        "one kernel, named alike for every architecture: {names:?}"
+    );
+    let kernel = all.into_iter().next().unwrap();
+    assert!(kernel.contains("_GLOBAL__N__"), "{kernel}");
+    let bytes = std::fs::read(&obj).unwrap();
+    let registered = bytes.windows(kernel.len()).any(|w| w == kernel.as_bytes());
+    assert!(registered, "the host code registers {kernel}");
 }
 
 #[test]

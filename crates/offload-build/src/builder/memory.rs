@@ -229,7 +229,7 @@ impl std::fmt::Display for NeedFrom {
 
 /// The margin over a measured peak: the same compile peaks within a few percent.
 pub(crate) fn with_margin(peak: u64) -> u64 {
-    peak + peak / 10
+    peak + peak / 20
 }
 
 /// Cautious defaults, for a job no build has measured: what heavy sources of each kind
@@ -240,10 +240,11 @@ pub(crate) mod default {
     pub(crate) const CLANG: u64 = 2 * GIB;
     /// A whole `nvcc -c` or nvcc's device front end (`cicc`).
     pub(crate) const NVCC: u64 = 4 * GIB;
-    /// nvcc's other steps: `cudafe++`, `ptxas`, the host compiler.
-    pub(crate) const NVCC_STEP: u64 = 3 * GIB / 2;
-    /// A preprocessing step (`gcc -E`), `fatbinary`.
-    pub(crate) const LIGHT: u64 = 512 * MIB;
+    /// nvcc's other steps: `cudafe++`, `ptxas`, the host compiler (0.6 GiB for the heavy
+    /// sources above).
+    pub(crate) const NVCC_STEP: u64 = 768 * MIB;
+    /// A preprocessing step (`gcc -E`), `fatbinary`, asking nvcc for its steps.
+    pub(crate) const LIGHT: u64 = 256 * MIB;
     /// A device link.
     pub(crate) const LINK: u64 = GIB;
 }

@@ -139,8 +139,14 @@ impl Runner<'_> {
             let stats = (kind, size_of(&job.source), stats_file(job));
             let n = g.push(label(&job.source, &job.target), stats, after, work);
             if job.ways[0] == Way::NvccSteps {
-                // Its steps keep their own; the job's is written when it ends.
+                // It asks nvcc for its steps, each a node with its own stats; the job's are
+                // written when it ends.
                 g.nodes[n].stats = None;
+                g.nodes[n].class = 0;
+                g.nodes[n].need = crate::builder::memory::Need {
+                    bytes: crate::builder::memory::default::LIGHT,
+                    from: crate::builder::memory::NeedFrom::Default,
+                };
             }
             at.compile.insert(k, n);
         }

@@ -95,7 +95,7 @@ impl<'r> Runner<'r> {
             failed: AtomicBool::new(false),
             peak: AtomicU64::new(0),
         });
-        let n = steps.plan.chains.iter().map(Vec::len).sum::<usize>() + steps.plan.tail.len() + 2;
+        let n = steps.plan.chains.iter().map(Vec::len).sum::<usize>() + steps.plan.tail.len() + 3;
         slot.add(n, |base| self.step_nodes(&steps, base));
         Ok(Done::Nothing)
     }
@@ -117,37 +117,63 @@ impl<'r> Runner<'r> {
         nvcc_steps::plan(std::str::from_utf8(&out.stderr).ok()?, spelled.to_str()?)
     }
 
-    /// The nodes of `steps`, from index `base` on: each chain's steps in order, the module
-    /// IDs made to agree after all of them, the tail after that, then the job's end.
+    /// The nodes of `steps`, from index `base` on: each chain's steps in order; the host
+    /// side's module ID made to agree with the first architecture's once both ran, and the
+    /// other architectures' once every chain ran; the tail after them, then the job's end.
     fn step_nodes<'s>(&'s self, steps: &Arc<Steps<'s>>, base: usize) -> Vec<Node<'s, Done>> {
         let job = steps.job;
+        let plan = &steps.plan;
         let mut nodes = Vec::new();
         let mut chain_ends = Vec::new();
-        let plan = &steps.plan;
+        let mut at: Vec<Vec<usize>> = Vec::new();
         for chain in &plan.chains {
+            let mut ids = Vec::new();
             for (i, s) in chain.iter().enumerate() {
                 let mut n = self.step_node(steps, s.clone());
                 if i > 0 {
                     n.after = vec![base + nodes.len() - 1];
                 }
+                ids.push(base + nodes.len());
                 nodes.push(n);
             }
             chain_ends.push(base + nodes.len() - 1);
+            at.push(ids);
         }
+        let first_cicc = plan
+            .first_id()
+            .and_then(|(c, i)| at.get(c)?.get(i).copied());
+        let light = Need {
+            bytes: crate::builder::memory::default::LIGHT,
+            from: NeedFrom::Default,
+        };
         let st = steps.clone();
-        let mut ids = Node::new(
-            format!("{} (module IDs)", name(job)),
-            Need {
-                bytes: crate::builder::memory::default::NVCC_STEP,
-                from: NeedFrom::Default,
-            },
-            Box::new(move |slot: &Slot<'_, 's, Done>| self.agree_ids(&st, slot)),
+        let mut host_ids = Node::new(
+            format!("{} (module ID)", name(job)),
+            light,
+            Box::new(move |slot: &Slot<'_, 's, Done>| {
+                self.agree_ids(&st, |f| st.plan.fix_host_id(f), slot)
+            }),
         );
-        ids.after = chain_ends;
-        nodes.push(ids);
+        host_ids.after = [chain_ends.first().copied(), first_cicc]
+            .into_iter()
+            .flatten()
+            .collect();
+        nodes.push(host_ids);
+        let st = steps.clone();
+        let mut device_ids = Node::new(
+            format!("{} (module IDs)", name(job)),
+            light,
+            Box::new(move |slot: &Slot<'_, 's, Done>| {
+                self.agree_ids(&st, |f| st.plan.fix_device_ids(f), slot)
+            }),
+        );
+        device_ids.after = chain_ends;
+        nodes.push(device_ids);
+        let mut after = vec![base + nodes.len() - 2, base + nodes.len() - 1];
         for s in &plan.tail {
             let mut n = self.step_node(steps, s.clone());
-            n.after = vec![base + nodes.len() - 1];
+            n.after = std::mem::take(&mut after);
+            after = vec![base + nodes.len()];
             nodes.push(n);
         }
         let st = steps.clone();
@@ -159,7 +185,7 @@ impl<'r> Runner<'r> {
             },
             Box::new(move |slot: &Slot<'_, 's, Done>| self.end_steps(&st, slot)),
         );
-        end.after = vec![base + nodes.len() - 1];
+        end.after = after;
         nodes.push(end);
         nodes
     }
@@ -217,14 +243,19 @@ impl<'r> Runner<'r> {
         }
     }
 
-    /// After the chains: the steps that read another module ID than the first architecture's
-    /// run again reading it ([`nvcc_steps::Plan::fix_ids`]).
-    fn agree_ids(&self, st: &Steps<'_>, meter: &dyn Meter) -> Result<Done, Error> {
+    /// The steps `fix` gives, to run again so that they used the first architecture's
+    /// module ID ([`nvcc_steps::Plan::fix_host_id`], [`nvcc_steps::Plan::fix_device_ids`]);
+    /// when it cannot tell, nvcc runs the job.
+    fn agree_ids(
+        &self,
+        st: &Steps<'_>,
+        fix: impl FnOnce(&dyn Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<Step>>,
+        meter: &dyn Meter,
+    ) -> Result<Done, Error> {
         if st.failed.load(Ordering::SeqCst) {
             return Ok(Done::Nothing);
         }
-        let again = st.plan.fix_ids(|f| std::fs::read(st.file(f)).ok());
-        let Some(again) = again else {
+        let Some(again) = fix(&|f: &str| std::fs::read(st.file(f)).ok()) else {
             st.failed.store(true, Ordering::SeqCst);
             return Ok(Done::Nothing);
         };

@@ -16,8 +16,10 @@
 //! The module ID is the same in every process for most sources (it names the source and its
 //! first kernel), but not for sources whose kernels are all templates or internal (CUTLASS
 //! kernels: the ID then ends with a process ID): then the steps that read another's ID run
-//! again with the first architecture's ([`Plan::fix_ids`]: `cudafe++`, a few seconds, and the
-//! other architectures' `cicc`), so that no device code is compiled twice in one build.
+//! again reading the first architecture's: `cudafe++` ([`Plan::fix_host_id`], a few seconds
+//! beside that architecture's `ptxas`) and the other architectures' `cicc`
+//! ([`Plan::fix_device_ids`]), so that no device code of a one-architecture build is compiled
+//! twice.
 //!
 //! The steps are nvcc's own, printed by one `nvcc --dryrun` (with `--keep-dir`, so their
 //! files are the job's and keep their names) and run through `sh -c` as nvcc runs them, with
@@ -107,12 +109,41 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The steps to run again once the chains ran, so that every step used one module ID,
-    /// the first architecture's: the other architectures' `cicc` whose ID differs (and the
-    /// steps after it), then `cudafe++` when its own differs, each reading it; none when
-    /// all agree (the ID names the source and its first kernel). `read`: the content of a
-    /// file of the plan, by its name as printed; `None` when one cannot be read.
-    pub(crate) fn fix_ids(&self, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<Step>> {
+    /// The step of the first architecture's `cicc`, whose module ID every step is to use:
+    /// its chain and place in it.
+    pub(crate) fn first_id(&self) -> Option<(usize, usize)> {
+        self.module_ids.first().map(|m| (m.chain, m.at))
+    }
+
+    /// The host side's steps to run again once it and the first architecture's `cicc` ran,
+    /// so that they used that `cicc`'s module ID: `cudafe++` (and what follows it in its
+    /// chain) reading it, when the ID `cudafe++` wrote differs; none when they agree (the ID
+    /// names the source and its first kernel). `read`: the content of a file of the plan,
+    /// by its name as printed; `None` when one cannot be read.
+    pub(crate) fn fix_host_id(&self, read: impl Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<Step>> {
+        let first = self.module_ids.first()?;
+        if read(&first.theirs)? == read(&first.own)? {
+            return Some(Vec::new());
+        }
+        let writes = format!("{ID_GEN}{ID_NAME}{}\"", first.theirs);
+        let (chain, at) = (self.chains.iter())
+            .find_map(|c| Some((c, c.iter().position(|s| s.line.contains(&writes))?)))?;
+        let mut cudafe = chain[at].clone();
+        cudafe.line = reading(&cudafe.line, &first.theirs, &first.own);
+        Some(
+            std::iter::once(cudafe)
+                .chain(chain[at + 1..].iter().cloned())
+                .collect(),
+        )
+    }
+
+    /// The other architectures' steps to run again once every chain ran, so that they used
+    /// the first architecture's module ID: each `cicc` whose ID differs (and the steps after
+    /// it) reading it. As [`Plan::fix_host_id`].
+    pub(crate) fn fix_device_ids(
+        &self,
+        read: impl Fn(&str) -> Option<Vec<u8>>,
+    ) -> Option<Vec<Step>> {
         let first = self.module_ids.first()?;
         let want = read(&first.own)?;
         let mut again = Vec::new();
@@ -124,15 +155,6 @@ impl Plan {
                 again.push(cicc);
                 again.extend(chain[m.at + 1..].iter().cloned());
             }
-        }
-        if read(&first.theirs)? != want {
-            let writes = format!("{ID_GEN}{ID_NAME}{}\"", first.theirs);
-            let (chain, at) = (self.chains.iter())
-                .find_map(|c| Some((c, c.iter().position(|s| s.line.contains(&writes))?)))?;
-            let mut cudafe = chain[at].clone();
-            cudafe.line = reading(&cudafe.line, &first.theirs, &first.own);
-            again.push(cudafe);
-            again.extend(chain[at + 1..].iter().cloned());
         }
         Some(again)
     }
@@ -152,9 +174,10 @@ pub(crate) struct OwnId {
     pub(crate) reading: String,
 }
 
-/// Options under which nvcc's printed steps are not the whole compile (it prints them
-/// itself, keeps its files elsewhere, times them or stops early).
-const NOT_WITH: [&str; 15] = [
+/// Options under which nvcc's printed steps are not the whole compile (it keeps its files
+/// elsewhere, times them or stops early). `--verbose` is not one: it only prints the steps,
+/// which builds show only when they fail (cudaforge passes it).
+const NOT_WITH: [&str; 13] = [
     "--dryrun",
     "-dryrun",
     "--keep",
@@ -165,8 +188,6 @@ const NOT_WITH: [&str; 15] = [
     "-save-temps",
     "--time",
     "-time",
-    "--verbose",
-    "-v",
     "--dependency-output",
     "--generate-dependencies",
     "-M",
@@ -512,25 +533,23 @@ mod tests {
         let p = plan(PRINTED, "K").unwrap();
         // All agree: nothing again.
         let same = |_: &str| Some(b"_id_k_cu__Z1kPf".to_vec());
-        assert_eq!(p.fix_ids(same), Some(Vec::new()));
-        // An ID with a process ID in it (CUTLASS kernels): cudafe++ and the second
-        // architecture's cicc and ptxas again, reading the first's.
+        assert_eq!(p.fix_host_id(same), Some(Vec::new()));
+        assert_eq!(p.fix_device_ids(same), Some(Vec::new()));
+        assert_eq!(p.first_id(), Some((1, 1)));
+        // An ID with a process ID in it (CUTLASS kernels): cudafe++, and the second
+        // architecture's cicc and ptxas, again, reading the first's.
         let per_process = |f: &str| Some(f.as_bytes().to_vec());
-        let again = p.fix_ids(per_process).unwrap();
-        assert_eq!(indices(&again), [5, 7, 3]);
-        assert!(
-            again[0]
-                .line
-                .contains(" -tused --module_id_file_name \"K/k.module_id.4\" --gen_c")
-        );
-        assert!(!again[0].line.contains("--gen_module_id_file"));
-        assert!(
-            again[2]
-                .line
-                .contains(" --module_id_file_name \"K/k.module_id.4\" --simt-only")
-        );
-        assert!(!again[2].line.contains("--gen_module_id_file"));
-        assert_eq!(p.fix_ids(|_| None), None);
+        let host = p.fix_host_id(per_process).unwrap();
+        assert_eq!(indices(&host), [3]);
+        let cudafe = &host[0].line;
+        assert!(cudafe.contains(" --module_id_file_name \"K/k.module_id.4\" --simt-only"));
+        assert!(!cudafe.contains("--gen_module_id_file"));
+        let device = p.fix_device_ids(per_process).unwrap();
+        assert_eq!(indices(&device), [5, 7]);
+        let cicc = &device[0].line;
+        assert!(cicc.contains(" -tused --module_id_file_name \"K/k.module_id.4\" --gen_c"));
+        assert!(!cicc.contains("--gen_module_id_file"));
+        assert_eq!(p.fix_host_id(|_| None), None);
     }
 
     #[test]
