@@ -231,7 +231,11 @@ fn a_source_whose_module_id_holds_a_process_id_is_compiled_once_with_one_id() {
     let obj = d.join("anon.o");
     steps_ran("anon", &obj);
     let names = cuda_ref::kernel_names(&obj);
-    assert_eq!(names.len(), 4, "a cubin and PTX per architecture: {names:?}");
+    assert_eq!(
+        names.len(),
+        4,
+        "a cubin and PTX per architecture: {names:?}"
+    );
     let all: BTreeSet<&String> = names.values().flatten().collect();
     assert_eq!(
         all.len(),

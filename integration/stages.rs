@@ -24,9 +24,9 @@ const STAGES: &[&str] = &[
     "toolchain",
     "pch",
     "plan",
-    "run",
     "pack",
     "host",
+    "run",
     "emit",
     "mod.rs",
 ];

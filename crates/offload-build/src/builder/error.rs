@@ -186,6 +186,15 @@ impl Error {
     }
 }
 
+/// `bytes` for people: `412 MiB`, `3.4 GiB`.
+pub(crate) fn human(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{} MiB", bytes.div_ceil(1 << 20))
+    }
+}
+
 fn indent(out: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
     for line in text.trim_end().lines() {
         writeln!(out, "    {line}")?;
@@ -200,6 +209,32 @@ fn job(f: &mut fmt::Formatter<'_>, source: &Option<PathBuf>, arch: &str) -> fmt:
         Some(s) if arch == "host" => write!(f, "compiling the host code of {}", s.display()),
         Some(s) => write!(f, "compiling {} for {arch}", s.display()),
         None => write!(f, "device link for {arch}"),
+    }
+}
+
+/// [`Error::OutOfMemory`]: the job, what was killed holding how much, and the budget.
+fn out_of_memory(
+    f: &mut fmt::Formatter<'_>,
+    (source, arch): (&Option<PathBuf>, &str),
+    program: &str,
+    peak: u64,
+    budget: &Option<(u64, String)>,
+) -> fmt::Result {
+    job(f, source, arch)?;
+    let peak = human(peak);
+    write!(
+        f,
+        " ran out of memory: {program} was killed by the kernel while it ran alone, holding \
+         {peak}"
+    )?;
+    match budget {
+        Some((b, from)) => write!(
+            f,
+            ", more than the build's memory budget of {} (from {from}); give the build more \
+             memory (OFFLOAD_BUILD_MEMORY, the cgroup's limit)",
+            human(*b)
+        ),
+        None => write!(f, "; the machine has no more memory to give it"),
     }
 }
 
@@ -306,24 +341,7 @@ impl Error {
                 program,
                 peak,
                 budget,
-            } => {
-                job(f, source, arch)?;
-                let peak = crate::builder::memory::human(*peak);
-                write!(
-                    f,
-                    " ran out of memory: {program} was killed by the kernel while it ran \
-                     alone, holding {peak}"
-                )?;
-                match budget {
-                    Some((b, from)) => write!(
-                        f,
-                        ", more than the build's memory budget of {} (from {from}); give the \
-                         build more memory (OFFLOAD_BUILD_MEMORY, the cgroup's limit)",
-                        crate::builder::memory::human(*b)
-                    ),
-                    None => write!(f, "; the machine has no more memory to give it"),
-                }
-            }
+            } => out_of_memory(f, (source, arch), program, *peak, budget),
             Error::LauncherFailed { launcher, reason } => {
                 write!(f, "the compiler launcher `{launcher}` {reason}")
             }

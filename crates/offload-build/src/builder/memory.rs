@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+pub(crate) use crate::builder::error::human;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -186,15 +187,6 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
         _ => return None,
     };
     (n.is_finite() && n >= 0.0).then_some((n * scale) as u64)
-}
-
-/// `bytes` for people: `412 MiB`, `3.4 GiB`.
-pub(crate) fn human(bytes: u64) -> String {
-    if bytes >= GIB {
-        format!("{:.1} GiB", bytes as f64 / GIB as f64)
-    } else {
-        format!("{} MiB", bytes.div_ceil(MIB))
-    }
 }
 
 /// What a job is expected to need, and why.

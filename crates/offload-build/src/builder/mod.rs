@@ -245,6 +245,7 @@
 // toolchain/, pch/, plan/, run/, pack/, host/, emit/; `Build::run` below chains plan → run →
 // (host) → pack → emit, and `Build::try_resolve_archs` stops after the plan.
 mod arch;
+mod built;
 mod cache;
 mod command;
 mod compiled;
@@ -254,13 +255,16 @@ mod emit;
 mod env;
 mod error;
 mod fs;
+mod graph;
 mod host;
 mod job;
+mod job_out;
 mod job_slots;
 mod memory;
 mod options;
 mod pack;
 mod pch;
+mod piece;
 mod plan;
 mod process;
 mod progress;
@@ -482,7 +486,7 @@ impl Build {
         let pack = host::packer(&plan);
         let job = host::job_maker(&plan);
         let hosts = host::plan(&plan, &pack, &job);
-        let mut built = run::runner::run(&plan, env, hosts.as_ref())?;
+        let mut built = run::runner::run(&plan, env, &hosts)?;
         let objects = if plan.host_code {
             host::objects(&plan, &mut built, env)?
         } else {

@@ -1,14 +1,20 @@
 //! The host stage of a host-code build ([`Build::host_code`](crate::Build::host_code)): it
-//! plans its own nodes of the job graph, in one place ([`plan`]): per source, the bundle of
-//! its device code as its compiler's HIP driver would write it (the `.hipfb` clang embeds;
-//! for CUDA with clang, its NVIDIA fat binary), named after its content, then one host compile
-//! that embeds it ([`clang::host_job`]), with an early one beside the device compiles; the
-//! jobs stage runs them ([`crate::builder::run::early::Hosts`]) as it runs the device
-//! compiles: cached by content, under the jobserver and the launcher. nvcc's host-code jobs
-//! and the relocatable host compiles are the plan's compile jobs already. After the graph,
-//! [`objects`] names what the host compiles made.
+//! plans its own nodes of the job graph, in one place ([`plan`], a [`HostPlan`]):
+//! - with clang, per source, the bundle of its device code as its compiler's HIP driver would
+//!   write it (the `.hipfb` clang embeds; for CUDA with clang, its NVIDIA fat binary), named
+//!   after its content, then one host compile that embeds it ([`clang::host_job`]), with an
+//!   early one beside the device compiles ([`early::Hosts`]);
+//! - with relocatable device code, one host compile per source that embeds nothing, beside the
+//!   device compiles ([`clang::host_job_rdc`]);
+//! - with nvcc, one host-code compile per source (`nvcc -c`: every architecture and the host
+//!   side, [`nvcc::host_job`]), and with relocatable code nvcc's device link.
+//!
+//! The jobs stage runs them with the device compiles, in one graph: cached by content, under
+//! the jobserver and the launcher. After the graph, [`objects`] names what they made.
 //!
 //! Reads the [`Plan`] and what the jobs built; the objects go to [`crate::builder::emit`].
+
+pub(crate) mod early;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,16 +23,30 @@ use offload_formats::bundle::hipfb;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::builder::arch::Arch;
+use crate::builder::built::{Built, Piece};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::host::early::{HostJob, Hosts, Pack};
 use crate::builder::job::CompileJob;
+use crate::builder::job::LinkJob;
 use crate::builder::options::{Container, Language};
 use crate::builder::pack;
 use crate::builder::plan::Plan;
-use crate::builder::run::built::{Built, Piece};
-use crate::builder::run::early::{HostJob, Hosts, Pack};
-use crate::builder::toolchain::clang;
+use crate::builder::plan::jobs::ways_and_threads;
+use crate::builder::toolchain::{clang, nvcc};
+
+/// The host stage's nodes ([`plan`]).
+#[derive(Default)]
+pub(crate) struct HostPlan<'a> {
+    /// Host compiles that need no device code of this build (nvcc's host-code compiles, the
+    /// relocatable host compiles).
+    pub(crate) compiles: Vec<CompileJob>,
+    /// nvcc's device link of the relocatable host-code objects.
+    pub(crate) links: Vec<LinkJob>,
+    /// Host compiles that embed their source's packed device code (clang).
+    pub(crate) after_device: Option<Hosts<'a>>,
+}
 
 /// The objects of a host-code build with their names in the library, in source order (and
 /// for relocatable device code, the object of the linked device code last: `hip_fatbin.o`,
@@ -90,28 +110,66 @@ pub(crate) fn job_maker(
     }
 }
 
-/// The host compiles of a host-code build with clang (not nvcc, whose host-code jobs are the
-/// device jobs; not relocatable device code, whose host compiles are the plan's jobs): each
-/// source's, planned with a placeholder for its device code, early beside its device compiles
-/// with the tool's own ways of running commands on (`OFFLOAD_BUILD_DIRECT`). `None`
-/// otherwise.
-pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Option<Hosts<'a>> {
-    let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
-        return None;
+/// The host stage's nodes of a host-code build (empty otherwise): see the [module
+/// docs](self).
+pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> HostPlan<'a> {
+    let (Some(tc), Some(settings), true) = (&plan.toolchain, &plan.jobs, plan.host_code) else {
+        return HostPlan::default();
     };
-    if !plan.host_code || tc.is_nvcc() || settings.options.rdc {
-        return None;
+    let o = &settings.options;
+    let cache = &plan.cache_dir;
+    if tc.is_nvcc() {
+        let mut compiles: Vec<CompileJob> = (plan.compiles.iter())
+            .map(|(src, archs)| nvcc::host_job(o, tc, cache, src, archs))
+            .collect();
+        ways_and_threads(&mut compiles, plan.lang, tc, settings.direct);
+        // nvcc's one device link covers every architecture of the build.
+        let links = if o.rdc {
+            let mut archs: Vec<Arch> = plan.compiles.iter().flat_map(|(_, a)| a.clone()).collect();
+            archs.sort();
+            archs.dedup();
+            let objs = compiles.iter().map(|j| j.outputs[0].1.clone()).collect();
+            vec![nvcc::device_link(o, tc, cache, &archs, objs)]
+        } else {
+            Vec::new()
+        };
+        return HostPlan {
+            compiles,
+            links,
+            after_device: None,
+        };
+    }
+    if o.rdc {
+        // The host side of relocatable code needs nothing of the device compiles' output: it
+        // runs beside them.
+        let mut compiles: Vec<CompileJob> = (plan.compiles.iter())
+            .map(|(src, archs)| {
+                let mut job = clang::host_job_rdc(o, tc, cache, src, archs);
+                if let Some(&(i, skip)) = settings.host_pchs.get(src) {
+                    (job.pch, job.pch_skip) = (Some(i), skip);
+                }
+                job
+            })
+            .collect();
+        ways_and_threads(&mut compiles, plan.lang, tc, settings.direct);
+        return HostPlan {
+            compiles,
+            ..HostPlan::default()
+        };
     }
     let ext = binary_ext(plan.lang);
     let jobs = plan
         .compiles
         .iter()
         .map(|(source, archs)| {
-            let placeholder = Hosts::placeholder(&plan.cache_dir, source, ext);
+            let placeholder = Hosts::placeholder(cache, source, ext);
             (host_job(plan, source, archs, &placeholder), placeholder)
         })
         .collect();
-    Some(Hosts::new(jobs, pack, job, settings.direct))
+    HostPlan {
+        after_device: Some(Hosts::new(jobs, pack, job, settings.direct)),
+        ..HostPlan::default()
+    }
 }
 
 /// Each object named after its source (`k.hip` → `k.o`), as the library's member.

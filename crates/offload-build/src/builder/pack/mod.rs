@@ -14,13 +14,13 @@ use offload_formats::bundle::compressed::{self, CompressOptions, Version};
 use offload_formats::package::{ImageKind, LlvmVersion, OffloadKind};
 
 use crate::builder::arch::Arch;
+use crate::builder::built::{Built, Piece};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::options::Container;
 use crate::builder::options::Language;
 use crate::builder::pack::kernels::{amdgpu_kernels, ptx_kernels};
 use crate::builder::plan::Plan;
-use crate::builder::run::built::{Built, Piece};
 
 /// The packed container.
 #[derive(Debug)]

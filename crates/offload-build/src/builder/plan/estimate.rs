@@ -29,7 +29,7 @@ pub(crate) enum Kind {
 
 impl Kind {
     /// The class of nodes that learn each other's peaks
-    /// ([`crate::builder::run::graph::Node::class`]).
+    /// ([`crate::builder::graph::Node::class`]).
     pub(crate) fn class(self) -> u32 {
         match self {
             Kind::DeviceCompile => 1,

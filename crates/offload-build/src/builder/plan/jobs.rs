@@ -109,12 +109,6 @@ pub(crate) fn job_settings(
     } else {
         BTreeMap::new()
     };
-    // The host compiles planned with the device ones (relocatable device code) use theirs.
-    for job in compile_jobs.iter_mut().filter(|j| j.target == Target::Host) {
-        if let Some(&(i, skip)) = host_pchs.get(&job.source) {
-            (job.pch, job.pch_skip) = (Some(i), skip);
-        }
-    }
     let direct = on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT");
     ways_and_threads(&mut compile_jobs, lang, tc, direct);
     Ok(JobSettings {
@@ -348,8 +342,10 @@ pub(crate) fn max_jobs(env: &Env<'_>) -> usize {
     }
 }
 
-/// The compile jobs in (source, architecture) order, and the device links: HIP code of an
-/// architecture compiled from several sources is relocatable (`-fgpu-rdc`) and linked once.
+/// The device compile jobs in (source, architecture) order, and the device links: HIP code
+/// of an architecture compiled from several sources is relocatable (`-fgpu-rdc`) and linked
+/// once. The host compiles of a host-code build are the host stage's
+/// ([`crate::builder::host::plan`]).
 pub(crate) fn jobs_of(
     compiles: &[(PathBuf, Vec<Arch>)],
     o: &CompileOptions,
@@ -363,16 +359,11 @@ pub(crate) fn jobs_of(
         }
     }
     let mut jobs = Vec::new();
-    let mut to_link: BTreeMap<Target, Vec<PathBuf>> = BTreeMap::new();
+    let mut to_link: BTreeMap<&Arch, Vec<PathBuf>> = BTreeMap::new();
     for (src, archs) in compiles {
         if o.host_code && tc.kind == CompilerKind::Nvcc {
-            // nvcc compiles a source's architectures and host side in one process.
-            let job = nvcc::host_job(o, tc, cache_dir, src, archs);
-            if o.rdc {
-                let objs = to_link.entry(Target::DeviceLink).or_default();
-                objs.push(job.outputs[0].1.clone());
-            }
-            jobs.push(job);
+            // nvcc compiles a source's architectures and host side in one process: the host
+            // stage plans it.
             continue;
         }
         for a in archs {
@@ -389,29 +380,14 @@ pub(crate) fn jobs_of(
                 _ => clang::compile_job(o, tc, cache_dir, src, a, rdc),
             };
             if rdc {
-                to_link
-                    .entry(Target::Device(a.clone()))
-                    .or_default()
-                    .push(job.outputs[0].1.clone());
+                to_link.entry(a).or_default().push(job.outputs[0].1.clone());
             }
             jobs.push(job);
         }
-        if o.rdc {
-            // The host side of relocatable code needs nothing of the device compiles' output:
-            // it runs beside them.
-            jobs.push(clang::host_job_rdc(o, tc, cache_dir, src, archs));
-        }
     }
-    // nvcc's one device link covers every architecture of the build.
-    let all_archs: Vec<Arch> = sources_per_arch.into_keys().cloned().collect();
     let links = to_link
         .into_iter()
-        .map(|(t, objs)| match t {
-            Target::Device(a) => clang::device_link(o, tc, cache_dir, &a, objs),
-            Target::Host | Target::DeviceLink => {
-                nvcc::device_link(o, tc, cache_dir, &all_archs, objs)
-            }
-        })
+        .map(|(a, objs)| clang::device_link(o, tc, cache_dir, a, objs))
         .collect();
     (jobs, links)
 }

@@ -7,9 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use crate::builder::cache::ContentHashes;
 use crate::builder::cache::lookup::Lookups;
+use crate::builder::host::early::Hosts;
 use crate::builder::options::Language;
 use crate::builder::pch::lifecycle::Lifecycle;
-use crate::builder::run::early::Hosts;
 use crate::builder::run::exec::Executor;
 use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::direct::Direct;

@@ -11,14 +11,14 @@ use crate::builder::arch::Target;
 use crate::builder::cache::{self, Record};
 use crate::builder::command::Command;
 use crate::builder::error::Error;
+use crate::builder::host::early::{self, Early, Hosts};
 use crate::builder::job::{CompileJob, Way};
+use crate::builder::job_out::JobOut;
 use crate::builder::memory::Meter;
 use crate::builder::pch::{self, PchJob};
 use crate::builder::process;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
-use crate::builder::run::early::{self, Early, Hosts};
-use crate::builder::run::job_out::JobOut;
 use crate::builder::toolchain::direct;
 
 /// What a job's steps printed, the content of each output, and whether the compile used a

@@ -12,22 +12,10 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::error::Error;
 use crate::builder::fs;
 use crate::builder::job::LinkJob;
+use crate::builder::job_out::Linked;
 use crate::builder::memory::Meter;
 use crate::builder::run::check::{check_output, target_mismatch};
 use crate::builder::run::context::Runner;
-
-/// A finished device link.
-pub(super) struct Linked {
-    pub(super) target: Target,
-    /// The linked code object, as checked (read once: another build may replace the file
-    /// meanwhile, as with a compile job's images).
-    pub(super) data: Vec<u8>,
-    /// The cached file those bytes are in.
-    pub(super) path: std::path::PathBuf,
-    pub(super) ran: bool,
-    pub(super) seconds: f64,
-    pub(super) stderr: Vec<String>,
-}
 
 impl Runner<'_> {
     /// The cached device link `co`, when it is a code object for `arch` (a damaged one is

@@ -6,23 +6,38 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::builder::arch::Target;
+use crate::builder::built::Built;
 use crate::builder::diag;
 use crate::builder::error::Error;
-use crate::builder::job::{CompileJob, Way};
+use crate::builder::graph::{Node, Slot, Work};
+use crate::builder::job::{CompileJob, LinkJob, Way};
+use crate::builder::job_out::{JobOut, Linked};
 use crate::builder::pch::PchJob;
 use crate::builder::pch::lifecycle::PchState;
 use crate::builder::plan::JobSettings;
 use crate::builder::plan::estimate::{Estimate, Kind, estimates};
-use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
-use crate::builder::run::graph::{Node, Slot, Work};
 use crate::builder::run::job::stats_file;
-use crate::builder::run::job_out::JobOut;
-use crate::builder::run::runner::Done;
+
+/// What a node of the graph gives back.
+pub(crate) enum Done {
+    /// A node whose work is elsewhere (a PCH, an early host compile, a step of nvcc's).
+    Nothing,
+    /// The `k`-th compile job's result.
+    Compile(usize, JobOut),
+    /// A source's host compile, and the PCH its job names.
+    Host(JobOut, Option<usize>),
+    /// A device link.
+    Link(Linked),
+}
 
 /// What the graph is made of: the compile jobs to run (with their index among the plan's),
 /// what becomes of each PCH, and whether each can be used once made.
 pub(super) struct Made<'p> {
+    /// Every compile job: the plan's, then the host stage's.
+    pub(super) jobs: Vec<&'p CompileJob>,
+    /// Every device link: the plan's, then the host stage's.
+    pub(super) links: Vec<&'p LinkJob>,
     pub(super) to_run: Vec<(usize, &'p CompileJob)>,
     pub(super) states: Vec<PchState>,
     pub(super) usable: Vec<AtomicBool>,
@@ -151,7 +166,7 @@ impl Runner<'_> {
             at.compile.insert(k, n);
         }
         self.early_nodes(settings, made, &mut g, &mut at);
-        self.link_nodes(settings, &mut g, &at);
+        self.link_nodes(made, &mut g, &at);
         self.host_nodes(settings, made, &mut g, &at);
         (g.nodes, at)
     }
@@ -209,9 +224,9 @@ impl Runner<'_> {
     }
 
     /// The device links, each after the compiles of its objects.
-    fn link_nodes<'s>(&'s self, settings: &'s JobSettings, g: &mut Nodes<'s>, at: &Index) {
-        for l in &settings.links {
-            let after: Vec<usize> = (settings.compile_jobs.iter().enumerate())
+    fn link_nodes<'s>(&'s self, made: &'s Made<'s>, g: &mut Nodes<'s>, at: &Index) {
+        for &l in &made.links {
+            let after: Vec<usize> = (made.jobs.iter().enumerate())
                 .filter(|(_, j)| j.outputs.iter().any(|(_, o)| l.command.inputs.contains(o)))
                 .filter_map(|(k, _)| at.compile.get(&k).copied())
                 .collect();
@@ -266,12 +281,8 @@ impl Runner<'_> {
 
     /// The device links whose objects a compile of this build makes: those the progress
     /// counts.
-    pub(super) fn counted_links(
-        &self,
-        settings: &JobSettings,
-        made: &Made<'_>,
-    ) -> BTreeSet<Target> {
-        (settings.links.iter())
+    pub(super) fn counted_links(&self, made: &Made<'_>) -> BTreeSet<Target> {
+        (made.links.iter())
             .filter(|l| {
                 (made.to_run.iter())
                     .any(|(_, j)| j.outputs.iter().any(|(_, o)| l.command.inputs.contains(o)))
@@ -313,7 +324,7 @@ impl Runner<'_> {
             .into_iter()
             .collect::<Option<_>>()
             .ok_or_else(|| Error::Config("a job did not run".into()))?;
-        let jobs = &settings.compile_jobs;
+        let jobs = &made.jobs;
         self.pch
             .start_backgrounds(&settings.pch_jobs, &made.states, |i| {
                 (jobs.iter().zip(&outs))

@@ -16,14 +16,14 @@ use std::time::Instant;
 use crate::builder::command::Command;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::graph::{Node, Slot};
 use crate::builder::job::CompileJob;
 use crate::builder::memory::{Meter, Need, NeedFrom};
 use crate::builder::plan::estimate::{Kind, read_stats};
 use crate::builder::process;
 use crate::builder::run::context::Runner;
-use crate::builder::run::graph::{Node, Slot};
 use crate::builder::run::job::{Begun, Private, StepsOut, public_paths, stats_file};
-use crate::builder::run::runner::Done;
+use crate::builder::run::nodes::Done;
 use crate::builder::toolchain::direct;
 use crate::builder::toolchain::nvcc_steps::{self, Step};
 
@@ -322,7 +322,7 @@ impl<'r> Runner<'r> {
         b: &Begun,
         out: StepsOut,
         meter: &dyn Meter,
-    ) -> Result<crate::builder::run::job_out::JobOut, Error> {
+    ) -> Result<crate::builder::job_out::JobOut, Error> {
         let peak = meter.peak_so_far();
         let o = self.finish(
             job,

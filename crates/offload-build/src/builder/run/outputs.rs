@@ -8,8 +8,8 @@ use foldhash::HashSet;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
+use crate::builder::job_out::JobOut;
 use crate::builder::plan::Plan;
-use crate::builder::run::job_out::JobOut;
 use crate::builder::toolchain::Toolchain;
 
 /// An error when an output of the build (the container, the generated `<name>.rs`) is one

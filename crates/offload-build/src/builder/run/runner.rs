@@ -1,4 +1,4 @@
-//! The jobs stage: the build's job graph, run by [`crate::builder::run::graph`]. Its nodes are
+//! The jobs stage: the build's job graph, run by [`crate::builder::graph`]. Its nodes are
 //! the plan's work whose cache record is not fresh: the precompiled preambles made
 //! ([`Lifecycle::states`] decides which), the compiles (one per source and architecture, or
 //! nvcc's steps), the device links after their objects, and in a host-code build with clang
@@ -14,43 +14,30 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use crate::builder::arch::Target;
+use crate::builder::built::Built;
 use crate::builder::cache::lookup::Lookups;
 use crate::builder::cache::{self, ContentHashes};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
+use crate::builder::graph::{self, Note};
+use crate::builder::host::HostPlan;
 use crate::builder::job::CompileJob;
+use crate::builder::job_out::JobOut;
 use crate::builder::memory;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::plan::estimate::{Kind, estimates};
 use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
-use crate::builder::run::built::Built;
 use crate::builder::run::context::Runner;
-use crate::builder::run::early::Hosts;
 use crate::builder::run::exec::Executor;
-use crate::builder::run::graph::{self, Note};
 use crate::builder::run::job::stats_file;
-use crate::builder::run::job_out::JobOut;
-use crate::builder::run::link::Linked;
-use crate::builder::run::nodes::Made;
+use crate::builder::run::nodes::{Done, Made};
 use crate::builder::run::outputs::{refuse_clobbering, tell_headers};
 use crate::builder::toolchain::direct::{DRIVER_VARS, Direct};
 
-/// What a node of the graph gives back.
-pub(super) enum Done {
-    /// A node whose work is elsewhere (a PCH, an early host compile, a step of nvcc's).
-    Nothing,
-    /// The `k`-th compile job's result.
-    Compile(usize, JobOut),
-    /// A source's host compile, and the PCH its job names.
-    Host(JobOut, Option<usize>),
-    /// A device link.
-    Link(Linked),
-}
-
-/// Runs the plan's job graph; tells Cargo about every header read. In a host-code build with
-/// clang, `hosts` are the host compiles the host stage planned.
-pub(crate) fn run(plan: &Plan, env: &Env<'_>, hosts: Option<&Hosts<'_>>) -> Result<Built, Error> {
+/// Runs the plan's job graph, with the host stage's nodes (`host`: empty without host code);
+/// tells Cargo about every header read.
+pub(crate) fn run(plan: &Plan, env: &Env<'_>, host: &HostPlan<'_>) -> Result<Built, Error> {
     let (Some(tc), Some(settings)) = (&plan.toolchain, &plan.jobs) else {
         // Nothing to compile (only images).
         return Ok(Built::default());
@@ -87,13 +74,13 @@ pub(crate) fn run(plan: &Plan, env: &Env<'_>, hosts: Option<&Hosts<'_>>) -> Resu
             helped: Mutex::new(BTreeMap::new()),
         },
         direct: Direct::new(settings.direct, env.peek(&DRIVER_VARS)),
-        hosts,
+        hosts: host.after_device.as_ref(),
     };
     let mut built = Built {
         keep_per_source: settings.options.host_code,
         ..Built::default()
     };
-    let ran = runner.run_graph(settings, &mut built);
+    let ran = runner.run_graph(settings, host, &mut built);
     exec.flush_warnings(env);
     let (outs, host_outs) = ran?;
     if no_depfile.load(Ordering::Relaxed) {
@@ -184,12 +171,13 @@ impl Runner<'_> {
     fn run_graph(
         &self,
         settings: &JobSettings,
+        host: &HostPlan<'_>,
         built: &mut Built,
     ) -> Result<(Vec<JobOut>, Vec<JobOut>), Error> {
-        let cached: Vec<Option<JobOut>> = (settings.compile_jobs.iter())
-            .map(|job| self.cached(job))
-            .collect();
-        let mut to_run: Vec<(usize, &CompileJob)> = (settings.compile_jobs.iter().enumerate())
+        let jobs: Vec<&CompileJob> = settings.compile_jobs.iter().chain(&host.compiles).collect();
+        let links = settings.links.iter().chain(&host.links).collect();
+        let cached: Vec<Option<JobOut>> = jobs.iter().map(|job| self.cached(job)).collect();
+        let mut to_run: Vec<(usize, &CompileJob)> = (jobs.iter().copied().enumerate())
             .filter(|(k, _)| cached[*k].is_none())
             .collect();
         if let Some(hosts) = self.hosts {
@@ -197,12 +185,12 @@ impl Runner<'_> {
             hosts.expect(&running, &cached.iter().flatten().collect::<Vec<_>>());
         }
         let later = self.later_pchs(settings, &to_run);
-        let jobs: Vec<&CompileJob> = to_run.iter().map(|(_, j)| *j).collect();
+        let running: Vec<&CompileJob> = to_run.iter().map(|(_, j)| *j).collect();
         let early = self.hosts.is_some_and(|h| h.early);
         let states = (self.pch).states(
             &settings.pch_jobs,
             settings.pch_background,
-            &jobs,
+            &running,
             (&later, early, &[]),
         );
         order_compiles(&mut to_run, &states);
@@ -211,13 +199,15 @@ impl Runner<'_> {
             .collect();
         let also = PchState::to_make(&settings.pch_jobs, &states);
         let made = Made {
+            jobs,
+            links,
             to_run,
             states,
             usable,
             also,
         };
         let (nodes, _) = self.nodes(settings, &made);
-        let linked = self.counted_links(settings, &made);
+        let linked = self.counted_links(&made);
         let counter = Mutex::new(Counter {
             settings,
             done: 0,

@@ -51,7 +51,7 @@ pub(crate) struct Step {
 
 impl Step {
     /// What the step runs, for the memory it is expected to need and the class of steps it
-    /// learns that from ([`crate::builder::run::graph::Node::class`]).
+    /// learns that from ([`crate::builder::graph::Node::class`]).
     pub(crate) fn kind(&self) -> StepKind {
         match program(&self.line) {
             Some("cicc") => StepKind::Cicc,
@@ -230,15 +230,7 @@ pub(crate) fn plan(printed: &str, keep: &str) -> Option<Plan> {
     if keep.contains(['"', '$', '`', '\\', ' ', '\'']) {
         return None;
     }
-    let mut env = Vec::new();
-    let mut lines = Vec::new();
-    for l in printed.lines().filter(|l| !l.trim().is_empty()) {
-        let rest = l.strip_prefix("#$ ")?;
-        match assignment(rest) {
-            Some((name, value)) => env.push((name.into(), value.into())),
-            None => lines.push(strip_redirect(rest).to_string()),
-        }
-    }
+    let (env, lines) = steps_and_env(printed)?;
     let tail_at = lines.iter().position(|l| program(l) == Some("fatbinary"))?;
     let mut module_ids = Vec::new();
     let mut depfiles = Vec::new();
@@ -309,6 +301,22 @@ pub(crate) fn plan(printed: &str, keep: &str) -> Option<Plan> {
         module_ids,
         depfiles,
     })
+}
+
+/// The variables nvcc sets and the steps, of what `--dryrun` printed; `None` when it printed
+/// anything else.
+#[allow(clippy::type_complexity)]
+fn steps_and_env(printed: &str) -> Option<(Vec<(OsString, OsString)>, Vec<String>)> {
+    let mut env = Vec::new();
+    let mut lines = Vec::new();
+    for l in printed.lines().filter(|l| !l.trim().is_empty()) {
+        let rest = l.strip_prefix("#$ ")?;
+        match assignment(rest) {
+            Some((name, value)) => env.push((name.into(), value.into())),
+            None => lines.push(strip_redirect(rest).to_string()),
+        }
+    }
+    Some((env, lines))
 }
 
 /// `NAME=value` of a variable nvcc sets for its steps.

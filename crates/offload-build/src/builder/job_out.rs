@@ -1,5 +1,6 @@
-//! A finished compile job ([`JobOut`]): what it wrote, what it read, what it printed;
-//! compiled or taken from the cache.
+//! What the jobs stage hands on: a finished compile job ([`JobOut`]: what it wrote, what it
+//! read, what it printed; compiled or taken from the cache) and a finished device link
+//! ([`Linked`]).
 
 use std::path::PathBuf;
 
@@ -52,4 +53,17 @@ impl JobOut {
             probes: Vec::new(),
         }
     }
+}
+
+/// A finished device link.
+pub(crate) struct Linked {
+    pub(crate) target: Target,
+    /// The linked code object, as checked (read once: another build may replace the file
+    /// meanwhile, as with a compile job's images).
+    pub(crate) data: Vec<u8>,
+    /// The cached file those bytes are in.
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) ran: bool,
+    pub(crate) seconds: f64,
+    pub(crate) stderr: Vec<String>,
 }

@@ -301,36 +301,12 @@ pub(crate) fn run<'a, T: Send + 'a>(
         stop: AtomicBool::new(false),
     };
     let shared = &shared;
-    let mut ex = Exec {
-        states: Vec::new(),
-        info: Vec::new(),
-        results: Vec::new(),
-        started: Vec::new(),
-        implicit_free: true,
-        spare: Vec::new(),
-        running: 0,
-        requested: 0,
-        max,
-        budget: budget.map(|b| b.bytes),
-        in_use: 0,
-        class_peak: BTreeMap::new(),
-        alone_queue: Vec::new(),
-        alone_now: None,
-        failed: false,
-        told_waiting: None,
-        parent: BTreeMap::new(),
-        children: BTreeMap::new(),
-    };
+    let mut ex = Exec::new(max, budget.map(|b| b.bytes));
     ex.add(0, nodes);
     std::thread::scope(|s| {
         loop {
-            while let Some((i, node, token)) = ex.next_to_start(on_note) {
-                let crowded = Arc::new(AtomicBool::new(ex.running > 1));
-                for st in &ex.states {
-                    if let State::Running(_, _, c) = st {
-                        c.store(true, Ordering::SeqCst);
-                    }
-                }
+            while let Some((i, (work, need), token)) = ex.next_to_start(on_note) {
+                let crowded = ex.crowd();
                 let slot = Slot {
                     index: i,
                     tx: tx.clone(),
@@ -340,10 +316,10 @@ pub(crate) fn run<'a, T: Send + 'a>(
                     budget,
                     crowded: crowded.clone(),
                 };
-                ex.states[i] = State::Running(token, node.1, crowded);
+                ex.states[i] = State::Running(token, need, crowded);
                 s.spawn(move || {
                     let start = Instant::now();
-                    let r = (node.0)(&slot);
+                    let r = work(&slot);
                     let ms = start.elapsed().saturating_sub(slot.waited()).as_millis() as u64;
                     lock(&shared.results).insert(i, r);
                     let _ = slot.tx.send(Event::Done(i, ms, slot.peak_so_far()));
@@ -357,38 +333,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
                 break;
             }
             match rx.recv() {
-                Ok(Event::Done(i, ms, peak)) => {
-                    let r = lock(&shared.results).remove(&i);
-                    let r = r.unwrap_or_else(|| Err(Error::Config("a job did not run".into())));
-                    if let Ok(v) = &r {
-                        on_done(v);
-                    }
-                    ex.finish(i, r, ms, peak);
-                }
-                Ok(Event::Token(t)) => {
-                    ex.requested = ex.requested.saturating_sub(1);
-                    if let Ok(t) = t {
-                        ex.spare.push(t);
-                    }
-                }
-                Ok(Event::Alone(i, back, note)) => {
-                    on_note(note);
-                    ex.alone_queue.push((i, back));
-                }
-                Ok(Event::AloneDone(i)) => {
-                    if ex.alone_now == Some(i) {
-                        ex.alone_now = None;
-                    }
-                }
-                Ok(Event::Added) => {
-                    let added = std::mem::take(&mut *lock(&shared.added));
-                    for (by, base, nodes) in added {
-                        ex.parent
-                            .extend((base..base + nodes.len()).map(|c| (c, by)));
-                        *ex.children.entry(by).or_default() += nodes.len();
-                        ex.add(base, nodes);
-                    }
-                }
+                Ok(event) => ex.on(event, shared, on_done, on_note),
                 Err(_) => break,
             }
         }
@@ -398,6 +343,85 @@ pub(crate) fn run<'a, T: Send + 'a>(
 }
 
 impl<'a, T> Exec<'a, T> {
+    fn new(max: usize, budget: Option<u64>) -> Exec<'a, T> {
+        Exec {
+            states: Vec::new(),
+            info: Vec::new(),
+            results: Vec::new(),
+            started: Vec::new(),
+            implicit_free: true,
+            spare: Vec::new(),
+            running: 0,
+            requested: 0,
+            max,
+            budget,
+            in_use: 0,
+            class_peak: BTreeMap::new(),
+            alone_queue: Vec::new(),
+            alone_now: None,
+            failed: false,
+            told_waiting: None,
+            parent: BTreeMap::new(),
+            children: BTreeMap::new(),
+        }
+    }
+
+    /// A node starts: every running node now ran beside another; the new one's flag, set
+    /// when others run.
+    fn crowd(&self) -> Arc<AtomicBool> {
+        for st in &self.states {
+            if let State::Running(_, _, c) = st {
+                c.store(true, Ordering::SeqCst);
+            }
+        }
+        Arc::new(AtomicBool::new(self.running > 1))
+    }
+
+    /// What an event changes: a node ended, a token came, a node asks to run alone or ran
+    /// alone, nodes were added.
+    fn on(
+        &mut self,
+        event: Event,
+        shared: &Shared<'a, T>,
+        on_done: &mut dyn FnMut(&T),
+        on_note: &mut dyn FnMut(Note),
+    ) {
+        match event {
+            Event::Done(i, ms, peak) => {
+                let r = lock(&shared.results).remove(&i);
+                let r = r.unwrap_or_else(|| Err(Error::Config("a job did not run".into())));
+                if let Ok(v) = &r {
+                    on_done(v);
+                }
+                self.finish(i, r, ms, peak);
+            }
+            Event::Token(t) => {
+                self.requested = self.requested.saturating_sub(1);
+                if let Ok(t) = t {
+                    self.spare.push(t);
+                }
+            }
+            Event::Alone(i, back, note) => {
+                on_note(note);
+                self.alone_queue.push((i, back));
+            }
+            Event::AloneDone(i) => {
+                if self.alone_now == Some(i) {
+                    self.alone_now = None;
+                }
+            }
+            Event::Added => {
+                let added = std::mem::take(&mut *lock(&shared.added));
+                for (by, base, nodes) in added {
+                    self.parent
+                        .extend((base..base + nodes.len()).map(|c| (c, by)));
+                    *self.children.entry(by).or_default() += nodes.len();
+                    self.add(base, nodes);
+                }
+            }
+        }
+    }
+
     /// Places `nodes` from index `base` on and ranks every node again.
     fn add(&mut self, base: usize, nodes: Vec<Node<'a, T>>) {
         let end = base + nodes.len();

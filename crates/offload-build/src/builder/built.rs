@@ -8,9 +8,9 @@ use offload_formats::package::ImageKind;
 
 use crate::builder::arch::{Arch, Target};
 use crate::builder::diag::Diagnostic;
-use crate::builder::run::job_out::JobOut;
-use crate::builder::run::link::Linked;
-pub(crate) use crate::builder::run::piece::Piece;
+use crate::builder::job_out::JobOut;
+use crate::builder::job_out::Linked;
+pub(crate) use crate::builder::piece::Piece;
 
 /// What the jobs produced.
 #[derive(Debug, Default)]

@@ -15,7 +15,7 @@
 //! succeeded, and printed nothing with a PCH; otherwise the host compile runs as before.
 //!
 //! An early compile waits, holding its job slot, for its device compiles: it starts only
-//! once all of them have started (its node's gate, [`crate::builder::run::graph`]), so it
+//! once all of them have started (its node's gate, [`crate::builder::graph`]), so it
 //! never keeps one from a slot, and it gives up when a job must run alone (it is optional
 //! work). Unix only (named pipes); not with a launcher, which would read the pipe.
 
@@ -32,9 +32,9 @@ use crate::builder::cache::JobDir;
 use crate::builder::command::Command;
 use crate::builder::error::Error;
 use crate::builder::job::CompileJob;
+use crate::builder::job_out::JobOut;
+use crate::builder::piece::Piece;
 use crate::builder::process::{PrivateDir, Processes};
-use crate::builder::run::job_out::JobOut;
-use crate::builder::run::piece::Piece;
 
 /// Packs a source's device code as its host compile embeds it (the host room's).
 pub(crate) type Pack = dyn Fn(&Path, &BTreeMap<Arch, Vec<Piece>>) -> Result<Vec<u8>, Error> + Sync;
@@ -73,9 +73,9 @@ struct State {
 pub(crate) struct Early {
     /// Its private directory, holding its object and depfile.
     dir: JobDir,
-    pub(super) started: SystemTime,
+    pub(crate) started: SystemTime,
     /// How long it ran.
-    pub(super) took: Duration,
+    pub(crate) took: Duration,
     /// What it printed, when it succeeded.
     printed: Option<Vec<String>>,
     used_pch: bool,
@@ -117,25 +117,25 @@ impl<'a> Hosts<'a> {
     }
 
     /// The host job of `source` as planned (its device code in the placeholder).
-    pub(super) fn planned(&self, source: &Path) -> Option<&CompileJob> {
+    pub(crate) fn planned(&self, source: &Path) -> Option<&CompileJob> {
         self.jobs.get(source).map(|(j, _)| j)
     }
 
     /// Where the time and peak of `source`'s host compile are kept: named after its planned
     /// job, whose key the device code does not enter.
-    pub(super) fn stats(&self, source: &Path) -> PathBuf {
+    pub(crate) fn stats(&self, source: &Path) -> PathBuf {
         self.planned(source)
             .map_or_else(PathBuf::new, |j| j.base.with_extension("host.stats"))
     }
 
     /// The sources with a host compile, in order.
-    pub(super) fn sources(&self) -> impl Iterator<Item = &PathBuf> {
+    pub(crate) fn sources(&self) -> impl Iterator<Item = &PathBuf> {
         self.jobs.keys()
     }
 
     /// The host compile job of `source`, its device code packed now (every device compile of
     /// it ended).
-    pub(super) fn host_job(&self, source: &Path) -> Result<CompileJob, Error> {
+    pub(crate) fn host_job(&self, source: &Path) -> Result<CompileJob, Error> {
         let pieces = self.state().pieces.get(source).cloned().unwrap_or_default();
         let bytes = (self.pack)(source, &pieces)?;
         (self.host_job)(source, &bytes)
@@ -143,7 +143,7 @@ impl<'a> Hosts<'a> {
 
     /// Whether the host compile of `source` took its early compile, which ran without a
     /// PCH.
-    pub(super) fn took_without_pch(&self, source: &Path) -> bool {
+    pub(crate) fn took_without_pch(&self, source: &Path) -> bool {
         let t = self
             .taken_without_pch
             .lock()
@@ -152,7 +152,7 @@ impl<'a> Hosts<'a> {
     }
 
     /// The early host job of `source`, if it has one.
-    pub(super) fn job(&self, source: &Path) -> Option<&CompileJob> {
+    pub(crate) fn job(&self, source: &Path) -> Option<&CompileJob> {
         self.jobs.get(source).filter(|_| self.early).map(|(j, _)| j)
     }
 
@@ -162,7 +162,7 @@ impl<'a> Hosts<'a> {
 
     /// Before the device compiles of `to_run` start: each source waits for these, and has
     /// the images of `cached` (its compiles whose cache record held) already.
-    pub(super) fn expect(&self, to_run: &[&CompileJob], cached: &[&JobOut]) {
+    pub(crate) fn expect(&self, to_run: &[&CompileJob], cached: &[&JobOut]) {
         let mut st = self.state();
         for j in to_run.iter().filter(|j| j.target.device().is_some()) {
             *st.waiting.entry(j.source.clone()).or_default() += 1;
@@ -173,7 +173,7 @@ impl<'a> Hosts<'a> {
     }
 
     /// A device compile of the stage ended with `out` (an error: `None`).
-    pub(super) fn done(&self, out: Option<&JobOut>) {
+    pub(crate) fn done(&self, out: Option<&JobOut>) {
         let mut st = self.state();
         match out {
             Some(o) if o.target.device().is_some() => {
@@ -218,7 +218,7 @@ impl<'a> Hosts<'a> {
     }
 
     /// Keeps what the early compile of `source` ran.
-    pub(super) fn keep(&self, source: &Path, early: Early) {
+    pub(crate) fn keep(&self, source: &Path, early: Early) {
         let mut r = self.results.lock().unwrap_or_else(|e| e.into_inner());
         r.insert(source.to_path_buf(), early);
     }
@@ -227,7 +227,7 @@ impl<'a> Hosts<'a> {
     /// `job`'s first step: the same command but for the device code's file, which held what
     /// the early compile read; one that used a PCH only when the host stage has it too
     /// (`with_pch`; one without is the compile without PCH, whichever the host stage has).
-    pub(super) fn take(&self, job: &CompileJob, with_pch: bool) -> Option<Early> {
+    pub(crate) fn take(&self, job: &CompileJob, with_pch: bool) -> Option<Early> {
         let early = self
             .results
             .lock()
@@ -313,7 +313,7 @@ impl Early {
     /// Moves its object and depfile to where `job`'s first step writes them (`object`,
     /// `depfile`): what it printed and whether it used the PCH; `None` when it failed or
     /// a file cannot be moved.
-    pub(super) fn adopt(
+    pub(crate) fn adopt(
         self,
         hosts: &Hosts<'_>,
         job: &CompileJob,
@@ -334,19 +334,19 @@ impl Early {
 
 /// One early host compile: of `source`, with its PCH when `used_pch`; `stop` says when to
 /// give up waiting for the device code.
-pub(super) struct Run<'r> {
-    pub(super) hosts: &'r Hosts<'r>,
-    pub(super) source: &'r Path,
-    pub(super) used_pch: bool,
-    pub(super) processes: &'r Processes,
-    pub(super) stop: &'r (dyn Fn() -> bool + Sync),
+pub(crate) struct Run<'r> {
+    pub(crate) hosts: &'r Hosts<'r>,
+    pub(crate) source: &'r Path,
+    pub(crate) used_pch: bool,
+    pub(crate) processes: &'r Processes,
+    pub(crate) stop: &'r (dyn Fn() -> bool + Sync),
 }
 
 impl Run<'_> {
     /// Runs the early host compile `cmd` (the planned job's command, its files in `dir`): a
     /// named pipe stands for the device code, filled by a thread of its own once the device
     /// compiles ended; `exec` runs the command.
-    pub(super) fn run(
+    pub(crate) fn run(
         &self,
         cmd: &Command,
         dir: JobDir,

@@ -1,0 +1,1 @@
+//! Nothing but the library build.rs compiles (see build.rs).
