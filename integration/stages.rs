@@ -437,3 +437,113 @@ fn the_stage_check_sees_an_upward_import_and_a_circle() {
     assert!(graph[&keys].is_empty(), "a doc comment is no import");
     assert!(circle(&graph).is_none());
 }
+
+/// What the jobs stage (`builder/run/`) may not hold (issue 48): it runs the job graph and
+/// decides nothing, so no compiler's name (which way a compile runs is the plan's,
+/// [`Way`](../crates/offload-build/src/builder/job.rs)) and no count of cores or threads (the
+/// plan's, and the executor's slots); no host compile is spelled outside the host stage,
+/// which plans its nodes in one place; the executor of the job graph keeps no state per
+/// thread (a node's slot is a value it holds). `code` is a file's text without its
+/// comments; what is found, as `<what>: <text>`.
+fn forbidden(path: &str, code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let in_run = path.contains("/builder/run/");
+    let mut look = |what: &str, needles: &[&str]| {
+        for n in needles {
+            if code.contains(n) {
+                found.push(format!("{what}: {n}"));
+            }
+        }
+    };
+    if in_run {
+        look(
+            "a compiler's name in the jobs stage",
+            &["\"nvcc", "\"cicc", "\"ptxas", "\"clang", "\"hipcc"],
+        );
+        look(
+            "a thread count in the jobs stage",
+            &["available_parallelism", "--threads"],
+        );
+    }
+    if in_run || path.ends_with("/builder/graph.rs") {
+        look("state per thread in the jobs stage", &["thread_local!"]);
+    }
+    if !path.contains("/builder/host/") && !path.contains("/builder/toolchain/") {
+        look(
+            "a host compile planned outside the host stage",
+            &[
+                "clang::host_job(",
+                "host_job_rdc(",
+                "nvcc::host_job(",
+                "nvcc::device_link(",
+            ],
+        );
+    }
+    found
+}
+
+/// A Rust file's text without its comments (`//` to the end of a line, outside strings).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let mut in_str = false;
+            let b = l.as_bytes();
+            for i in 0..b.len() {
+                match b[i] {
+                    b'"' if i == 0 || b[i - 1] != b'\\' => in_str = !in_str,
+                    b'/' if !in_str && b.get(i + 1) == Some(&b'/') => return &l[..i],
+                    _ => {}
+                }
+            }
+            l
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The jobs stage runs and decides nothing and stays small; the host stage plans its own
+/// nodes; the job graph's executor keeps no state per thread ([`forbidden`]).
+#[test]
+fn the_jobs_stage_decides_nothing_and_the_host_stage_plans_its_nodes() {
+    let builder = repo_root().join("crates/offload-build/src/builder");
+    let mut problems = Vec::new();
+    let mut run_lines = 0;
+    for file in crate::support::files_under(&builder) {
+        if file.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let path = file.to_string_lossy().into_owned();
+        if path.contains("/builder/run/") {
+            run_lines += text.lines().count();
+        }
+        // Tests may name compilers.
+        let code = without_comments(text.split("#[cfg(test)]").next().unwrap_or(""));
+        for f in forbidden(&path, &code) {
+            problems.push(format!(
+                "{}: {f}",
+                file.strip_prefix(&builder).unwrap().display()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(
+        run_lines <= 2500,
+        "builder/run/ has {run_lines} lines, more than 2,500: what decides belongs to the plan"
+    );
+}
+
+/// The rule of the jobs stage can fail: a program name, a core count, a thread-local and a
+/// host compile spelled in the jobs stage are found; comments are not code.
+#[test]
+fn the_jobs_stage_rule_sees_what_it_forbids() {
+    let run = "x/builder/run/job.rs";
+    let code = "if p.starts_with(\"nvcc\") {}\nlet n = std::thread::available_parallelism();\n\
+                thread_local! { static S: u8 = 0; }\nlet j = nvcc::host_job(o);";
+    let found = forbidden(run, &without_comments(code));
+    assert_eq!(found.len(), 4, "{found:?}");
+    let commented = "// \"nvcc\" runs it; available_parallelism\nlet x = \"a // b\";";
+    assert!(forbidden(run, &without_comments(commented)).is_empty());
+    assert!(forbidden("x/builder/host/mod.rs", "clang::host_job(o)").is_empty());
+    assert_eq!(forbidden("x/builder/graph.rs", "thread_local! {}").len(), 1);
+}

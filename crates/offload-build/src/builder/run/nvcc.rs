@@ -104,7 +104,7 @@ impl<'r> Runner<'r> {
     /// printed something unexpected (then nvcc runs it).
     fn nvcc_plan(&self, job: &CompileJob, private: &Private<'_>) -> Option<nvcc_steps::Plan> {
         let cmd = private.command(&job.steps[0]);
-        let keep = private.dir.join("nvcc");
+        let keep = private.dir.join("steps");
         std::fs::create_dir(&keep).ok()?;
         let mut ask = nvcc_steps::dryrun(&cmd, &keep)?.to_command();
         let limit = (self.exec.timeout).map_or(direct::ASK_LIMIT, |t| t.min(direct::ASK_LIMIT));
