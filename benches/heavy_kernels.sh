@@ -92,29 +92,30 @@ cudaforge_way() {
   local out=$1 jobs=$2
   mkdir -p "$out"
   printf '%s\n' "${srcs[@]}" | (cd "$cfa" && xargs -P "$jobs" -I{} sh -c '
-    o="$0/$(basename "{}" .cu).o"
-    /usr/bin/time -f "%M {}" -a -o "$0/peaks" "$1" -gencode=arch=compute_80,code=sm_80 -c -o "$o" "$@" "{}"' \
+    o="$0/$(basename "{}" .cu).o"; n=$1; shift
+    /usr/bin/time -f "%M {}" -a -o "$0/peaks" "$n" -gencode=arch=compute_80,code=sm_80 -c -o "$o" "$@" "{}"' \
       "$out" "$nvcc" "${flags[@]}" "${cudaforge[@]}")
 }
-# (b): the build.rs crate, cold (a fresh target directory under $1).
+# (b): the build.rs crate, cold: its build script (built once, outside every timing) runs
+# again (HEAVY_RUN changes) with an empty OUT_DIR, where offload-build keeps its cache.
 build_rs_way() {
-  local out=$1
-  mkdir -p "$out"
+  local run=$1
+  rm -rf "$work"/warm/target/release/build/heavy-kernels-*/out/*
   (cd "$root/benches/heavy-kernels" &&
     VIRTUAL_ENV=$venv HEAVY_SOURCES="${srcs[*]}" HEAVY_CUTLASS=$cutlass HEAVY_ARCH=80-real \
-      CARGO_TARGET_DIR=$out/target cargo build -q --release)
+      HEAVY_RUN=$run CARGO_TARGET_DIR=$work/warm/target cargo build -q --release)
 }
-# The build script itself built once, outside every timing, in each target directory.
-warm() {
-  (cd "$root/benches/heavy-kernels" && VIRTUAL_ENV=$venv CARGO_TARGET_DIR=$1/target \
-    cargo build -q --release)
-}
-lib_of() { find "$1/target/release/build" -name libflashattention.a | head -1; }
+(cd "$root/benches/heavy-kernels" && VIRTUAL_ENV=$venv CARGO_TARGET_DIR=$work/warm/target \
+  cargo build -q --release)
+# The library (b) wrote, kept as $1.a.
+keep_lib() { cp "$(find "$work/warm/target/release/build" -name libflashattention.a | head -1)" "$1.a"; }
 
-# The kernels an object holds: its SASS and symbols, the module ID masked.
+# The kernels an object holds: its cubins as cuobjdump -elf dumps them (every section's
+# content; not the section table, whose offsets move with the module ID's length) and its
+# host symbols, nvcc's per-compile module ID masked.
 kernels() {
   local obj=$1
-  { cuobjdump -sass "$obj" 2>/dev/null | grep -v '^\s*$' | grep -v 'Function\|code for\|Fatbin\|arch =\|code version\|host =\|compile_size\|identifier'; nm "$obj" | awk '{print $NF}' | sort; } |
+  { cuobjdump -elf "$obj" | grep -vE '^\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[A-Z_]+'; nm "$obj" | awk '{print $NF}' | sort; } |
     sed -E 's/_cu_[0-9a-f]{8}_[0-9]+/_cu_ID/g' | md5sum | cut -c1-16
 }
 kernels_dir() { for o in "$1"/*.o; do echo "$(basename "$o") $(kernels "$o")"; done; }
@@ -128,9 +129,8 @@ limit=$(awk -v k="$peak_kb" -v x="$LIMIT_X" 'BEGIN { printf "%d", k * 1024 * x }
 want=$(kernels_dir "$work/runs/a-unlimited")
 
 echo "== (b) unlimited" >&2
-warm "$work/runs/b-unlimited"
-ms build_rs_way "$work/runs/b-unlimited"; T[b_unl]=$(<"$work/runs/ms")
-[[ $(kernels_lib "$(lib_of "$work/runs/b-unlimited")") == "$want" ]] || { echo "(b) unlimited: other kernels than (a)" >&2; exit 1; }
+ms build_rs_way unlimited; T[b_unl]=$(<"$work/runs/ms"); keep_lib "$work/runs/b-unlimited"
+[[ $(kernels_lib "$work/runs/b-unlimited.a") == "$want" ]] || { echo "(b) unlimited: other kernels than (a)" >&2; exit 1; }
 
 cgroup "$limit"
 best=; oomed=
@@ -146,19 +146,17 @@ done
 [[ -n $best ]] || { echo "(a) never finished in the cgroup:$oomed" >&2; exit 1; }
 
 echo "== (b) in the cgroup" >&2
-warm "$work/runs/b-cg"
 before=$(oom_kills)
-ms in_cg bash -c "$(declare -p srcs cutlass root venv); $(declare -f build_rs_way); build_rs_way \"\$0\"" "$work/runs/b-cg" >>"$log" 2>&1
-T[b_cg]=$(<"$work/runs/ms"); b_kills=$(( $(oom_kills) - before ))
-[[ $(kernels_lib "$(lib_of "$work/runs/b-cg")") == "$(kernels_lib "$(lib_of "$work/runs/b-unlimited")")" ]] ||
-  { echo "(b) in the cgroup: other objects than (b) unlimited" >&2; exit 1; }
+ms in_cg bash -c "$(declare -p srcs cutlass root venv work); $(declare -f build_rs_way); build_rs_way cgroup" >>"$log" 2>&1
+T[b_cg]=$(<"$work/runs/ms"); b_kills=$(( $(oom_kills) - before )); keep_lib "$work/runs/b-cg"
+[[ $(kernels_lib "$work/runs/b-cg.a") == "$want" ]] ||
+  { echo "(b) in the cgroup: other objects than the unlimited builds'" >&2; exit 1; }
 
 echo "== one source alone" >&2
 one=${srcs[0]}
 srcs=("$one")
 ms cudaforge_way "$work/runs/a-one" 1; T[a_one]=$(<"$work/runs/ms")
-warm "$work/runs/b-one"
-ms build_rs_way "$work/runs/b-one"; T[b_one]=$(<"$work/runs/ms")
+ms build_rs_way one; T[b_one]=$(<"$work/runs/ms")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 s() { awk -v m="$1" 'BEGIN { printf "%.0f", m / 1000 }'; }

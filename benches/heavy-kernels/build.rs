@@ -5,7 +5,8 @@
 //! builds nothing (the bench's warm-up, which builds this script).
 
 fn main() {
-    for v in ["HEAVY_SOURCES", "HEAVY_CUTLASS", "HEAVY_ARCH"] {
+    // HEAVY_RUN: the bench's name of a run, which makes Cargo run this script again.
+    for v in ["HEAVY_SOURCES", "HEAVY_CUTLASS", "HEAVY_ARCH", "HEAVY_RUN"] {
         println!("cargo:rerun-if-env-changed={v}");
     }
     let sources = std::env::var("HEAVY_SOURCES").unwrap_or_default();
