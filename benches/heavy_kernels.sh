@@ -112,11 +112,12 @@ keep_lib() { cp "$(find "$work/warm/target/release/build" -name libflashattentio
 
 # The kernels an object holds: its cubins as cuobjdump -elf dumps them (every section's
 # content; not the section table, whose offsets move with the module ID's length) and its
-# host symbols, nvcc's per-compile module ID masked.
+# host symbols, nvcc's per-compile module ID and the name of its temporary file (in the
+# static initializer's symbol, `_GLOBAL__sub_I_tmpxft_…_<stem>.cudafe1.cpp`) masked.
 kernels() {
   local obj=$1
   { cuobjdump -elf "$obj" | grep -vE '^\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[A-Z_]+'; nm "$obj" | awk '{print $NF}' | sort; } |
-    sed -E 's/_cu_[0-9a-f]{8}_[0-9]+/_cu_ID/g' | md5sum | cut -c1-16
+    sed -E 's/_cu_[0-9a-f]{8}_[0-9]+/_cu_ID/g; s/tmpxft_[0-9a-f]+_[0-9a-f]+_[0-9]+_//g' | md5sum | cut -c1-16
 }
 kernels_dir() { for o in "$1"/*.o; do echo "$(basename "$o") $(kernels "$o")"; done; }
 kernels_lib() { local t; t=$(mktemp -d); (cd "$t" && ar x "$1"); for o in "$t"/*.o; do echo "$(basename "$o") $(kernels "$o")"; done; rm -rf "$t"; }

@@ -15,7 +15,10 @@
 #           (offload-build then does all that hipcc -c does);
 # - hostdriver: host with OFFLOAD_BUILD_DIRECT=0: each device compile through the clang
 #           driver (3 processes: driver, cc1, lld) instead of the cc1 and lld commands the
-#           driver prints (`-###`, asked once per architecture and kept).
+#           driver prints (`-###`, asked once per architecture and kept);
+# - onebuild: every source in one `offload-build compile --host-code SRC… -o lib.a -j 2`, as
+#           a build.rs builds a crate's sources (one job graph for the whole project), not
+#           through make; against hipcc's `make -j2`.
 # hipcc -c also compiles each source's host code; offload-build compiles the device code and
 # embeds it in a host object (as in benches/pch.sh).
 # The build is a generated Makefile run by `make -r -j2` in benches/make_style/ (sources and
@@ -50,11 +53,11 @@ SOURCES=(saxpy matrix_multiplication shared_memory dynamic_shared warp_shuffle b
 
 read -r -a modes_all <<< "$MODES"
 for m in "${modes_all[@]}"; do
-  [[ $m == hipcc || $m == bg || $m == nobg || $m == host || $m == hostdriver ]] || { echo "MODES: unknown mode '$m' (hipcc, bg, nobg, host, hostdriver)" >&2; exit 2; }
+  [[ $m == hipcc || $m == bg || $m == nobg || $m == host || $m == hostdriver || $m == onebuild ]] || { echo "MODES: unknown mode '$m' (hipcc, bg, nobg, host, hostdriver, onebuild)" >&2; exit 2; }
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number, not '$ROUNDS'" >&2; exit 2; }
 need=(/usr/bin/hipcc /usr/bin/clang-15 /usr/include/hip/hip_runtime.h /usr/include/rocprim/rocprim.hpp)
-[[ " ${modes_all[*]} " == *" bg "* || " ${modes_all[*]} " == *" nobg "* || " ${modes_all[*]} " == *" host"* ]] && need=("$BIN" "${need[@]}")
+[[ " ${modes_all[*]} " == *" bg "* || " ${modes_all[*]} " == *" nobg "* || " ${modes_all[*]} " == *" host"* || " ${modes_all[*]} " == *" onebuild "* ]] && need=("$BIN" "${need[@]}")
 for f in "${need[@]}"; do
   [[ -e $f ]] || { echo "$f is missing: build offload-build (cargo build --release) and run build-support/setup.sh" >&2; exit 1; }
 done
@@ -117,6 +120,11 @@ makefile() {
   } > "$d/Makefile"
 }
 build() { make -r -j2 -C "$SRC" -f "$d/Makefile"; }
+# The onebuild mode: one compile of every source, its objects taken out of the library.
+onebuild() {
+  (cd "$SRC" && "$BIN" compile --host-code "${SOURCES[@]/%/.hip}" --archs "$ARCHS" -I Common \
+    --flag="$STD" -o "$d/lib.a" --out-dir "$d/od" -j 2 -q) && (cd "$d/obj" && ar x "$d/lib.a")
+}
 
 declare -A T
 add() { T[$1]="${T[$1]:-} $2"; }
@@ -127,8 +135,12 @@ for r in $(seq 1 "$ROUNDS"); do
   for i in $(seq 0 $((n - 1))); do modes+=("${modes_all[$(( (i + r - 1) % n ))]}"); done
   for mode in "${modes[@]}"; do
     d=$(mktemp -d /tmp/make-style-bench.XXXX); mkdir "$d/obj"
-    makefile "$mode"
-    timed build
+    if [[ $mode == onebuild ]]; then
+      timed onebuild
+    else
+      makefile "$mode"
+      timed build
+    fi
     add "$mode" "$t"
     for s in "${SOURCES[@]}"; do
       [[ -s $d/obj/$s.o ]] || { echo "$mode: no $d/obj/$s.o" >&2; tail -n 40 "$d/log" >&2; exit 1; }

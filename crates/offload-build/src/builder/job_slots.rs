@@ -1,5 +1,6 @@
 //! The job slots of a build: the jobserver Cargo passed to this process, or a local one
-//! sized as `NUM_JOBS` or the CPUs say. The plan picks one; the pool takes its tokens.
+//! sized as `NUM_JOBS` or the CPUs say. The plan picks one; the job graph's executor
+//! ([`crate::builder::graph`]) takes its tokens.
 
 use std::sync::OnceLock;
 

@@ -220,7 +220,8 @@
 //! | `HIPFLAGS`, `CUDAFLAGS` | unset | extra compiler flags (white-space separated), after the builder's |
 //! | `OFFLOAD_BUILD_LAUNCHER` | unset | a compiler launcher put in front of every source compile (`sccache`, `ccache`; may hold arguments) |
 //! | `RUSTC_WRAPPER` | unset | used as the launcher when it is `sccache`, `cachepot` or `buildcache` and `OFFLOAD_BUILD_LAUNCHER` is unset |
-//! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many device compiles at once, on top of Cargo's jobserver (memory: big kernels take gigabytes each) |
+//! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many jobs at once, on top of Cargo's jobserver |
+//! | `OFFLOAD_BUILD_MEMORY` | the cgroup's limit or `MemAvailable`, less a tenth | how much memory the build's jobs may hold at once (`6G`, `6000M`, a number of bytes; `0` or `off`: no limit): a job starts while what the running jobs and it are expected to need fits (the guide's "Memory") |
 //! | `OFFLOAD_BUILD_CACHE_DIR` | `$OUT_DIR/offload-build-cache` | where compiled objects and cache records are kept (may be shared between builds) |
 //! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children; the build fails naming the source and arch (see [`Build::timeout`]; `compile --timeout`, CMake `TIMEOUT`) |
 //! | `OFFLOAD_BUILD_PCH` | `1` | `0` (or `false`, `off`) turns precompiled preambles off (see [`Build::pch`]; `compile --no-pch`, CMake `NO_PCH`) |
@@ -317,6 +318,7 @@ pub const ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_LAUNCHER",
     "RUSTC_WRAPPER",
     "OFFLOAD_BUILD_MAX_JOBS",
+    "OFFLOAD_BUILD_MEMORY",
     "OFFLOAD_BUILD_CACHE_DIR",
     "OFFLOAD_BUILD_COMPILE_TIMEOUT",
     "OFFLOAD_BUILD_PCH",

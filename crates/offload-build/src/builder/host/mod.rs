@@ -122,7 +122,13 @@ pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Hos
         let mut compiles: Vec<CompileJob> = (plan.compiles.iter())
             .map(|(src, archs)| nvcc::host_job(o, tc, cache, src, archs))
             .collect();
-        ways_and_threads(&mut compiles, plan.lang, tc, settings.direct);
+        ways_and_threads(
+            &mut compiles,
+            plan.lang,
+            tc,
+            settings.direct,
+            settings.budget.as_ref(),
+        );
         // nvcc's one device link covers every architecture of the build.
         let links = if o.rdc {
             let mut archs: Vec<Arch> = plan.compiles.iter().flat_map(|(_, a)| a.clone()).collect();
@@ -151,7 +157,13 @@ pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Hos
                 job
             })
             .collect();
-        ways_and_threads(&mut compiles, plan.lang, tc, settings.direct);
+        ways_and_threads(
+            &mut compiles,
+            plan.lang,
+            tc,
+            settings.direct,
+            settings.budget.as_ref(),
+        );
         return HostPlan {
             compiles,
             ..HostPlan::default()

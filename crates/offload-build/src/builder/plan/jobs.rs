@@ -110,7 +110,8 @@ pub(crate) fn job_settings(
         BTreeMap::new()
     };
     let direct = on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT");
-    ways_and_threads(&mut compile_jobs, lang, tc, direct);
+    let budget = crate::builder::memory::budget(env)?;
+    ways_and_threads(&mut compile_jobs, lang, tc, direct, budget.as_ref());
     Ok(JobSettings {
         max_jobs,
         client,
@@ -126,7 +127,7 @@ pub(crate) fn job_settings(
                 .unwrap_or_else(|| background_default(env)),
         host_pchs,
         direct,
-        budget: crate::builder::memory::budget(env)?,
+        budget,
         options: compile,
     })
 }
@@ -135,12 +136,14 @@ pub(crate) fn job_settings(
 /// compile (not relocatable, no launcher, the compiler nvcc itself: a `ccache` link named
 /// nvcc would be skipped by them), the two commands of a HIP device compile's driver, or the
 /// driver; `direct` (`OFFLOAD_BUILD_DIRECT`) off leaves the driver alone. A compile that runs
-/// as one nvcc gets `--threads` for its architectures, as many as the cores its jobs share.
+/// as one nvcc gets `--threads` for its architectures, as many as the cores its jobs share
+/// and the memory `budget` holds (each of nvcc's threads runs a `cicc`).
 pub(crate) fn ways_and_threads(
     jobs: &mut [CompileJob],
     lang: Language,
     tc: &Toolchain,
     direct: bool,
+    budget: Option<&crate::builder::memory::Budget>,
 ) {
     let real_nvcc = tc.is_nvcc()
         && tc.clang.canonicalize().ok().is_some_and(|p| {
@@ -165,7 +168,10 @@ pub(crate) fn ways_and_threads(
     }
     let threaded = jobs.iter().filter(|j| j.threads > 1).count();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let per_job = cores.div_ceil(threaded.max(1));
+    let fit = budget.map_or(usize::MAX, |b| {
+        usize::try_from(b.bytes / crate::builder::memory::default::NVCC).unwrap_or(1)
+    });
+    let per_job = cores.div_ceil(threaded.max(1)).min(fit.max(1));
     for job in jobs.iter_mut().filter(|j| j.ways[0] == Way::Driver) {
         if let Some(with) = job.with_threads(per_job) {
             *job = with;

@@ -54,6 +54,30 @@ pub(super) struct Index {
     early: BTreeMap<PathBuf, usize>,
 }
 
+impl<'p> Made<'p> {
+    /// The PCH `job` uses when this build makes it or has it, and whether it can be used.
+    fn pch_of<'s>(
+        &'s self,
+        settings: &'s JobSettings,
+        job: &CompileJob,
+    ) -> Option<(&'s PchJob, &'s AtomicBool)> {
+        job.pch
+            .filter(|&i| self.states[i].used())
+            .map(|i| (&settings.pch_jobs[i], &self.usable[i]))
+    }
+}
+
+impl Index {
+    /// The node making the PCH of `job`, when this build makes it: what `job` starts after.
+    fn pch_of(&self, job: &CompileJob) -> Vec<usize> {
+        job.pch
+            .and_then(|i| self.pch.get(&i))
+            .copied()
+            .into_iter()
+            .collect()
+    }
+}
+
 /// The graph's nodes as they are made, each with what it is expected to take.
 struct Nodes<'s> {
     nodes: Vec<Node<'s, Done>>,
@@ -124,24 +148,14 @@ impl Runner<'_> {
             );
             at.pch.insert(i, n);
         }
-        let pch_of = move |j: &CompileJob| {
-            j.pch
-                .filter(|&i| made.states[i].used())
-                .map(|i| (&settings.pch_jobs[i], &made.usable[i]))
-        };
         for &(k, job) in &made.to_run {
-            let after: Vec<usize> = job
-                .pch
-                .and_then(|i| at.pch.get(&i))
-                .copied()
-                .into_iter()
-                .collect();
+            let after = at.pch_of(job);
             let kind = match (&job.target, job.ways[0]) {
                 (Target::Device(_), _) => Kind::DeviceCompile,
                 (_, Way::NvccSteps | Way::Driver) if self.tc.is_nvcc() => Kind::Nvcc,
                 _ => Kind::HostCompile,
             };
-            let pch = pch_of(job);
+            let pch = made.pch_of(settings, job);
             let work: Work<'s, Done> = if job.ways[0] == Way::NvccSteps {
                 Box::new(move |slot: &Slot<'_, 's, Done>| self.nvcc_job(k, job, slot))
             } else {
@@ -199,16 +213,8 @@ impl Runner<'_> {
             let Some(job) = hosts.job(source) else {
                 continue;
             };
-            let after: Vec<usize> = job
-                .pch
-                .and_then(|i| at.pch.get(&i))
-                .copied()
-                .into_iter()
-                .collect();
-            let pch = job
-                .pch
-                .filter(|&i| made.states[i].used())
-                .map(|i| (&settings.pch_jobs[i], &made.usable[i]));
+            let after = at.pch_of(job);
+            let pch = made.pch_of(settings, job);
             let work: Work<'s, Done> = Box::new(move |slot: &Slot<'_, 's, Done>| {
                 let stop = || slot.should_stop();
                 self.run_early(hosts, job, usable(pch), slot, &stop);
@@ -262,11 +268,7 @@ impl Runner<'_> {
                 if let Some(out) = self.cached(&job) {
                     return Ok(Done::Host(out, job.pch));
                 }
-                let pch = job
-                    .pch
-                    .filter(|&i| made.states[i].used())
-                    .map(|i| (&settings.pch_jobs[i], &made.usable[i]));
-                let out = self.run_job(&job, usable(pch), slot)?;
+                let out = self.run_job(&job, usable(made.pch_of(settings, &job)), slot)?;
                 Ok(Done::Host(out, job.pch))
             });
             let stats = hosts.stats(source);

@@ -206,6 +206,7 @@ impl<'r> Runner<'r> {
             },
         };
         let label = format!("{} ({:?})", name(steps.job), s.kind());
+        let default_ms = s.kind().default_ms();
         let st = steps.clone();
         let mut n = Node::new(
             label,
@@ -217,7 +218,7 @@ impl<'r> Runner<'r> {
                 Ok(Done::Nothing)
             }),
         );
-        n.ms = recorded.map_or(0, |r| r.0);
+        n.ms = recorded.map_or(default_ms, |r| r.0);
         n.class = kind.class();
         n.stats = Some(stats);
         n

@@ -82,6 +82,18 @@ pub(crate) enum StepKind {
 }
 
 impl StepKind {
+    /// How long a step of this kind is taken to run, in milliseconds, before any was
+    /// measured: what orders a cold build's steps (`cicc` by far the longest, then `ptxas`).
+    pub(crate) fn default_ms(self) -> u64 {
+        match self {
+            StepKind::Cicc => 10_000,
+            StepKind::Ptxas => 4_000,
+            StepKind::Cudafe | StepKind::HostCompile => 1_000,
+            StepKind::Preprocess => 500,
+            StepKind::Fatbinary => 100,
+        }
+    }
+
     /// What a step of this kind is expected to need, before any was measured.
     pub(crate) fn default_need(self) -> u64 {
         use crate::builder::memory::default;
