@@ -15,7 +15,8 @@ use crate::builder::job_out::{JobOut, Linked};
 use crate::builder::pch::PchJob;
 use crate::builder::pch::lifecycle::PchState;
 use crate::builder::plan::JobSettings;
-use crate::builder::plan::estimate::{Estimate, Kind, estimates};
+use crate::builder::plan::estimate::{Estimate, Kind, estimates, read_stats};
+use crate::builder::toolchain::nvcc_steps::StepKind;
 use crate::builder::run::context::Runner;
 use crate::builder::run::job::stats_file;
 
@@ -172,6 +173,11 @@ impl Runner<'_> {
                 // written when it ends.
                 g.nodes[n].stats = None;
                 g.nodes[n].class = 0;
+                // It stands for its steps until they are known: their time as a whole (the
+                // job's last run), so that asking nvcc for a source's steps goes before
+                // another source's steps that are shorter than them.
+                g.nodes[n].ms = read_stats(&stats_file(job))
+                    .map_or_else(StepKind::default_job_ms, |(ms, _)| ms);
                 g.nodes[n].need = crate::builder::memory::Need {
                     bytes: crate::builder::memory::default::LIGHT,
                     from: crate::builder::memory::NeedFrom::Default,

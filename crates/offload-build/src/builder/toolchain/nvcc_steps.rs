@@ -94,6 +94,21 @@ impl StepKind {
         }
     }
 
+    /// How long a whole compile's steps are taken to run, before any was measured: what the
+    /// node that asks nvcc for them stands for until they are known (one architecture).
+    pub(crate) fn default_job_ms() -> u64 {
+        [
+            StepKind::Preprocess,
+            StepKind::Cicc,
+            StepKind::Ptxas,
+            StepKind::Fatbinary,
+            StepKind::HostCompile,
+        ]
+        .iter()
+        .map(|k| k.default_ms())
+        .sum()
+    }
+
     /// What a step of this kind is expected to need, before any was measured.
     pub(crate) fn default_need(self) -> u64 {
         use crate::builder::memory::default;
