@@ -70,7 +70,12 @@ work=$root/target/bench-heavy
 rm -rf "$work/runs"
 mkdir -p "$work/runs"
 log=$work/runs/log
-ms() { local s e; s=$EPOCHREALTIME; "$@"; local rc=$?; e=$EPOCHREALTIME; echo $(( (${e/[.,]/} - ${s/[.,]/}) / 1000 )) >"$work/runs/ms"; return $rc; }
+ms() {
+  local s e; s=$EPOCHREALTIME; "$@"; local rc=$?; e=$EPOCHREALTIME
+  echo $(( (${e/[.,]/} - ${s/[.,]/}) / 1000 )) >"$work/runs/ms"
+  echo "$(date +%T) rc=$rc $(<"$work/runs/ms") ms: ${*:1:2}" >>"$work/runs/times"  # kept as they come
+  return $rc
+}
 
 # A memory cgroup (v2 with the memory controller, else v1's hierarchy) of LIMIT bytes.
 cg=
@@ -126,7 +131,7 @@ declare -A T
 echo "== (a) unlimited, MAX_JOBS=$MAX_JOBS" >&2
 ms cudaforge_way "$work/runs/a-unlimited" "$MAX_JOBS"; T[a_unl]=$(<"$work/runs/ms")
 peak_kb=$(awk '{print $1}' "$work/runs/a-unlimited/peaks" | sort -n | tail -1)
-limit=$(awk -v k="$peak_kb" -v x="$LIMIT_X" 'BEGIN { printf "%d", k * 1024 * x }')
+limit=$(awk -v k="$peak_kb" -v x="$LIMIT_X" 'BEGIN { printf "%.0f", k * 1024 * x }')
 want=$(kernels_dir "$work/runs/a-unlimited")
 
 echo "== (b) unlimited" >&2
