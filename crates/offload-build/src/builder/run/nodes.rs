@@ -16,9 +16,9 @@ use crate::builder::pch::PchJob;
 use crate::builder::pch::lifecycle::PchState;
 use crate::builder::plan::JobSettings;
 use crate::builder::plan::estimate::{Estimate, Kind, estimates, read_stats};
-use crate::builder::toolchain::nvcc_steps::StepKind;
 use crate::builder::run::context::Runner;
 use crate::builder::run::job::stats_file;
+use crate::builder::toolchain::nvcc_steps::StepKind;
 
 /// What a node of the graph gives back.
 pub(crate) enum Done {
