@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A published CUDA crate whose sources differ much in cost (issue 48: the longest must start
+# first): mistralrs-paged-attn 0.8.1's kernels (MIT, from crates.io through cargo, pinned by
+# checksum; its build.rs hands src/cuda/*.cu to cudaforge), sm_80, the nvcc of NVIDIA's
+# wheels (CUDA 13), the crate's flags and cudaforge's own, cold:
+#  (a) as cudaforge builds them: one `nvcc -gencode=arch=compute_80,code=sm_80 -c` per
+#      source, JOBS at a time (xargs -P; cudaforge runs a source per core);
+#  (b) `offload-build compile --host-code --archs 80-real` of all the sources with the same
+#      flags and -j JOBS, a fresh out-dir.
+# RUNS rounds (default 2), alternating which runs first; prints the medians and the ratio,
+# and each source's time alone in (a)'s first round (`/usr/bin/time`).
+#   benches/long_source.sh [OFFLOAD_BUILD]   (default: target/release/offload-build)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+EXE=${1:-$root/target/release/offload-build}
+RUNS=${RUNS:-2}
+JOBS=${JOBS:-$(nproc)}
+venv=${NVIDIA_VENV:-${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}}
+cu13=$(echo "$venv"/lib/python3*/site-packages/nvidia/cu13)
+nvcc=$cu13/bin/nvcc
+[[ -x $nvcc ]] || { echo "no $nvcc: run build-support/setup.sh as root" >&2; exit 1; }
+[[ -x $EXE ]] || { echo "no $EXE: cargo build --release -p offload-cli" >&2; exit 1; }
+export PATH=$cu13/bin:$PATH
+unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS CI OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER \
+  CUDACXX OFFLOAD_BUILD_MAX_JOBS OFFLOAD_BUILD_MEMORY
+
+inputs=$root/target/bench-inputs/long-source
+CRATE_SHA=6e53ddf1537426997b46abdadbe6ca8a7ce7668004ed2b7cf00115016558bae8
+if [[ ! -d $inputs/mistralrs-paged-attn-0.8.1 ]]; then
+  f=$inputs/fetch
+  mkdir -p "$f/src"
+  printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nmistralrs-paged-attn = "=0.8.1"\n[workspace]\n' > "$f/Cargo.toml"
+  echo 'fn main() {}' > "$f/src/main.rs"
+  (cd "$f" && cargo fetch -q)
+  crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/mistralrs-paged-attn-0.8.1.crate | head -1)
+  echo "$CRATE_SHA  $crate" | sha256sum -c --quiet
+  tar xzf "$crate" -C "$inputs"
+fi
+cu=$inputs/mistralrs-paged-attn-0.8.1/src/cuda
+srcs=("$cu"/*.cu)
+
+# The crate's flags (build.rs), then cudaforge's own.
+flags=(-std=c++17 -O3 -U__CUDA_NO_HALF_OPERATORS__ -U__CUDA_NO_HALF_CONVERSIONS__
+  -U__CUDA_NO_HALF2_OPERATORS__ -U__CUDA_NO_BFLOAT16_CONVERSIONS__ --expt-relaxed-constexpr
+  --expt-extended-lambda --use_fast_math --verbose --compiler-options -fPIC
+  --default-stream per-thread)
+
+work=$(mktemp -d /tmp/long-source.XXXX)
+trap 'rm -rf "$work"' EXIT
+ms() { local s e; s=$EPOCHREALTIME; "$@" >"$work/log" 2>&1 || { tail -20 "$work/log" >&2; exit 1; }; e=$EPOCHREALTIME; echo $(( (${e/[.,]/} - ${s/[.,]/}) / 1000 )); }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+cudaforge_way() {  # (a)
+  local d=$1; mkdir -p "$d"
+  printf '%s\n' "${srcs[@]}" | (cd "$cu" && xargs -P "$JOBS" -I{} sh -c '
+    d=$0; n=$1; shift
+    /usr/bin/time -f "%e s %M KiB $(basename {})" -a -o "$d/times" "$n" -gencode=arch=compute_80,code=sm_80 -c -o "$d/$(basename {} .cu).o" "$@" {}' \
+      "$d" "$nvcc" "${flags[@]}")
+}
+ours() {  # (b)
+  local d=$1 f=()
+  for x in "${flags[@]}"; do f+=("--flag=$x"); done
+  (cd "$cu" && "$EXE" compile --host-code --cuda-compiler nvcc --compiler "$nvcc" --archs 80-real \
+    "${f[@]}" -j "$JOBS" -q --out-dir "$d/od" -o "$d/libmistralrspagedattention.a" "${srcs[@]}")
+}
+declare -A T
+add() { T[$1]="${T[$1]:-} $2"; }
+for r in $(seq 1 "$RUNS"); do
+  for way in $( ((r % 2)) && echo "a b" || echo "b a"); do
+    d=$work/$r-$way
+    if [[ $way == a ]]; then add a "$(ms cudaforge_way "$d")"; else add b "$(ms ours "$d")"; fi
+    echo "round $r: $way done" >&2
+  done
+done
+m() { tr ' ' '\n' <<< "${T[$1]}" | awk NF | median; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); nvcc: $("$nvcc" --version | tail -2 | head -1)"
+echo "${#srcs[@]} sources (mistralrs-paged-attn 0.8.1), sm_80, JOBS=$JOBS, median of $RUNS"
+echo
+echo "| build | (a) cudaforge's way (s) | (b) offload-build --host-code (s) | (b) / (a) |"
+echo "|---|---:|---:|---:|"
+echo "| cold | $(awk -v m="$(m a)" 'BEGIN{printf "%.0f", m/1000}') | $(awk -v m="$(m b)" 'BEGIN{printf "%.0f", m/1000}') | $(ratio "$(m b)" "$(m a)") |"
+echo
+echo "each nvcc -c of (a)'s first round (beside another): $(sort -rn "$work/1-a/times" | head -3 | tr '\n' ';') ..."
+for k in a b; do echo "$k:${T[$k]}"; done
