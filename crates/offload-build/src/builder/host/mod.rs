@@ -118,17 +118,21 @@ pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Hos
     };
     let o = &settings.options;
     let cache = &plan.cache_dir;
-    if tc.is_nvcc() {
-        let mut compiles: Vec<CompileJob> = (plan.compiles.iter())
-            .map(|(src, archs)| nvcc::host_job(o, tc, cache, src, archs))
-            .collect();
+    // How each host compile runs, decided as the plan decides the device compiles'.
+    let decide = |compiles: &mut Vec<CompileJob>| {
         ways_and_threads(
-            &mut compiles,
+            compiles,
             plan.lang,
             tc,
             settings.direct,
             settings.budget.as_ref(),
-        );
+        )
+    };
+    if tc.is_nvcc() {
+        let mut compiles: Vec<CompileJob> = (plan.compiles.iter())
+            .map(|(src, archs)| nvcc::host_job(o, tc, cache, src, archs))
+            .collect();
+        decide(&mut compiles);
         // nvcc's one device link covers every architecture of the build.
         let links = if o.rdc {
             let mut archs: Vec<Arch> = plan.compiles.iter().flat_map(|(_, a)| a.clone()).collect();
@@ -157,13 +161,7 @@ pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Hos
                 job
             })
             .collect();
-        ways_and_threads(
-            &mut compiles,
-            plan.lang,
-            tc,
-            settings.direct,
-            settings.budget.as_ref(),
-        );
+        decide(&mut compiles);
         return HostPlan {
             compiles,
             ..HostPlan::default()
