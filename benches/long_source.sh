@@ -7,7 +7,7 @@
 #      source, JOBS at a time (xargs -P; cudaforge runs a source per core);
 #  (b) `offload-build compile --host-code --archs 80-real` of all the sources with the same
 #      flags and -j JOBS, a fresh out-dir.
-# RUNS rounds (default 2), alternating which runs first; prints the medians and the ratio,
+# SOURCES (stems) builds some of them only. RUNS rounds (default 2), alternating which runs first; prints the medians and the ratio,
 # and each source's time alone in (a)'s first round (`/usr/bin/time`).
 #   benches/long_source.sh [OFFLOAD_BUILD]   (default: target/release/offload-build)
 set -euo pipefail
@@ -37,7 +37,8 @@ if [[ ! -d $inputs/mistralrs-paged-attn-0.8.1 ]]; then
   tar xzf "$crate" -C "$inputs"
 fi
 cu=$inputs/mistralrs-paged-attn-0.8.1/src/cuda
-srcs=("$cu"/*.cu)
+srcs=()
+if [[ -n ${SOURCES:-} ]]; then for s in $SOURCES; do srcs+=("$cu/$s.cu"); done; else srcs=("$cu"/*.cu); fi
 
 # The crate's flags (build.rs), then cudaforge's own.
 flags=(-std=c++17 -O3 -U__CUDA_NO_HALF_OPERATORS__ -U__CUDA_NO_HALF_CONVERSIONS__
@@ -59,6 +60,7 @@ cudaforge_way() {  # (a)
 }
 ours() {  # (b)
   local d=$1 f=()
+  mkdir -p "$d"
   for x in "${flags[@]}"; do f+=("--flag=$x"); done
   (cd "$cu" && "$EXE" compile --host-code --cuda-compiler nvcc --compiler "$nvcc" --archs 80-real \
     "${f[@]}" -j "$JOBS" -q --out-dir "$d/od" -o "$d/libmistralrspagedattention.a" "${srcs[@]}")
@@ -68,7 +70,8 @@ add() { T[$1]="${T[$1]:-} $2"; }
 for r in $(seq 1 "$RUNS"); do
   for way in $( ((r % 2)) && echo "a b" || echo "b a"); do
     d=$work/$r-$way
-    if [[ $way == a ]]; then add a "$(ms cudaforge_way "$d")"; else add b "$(ms ours "$d")"; fi
+    t=$(ms "$( [[ $way == a ]] && echo cudaforge_way || echo ours)" "$d") || exit 1
+    add "$way" "$t"
     echo "round $r: $way done" >&2
   done
 done
