@@ -105,6 +105,8 @@ recipe() {
     nobg) printf 'OFFLOAD_BUILD_PCH_BACKGROUND=0 %s' "$(recipe bg "$2")" ;;
     host) printf '%s --host-code' "$(recipe bg "$2")" ;;
     hostdriver) printf 'OFFLOAD_BUILD_DIRECT=0 %s' "$(recipe host "$2")" ;;
+    onebuild) printf '(no make: %s compile --host-code SOURCES… --archs %s -I Common --flag=%s -o lib.a -j 2 -q)' \
+          "$(mkq "$BIN")" "$(mkq "$ARCHS")" "$STD" ;;
   esac
 }
 # Writes $d/Makefile: one object per source in $d/obj, each made by the recipe of mode $1.
@@ -170,6 +172,7 @@ label() {
     nobg) echo "offload-build, PCH_BACKGROUND=0" ;;
     host) echo "offload-build --host-code" ;;
     hostdriver) echo "--host-code, DIRECT=0" ;;
+    onebuild) echo "one build, --host-code" ;;
   esac
 }
 echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -r); load before: $load_before"
