@@ -20,10 +20,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EXE=${1:-$root/target/release/offload-build}
 RUNS=${RUNS:-3}
 JOBS=${JOBS:-$(nproc)}
-venv=${NVIDIA_VENV:-${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}}
-cu13=$(echo "$venv"/lib/python3*/site-packages/nvidia/cu13)
-nvcc=$cu13/bin/nvcc
-[[ -x $nvcc ]] || { echo "no $nvcc: run build-support/setup.sh as root" >&2; exit 1; }
+. "$root/benches/common.sh"
+nvidia_wheels
 src=$root/integration/third-party/candle-kernels/src
 kernels=(affine binary cast fill indexing reduce sort ternary unary)
 sources=("${kernels[@]/#/$src/}"); sources=("${sources[@]/%/.cu}")

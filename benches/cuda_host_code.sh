@@ -20,10 +20,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EXE=${1:-$root/target/release/offload-build}
 RUNS=${RUNS:-3}
 JOBS=${JOBS:-$(nproc)}
-venv=${NVIDIA_VENV:-${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}}
-cu13=$(echo "$venv"/lib/python3*/site-packages/nvidia/cu13)
-nvcc=$cu13/bin/nvcc
-[[ -x $nvcc ]] || { echo "no $nvcc: run build-support/setup.sh as root" >&2; exit 1; }
+. "$root/benches/common.sh"
+nvidia_wheels
 [[ -x $EXE ]] || { echo "no $EXE: cargo build --release -p offload-cli" >&2; exit 1; }
 tp=$root/integration/third-party
 gencodes=(-gencode 'arch=compute_80,code=[sm_80,compute_80]'

@@ -19,10 +19,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SOURCES=${SOURCES:-"flash_fwd_hdim32_fp16_sm80 flash_fwd_hdim32_bf16_sm80 flash_fwd_hdim64_fp16_sm80"}
 MAX_JOBS=${MAX_JOBS:-2}
 LIMIT_X=${LIMIT_X:-1.5}
-venv=${NVIDIA_VENV:-${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}}
-cu13=$(echo "$venv"/lib/python3*/site-packages/nvidia/cu13)
-nvcc=$cu13/bin/nvcc
-[[ -x $nvcc ]] || { echo "no $nvcc: run build-support/setup.sh as root" >&2; exit 1; }
+. "$root/benches/common.sh"
+nvidia_wheels
 ((EUID == 0)) || { echo "heavy_kernels.sh makes a memory cgroup: run it as root" >&2; exit 1; }
 export PATH=$cu13/bin:$PATH
 unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS CI OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER \
@@ -36,17 +34,7 @@ WHEEL=nvidia_cutlass-4.2.0.0-py3-none-any.whl
 WHEEL_SHA=f9599ada45c7bcb6bf53f7d3f0a7d154183e53451c01bfa59eecd37dd4a693f6
 fetch() {
   mkdir -p "$inputs"
-  if [[ ! -d $inputs/candle-flash-attn-0.11.1 ]]; then
-    local f=$inputs/fetch
-    mkdir -p "$f/src"
-    printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ncandle-flash-attn = "=0.11.1"\n[workspace]\n' > "$f/Cargo.toml"
-    echo 'fn main() {}' > "$f/src/main.rs"
-    (cd "$f" && cargo fetch -q)
-    local crate
-    crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/candle-flash-attn-0.11.1.crate | head -1)
-    echo "$CRATE_SHA  $crate" | sha256sum -c --quiet
-    tar xzf "$crate" -C "$inputs"
-  fi
+  fetch_crate candle-flash-attn 0.11.1 "$CRATE_SHA" "$inputs"
   if [[ ! -d $inputs/cutlass ]]; then
     python3 -m pip download -q --no-deps nvidia-cutlass==4.2.0.0 -d "$inputs"
     echo "$WHEEL_SHA  $inputs/$WHEEL" | sha256sum -c --quiet

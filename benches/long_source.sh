@@ -7,18 +7,17 @@
 #      source, JOBS at a time (xargs -P; cudaforge runs a source per core);
 #  (b) `offload-build compile --host-code --archs 80-real` of all the sources with the same
 #      flags and -j JOBS, a fresh out-dir.
-# SOURCES (stems) builds some of them only. RUNS rounds (default 2), alternating which runs first; prints the medians and the ratio,
-# and each source's time alone in (a)'s first round (`/usr/bin/time`).
+# SOURCES (stems) builds some of them only. RUNS rounds (default 2), alternating which runs
+# first; prints the medians and the ratio, and the longest nvcc -c of (a)'s first round (each
+# beside another, `/usr/bin/time`).
 #   benches/long_source.sh [OFFLOAD_BUILD]   (default: target/release/offload-build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EXE=${1:-$root/target/release/offload-build}
 RUNS=${RUNS:-2}
 JOBS=${JOBS:-$(nproc)}
-venv=${NVIDIA_VENV:-${OFFLOAD_BUILD_NVIDIA_VENV:-/opt/offload-build/nvidia-venv}}
-cu13=$(echo "$venv"/lib/python3*/site-packages/nvidia/cu13)
-nvcc=$cu13/bin/nvcc
-[[ -x $nvcc ]] || { echo "no $nvcc: run build-support/setup.sh as root" >&2; exit 1; }
+. "$root/benches/common.sh"
+nvidia_wheels
 [[ -x $EXE ]] || { echo "no $EXE: cargo build --release -p offload-cli" >&2; exit 1; }
 export PATH=$cu13/bin:$PATH
 unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS CI OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_LAUNCHER \
@@ -26,16 +25,7 @@ unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS CI OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BU
 
 inputs=$root/target/bench-inputs/long-source
 CRATE_SHA=6e53ddf1537426997b46abdadbe6ca8a7ce7668004ed2b7cf00115016558bae8
-if [[ ! -d $inputs/mistralrs-paged-attn-0.8.1 ]]; then
-  f=$inputs/fetch
-  mkdir -p "$f/src"
-  printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nmistralrs-paged-attn = "=0.8.1"\n[workspace]\n' > "$f/Cargo.toml"
-  echo 'fn main() {}' > "$f/src/main.rs"
-  (cd "$f" && cargo fetch -q)
-  crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/mistralrs-paged-attn-0.8.1.crate | head -1)
-  echo "$CRATE_SHA  $crate" | sha256sum -c --quiet
-  tar xzf "$crate" -C "$inputs"
-fi
+fetch_crate mistralrs-paged-attn 0.8.1 "$CRATE_SHA" "$inputs"
 cu=$inputs/mistralrs-paged-attn-0.8.1/src/cuda
 srcs=()
 if [[ -n ${SOURCES:-} ]]; then for s in $SOURCES; do srcs+=("$cu/$s.cu"); done; else srcs=("$cu"/*.cu); fi
