@@ -445,15 +445,17 @@ fn single_source_gets_its_pch_on_the_second_build() {
     });
 }
 
+/// Whether `p` is in a background PCH's directory (`<name>.bg`).
+fn in_bg(p: &Path) -> bool {
+    p.parent()
+        .is_some_and(|d| d.extension() == Some("bg".as_ref()))
+}
+
 /// The PCHs that background compilers made in `out`'s cache (in `.bg` directories), by file
 /// name, with their inodes; each waited for first (its clang holds the directory's lock
 /// while it runs).
 fn background_pchs(out: &Path) -> BTreeMap<OsString, u64> {
     let mut found = BTreeMap::new();
-    let in_bg = |p: &Path| {
-        p.parent()
-            .is_some_and(|d| d.extension() == Some("bg".as_ref()))
-    };
     for lock in crate::support::files_under(out)
         .into_iter()
         .filter(|p| in_bg(p) && p.ends_with("lock"))
@@ -474,12 +476,7 @@ fn background_pchs(out: &Path) -> BTreeMap<OsString, u64> {
 fn pch_contents(out: &Path, background: bool) -> BTreeMap<OsString, Vec<u8>> {
     crate::support::files_under(out)
         .into_iter()
-        .filter(|p| {
-            let in_bg = p
-                .parent()
-                .is_some_and(|d| d.extension() == Some("bg".as_ref()));
-            in_bg == background && p.extension() == Some("pch".as_ref())
-        })
+        .filter(|p| in_bg(p) == background && p.extension() == Some("pch".as_ref()))
         .map(|p| {
             (
                 p.file_name().unwrap().to_owned(),
@@ -493,10 +490,6 @@ fn pch_contents(out: &Path, background: bool) -> BTreeMap<OsString, Vec<u8>> {
 /// directory is left.
 fn cached_pchs(out: &Path) -> (BTreeMap<OsString, u64>, bool) {
     let files = crate::support::files_under(out);
-    let in_bg = |p: &Path| {
-        p.parent()
-            .is_some_and(|d| d.extension() == Some("bg".as_ref()))
-    };
     let pchs = files
         .iter()
         .filter(|p| !in_bg(p) && p.extension() == Some("pch".as_ref()))
