@@ -24,3 +24,12 @@ fetch_crate() {
   echo "$sha  $crate" | sha256sum -c --quiet || { echo "$crate: not the pinned $name $version" >&2; exit 1; }
   tar xzf "$crate" -C "$dir"
 }
+
+# The median of the numbers on standard input, one per line.
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# A / B with two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# "N cores (CPU model)", the start of a table's machine line.
+cores() { echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))"; }

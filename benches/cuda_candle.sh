@@ -41,7 +41,6 @@ fi
 work=$(mktemp -d /tmp/cuda-candle.XXXX)
 trap 'rm -rf "$work"' EXIT
 ms() { local s e; s=$(date +%s%N); "$@"; e=$(date +%s%N); echo $(( (e-s)/1000000 )); }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 theirs() {  # (a): one nvcc per source, JOBS at a time
   local d=$1; mkdir -p "$d"

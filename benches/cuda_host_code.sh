@@ -32,7 +32,6 @@ unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS CI OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BU
 work=$(mktemp -d /tmp/cuda-host-code.XXXX)
 trap 'rm -rf "$work"' EXIT
 ms() { local s e; s=$EPOCHREALTIME; "$@" >"$work/log" 2>&1 || { tail -20 "$work/log" >&2; exit 1; }; e=$EPOCHREALTIME; echo $(( (${e/[.,]/} - ${s/[.,]/}) / 1000 )); }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # A copy of the sources (the edit changes one): sources and -I lists.
 setup() {
@@ -73,8 +72,7 @@ for r in $(seq 1 "$RUNS"); do
   done
 done
 m() { tr ' ' '\n' <<< "${T[$1]}" | awk NF | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); nvcc: $("$nvcc" --version | tail -2 | head -1)"
+echo "machine: $(cores); nvcc: $("$nvcc" --version | tail -2 | head -1)"
 echo "${#srcs[@]} sources (cuda-samples), sm_80;sm_90, JOBS=$JOBS, median of $RUNS"
 echo
 echo "| build | cc .cuda(true) way (ms) | offload-build --host-code (ms) | ours / cc |"

@@ -152,9 +152,8 @@ srcs=("$one")
 ms cudaforge_way "$work/runs/a-one" 1; T[a_one]=$(<"$work/runs/ms")
 ms build_rs_way one; T[b_one]=$(<"$work/runs/ms")
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 s() { awk -v m="$1" 'BEGIN { printf "%.0f", m / 1000 }'; }
-echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB; nvcc: $("$nvcc" --version | tail -2 | head -1)"
+echo "machine: $(cores), $(free -g | awk '/Mem:/ {print $2}') GiB; nvcc: $("$nvcc" --version | tail -2 | head -1)"
 echo "sources: $SOURCES (candle-flash-attn 0.11.1, CUTLASS 4.2.0.0), sm_80; largest peak of one nvcc -c: $((peak_kb >> 10)) MiB; cgroup limit $((limit >> 20)) MiB"
 echo
 echo "| build | (a) cudaforge's way (s) | (b) build.rs, host_code(true) (s) | (b) / (a) |"

@@ -39,7 +39,6 @@ flags=(-std=c++17 -O3 -U__CUDA_NO_HALF_OPERATORS__ -U__CUDA_NO_HALF_CONVERSIONS_
 work=$(mktemp -d /tmp/long-source.XXXX)
 trap 'rm -rf "$work"' EXIT
 ms() { local s e; s=$EPOCHREALTIME; "$@" >"$work/log" 2>&1 || { tail -20 "$work/log" >&2; exit 1; }; e=$EPOCHREALTIME; echo $(( (${e/[.,]/} - ${s/[.,]/}) / 1000 )); }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 cudaforge_way() {  # (a)
   local d=$1; mkdir -p "$d"
@@ -66,8 +65,7 @@ for r in $(seq 1 "$RUNS"); do
   done
 done
 m() { tr ' ' '\n' <<< "${T[$1]}" | awk NF | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); nvcc: $("$nvcc" --version | tail -2 | head -1)"
+echo "machine: $(cores); nvcc: $("$nvcc" --version | tail -2 | head -1)"
 echo "${#srcs[@]} sources (mistralrs-paged-attn 0.8.1), sm_80, JOBS=$JOBS, median of $RUNS"
 echo
 echo "| build | (a) cudaforge's way (s) | (b) offload-build --host-code (s) | (b) / (a) |"
