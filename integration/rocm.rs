@@ -424,3 +424,43 @@ fn compiler_variable_naming_no_compiler_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+/// Issue 49, case 1: a variable that changes what `hipconfig` says (`HIP_PLATFORM` here)
+/// switched between two builds into one out-dir gives what a clean build with it gives (exit
+/// status and bytes): the remembered answer is keyed by it.
+#[test]
+fn hip_platform_switched_into_one_out_dir_is_a_clean_build() {
+    let dir = sources();
+    let d = dir.path();
+    // (exit status, output bytes) of `compile` into `out` with HIP_PLATFORM as given.
+    let compile = |out: &str, platform: Option<&str>| {
+        let _ = std::fs::remove_file(d.join("k.hipfb"));
+        let mut c = Command::new(EXE);
+        c.current_dir(d)
+            .args([
+                "compile", "--archs", "gfx90a", "--embed", "fatbin", "-I", "include",
+            ])
+            .args(["--out-dir", out, "-o", "k.hipfb", "k.hip"]);
+        for &var in crate::support::BUILD_ENV_VARS
+            .iter()
+            .chain(&["CLANG", "HIP_PLATFORM"])
+        {
+            c.env_remove(var);
+        }
+        if let Some(p) = platform {
+            c.env("HIP_PLATFORM", p);
+        }
+        let o = c.output().unwrap();
+        (o.status.code(), std::fs::read(d.join("k.hipfb")).ok())
+    };
+    for (first, then) in [(None, Some("nvidia")), (Some("nvidia"), None)] {
+        let clean = compile(&format!("clean-{then:?}"), then);
+        compile("shared", first);
+        assert_eq!(
+            compile("shared", then),
+            clean,
+            "HIP_PLATFORM {first:?} then {then:?} into one out-dir"
+        );
+        let _ = std::fs::remove_dir_all(d.join("shared"));
+    }
+}

@@ -5,7 +5,7 @@ use crate::builder::command::{Domain, KeyBuilder};
 use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::fs;
-use crate::builder::process::{self, Processes};
+use crate::builder::process;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,6 +33,9 @@ pub(crate) struct Rocm {
     pub clang: Option<PathBuf>,
     /// The directory holding `libamdhip64.so`, when there is one.
     pub hip_lib_dir: Option<PathBuf>,
+    /// HIP's version as the install's version file gives it (`5.2.21153`), passed with
+    /// `--hip-version` as hipcc passes it ([`hip_version`]).
+    pub version: Option<String>,
     /// How it was found (`ROCM_PATH`, `hipconfig`, `/opt/rocm`, `/usr`).
     pub found_by: String,
     /// Whether `ROCM_PATH` or `HIP_PATH` named it.
@@ -71,6 +74,12 @@ impl Rocm {
         let mut v = vec![format!("--rocm-path={}", self.root.display())];
         if let Some(h) = &self.hip {
             v.push(format!("--hip-path={}", h.display()));
+        }
+        // Debian's hipcc always passes it: clang 15 finds no version file in the distro
+        // layout, takes HIP 3.5 and then neither pre-includes its HIP runtime wrapper nor
+        // uses its own CUDA-style math wrappers (other device code for `<hip/hip_fp16.h>`).
+        if let Some(version) = &self.version {
+            v.push(format!("--hip-version={version}"));
         }
         v.push(format!(
             "--rocm-device-lib-path={}",
@@ -166,26 +175,89 @@ pub(crate) fn probe_root(root: &Path, found_by: &str, from_env: bool) -> Result<
         device_libs,
         clang,
         hip_lib_dir: hip_lib_dir(root),
+        version: hip_version(&[root]),
         found_by: found_by.to_string(),
         from_env,
     })
 }
 
+/// HIP's version (`major.minor.patch`, as hipcc passes it to clang) from the first version
+/// file of the directories given (a HIP directory, a ROCm root): `bin/.hipVersion` (ROCm's
+/// own layout, where clang reads it too) or `share/hip/version` (the distro layout, which
+/// Debian's hipcc reads the same version from). `None` when none gives the three numbers.
+pub(crate) fn hip_version(dirs: &[&Path]) -> Option<String> {
+    let files = dirs
+        .iter()
+        .flat_map(|d| [d.join("bin/.hipVersion"), d.join("share/hip/version")]);
+    files.into_iter().find_map(|f| {
+        let text = std::fs::read_to_string(f).ok()?;
+        let field = |key: &str| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                let v = v.trim();
+                (k.trim() == key && !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| v.to_string())
+            })
+        };
+        Some(format!(
+            "{}.{}.{}",
+            field("HIP_VERSION_MAJOR")?,
+            field("HIP_VERSION_MINOR")?,
+            field("HIP_VERSION_PATCH")?
+        ))
+    })
+}
+
 /// What `hipconfig` says: its ROCm path and the clang its `hipcc` runs.
 pub(crate) struct HipConfig {
-    rocm: PathBuf,
+    pub(crate) rocm: PathBuf,
     clang: Option<PathBuf>,
 }
 
+/// The variables `hipconfig` (its `hipvars.pm`) reads to choose the platform, the install and
+/// its clang; with `PATH`, where it looks for `clang++` and `nvcc` when `HIP_PLATFORM` is
+/// unset. Its answers are remembered under their values.
+pub(crate) const HIPCONFIG_VARS: &[&str] = &[
+    "HIP_PLATFORM",
+    "HIP_PATH",
+    "ROCM_PATH",
+    "HIP_CLANG_PATH",
+    "HIP_COMPILER",
+    "HIP_RUNTIME",
+    "HIP_ROCCLR_HOME",
+    "HSA_PATH",
+    "CUDA_PATH",
+    "PATH",
+];
+
 /// Runs `hipconfig --rocmpath`, `--hipclangpath` and `--cpp_config` at once (never `hipcc --version`,
 /// which prints a traceback on a machine without a GPU), remembering the answers in
-/// `cache_dir` keyed by the script's path, size and modification time.
-pub(crate) fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Option<HipConfig> {
+/// `cache_dir` keyed by the script's path, size and modification time and by the values of
+/// [`HIPCONFIG_VARS`], which it is run with (each but `PATH` recorded as a rerun directive:
+/// `HIP_PLATFORM=nvidia` changes the answer).
+pub(crate) fn hipconfig(env: &Env<'_>, program: &Path, cache_dir: &Path) -> Option<HipConfig> {
+    let p = env.processes();
     let canon = program.canonicalize().ok()?;
-    let stamp = KeyBuilder::new(Domain::HipConfig)
-        .file_stamp(&canon)
-        .ok()?
-        .finish();
+    let mut key = KeyBuilder::new(Domain::HipConfig);
+    key.file_stamp(&canon).ok()?;
+    // The values keyed are the values the script is given.
+    let mut vars: Vec<(&str, Option<OsString>)> = Vec::new();
+    for &name in HIPCONFIG_VARS {
+        // PATH keys the answer but names no rerun directive (Cargo's own PATH differs from
+        // one shell to the next; the discovery of the build script's next run looks again).
+        let value = if name == "PATH" {
+            env.peek(&[name]).pop().map(|(_, v)| v)
+        } else {
+            env.get_os(name)
+        };
+        key.str(name);
+        match &value {
+            Some(v) => key.u64(1).os(v),
+            None => key.u64(0),
+        };
+        vars.push((name, value));
+    }
+    let stamp = key.finish();
     let record = cache_dir.join(format!("hipconfig-{stamp:032x}.txt"));
     let read = || {
         std::fs::read_to_string(&record)
@@ -194,7 +266,14 @@ pub(crate) fn hipconfig(p: &Processes, program: &Path, cache_dir: &Path) -> Opti
     };
     let text = crate::builder::cache::read_or_ask(&record, read, || {
         let ask = |flag: &str| {
-            process::probe(p, Command::new(program).arg(flag))
+            let mut cmd = Command::new(program);
+            for (name, value) in &vars {
+                match value {
+                    Some(v) => cmd.env(name, v),
+                    None => cmd.env_remove(name),
+                };
+            }
+            process::probe(p, cmd.arg(flag))
                 .ok()
                 .flatten()
                 .filter(|o| o.status.success())
@@ -289,7 +368,7 @@ pub(crate) fn find_rocm_in(
     let mut looked = Vec::new();
     let hipconfig = match which::which_in(exe("hipconfig"), path, cwd) {
         Ok(p) => {
-            let c = hipconfig(env.processes(), &p, cache_dir);
+            let c = hipconfig(env, &p, cache_dir);
             if c.is_none() {
                 looked.push(format!("{} (no answer to --rocmpath)", p.display()));
             }
@@ -326,6 +405,7 @@ pub(crate) fn find_rocm_in(
                     if let Some(parent) = root.parent() {
                         if let Ok(mut r) = probe_root(parent, var, true) {
                             if !same_dir(parent, &root) {
+                                r.version = hip_version(&[&root, parent]);
                                 r.hip = Some(root.clone());
                             }
                             return (Some(with_clang(r)), looked);
