@@ -576,3 +576,74 @@ fn targets_of_other_object_classes_are_refused_by_name() {
         );
     }
 }
+
+/// Issue 49, case 2: `kill -9` of `compile` leaves its staged output
+/// (`.libk.a.<pid>.XXXXXX.tmp`, made before the compiles run) beside the output; the next
+/// build removes it, and leaves a running build's own.
+#[test]
+fn a_killed_builds_staged_output_is_removed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("k.hip"), &kernel("", "1"));
+    std::fs::create_dir(d.join("pids")).unwrap();
+    let launcher = script(
+        &d.join("launch.sh"),
+        "echo $$ > \"$PIDS/$$.pid\"\nexec sleep 300",
+    );
+    let temporaries = || -> Vec<String> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    };
+    let mut child = compile(d, Config::Ci, &[("PIDS", d.join("pids").as_os_str())])
+        .env("OFFLOAD_BUILD_LAUNCHER", &launcher)
+        .args(["--archs", "gfx90a", "k.hip", "-o", "libk.a"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = pids(&d.join("pids"), 1);
+    // SAFETY: kill(2) on our own child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    for p in &started {
+        let _ = Command::new("kill").args(["-9", p.trim()]).status();
+    }
+    let left = temporaries();
+    assert!(
+        left.len() == 1 && left[0].starts_with(".libk.a."),
+        "the killed build staged {left:?}"
+    );
+    // A running writer's staged file (this test's own process ID) is left alone.
+    let running = format!(".libk.a.{}.aB3dE9.tmp", std::process::id());
+    write(&d.join(&running), "");
+    for config in CONFIGS {
+        let o = compile(d, config, &[])
+            .args(["--archs", "gfx90a", "k.hip", "-o", "libk.a"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(temporaries(), std::slice::from_ref(&running), "{config:?}");
+    }
+}
+
+/// Issue 49, case 3: a directory given as a source is named as a directory.
+#[test]
+fn a_directory_as_a_source_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("dsrc.hip")).unwrap();
+    let o = compile(d, Config::Default, &[])
+        .args(["--archs", "gfx90a", "dsrc.hip", "-o", "libd.a"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("dsrc.hip") && err.contains("a directory") && !err.contains("no such file"),
+        "{err}"
+    );
+}

@@ -21,7 +21,7 @@ mod output;
 mod temporaries;
 
 pub use input::{CopySource, Input, InputData, Memory};
-pub use output::OutputFile;
+pub use output::{OutputFile, remove_stale_temporaries};
 pub use temporaries::on_terminating_signal;
 
 /// The text of an I/O error as LLVM prints it: the C library's message, without

@@ -82,8 +82,11 @@ fn beside(target: &Path) -> (&Path, std::ffi::OsString) {
     (dir, prefix)
 }
 
+/// A temporary file beside `target`: `.<file name>.<pid>.XXXXXX.tmp`, the process ID telling
+/// [`remove_stale_temporaries`] whether its writer still runs.
 fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
-    let (dir, prefix) = beside(target);
+    let (dir, mut prefix) = beside(target);
+    prefix.push(format!("{}.", std::process::id()));
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
     #[cfg(unix)]
@@ -92,6 +95,77 @@ fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
     temporaries::create(|| builder.tempfile_in(dir), |t| t.path())
+}
+
+/// Removes the temporary files beside `target` ([`OutputFile::create`]'s
+/// `.<file name>.<pid>.XXXXXX.tmp`) whose process no longer runs: those of a writer killed
+/// with `SIGKILL` (a terminating signal the process can catch removes its own). A file whose
+/// process runs, or whose name holds no process ID, is left. Returns how many were removed;
+/// errors (an unreadable directory, a file removed meanwhile) remove nothing more.
+///
+/// A directory scan: for a tool that writes few outputs per run (`offload-build compile`),
+/// not for one writing thousands into one directory.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let target = dir.path().join("libk.a");
+/// // A process ID no process has (Linux's PID_MAX_LIMIT is 2^22).
+/// std::fs::write(dir.path().join(".libk.a.99999999.a1B2c3.tmp"), b"")?;
+/// assert_eq!(offload_cli::fileio::remove_stale_temporaries(&target), 1);
+/// # Ok(())
+/// # }
+/// ```
+pub fn remove_stale_temporaries(target: &Path) -> usize {
+    let (dir, prefix) = beside(target);
+    let Some(prefix) = prefix.to_str() else {
+        return 0;
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|n| n.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest
+            .split_once('.')
+            .and_then(|(pid, random)| (random.len() == 6).then_some(pid))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !process_runs(pid) && fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Whether a process `pid` runs (signal 0: `ESRCH` when none; `EPERM` is another user's).
+#[cfg(unix)]
+fn process_runs(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
+#[cfg(not(unix))]
+fn process_runs(_pid: u32) -> bool {
+    true
 }
 
 /// Whether an existing regular file must be written in place rather than replaced: it has

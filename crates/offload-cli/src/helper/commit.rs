@@ -88,12 +88,18 @@ impl<'a> Outputs<'a> {
     }
 
     /// Opens a staged file for every output (a missing directory, a directory in the way or
-    /// a file that may not be written is an error now, before anything runs).
+    /// a file that may not be written is an error now, before anything runs), and removes the
+    /// staged files of earlier runs killed with `SIGKILL` beside each.
     pub(crate) fn prepare(&self) -> Result<Vec<OutputFile>, String> {
         self.named
             .iter()
             .map(|(_, path)| {
-                OutputFile::create(path).map_err(|e| format!("'{path}': {}", error_text(&e)))
+                let f = OutputFile::create(path)
+                    .map_err(|e| format!("'{path}': {}", error_text(&e)))?;
+                if let Some(target) = f.target() {
+                    crate::fileio::remove_stale_temporaries(target);
+                }
+                Ok(f)
             })
             .collect()
     }

@@ -25,12 +25,22 @@ pub(crate) fn check_sources(
         ));
     }
     for s in sources {
-        if !absolute(cwd, s).is_file() {
-            return Err(Error::io(
-                "reading source",
-                s,
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            ));
+        // What is there, if not a file (a directory, a socket), or why nothing can be seen.
+        let not_a_file = match std::fs::metadata(absolute(cwd, s)) {
+            Ok(m) if m.is_file() => None,
+            Ok(m) if m.is_dir() => Some(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "a directory, not a source file",
+            )),
+            Ok(_) => Some(std::io::Error::other("not a regular file")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such file",
+            )),
+            Err(e) => Some(e),
+        };
+        if let Some(e) = not_a_file {
+            return Err(Error::io("reading source", s, e));
         }
         d.push_path("rerun-if-changed", s)?;
     }
