@@ -793,3 +793,53 @@ pub(crate) fn hip_fatbin_entries(path: &Path) -> Vec<(String, Vec<u8>)> {
         .map(|e| (e.id_str().into_owned(), e.data.to_vec()))
         .collect()
 }
+
+/// The warnings lines of a compiler's standard error, without the architecture list this
+/// crate puts before them (`[gfx90a, host] `), each once.
+fn warning_lines(stderr: &[u8]) -> std::collections::BTreeSet<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains("warning:"))
+        .map(|l| match l.strip_prefix('[') {
+            Some(rest) => rest.split_once("] ").map_or(l, |(_, w)| w).to_string(),
+            None => l.to_string(),
+        })
+        .collect()
+}
+
+/// Issue 49: the flags a HIP crate passes (device-only ones that only the device compiles
+/// use, a linker input no compile uses) give the warnings `hipcc -c` gives on the same
+/// flags: the unused-argument warning of a device-only flag is not shown for the host
+/// compile, the linker input's is shown (once).
+#[test]
+fn host_code_warns_as_hipcc_warns_on_the_same_flags() {
+    require_rocm();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("k.hip"),
+        "#include <hip/hip_runtime.h>\n\
+         extern \"C\" __global__ void k(float* x) { atomicAdd(x, 1.0f); }\n",
+    )
+    .unwrap();
+    let flags = [
+        "-munsafe-fp-atomics",
+        "-fgpu-flush-denormals-to-zero",
+        "-lfoo",
+    ];
+    let mut h = clean(HIPCC, d);
+    h.args(["-c", "--offload-arch=gfx90a", "--offload-arch=gfx1030"])
+        .args(flags)
+        .args(["k.hip", "-o", "hipcc.o"]);
+    let theirs = warning_lines(&ok(h, "hipcc -c").stderr);
+    let mut c = clean(EXE, d);
+    c.args(["compile", "--host-code", "-q", "--archs", "gfx90a;gfx1030"])
+        .args(flags.map(|f| format!("--flag={f}")))
+        .args(["k.hip", "-o", "ours.o"]);
+    let ours = warning_lines(&ok(c, "compile --host-code").stderr);
+    assert!(
+        theirs.iter().any(|w| w.contains("-lfoo")),
+        "hipcc warns about -lfoo: {theirs:?}"
+    );
+    assert_eq!(ours, theirs);
+}

@@ -49,7 +49,7 @@ impl fmt::Display for Diagnostic {
 /// dropped, and the driver's complaint about the depfile flags (`argument unused during
 /// compilation: '-MF <depfile>'`, from compilers that ignore `-MD` for device-only compiles,
 /// and the same of `-c`, which a CUDA compile to PTX carries for sccache) left out, since
-/// those flags are this crate's, not the user's.
+/// those flags are this crate's, not the user's; and nvcc's `--verbose` lines (`#$ …`).
 pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
     let spurious = depfile.map(|d| {
         [
@@ -63,6 +63,9 @@ pub(crate) fn clean(stderr: &str, depfile: Option<&Path>) -> Vec<String> {
         .filter(|l| !l.trim().is_empty())
         // The `-c` a sccache-launched CUDA compile to PTX carries for sccache's sake.
         .filter(|l| !l.contains("argument unused during compilation: '-c'"))
+        // nvcc's `--verbose` (`-v`) trace of the steps it runs (`#$ cicc …`): what cudaforge
+        // passes, and shows only when the build fails (the log of a failed job keeps it).
+        .filter(|l| !l.starts_with("#$ "))
         .filter(|l| {
             spurious
                 .as_ref()
@@ -148,6 +151,37 @@ pub(crate) fn group(lines: &[String]) -> Vec<String> {
     blocks
 }
 
+/// Whether a diagnostic is the driver's `argument unused during compilation: '<flag>'`.
+fn is_unused_argument(block: &str) -> bool {
+    let first = block.lines().next().unwrap_or_default();
+    first.contains(": warning: argument unused during compilation: ")
+        && !first.starts_with(char::is_whitespace)
+}
+
+/// Keeps a driver's unused-argument warning only where the one driver run of `hipcc -c` (or
+/// `clang -x cuda -c`) would print it: that run gives each flag to its host and device
+/// compiles and warns about a flag none of them used, where this build's compiles of a source
+/// run apart and each warns about what it alone did not use (`-munsafe-fp-atomics` in the host
+/// compile). `jobs`: each compile's source and diagnostics ([`group`]ed); a warning stays in a
+/// job when every compile of its source printed it.
+pub(crate) fn as_one_driver(jobs: &mut [(&Path, Vec<String>)]) {
+    let mut keep: Vec<(std::path::PathBuf, String)> = Vec::new();
+    for (source, blocks) in jobs.iter() {
+        for b in blocks.iter().filter(|b| is_unused_argument(b)) {
+            let everywhere = (jobs.iter())
+                .filter(|(s, _)| s == source)
+                .all(|(_, other)| other.contains(b));
+            if everywhere && !keep.iter().any(|(s, k)| s == source && k == b) {
+                keep.push((source.to_path_buf(), b.clone()));
+            }
+        }
+    }
+    for (source, blocks) in jobs.iter_mut() {
+        blocks
+            .retain(|b| !is_unused_argument(b) || keep.iter().any(|(s, k)| s == source && k == b));
+    }
+}
+
 /// Merges the diagnostics of every job (in job order, each with its architecture) into
 /// distinct diagnostics, each listing the architectures that printed it, in first-seen order.
 pub(crate) fn merge<'a>(jobs: impl IntoIterator<Item = (&'a str, Vec<String>)>) -> Vec<Diagnostic> {
@@ -223,5 +257,37 @@ mod tests {
             Some(Path::new("/o/k-gfx90a.d")),
         );
         assert_eq!(other.len(), 1);
+    }
+
+    /// A flag one compile of a source used (`-munsafe-fp-atomics` in the device compiles)
+    /// gives no warning from the others, as one `hipcc -c` gives none; a flag no compile of
+    /// the source used keeps its warning; nvcc's `--verbose` lines are left out.
+    #[test]
+    fn unused_arguments_as_one_driver_would_print_them() {
+        let unused = |f: &str| {
+            format!(
+                "clang: warning: argument unused during compilation: '{f}' [-Wunused-command-line-argument]"
+            )
+        };
+        let host = lines(&format!(
+            "{}\n{}\n#$ _NVVM_BRANCH_=nvvm\n#$ cicc --c++17 x.ii\n",
+            unused("-munsafe-fp-atomics"),
+            unused("-lfoo")
+        ));
+        assert_eq!(host.len(), 2, "{host:?}");
+        let device = lines(&unused("-lfoo"));
+        let (a, b) = (Path::new("a.hip"), Path::new("b.hip"));
+        let mut jobs = vec![
+            (a, group(&device)),
+            (a, group(&device)),
+            (a, group(&host)),
+            // Another source whose device compiles did not run (no warning from them): its
+            // host compile's warnings are its own, judged with its own compiles only.
+            (b, group(&host)),
+        ];
+        as_one_driver(&mut jobs);
+        assert_eq!(jobs[2].1, [unused("-lfoo")]);
+        assert_eq!(jobs[0].1, [unused("-lfoo")]);
+        assert_eq!(jobs[3].1.len(), 2);
     }
 }

@@ -341,10 +341,14 @@ impl Runner<'_> {
             });
         self.host_backgrounds(settings, &hosts);
         let mut host_outs: Vec<JobOut> = hosts.into_iter().map(|(o, _)| o).collect();
-        let mut printed: Vec<(String, Vec<String>)> = Vec::new();
-        for o in outs.iter().chain(&host_outs) {
-            printed.push((o.target.to_string(), diag::group(&o.stderr)));
-        }
+        let mut compiles: Vec<(&std::path::Path, Vec<String>)> = (outs.iter().chain(&host_outs))
+            .map(|o| (o.source.as_path(), diag::group(&o.stderr)))
+            .collect();
+        diag::as_one_driver(&mut compiles);
+        let mut printed: Vec<(String, Vec<String>)> = (outs.iter().chain(&host_outs))
+            .zip(compiles)
+            .map(|(o, (_, blocks))| (o.target.to_string(), blocks))
+            .collect();
         for l in &links {
             printed.push((l.target.to_string(), diag::group(&l.stderr)));
         }
