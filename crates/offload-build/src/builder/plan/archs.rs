@@ -7,6 +7,8 @@ use crate::builder::config::Build;
 use crate::builder::env::{Directives, Env};
 use crate::builder::error::Error;
 use crate::builder::options::Language;
+use crate::builder::plan::arch_flags::{self, ArchFlags};
+use crate::builder::plan::flags::env_flags;
 use crate::builder::toolchain::Toolchain;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -75,6 +77,7 @@ pub(crate) fn arch_lists(
     env: &Env<'_>,
     lang: Language,
     crate_var: Option<&str>,
+    flag_archs: Option<&ArchFlags>,
 ) -> Vec<(String, String)> {
     let overrides: Vec<&str> = crate_var.into_iter().chain(["OFFLOAD_ARCH"]).collect();
     let conventional: &[&str] = match lang {
@@ -93,8 +96,17 @@ pub(crate) fn arch_lists(
     };
     let overrides = read(&overrides);
     let conventional = read(conventional);
-    let builder =
-        (!build.archs.is_empty()).then(|| (String::from("Build::archs"), build.archs.join(";")));
+    // The crate's choice: its builder list, else the architectures its flags choose
+    // (`-gencode`, `-arch`, `--offload-arch`; checked against each other by resolve_archs).
+    let builder = (!build.archs.is_empty())
+        .then(|| (String::from("Build::archs"), build.archs.join(";")))
+        .or_else(|| {
+            let f = flag_archs.filter(|f| !f.archs.is_empty())?;
+            Some((
+                format!("the flags {}", f.spelled.join(" ")),
+                f.archs.join(";"),
+            ))
+        });
     let mut lists = Vec::new();
     if build.archs_exact && builder.is_some() {
         for (var, value) in &overrides {
@@ -121,7 +133,26 @@ pub(crate) fn resolve_archs(
     tc: &Toolchain,
     crate_var: Option<&str>,
 ) -> Result<(Vec<Arch>, String), Error> {
-    for (origin, list) in arch_lists(build, env, lang, crate_var) {
+    let mut flags = build.flags.clone();
+    flags.extend(env_flags(env, lang));
+    let flag_archs = arch_flags::parse(&flags, lang).map_err(Error::Config)?;
+    if let Some(f) = flag_archs.as_ref().filter(|_| !build.archs.is_empty()) {
+        let set = |list: &[String]| -> BTreeSet<String> {
+            (list.iter())
+                .map(|a| Arch::new(a).map_or_else(|_| a.clone(), |a| a.as_str().to_string()))
+                .collect()
+        };
+        if set(&f.archs) != set(&build.archs) {
+            return Err(Error::Config(format!(
+                "the flags {} choose the architectures {}, Build::archs (`--archs`) chooses {}: \
+                 name them in one place",
+                f.spelled.join(" "),
+                f.archs.join(";"),
+                build.archs.join(";")
+            )));
+        }
+    }
+    for (origin, list) in arch_lists(build, env, lang, crate_var, flag_archs.as_ref()) {
         let (a, ok) = expand(env, lang, tc, &list, &origin)?;
         if ok {
             return Ok((a, origin));

@@ -6,6 +6,7 @@ use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::job::{CompileOptions, LauncherKind};
 use crate::builder::options::Language;
+use crate::builder::plan::arch_flags;
 use crate::builder::plan::sources::absolute;
 use crate::builder::toolchain::nvcc;
 use crate::builder::toolchain::{self, Toolchain};
@@ -112,13 +113,7 @@ pub(crate) fn user_flags(
     arch: Option<&Arch>,
     cache_dir: &Path,
 ) -> Vec<OsString> {
-    let extra_flags: Vec<OsString> = env
-        .get(match lang {
-            Language::Hip => "HIPFLAGS",
-            Language::Cuda => "CUDAFLAGS",
-        })
-        .map(|v| v.split_whitespace().map(OsString::from).collect())
-        .unwrap_or_default();
+    let extra_flags = env_flags(env, lang);
     // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
     // them (`-Wno-error=...`).
     let mut flags: Vec<OsString> = Vec::new();
@@ -134,12 +129,23 @@ pub(crate) fn user_flags(
             vec![OsString::from("-Werror")]
         });
     }
-    flags.extend(build.flags.iter().cloned());
+    // The architectures they choose are the build's (plan::archs), each compile given its own.
+    flags.extend(arch_flags::strip(build.flags.clone(), lang));
     for f in &build.flags_if_supported {
         if toolchain::flag_supported(env, tc, lang, arch, f, cache_dir) {
             flags.push(f.clone());
         }
     }
-    flags.extend(extra_flags);
+    flags.extend(arch_flags::strip(extra_flags, lang));
     flags
+}
+
+/// `HIPFLAGS` or `CUDAFLAGS`, split at white space.
+pub(crate) fn env_flags(env: &Env<'_>, lang: Language) -> Vec<OsString> {
+    env.get(match lang {
+        Language::Hip => "HIPFLAGS",
+        Language::Cuda => "CUDAFLAGS",
+    })
+    .map(|v| v.split_whitespace().map(OsString::from).collect())
+    .unwrap_or_default()
 }

@@ -6,6 +6,7 @@
 //! [`Build::try_get_compiler`](crate::Build::try_get_compiler) and `offload-build compile` all
 //! plan with [`Plan::new`], so they agree on every decision.
 
+pub(crate) mod arch_flags;
 pub(crate) mod archs;
 pub(crate) mod commands;
 pub(crate) mod container;

@@ -1,0 +1,295 @@
+//! Architectures chosen in the flags, the way a `cc` or `hipcc` user chooses them
+//! (`-gencode arch=compute_80,code=sm_80`, `-arch=sm_90`, `--offload-arch=gfx90a`): read into
+//! this crate's architecture names, and taken out of the flags, since every compile is given
+//! its own architecture.
+
+use crate::builder::options::Language;
+use std::ffi::OsString;
+
+/// The architectures the flags choose, in this crate's names (`80-real`, `sm_90`,
+/// `90-virtual`, `gfx90a:xnack+`), in the order given, and the flags that chose them as
+/// written (for messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ArchFlags {
+    pub archs: Vec<String>,
+    pub spelled: Vec<String>,
+}
+
+/// The flags that choose architectures and whether each takes its value as the next argument
+/// too (`-gencode arch=…`) or only joined (`--offload-arch=gfx90a`).
+const NVCC: &[&str] = &[
+    "-gencode",
+    "--generate-code",
+    "-arch",
+    "--gpu-architecture",
+    "-code",
+    "--gpu-code",
+];
+const CLANG: &[&str] = &["--offload-arch", "--cuda-gpu-arch", "--amdgpu-target"];
+
+/// One architecture-choosing flag: its name and value.
+fn split(flags: &[OsString], lang: Language) -> Vec<(usize, usize, String, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < flags.len() {
+        let f = flags[i].to_string_lossy();
+        let mut found = None;
+        for &name in NVCC.iter().filter(|_| lang == Language::Cuda).chain(CLANG) {
+            if let Some(v) = f.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                found = Some((1, name, v.to_string()));
+            } else if f == name && NVCC.contains(&name) && i + 1 < flags.len() {
+                found = Some((2, name, flags[i + 1].to_string_lossy().into_owned()));
+            }
+            if found.is_some() {
+                break;
+            }
+        }
+        match found {
+            Some((n, name, value)) => {
+                out.push((i, n, name.to_string(), value));
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// The flags without those that choose architectures ([`parse`]).
+pub(crate) fn strip(flags: Vec<OsString>, lang: Language) -> Vec<OsString> {
+    let found = split(&flags, lang);
+    if found.is_empty() {
+        return flags;
+    }
+    let mut drop = vec![false; flags.len()];
+    for (i, n, _, _) in found {
+        drop[i..i + n].fill(true);
+    }
+    (flags.into_iter().zip(drop))
+        .filter_map(|(f, d)| (!d).then_some(f))
+        .collect()
+}
+
+/// What a virtual architecture (`compute_80`, or `sm_80` where nvcc takes one) names: 80.
+fn number(s: &str) -> Option<&str> {
+    let n = s
+        .strip_prefix("compute_")
+        .or_else(|| s.strip_prefix("sm_"))?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(n)
+}
+
+/// Reads the architectures the flags choose; `None` when no flag chooses any; an error for a
+/// choice this crate cannot build as asked (`code=sm_86` of `arch=compute_80`, `-arch=all`).
+pub(crate) fn parse(flags: &[OsString], lang: Language) -> Result<Option<ArchFlags>, String> {
+    let found = split(flags, lang);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    // Per architecture number: (cubin, PTX), in first-seen order.
+    let mut nv: Vec<(String, bool, bool)> = Vec::new();
+    let mut add = |n: &str, cubin: bool, ptx: bool| match nv.iter_mut().find(|e| e.0 == n) {
+        Some(e) => {
+            e.1 |= cubin;
+            e.2 |= ptx;
+        }
+        None => nv.push((n.to_string(), cubin, ptx)),
+    };
+    let mut named: Vec<String> = Vec::new();
+    let mut spelled = Vec::new();
+    let mut arch: Option<String> = None;
+    let mut codes: Option<Vec<String>> = None;
+    let unsupported = |what: &str, why: &str| {
+        format!("the flag {what} {why}; choose the architectures with Build::archs (`--archs`)")
+    };
+    for (_, _, name, value) in &found {
+        let written = format!("{name}={value}");
+        spelled.push(written.clone());
+        let clean: String = value.chars().filter(|c| !"\"'[]".contains(*c)).collect();
+        match name.as_str() {
+            "-gencode" | "--generate-code" => {
+                let (mut a, mut code, mut in_code) = (None, Vec::new(), false);
+                for part in clean.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    if let Some(v) = part.strip_prefix("arch=") {
+                        a = Some(v.to_string());
+                        in_code = false;
+                    } else if let Some(v) = part.strip_prefix("code=") {
+                        code.push(v.to_string());
+                        in_code = true;
+                    } else if in_code {
+                        code.push(part.to_string());
+                    } else {
+                        return Err(unsupported(&written, "is not arch=…,code=…"));
+                    }
+                }
+                let a = a.ok_or_else(|| unsupported(&written, "names no arch="))?;
+                let n = number(&a).ok_or_else(|| unsupported(&written, "names no compute_NN"))?;
+                if code.is_empty() {
+                    code.push(format!("sm_{n}"));
+                    code.push(format!("compute_{n}"));
+                }
+                for c in &code {
+                    match number(c) {
+                        Some(m) if m == n => {
+                            add(n, c.starts_with("sm_"), c.starts_with("compute_"));
+                        }
+                        _ => {
+                            return Err(unsupported(
+                                &written,
+                                &format!("builds {c} from compute_{n}, which this crate does not"),
+                            ));
+                        }
+                    }
+                }
+            }
+            "-arch" | "--gpu-architecture" => arch = Some(clean),
+            "-code" | "--gpu-code" => {
+                codes
+                    .get_or_insert_with(Vec::new)
+                    .extend(clean.split(',').map(str::trim).map(String::from));
+            }
+            _ => {
+                // clang's --offload-arch=a,b (HIP and CUDA), --cuda-gpu-arch, --amdgpu-target.
+                for a in clean.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+                    match number(a).filter(|_| lang == Language::Cuda) {
+                        Some(n) => add(n, true, true),
+                        None => named.push(a.to_string()),
+                    }
+                }
+            }
+        }
+    }
+    if let Some(a) = &arch {
+        match (a.as_str(), number(a)) {
+            ("native", _) => named.push("native".into()),
+            (_, Some(n)) => match &codes {
+                None if a.starts_with("sm_") => add(n, true, true),
+                None => add(n, false, true),
+                Some(codes) => {
+                    for c in codes {
+                        match number(c) {
+                            Some(m) if m == n => {
+                                add(n, c.starts_with("sm_"), c.starts_with("compute_"))
+                            }
+                            _ => {
+                                return Err(unsupported(
+                                    &format!("-code={c}"),
+                                    &format!(
+                                        "builds {c} from -arch={a}, which this crate does not"
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            },
+            _ => {
+                return Err(unsupported(
+                    &format!("-arch={a}"),
+                    "names no one architecture (all, all-major)",
+                ));
+            }
+        }
+    } else if codes.is_some() {
+        return Err(unsupported("-code", "comes without -arch"));
+    }
+    let mut archs: Vec<String> = nv
+        .into_iter()
+        .filter(|(_, cubin, ptx)| *cubin || *ptx)
+        .map(|(n, cubin, ptx)| match (cubin, ptx) {
+            (true, true) => format!("sm_{n}"),
+            (true, false) => format!("{n}-real"),
+            _ => format!("{n}-virtual"),
+        })
+        .collect();
+    archs.extend(named);
+    Ok(Some(ArchFlags { archs, spelled }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    fn archs(v: &[&str], lang: Language) -> Vec<String> {
+        parse(&os(v), lang).unwrap().unwrap().archs
+    }
+
+    #[test]
+    fn reads_nvcc_spellings() {
+        let cuda = Language::Cuda;
+        assert_eq!(
+            archs(&["-gencode", "arch=compute_80,code=sm_80", "-O3"], cuda),
+            ["80-real"]
+        );
+        // cc passes the quotes literally; nvcc takes them off.
+        assert_eq!(
+            archs(
+                &["-gencode", "arch=compute_80,code=\"compute_80,sm_80\""],
+                cuda
+            ),
+            ["sm_80"]
+        );
+        assert_eq!(
+            archs(
+                &[
+                    "-gencode=arch=compute_90,code=[sm_90,compute_90]",
+                    "--generate-code=arch=compute_75,code=compute_75"
+                ],
+                cuda
+            ),
+            ["sm_90", "75-virtual"]
+        );
+        assert_eq!(archs(&["-arch=sm_86"], cuda), ["sm_86"]);
+        assert_eq!(
+            archs(&["--gpu-architecture", "compute_70"], cuda),
+            ["70-virtual"]
+        );
+        assert_eq!(
+            archs(&["-arch=compute_80", "-code=sm_80"], cuda),
+            ["80-real"]
+        );
+        assert_eq!(
+            archs(&["--offload-arch=sm_80,sm_90"], cuda),
+            ["sm_80", "sm_90"]
+        );
+        assert_eq!(parse(&os(&["-O3", "-std=c++17"]), cuda).unwrap(), None);
+        for bad in [
+            &["-gencode", "arch=compute_80,code=sm_86"][..],
+            &["-arch=all-major"],
+            &["-code=sm_80"],
+        ] {
+            let e = parse(&os(bad), cuda).unwrap_err();
+            assert!(e.contains("Build::archs"), "{e}");
+        }
+    }
+
+    #[test]
+    fn reads_hip_spellings_and_strips_them() {
+        let hip = Language::Hip;
+        assert_eq!(
+            archs(&["--offload-arch=gfx90a:xnack+,gfx1030", "-O2"], hip),
+            ["gfx90a:xnack+", "gfx1030"]
+        );
+        // -arch is no HIP flag (clang's -arch is Darwin's): left alone.
+        assert_eq!(parse(&os(&["-arch", "x86_64"]), hip).unwrap(), None);
+        assert_eq!(
+            strip(os(&["-O2", "--offload-arch=gfx90a", "-g"]), hip),
+            os(&["-O2", "-g"])
+        );
+        assert_eq!(
+            strip(
+                os(&[
+                    "-gencode",
+                    "arch=compute_80,code=sm_80",
+                    "-O3",
+                    "-arch=sm_90"
+                ]),
+                Language::Cuda
+            ),
+            os(&["-O3"])
+        );
+    }
+}
