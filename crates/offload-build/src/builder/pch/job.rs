@@ -139,8 +139,32 @@ pub(crate) fn prefix_job(
     rdc: bool,
 ) -> Option<PchJob> {
     let (args, _) = clang::device_args(o, tc, arch, rdc);
+    if preincludes_hip_wrapper(&args) {
+        return None;
+    }
     let target = Target::Device(arch.clone());
     job_of_args(o, tc, cache_dir, source, preamble, &target, args)
+}
+
+/// Whether a HIP device compile of `args` pre-includes clang's HIP runtime wrapper
+/// (`__clang_hip_runtime_wrapper.h`): with a ROCm install of HIP newer than 3.5
+/// (`--hip-version`, as hipcc passes it), without `-nogpuinc` or `-nohipwrapperinc`. The
+/// wrapper defines weak device functions (`__cxa_pure_virtual`, `__cxa_deleted_virtual`)
+/// that clang emits after the others when they come from a PCH and before them when it
+/// parses the wrapper: the code object would differ from the compile's without PCH, so such
+/// a device compile gets none (its host compile, where they are not emitted, does).
+pub(crate) fn preincludes_hip_wrapper(args: &[OsString]) -> bool {
+    let has = |f: &str| args.iter().any(|a| a == f);
+    let newer = args.iter().any(|a| {
+        a.to_str()
+            .and_then(|a| a.strip_prefix("--hip-version="))
+            .is_some_and(|v| {
+                let mut n = v.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
+                (n.next().unwrap_or(0), n.next().unwrap_or(0)) > (3, 5)
+            })
+    });
+    let hip = args.windows(2).any(|w| w[0] == "-x" && w[1] == "hip");
+    hip && newer && !has("-nogpuinc") && !has("-nohipwrapperinc")
 }
 
 /// The precompiled preamble of the host compile of `source` (content `text`) in a host-code

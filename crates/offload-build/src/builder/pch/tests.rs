@@ -135,3 +135,35 @@ fn refusing_flags() {
         assert!(!flag_refuses_pch(OsStr::new(f)), "{f}");
     }
 }
+
+/// A HIP device compile with a ROCm install newer than HIP 3.5 pre-includes clang's runtime
+/// wrapper, whose weak functions a PCH would reorder: no PCH for it; HIP 3.5 (no version
+/// given), `-nogpuinc` or `-nohipwrapperinc` keep it.
+#[test]
+fn no_device_pch_where_clang_preincludes_the_hip_wrapper() {
+    let args = |extra: &[&str]| -> Vec<std::ffi::OsString> {
+        [
+            "clang",
+            "-x",
+            "hip",
+            "--offload-arch=gfx90a",
+            "--rocm-path=/usr",
+        ]
+        .iter()
+        .chain(extra)
+        .map(Into::into)
+        .collect()
+    };
+    assert!(preincludes_hip_wrapper(&args(&["--hip-version=5.2.21153"])));
+    assert!(preincludes_hip_wrapper(&args(&["--hip-version=3.6"])));
+    assert!(!preincludes_hip_wrapper(&args(&["--hip-version=3.5.0"])));
+    assert!(!preincludes_hip_wrapper(&args(&[])));
+    assert!(!preincludes_hip_wrapper(&args(&[
+        "--hip-version=5.2.21153",
+        "-nohipwrapperinc"
+    ])));
+    assert!(!preincludes_hip_wrapper(&args(&[
+        "--hip-version=6.1",
+        "-nogpuinc"
+    ])));
+}

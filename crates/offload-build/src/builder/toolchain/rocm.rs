@@ -33,8 +33,8 @@ pub(crate) struct Rocm {
     pub clang: Option<PathBuf>,
     /// The directory holding `libamdhip64.so`, when there is one.
     pub hip_lib_dir: Option<PathBuf>,
-    /// HIP's version as the install's version file gives it (`5.2.21153`), passed with
-    /// `--hip-version` as hipcc passes it ([`hip_version`]).
+    /// HIP's version as the install's `bin/.hipVersion` gives it (`6.1.40091`), passed with
+    /// `--hip-version` ([`hip_version`]).
     pub version: Option<String>,
     /// How it was found (`ROCM_PATH`, `hipconfig`, `/opt/rocm`, `/usr`).
     pub found_by: String,
@@ -75,9 +75,7 @@ impl Rocm {
         if let Some(h) = &self.hip {
             v.push(format!("--hip-path={}", h.display()));
         }
-        // Debian's hipcc always passes it: clang 15 finds no version file in the distro
-        // layout, takes HIP 3.5 and then neither pre-includes its HIP runtime wrapper nor
-        // uses its own CUDA-style math wrappers (other device code for `<hip/hip_fp16.h>`).
+        // The version clang reads itself ([`hip_version`]), said explicitly for the PCH stage.
         if let Some(version) = &self.version {
             v.push(format!("--hip-version={version}"));
         }
@@ -181,14 +179,20 @@ pub(crate) fn probe_root(root: &Path, found_by: &str, from_env: bool) -> Result<
     })
 }
 
-/// HIP's version (`major.minor.patch`, as hipcc passes it to clang) from the first version
-/// file of the directories given (a HIP directory, a ROCm root): `bin/.hipVersion` (ROCm's
-/// own layout, where clang reads it too) or `share/hip/version` (the distro layout, which
-/// Debian's hipcc reads the same version from). `None` when none gives the three numbers.
+/// HIP's version (`major.minor.patch`) from the first `bin/.hipVersion` of the directories
+/// given (a HIP directory, a ROCm root): the file clang itself reads, so passing it as
+/// `--hip-version` changes nothing in the compile, and tells the PCH stage that clang
+/// pre-includes its HIP runtime wrapper ([`crate::builder::pch::job::preincludes_hip_wrapper`]).
+///
+/// Not `share/hip/version`, the distro layout's (Debian's ROCm 5.2), although Debian's hipcc
+/// passes its version: with it clang 15 pre-includes the wrapper, whose weak device functions
+/// a PCH reorders, so every device compile of such an install would go without PCH (an edit
+/// of a 3-architecture source: 1.9 s against 0.65 s); without it clang takes HIP 3.5, whose
+/// device code equals hipcc's except for a few functions of `<hip/hip_fp16.h>` and the
+/// math headers (`__frcp_rn`, `__frsqrt_rn`, `__drcp_rn`, `h2rcp`). `None` when no file gives
+/// the three numbers.
 pub(crate) fn hip_version(dirs: &[&Path]) -> Option<String> {
-    let files = dirs
-        .iter()
-        .flat_map(|d| [d.join("bin/.hipVersion"), d.join("share/hip/version")]);
+    let files = dirs.iter().map(|d| d.join("bin/.hipVersion"));
     files.into_iter().find_map(|f| {
         let text = std::fs::read_to_string(f).ok()?;
         let field = |key: &str| {
