@@ -3,8 +3,20 @@
 //! this crate's architecture names, and taken out of the flags, since every compile is given
 //! its own architecture.
 
+use crate::builder::env::Env;
 use crate::builder::options::Language;
 use std::ffi::OsString;
+
+/// `HIPFLAGS` or `CUDAFLAGS`, split at white space: flags of every compile, which may choose
+/// architectures too.
+pub(crate) fn env_flags(env: &Env<'_>, lang: Language) -> Vec<OsString> {
+    env.get(match lang {
+        Language::Hip => "HIPFLAGS",
+        Language::Cuda => "CUDAFLAGS",
+    })
+    .map(|v| v.split_whitespace().map(OsString::from).collect())
+    .unwrap_or_default()
+}
 
 /// The architectures the flags choose, in this crate's names (`80-real`, `sm_90`,
 /// `90-virtual`, `gfx90a:xnack+`), in the order given, and the flags that chose them as
@@ -78,110 +90,76 @@ fn number(s: &str) -> Option<&str> {
     (!n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(n)
 }
 
-/// Reads the architectures the flags choose; `None` when no flag chooses any; an error for a
-/// choice this crate cannot build as asked (`code=sm_86` of `arch=compute_80`, `-arch=all`).
-pub(crate) fn parse(flags: &[OsString], lang: Language) -> Result<Option<ArchFlags>, String> {
-    let found = split(flags, lang);
-    if found.is_empty() {
-        return Ok(None);
-    }
-    // Per architecture number: (cubin, PTX), in first-seen order.
-    let mut nv: Vec<(String, bool, bool)> = Vec::new();
-    let mut add = |n: &str, cubin: bool, ptx: bool| match nv.iter_mut().find(|e| e.0 == n) {
-        Some(e) => {
-            e.1 |= cubin;
-            e.2 |= ptx;
+/// The architectures read so far: per architecture number whether its cubin and its PTX are
+/// wanted (first-seen order), and the names taken as they are (`gfx90a`, `native`).
+#[derive(Default)]
+struct Chosen {
+    nv: Vec<(String, bool, bool)>,
+    named: Vec<String>,
+}
+
+/// The error of a choice this crate cannot build as asked.
+fn unsupported(what: &str, why: &str) -> String {
+    format!("the flag {what} {why}; choose the architectures with Build::archs (`--archs`)")
+}
+
+impl Chosen {
+    fn add(&mut self, n: &str, cubin: bool, ptx: bool) {
+        match self.nv.iter_mut().find(|e| e.0 == n) {
+            Some(e) => {
+                e.1 |= cubin;
+                e.2 |= ptx;
+            }
+            None => self.nv.push((n.to_string(), cubin, ptx)),
         }
-        None => nv.push((n.to_string(), cubin, ptx)),
-    };
-    let mut named: Vec<String> = Vec::new();
-    let mut spelled = Vec::new();
-    let mut arch: Option<String> = None;
-    let mut codes: Option<Vec<String>> = None;
-    let unsupported = |what: &str, why: &str| {
-        format!("the flag {what} {why}; choose the architectures with Build::archs (`--archs`)")
-    };
-    for (_, _, name, value) in &found {
-        let written = format!("{name}={value}");
-        spelled.push(written.clone());
-        let clean: String = value.chars().filter(|c| !"\"'[]".contains(*c)).collect();
-        match name.as_str() {
-            "-gencode" | "--generate-code" => {
-                let (mut a, mut code, mut in_code) = (None, Vec::new(), false);
-                for part in clean.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                    if let Some(v) = part.strip_prefix("arch=") {
-                        a = Some(v.to_string());
-                        in_code = false;
-                    } else if let Some(v) = part.strip_prefix("code=") {
-                        code.push(v.to_string());
-                        in_code = true;
-                    } else if in_code {
-                        code.push(part.to_string());
-                    } else {
-                        return Err(unsupported(&written, "is not arch=…,code=…"));
-                    }
-                }
-                let a = a.ok_or_else(|| unsupported(&written, "names no arch="))?;
-                let n = number(&a).ok_or_else(|| unsupported(&written, "names no compute_NN"))?;
-                if code.is_empty() {
-                    code.push(format!("sm_{n}"));
-                    code.push(format!("compute_{n}"));
-                }
-                for c in &code {
-                    match number(c) {
-                        Some(m) if m == n => {
-                            add(n, c.starts_with("sm_"), c.starts_with("compute_"));
-                        }
-                        _ => {
-                            return Err(unsupported(
-                                &written,
-                                &format!("builds {c} from compute_{n}, which this crate does not"),
-                            ));
-                        }
-                    }
-                }
-            }
-            "-arch" | "--gpu-architecture" => arch = Some(clean),
-            "-code" | "--gpu-code" => {
-                codes
-                    .get_or_insert_with(Vec::new)
-                    .extend(clean.split(',').map(str::trim).map(String::from));
-            }
-            _ => {
-                // clang's --offload-arch=a,b (HIP and CUDA), --cuda-gpu-arch, --amdgpu-target.
-                for a in clean.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-                    match number(a).filter(|_| lang == Language::Cuda) {
-                        Some(n) => add(n, true, true),
-                        None => named.push(a.to_string()),
-                    }
+    }
+
+    /// The codes (`sm_80`, `compute_80`) built from virtual architecture `n`.
+    fn codes(&mut self, what: &str, n: &str, codes: &[String]) -> Result<(), String> {
+        for c in codes {
+            match number(c) {
+                Some(m) if m == n => self.add(n, c.starts_with("sm_"), c.starts_with("compute_")),
+                _ => {
+                    return Err(unsupported(
+                        what,
+                        &format!("builds {c} from compute_{n}, which this crate does not"),
+                    ));
                 }
             }
         }
+        Ok(())
     }
-    if let Some(a) = &arch {
-        match (a.as_str(), number(a)) {
-            ("native", _) => named.push("native".into()),
-            (_, Some(n)) => match &codes {
-                None if a.starts_with("sm_") => add(n, true, true),
-                None => add(n, false, true),
-                Some(codes) => {
-                    for c in codes {
-                        match number(c) {
-                            Some(m) if m == n => {
-                                add(n, c.starts_with("sm_"), c.starts_with("compute_"))
-                            }
-                            _ => {
-                                return Err(unsupported(
-                                    &format!("-code={c}"),
-                                    &format!(
-                                        "builds {c} from -arch={a}, which this crate does not"
-                                    ),
-                                ));
-                            }
-                        }
-                    }
-                }
-            },
+
+    /// `-gencode arch=compute_80,code=[sm_80,compute_80]` (brackets and quotes taken off).
+    fn gencode(&mut self, written: &str, value: &str) -> Result<(), String> {
+        let (mut arch, mut code, mut in_code) = (None, Vec::new(), false);
+        for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            if let Some(v) = part.strip_prefix("arch=") {
+                arch = Some(v.to_string());
+                in_code = false;
+            } else if let Some(v) = part.strip_prefix("code=") {
+                code.push(v.to_string());
+                in_code = true;
+            } else if in_code {
+                code.push(part.to_string());
+            } else {
+                return Err(unsupported(written, "is not arch=…,code=…"));
+            }
+        }
+        let arch = arch.ok_or_else(|| unsupported(written, "names no arch="))?;
+        let n = number(&arch).ok_or_else(|| unsupported(written, "names no compute_NN"))?;
+        if code.is_empty() {
+            code = vec![format!("sm_{n}"), format!("compute_{n}")];
+        }
+        self.codes(written, n, &code)
+    }
+
+    /// `-arch=sm_80` (cubin and PTX), `-arch=compute_80` (PTX), with `-code=…` if given.
+    fn arch(&mut self, a: &str, codes: Option<&[String]>) -> Result<(), String> {
+        match (a, number(a), codes) {
+            ("native", _, _) => self.named.push("native".into()),
+            (_, Some(n), None) => self.add(n, a.starts_with("sm_"), true),
+            (_, Some(n), Some(codes)) => self.codes(&format!("-arch={a}"), n, codes)?,
             _ => {
                 return Err(unsupported(
                     &format!("-arch={a}"),
@@ -189,20 +167,64 @@ pub(crate) fn parse(flags: &[OsString], lang: Language) -> Result<Option<ArchFla
                 ));
             }
         }
-    } else if codes.is_some() {
-        return Err(unsupported("-code", "comes without -arch"));
+        Ok(())
     }
-    let mut archs: Vec<String> = nv
-        .into_iter()
-        .filter(|(_, cubin, ptx)| *cubin || *ptx)
-        .map(|(n, cubin, ptx)| match (cubin, ptx) {
-            (true, true) => format!("sm_{n}"),
-            (true, false) => format!("{n}-real"),
-            _ => format!("{n}-virtual"),
-        })
-        .collect();
-    archs.extend(named);
-    Ok(Some(ArchFlags { archs, spelled }))
+
+    /// This crate's names: `sm_80` (cubin and PTX), `80-real`, `80-virtual`, then the others.
+    fn names(self) -> Vec<String> {
+        let mut archs: Vec<String> = (self.nv.into_iter())
+            .filter(|(_, cubin, ptx)| *cubin || *ptx)
+            .map(|(n, cubin, ptx)| match (cubin, ptx) {
+                (true, true) => format!("sm_{n}"),
+                (true, false) => format!("{n}-real"),
+                _ => format!("{n}-virtual"),
+            })
+            .collect();
+        archs.extend(self.named);
+        archs
+    }
+}
+
+/// Reads the architectures the flags choose; `None` when no flag chooses any; an error for a
+/// choice this crate cannot build as asked (`code=sm_86` of `arch=compute_80`, `-arch=all`).
+pub(crate) fn parse(flags: &[OsString], lang: Language) -> Result<Option<ArchFlags>, String> {
+    let found = split(flags, lang);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut chosen = Chosen::default();
+    let mut spelled = Vec::new();
+    let (mut arch, mut codes) = (None::<String>, None::<Vec<String>>);
+    for (_, _, name, value) in &found {
+        let written = format!("{name}={value}");
+        spelled.push(written.clone());
+        let clean: String = value.chars().filter(|c| !"\"'[]".contains(*c)).collect();
+        match name.as_str() {
+            "-gencode" | "--generate-code" => chosen.gencode(&written, &clean)?,
+            "-arch" | "--gpu-architecture" => arch = Some(clean),
+            "-code" | "--gpu-code" => codes
+                .get_or_insert_with(Vec::new)
+                .extend(clean.split(',').map(str::trim).map(String::from)),
+            // clang's --offload-arch=a,b (HIP and CUDA), --cuda-gpu-arch, --amdgpu-target.
+            _ => {
+                for a in clean.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+                    match number(a).filter(|_| lang == Language::Cuda) {
+                        Some(n) => chosen.add(n, true, true),
+                        None => chosen.named.push(a.to_string()),
+                    }
+                }
+            }
+        }
+    }
+    match (&arch, &codes) {
+        (Some(a), codes) => chosen.arch(a, codes.as_deref())?,
+        (None, Some(_)) => return Err(unsupported("-code", "comes without -arch")),
+        (None, None) => {}
+    }
+    Ok(Some(ArchFlags {
+        archs: chosen.names(),
+        spelled,
+    }))
 }
 
 #[cfg(test)]

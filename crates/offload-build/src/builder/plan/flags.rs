@@ -113,7 +113,7 @@ pub(crate) fn user_flags(
     arch: Option<&Arch>,
     cache_dir: &Path,
 ) -> Vec<OsString> {
-    let extra_flags = env_flags(env, lang);
+    let extra_flags = arch_flags::env_flags(env, lang);
     // The warning switches come first, so that the builder's flags and HIPFLAGS can refine
     // them (`-Wno-error=...`).
     let mut flags: Vec<OsString> = Vec::new();
@@ -138,14 +138,4 @@ pub(crate) fn user_flags(
     }
     flags.extend(arch_flags::strip(extra_flags, lang));
     flags
-}
-
-/// `HIPFLAGS` or `CUDAFLAGS`, split at white space.
-pub(crate) fn env_flags(env: &Env<'_>, lang: Language) -> Vec<OsString> {
-    env.get(match lang {
-        Language::Hip => "HIPFLAGS",
-        Language::Cuda => "CUDAFLAGS",
-    })
-    .map(|v| v.split_whitespace().map(OsString::from).collect())
-    .unwrap_or_default()
 }
