@@ -128,6 +128,18 @@
 //!   the wheels' `nvcc -fatbin` for sm_80 and sm_90: a cubin and PTX per arch, the same kernels
 //!   in both (cuobjdump), the images our reader lists; `support::cuda_ref` holds these
 //!   references for the builds of the same sources by offload-build.
+//! - `hip_fp16_crate`: HIP code nobody in the project wrote, kept verbatim with provenance in
+//!   `integration/third-party/hecbench/` (20 HeCBench sources, 17 with half-precision math), each
+//!   compiled by `hipcc -c` (Debian's ROCm 5.2) for gfx1030 and gfx90a and all by one
+//!   `offload-build compile --host-code`: every member is hipcc's object byte for byte, each
+//!   architecture's code object too, the same warnings; and a source whose device code depends
+//!   on `--hip-version` (`__frcp_rn`, `__frsqrt_rn`, `__drcp_rn`), the same way.
+//! - `cc_cuda_switch`: a published crate built with cc's `.cuda(true)` (autd3-backend-cuda,
+//!   vendored in `integration/third-party/`) switched to `compile --host-code` with its nvcc
+//!   flags unchanged (issue 49): its `-arch`/`-gencode` flags choose the architectures (the
+//!   images of cc's `nvcc -c`, byte for byte, none added), cc's `nvcc --device-link` member
+//!   defines nothing a caller uses, and a C++ and a Rust program link with either library and
+//!   run alike.
 //! - `cuda_toolkit`: clang with a real CUDA toolkit: NVIDIA's CUDA 13.5 wheels laid out as one
 //!   links directory for `--cuda-path` (a kernel with `cuda_runtime.h`, `cuda_fp16.h`,
 //!   `cuda_bf16.h` and cub for `sm_80;sm_90` with clang 22, one version warning; clang 19
@@ -203,6 +215,7 @@ mod build_api;
 mod bundler_diff;
 mod bundler_malformed;
 mod cache_faults;
+mod cc_cuda_switch;
 mod ccob_diff;
 mod ccob_hostile;
 mod check_cli;
@@ -218,6 +231,7 @@ mod direct;
 mod distributed;
 mod fatobj_diff;
 mod fuzz_smoke;
+mod hip_fp16_crate;
 mod host_code;
 mod host_code_cuda;
 mod host_code_llvm;
