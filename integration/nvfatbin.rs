@@ -178,7 +178,7 @@ pub fn nvfatbin_of(f: &NvFixtures, options: &str, out: &Path, specs: &[String]) 
 
 /// `cuobjdump <what> all… <file>` run in the directory `into` (created), where it writes the
 /// extracted entries (`what`: `-xelf`, `-xptx`).
-fn cuobjdump_extract(file: &Path, into: &Path, what: &[&str]) {
+pub(crate) fn cuobjdump_extract(file: &Path, into: &Path, what: &[&str]) {
     std::fs::create_dir_all(into).unwrap();
     let mut cmd = Command::new(nvidia::cuobjdump());
     cmd.current_dir(into);
