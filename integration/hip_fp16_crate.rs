@@ -25,6 +25,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -400,4 +401,72 @@ fn a_source_that_needs_hip_version_is_hipccs_object() {
         assert!(!hipcc_err.contains("warning:"), "{hipcc_err}");
     }
     assert!(!stderr.contains("warning:"), "{stderr}");
+}
+
+/// Two of the programs, linked from this crate's libraries into a Rust program (each `main`
+/// renamed with `-Dmain=<name>_main` and called through a shim, as a build.rs crate calls C++
+/// code; one `Build::host_code` library per program), run as the C++ programs hipcc links from
+/// its own objects run: the same exit status and output (without arguments they print their
+/// usage, after the HIP runtime registered their kernels at load).
+#[test]
+fn hecbench_programs_run_from_rust_as_from_hipccs_objects() {
+    use std::os::unix::process::CommandExt;
+    require_tools();
+    const PROGRAMS: [(&str, &str); 2] = [("vadd", "vadd-hip"), ("f16max", "f16max-hip")];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let from = crate::support::repo_root().join("integration/third-party/hecbench");
+    let mut build_rs = String::new();
+    let mut cpp = Vec::new();
+    for (name, program) in PROGRAMS {
+        std::fs::create_dir(d.join(program)).unwrap();
+        for e in std::fs::read_dir(from.join(program)).unwrap().flatten() {
+            std::fs::copy(e.path(), d.join(program).join(e.file_name())).unwrap();
+        }
+        let src = format!("{program}/main.cu");
+        let obj = format!("{name}.hipcc.o");
+        let mut c = clean(HIPCC, d);
+        c.arg("-c")
+            .args(ARCHS.iter().map(|a| format!("--offload-arch={a}")))
+            .args(FLAGS)
+            .args([src.as_str(), "-o", obj.as_str()]);
+        ok(c, &format!("hipcc -c {src}"));
+        let mut link = clean(HIPCC, d);
+        link.args([obj.as_str(), "-o", name]);
+        ok(link, &format!("hipcc {obj}"));
+        let o = Command::new(d.join(name)).arg0(name).output().unwrap();
+        cpp.push((
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        ));
+        crate::host_code::write_shim(d, name, "hip", Some("char**"));
+        build_rs.push_str(&format!(
+            "    offload_build::Build::new().files([\"{src}\", \"{name}_shim.hip\"])\
+             .language(offload_build::Language::Hip).flag(\"-std=c++17\").flag(\"-O3\")\
+             .define(\"main\", Some(\"{name}_main\")).archs(\"{}\").host_code(true)\
+             .compile(\"{name}\");\n",
+            ARCHS.join(";")
+        ));
+    }
+    let names = PROGRAMS.map(|(n, _)| n);
+    let exe = crate::host_code::runner_crate(
+        d,
+        "hecbench-runner",
+        &build_rs,
+        &names,
+        crate::host_code::outside_cargo(d),
+    );
+    for ((name, _), expected) in PROGRAMS.iter().zip(&cpp) {
+        let o = Command::new(&exe)
+            .arg(name)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let rust = (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        );
+        assert!(expected.1.contains("Usage"), "{name}: {expected:?}");
+        assert_eq!(&rust, expected, "{name}: Rust against C++");
+    }
 }
