@@ -101,19 +101,6 @@ fn include_module() -> String {
     )
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 /// A copy of `examples/cmake-hip` (its headers get edited) in a temporary directory, with a
 /// counting launcher.
 struct Example {
@@ -129,7 +116,7 @@ impl Example {
             "{CLANG} missing: run build-support/setup.sh"
         );
         let dir = tempfile::tempdir().unwrap();
-        copy_dir(
+        crate::support::copy_dir(
             &checkout().join("examples/cmake-hip"),
             &dir.path().join("src"),
         );

@@ -29,7 +29,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::host_code::{clean, hip_fatbin_entries, ok};
+use crate::host_code::{clean, hip_fatbin_entries, ok, warning_lines};
 
 const EXE: &str = env!("CARGO_BIN_EXE_offload-build");
 const HIPCC: &str = "/usr/bin/hipcc";
@@ -87,20 +87,6 @@ fn require_tools() {
             "{f} is missing: run build-support/setup.sh as root (Debian's ROCm 5.2: hipcc \
              libamdhip64-dev rocm-device-libs clang-15)"
         );
-    }
-}
-
-/// A copy of the directory `from` (files and directories) at `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
     }
 }
 
@@ -226,26 +212,6 @@ fn differences(src: &str, theirs: &[u8], ours: &[u8], scratch: &Path) -> Vec<Str
     found
 }
 
-/// The `warning:` lines of `stderr`, without offload-build's `[archs] ` prefix and with the
-/// directories `roots` (with their `/`) taken out of paths, as hipcc prints them for
-/// relative sources.
-fn warnings(stderr: &str, roots: &[String]) -> BTreeSet<String> {
-    stderr
-        .lines()
-        .filter(|l| l.contains("warning:"))
-        .map(|l| {
-            let mut l = match (l.starts_with('['), l.find("] ")) {
-                (true, Some(end)) => l[end + 2..].to_string(),
-                _ => l.to_string(),
-            };
-            for r in roots {
-                l = l.replace(r.as_str(), "");
-            }
-            l.trim_end().to_string()
-        })
-        .collect()
-}
-
 /// The 20 vendored sources: each member of one `compile --host-code` library is `hipcc -c`'s
 /// object of its source, byte for byte, and so is each architecture's code object in it; the
 /// build warns exactly where hipcc warns.
@@ -258,7 +224,7 @@ fn hecbench_fp16_sources_are_hipccs_objects_per_object_and_per_arch() {
     );
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("hecbench");
-    copy_tree(
+    crate::support::copy_dir(
         &crate::support::repo_root().join("integration/third-party/hecbench"),
         &d,
     );
@@ -313,9 +279,9 @@ fn hecbench_fp16_sources_are_hipccs_objects_per_object_and_per_arch() {
     }
     let hipcc_warned: BTreeSet<String> = reference
         .iter()
-        .flat_map(|(_, err)| warnings(err, &[]))
+        .flat_map(|(_, err)| warning_lines(err, &[]))
         .collect();
-    let ours_warned = warnings(&stderr, &roots);
+    let ours_warned = warning_lines(&stderr, &roots);
     let extra: Vec<&str> = ours_warned
         .difference(&hipcc_warned)
         .map(String::as_str)
@@ -419,10 +385,7 @@ fn hecbench_programs_run_from_rust_as_from_hipccs_objects() {
     let mut build_rs = String::new();
     let mut cpp = Vec::new();
     for (name, program) in PROGRAMS {
-        std::fs::create_dir(d.join(program)).unwrap();
-        for e in std::fs::read_dir(from.join(program)).unwrap().flatten() {
-            std::fs::copy(e.path(), d.join(program).join(e.file_name())).unwrap();
-        }
+        crate::support::copy_dir(&from.join(program), &d.join(program));
         let src = format!("{program}/main.cu");
         let obj = format!("{name}.hipcc.o");
         let mut c = clean(HIPCC, d);

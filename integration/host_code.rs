@@ -794,15 +794,22 @@ pub(crate) fn hip_fatbin_entries(path: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// The warnings lines of a compiler's standard error, without the architecture list this
-/// crate puts before them (`[gfx90a, host] `), each once.
-fn warning_lines(stderr: &[u8]) -> std::collections::BTreeSet<String> {
-    String::from_utf8_lossy(stderr)
+/// The `warning:` lines of a compiler's standard error, each once, without the architecture
+/// list offload-build puts before them (`[gfx90a, host] `) and with the directories `roots`
+/// (with their `/`) taken out of paths, as hipcc prints them for relative sources.
+pub(crate) fn warning_lines(stderr: &str, roots: &[String]) -> std::collections::BTreeSet<String> {
+    stderr
         .lines()
         .filter(|l| l.contains("warning:"))
-        .map(|l| match l.strip_prefix('[') {
-            Some(rest) => rest.split_once("] ").map_or(l, |(_, w)| w).to_string(),
-            None => l.to_string(),
+        .map(|l| {
+            let mut l = match (l.starts_with('['), l.find("] ")) {
+                (true, Some(end)) => l[end + 2..].to_string(),
+                _ => l.to_string(),
+            };
+            for r in roots {
+                l = l.replace(r.as_str(), "");
+            }
+            l.trim_end().to_string()
         })
         .collect()
 }
@@ -831,12 +838,15 @@ fn host_code_warns_as_hipcc_warns_on_the_same_flags() {
     h.args(["-c", "--offload-arch=gfx90a", "--offload-arch=gfx1030"])
         .args(flags)
         .args(["k.hip", "-o", "hipcc.o"]);
-    let theirs = warning_lines(&ok(h, "hipcc -c").stderr);
+    let theirs = warning_lines(&String::from_utf8_lossy(&ok(h, "hipcc -c").stderr), &[]);
     let mut c = clean(EXE, d);
     c.args(["compile", "--host-code", "-q", "--archs", "gfx90a;gfx1030"])
         .args(flags.map(|f| format!("--flag={f}")))
         .args(["k.hip", "-o", "ours.o"]);
-    let ours = warning_lines(&ok(c, "compile --host-code").stderr);
+    let ours = warning_lines(
+        &String::from_utf8_lossy(&ok(c, "compile --host-code").stderr),
+        &[],
+    );
     assert!(
         theirs.iter().any(|w| w.contains("-lfoo")),
         "hipcc warns about -lfoo: {theirs:?}"

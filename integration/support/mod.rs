@@ -83,6 +83,20 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A copy of the directory `from` (its files and folders) at `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
 /// The name every tool is started under (`argv[0]`), so that the `<argv0>: error: …` prefixes of
 /// all three tools are the same bytes.
 pub const ARGV0: &str = "clang-offload-bundler";
