@@ -165,20 +165,23 @@ fn is_unused_argument(block: &str) -> bool {
 /// compile). `jobs`: each compile's source and diagnostics ([`group`]ed); a warning stays in a
 /// job when every compile of its source printed it.
 pub(crate) fn as_one_driver(jobs: &mut [(&Path, Vec<String>)]) {
-    let mut keep: Vec<(std::path::PathBuf, String)> = Vec::new();
-    for (source, blocks) in jobs.iter() {
-        for b in blocks.iter().filter(|b| is_unused_argument(b)) {
-            let everywhere = (jobs.iter())
-                .filter(|(s, _)| s == source)
-                .all(|(_, other)| other.contains(b));
-            if everywhere && !keep.iter().any(|(s, k)| s == source && k == b) {
-                keep.push((source.to_path_buf(), b.clone()));
-            }
-        }
-    }
-    for (source, blocks) in jobs.iter_mut() {
-        blocks
-            .retain(|b| !is_unused_argument(b) || keep.iter().any(|(s, k)| s == source && k == b));
+    // Per job, per block: whether it goes (an unused-argument warning that some compile of
+    // its source did not print).
+    let dropped: Vec<Vec<bool>> = (jobs.iter())
+        .map(|(source, blocks)| {
+            (blocks.iter())
+                .map(|b| {
+                    is_unused_argument(b)
+                        && !(jobs.iter())
+                            .filter(|(s, _)| s == source)
+                            .all(|(_, other)| other.contains(b))
+                })
+                .collect()
+        })
+        .collect();
+    for ((_, blocks), dropped) in jobs.iter_mut().zip(dropped) {
+        let mut dropped = dropped.into_iter();
+        blocks.retain(|_| !dropped.next().unwrap_or(false));
     }
 }
 
