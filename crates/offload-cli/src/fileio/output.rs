@@ -82,13 +82,16 @@ fn beside(target: &Path) -> (&Path, std::ffi::OsString) {
     (dir, prefix)
 }
 
+/// The length of the random part of a temporary file's name (tempfile's default).
+const RANDOM: usize = 6;
+
 /// A temporary file beside `target`: `.<file name>.<pid>.XXXXXX.tmp`, the process ID telling
 /// [`remove_stale_temporaries`] whether its writer still runs.
 fn temp_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
     let (dir, mut prefix) = beside(target);
     prefix.push(format!("{}.", std::process::id()));
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
+    builder.prefix(&prefix).rand_bytes(RANDOM).suffix(".tmp");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -136,7 +139,7 @@ pub fn remove_stale_temporaries(target: &Path) -> usize {
         };
         let Some(pid) = rest
             .split_once('.')
-            .and_then(|(pid, random)| (random.len() == 6).then_some(pid))
+            .and_then(|(pid, random)| (random.len() == RANDOM).then_some(pid))
             .and_then(|pid| pid.parse::<u32>().ok())
         else {
             continue;

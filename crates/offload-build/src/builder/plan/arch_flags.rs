@@ -27,8 +27,8 @@ pub(crate) struct ArchFlags {
     pub spelled: Vec<String>,
 }
 
-/// The flags that choose architectures and whether each takes its value as the next argument
-/// too (`-gencode arch=…`) or only joined (`--offload-arch=gfx90a`).
+/// nvcc's flags that choose architectures: each takes its value joined (`-arch=sm_80`) or as
+/// the next argument (`-gencode arch=…`).
 const NVCC: &[&str] = &[
     "-gencode",
     "--generate-code",
@@ -37,29 +37,43 @@ const NVCC: &[&str] = &[
     "-code",
     "--gpu-code",
 ];
+/// clang's (HIP and CUDA): the value joined only (`--offload-arch=gfx90a`).
 const CLANG: &[&str] = &["--offload-arch", "--cuda-gpu-arch", "--amdgpu-target"];
 
-/// One architecture-choosing flag: its name and value.
-fn split(flags: &[OsString], lang: Language) -> Vec<(usize, usize, String, String)> {
+/// One architecture-choosing flag of a list: where it is, how many arguments it takes (1 or
+/// 2), its name and its value.
+struct Found {
+    at: usize,
+    args: usize,
+    name: &'static str,
+    value: String,
+}
+
+/// The architecture-choosing flags of `flags`, in order.
+fn split(flags: &[OsString], lang: Language) -> Vec<Found> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < flags.len() {
         let f = flags[i].to_string_lossy();
-        let mut found = None;
-        for &name in NVCC.iter().filter(|_| lang == Language::Cuda).chain(CLANG) {
+        let names = NVCC.iter().filter(|_| lang == Language::Cuda).chain(CLANG);
+        let found = names.into_iter().find_map(|&name| {
             if let Some(v) = f.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
-                found = Some((1, name, v.to_string()));
+                Some((1, name, v.to_string()))
             } else if f == name && NVCC.contains(&name) && i + 1 < flags.len() {
-                found = Some((2, name, flags[i + 1].to_string_lossy().into_owned()));
+                Some((2, name, flags[i + 1].to_string_lossy().into_owned()))
+            } else {
+                None
             }
-            if found.is_some() {
-                break;
-            }
-        }
+        });
         match found {
-            Some((n, name, value)) => {
-                out.push((i, n, name.to_string(), value));
-                i += n;
+            Some((args, name, value)) => {
+                out.push(Found {
+                    at: i,
+                    args,
+                    name,
+                    value,
+                });
+                i += args;
             }
             None => i += 1,
         }
@@ -74,8 +88,8 @@ pub(crate) fn strip(flags: Vec<OsString>, lang: Language) -> Vec<OsString> {
         return flags;
     }
     let mut drop = vec![false; flags.len()];
-    for (i, n, _, _) in found {
-        drop[i..i + n].fill(true);
+    for f in found {
+        drop[f.at..f.at + f.args].fill(true);
     }
     (flags.into_iter().zip(drop))
         .filter_map(|(f, d)| (!d).then_some(f))
@@ -195,11 +209,11 @@ pub(crate) fn parse(flags: &[OsString], lang: Language) -> Result<Option<ArchFla
     let mut chosen = Chosen::default();
     let mut spelled = Vec::new();
     let (mut arch, mut codes) = (None::<String>, None::<Vec<String>>);
-    for (_, _, name, value) in &found {
+    for Found { name, value, .. } in &found {
         let written = format!("{name}={value}");
         spelled.push(written.clone());
         let clean: String = value.chars().filter(|c| !"\"'[]".contains(*c)).collect();
-        match name.as_str() {
+        match *name {
             "-gencode" | "--generate-code" => chosen.gencode(&written, &clean)?,
             "-arch" | "--gpu-architecture" => arch = Some(clean),
             "-code" | "--gpu-code" => codes

@@ -192,24 +192,25 @@ pub(crate) fn probe_root(root: &Path, found_by: &str, from_env: bool) -> Result<
 /// math headers (`__frcp_rn`, `__frsqrt_rn`, `__drcp_rn`, `h2rcp`). `None` when no file gives
 /// the three numbers.
 pub(crate) fn hip_version(dirs: &[&Path]) -> Option<String> {
-    let files = dirs.iter().map(|d| d.join("bin/.hipVersion"));
-    files.into_iter().find_map(|f| {
-        let text = std::fs::read_to_string(f).ok()?;
-        let field = |key: &str| {
-            text.lines().find_map(|l| {
-                let (k, v) = l.split_once('=')?;
-                let v = v.trim();
-                (k.trim() == key && !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| v.to_string())
-            })
-        };
-        Some(format!(
-            "{}.{}.{}",
-            field("HIP_VERSION_MAJOR")?,
-            field("HIP_VERSION_MINOR")?,
-            field("HIP_VERSION_PATCH")?
-        ))
-    })
+    dirs.iter()
+        .map(|d| d.join("bin/.hipVersion"))
+        .find_map(|f| {
+            let text = std::fs::read_to_string(f).ok()?;
+            let field = |key: &str| {
+                text.lines().find_map(|l| {
+                    let (k, v) = l.split_once('=')?;
+                    let v = v.trim();
+                    (k.trim() == key && !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| v.to_string())
+                })
+            };
+            Some(format!(
+                "{}.{}.{}",
+                field("HIP_VERSION_MAJOR")?,
+                field("HIP_VERSION_MINOR")?,
+                field("HIP_VERSION_PATCH")?
+            ))
+        })
 }
 
 /// What `hipconfig` says: its ROCm path and the clang its `hipcc` runs.
