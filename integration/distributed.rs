@@ -9,8 +9,10 @@
 //! fails there fails the build: offload-build reruns it without the launcher and reports the
 //! launcher's failure), the server's log must name each compile, and the fat binary must be
 //! byte-identical to a local build's without launcher. Then one source (compiled whole: its
-//! device link runs `lld` on the server) with sccache's package plus `lld`, given through
-//! `[[dist.toolchains]] type = "path_override"`: the same checks. A second test checks the
+//! device link runs `lld` on the server): the same checks. The toolchain is given through
+//! `[[dist.toolchains]] type = "path_override"`: sccache's own package of clang 15 with `lld`
+//! and the headers clang's HIP runtime wrapper includes (the build passes hipcc's
+//! `--hip-version`, so clang pre-includes the wrapper on the server). A second test checks the
 //! command itself: `HIP_DEVICE_LIB_PATH` names the device libraries, as sccache needs.
 //!
 //! Every process the test starts is stopped by [`Farm`]'s `Drop`, also when it panics. The
@@ -27,6 +29,10 @@ const TOOLS: &str = "/opt/offload-build/tools-venv/bin";
 const BWRAP: &str = "/usr/bin/bwrap";
 const ROCM_CLANG: &str = "/usr/bin/clang-15";
 const ARCHS: &str = "gfx1030;gfx906;gfx90a";
+/// Debian's ROCm device libraries.
+const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
+/// What Debian's hipcc passes, and the build with it (from the install's `share/hip/version`).
+const HIP_VERSION: &str = "--hip-version=5.2.21153";
 const TOKEN: &str = "offload-build-client";
 const SERVER_TOKEN: &str = "offload-build-server";
 
@@ -284,43 +290,79 @@ fn distributed_equals_local(
     );
 }
 
-/// The toolchain sccache packaged for clang 15 (in the client's `cache_dir`) with the
-/// ROCm clang's `lld` added, as `clang15-lld.tar.gz` in `farm`'s directory, and a client
-/// config that sends it for `/usr/bin/clang-15` (`path_override`).
-fn package_with_lld(farm: &Farm) -> PathBuf {
-    let tc = farm.dir.join("client-toolchains/client/tc");
-    let mut found = Vec::new();
-    let mut dirs = vec![tc.clone()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p)
-            } else {
-                found.push(p)
-            }
-        }
-    }
-    assert_eq!(
-        found.len(),
-        1,
-        "one toolchain package in {}: {found:?}",
-        tc.display()
-    );
+/// A toolchain package for clang 15 as `clang15-rocm.tar.gz` in `farm`'s directory, and a
+/// client config that sends it for `/usr/bin/clang-15` (`path_override`): sccache's own
+/// package of that clang (`--package-toolchain`) with the ROCm clang's `lld` (a whole-program
+/// device compile links on the server) and the headers clang's HIP runtime wrapper includes
+/// (`<cmath>`, `<cstdlib>`, the C library's, found with `-M` on an empty source at the usual
+/// optimization levels and language standards) with the
+/// GCC installation clang looks for them through (`crtbegin.o`). With the `--hip-version`
+/// hipcc passes, clang pre-includes that wrapper on the build server too, after sccache
+/// rewrote the source's includes; sccache's own package holds none of those headers (the
+/// server stops at `fatal error: 'cmath' file not found`).
+fn rocm_package(farm: &Farm, device_libs: &str) -> PathBuf {
     let root = farm.dir.join("package");
     std::fs::create_dir_all(&root).unwrap();
-    let run = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    let run = |c: &mut Command| {
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{c:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o
+    };
+    let own = farm.dir.join("clang15-own.tar.gz");
+    run(Command::new(format!("{TOOLS}/sccache"))
+        .arg("--package-toolchain")
+        .arg(ROCM_CLANG)
+        .arg(&own));
     run(Command::new("tar")
         .arg("xzf")
-        .arg(&found[0])
+        .arg(&own)
         .arg("-C")
         .arg(&root));
-    let lld = std::fs::canonicalize(ROCM_CLANG)
-        .unwrap()
-        .with_file_name("lld");
-    let inside = root.join(lld.strip_prefix("/").unwrap());
-    std::fs::copy(&lld, inside).unwrap();
-    let archive = farm.dir.join("clang15-lld.tar.gz");
+    let clang = std::fs::canonicalize(ROCM_CLANG).unwrap();
+    let mut files = vec![clang.with_file_name("lld")];
+    let empty = farm.dir.join("empty.hip");
+    std::fs::write(&empty, "").unwrap();
+    // What the wrapper includes depends on the optimization level (the C library's inline
+    // functions) and the language standard: the union over those.
+    for (opt, std) in [
+        ("-O0", "-std=c++11"),
+        ("-O3", "-std=c++17"),
+        ("-O3", "-std=c++20"),
+    ] {
+        let deps = run(Command::new(ROCM_CLANG)
+            .args(["-x", "hip", "--cuda-device-only", "--offload-arch=gfx1030"])
+            .args([
+                "--rocm-path=/usr",
+                &format!("--rocm-device-lib-path={device_libs}"),
+            ])
+            .args([HIP_VERSION, opt, std, "-M"])
+            .arg(&empty));
+        let deps = String::from_utf8(deps.stdout).unwrap();
+        files.extend(
+            deps.split_whitespace()
+                .filter(|w| w.starts_with('/') && !w.ends_with(".hip"))
+                .map(|w| std::fs::canonicalize(w).unwrap()),
+        );
+    }
+    let gcc = Path::new("/usr/lib/gcc/x86_64-linux-gnu");
+    for e in std::fs::read_dir(gcc).unwrap().flatten() {
+        let crt = e.path().join("crtbegin.o");
+        if crt.is_file() {
+            files.push(crt);
+        }
+    }
+    for f in &files {
+        let inside = root.join(f.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        if !inside.exists() {
+            std::fs::copy(f, &inside).unwrap();
+        }
+    }
+    let archive = farm.dir.join("clang15-rocm.tar.gz");
     run(Command::new("tar")
         .arg("czf")
         .arg(&archive)
@@ -332,12 +374,12 @@ fn package_with_lld(farm: &Farm) -> PathBuf {
         "[[dist.toolchains]]\ntype = \"path_override\"\ncompiler_executable = \"{ROCM_CLANG}\"\n\
          archive = \"{}\"\narchive_compiler_executable = \"{}\"\n",
         archive.display(),
-        lld.with_file_name("clang").display()
+        clang.display()
     );
     let conf = conf
         .replace("toolchains = []\n", "")
         .replace("[dist.auth]", &format!("{over}[dist.auth]"));
-    let path = farm.dir.join("client-lld.conf");
+    let path = farm.dir.join("client-rocm.conf");
     std::fs::write(&path, conf).unwrap();
     path
 }
@@ -364,21 +406,20 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
     std::fs::write(src.join("b.hip"), SOURCE_B).unwrap();
 
     let mut farm = Farm::start(&farm_dir);
+    let conf = rocm_package(&farm, DEVICE_LIBS);
+    farm.set_client("SCCACHE_CONF", &conf.display().to_string());
     farm.wait_for_server();
-    // Two sources: -fgpu-rdc bitcode, in the toolchain sccache packages itself.
+    // Two sources: -fgpu-rdc objects.
     distributed_equals_local(&farm, &src, &["a.hip", "b.hip"], 6, 0);
     let two_s = start.elapsed().as_secs_f64();
-    // One source: the device-only compile links with lld on the server, which sccache's
-    // package lacks: the same package with lld added, sent through `path_override`.
+    // One source: the device-only compile links with lld on the server.
     let t = Instant::now();
-    let conf = package_with_lld(&farm);
     let _ = farm.sccache(&["--stop-server"]);
-    farm.set_client("SCCACHE_CONF", &conf.display().to_string());
     distributed_equals_local(&farm, &src, &["a.hip"], 3, 6);
     eprintln!(
         "sccache-dist, HIP with clang 15 and ROCm 5.2 for 3 archs: 2 sources (6 compiles) \
-         distributed and built locally {two_s:.1} s including the farm's start; 1 source with \
-         the lld package (3 compiles) {:.1} s; whole test {:.1} s",
+         distributed and built locally {two_s:.1} s including the farm's start and the \
+         package; 1 source (3 compiles) {:.1} s; whole test {:.1} s",
         t.elapsed().as_secs_f64(),
         start.elapsed().as_secs_f64()
     );

@@ -255,7 +255,19 @@ fn rocm_clang15_same_objects() {
     crate::rocm::require_rocm();
     same_objects(None, "clang-15+ROCm", &[]);
     same_objects(None, "clang-15+ROCm", &["-std=c++17", "-DMORE=1"]);
-    same_objects(None, "clang-15+ROCm", &["-fgpu-rdc"]);
+    // hipcc's `--hip-version` (passed by default) makes clang pre-include its HIP runtime
+    // wrapper, whose weak functions an -fgpu-rdc or -O0 code object keeps and a PCH would
+    // reorder: no preamble for those compiles; with clang's own HIP 3.5 they have one.
+    let dir = sources();
+    for flags in [&["-fgpu-rdc"][..], &["-O0"], &["-O3", "-fgpu-rdc"]] {
+        let mut b = build(dir.path(), None, "wrapper");
+        for f in flags {
+            b.flag(f);
+        }
+        let p = b.try_get_preamble(&dir.path().join("saxpy.hip")).unwrap();
+        assert!(p.is_none(), "{flags:?}: a device PCH with the HIP wrapper");
+    }
+    same_objects(None, "clang-15+ROCm", &["-fgpu-rdc", "--hip-version=3.5"]);
 }
 
 #[test]
@@ -353,6 +365,9 @@ fn settle() {
 
 /// A build of `sources` for gfx90a and gfx1030 into `out` (its cache inside, unless
 /// `OFFLOAD_BUILD_CACHE_DIR` is set), two jobs.
+/// The HIP version clang 15 assumes for Debian's ROCm when none is given.
+const OLD_HIP: &str = "--hip-version=3.5";
+
 fn project_build(dir: &Path, out: &str, sources: &[&str]) -> Build {
     let mut b = Build::new();
     b.out_dir(dir.join(out))
@@ -367,6 +382,11 @@ fn project_build(dir: &Path, out: &str, sources: &[&str]) -> Build {
     }
     // The configuration users get, or CI=1 (`in_both_configs`), whatever CI runs with.
     b.env_remove("OFFLOAD_BUILD_PCH_BACKGROUND");
+    // These builds are -fgpu-rdc (several sources): with hipcc's `--hip-version` (passed by
+    // default; clang then pre-includes its HIP runtime wrapper, whose weak functions a PCH
+    // would reorder in such a code object) their device compiles get no PCH
+    // (`pch_realapps.rs` tests that); clang's own HIP 3.5 for Debian's install keeps it.
+    b.flag(OLD_HIP);
     crate::support::set_build_ci(&mut b);
     for s in sources {
         b.file(s);
@@ -791,6 +811,7 @@ fn pch_switches_turn_it_off() {
                     "gfx90a;gfx1030",
                 ])
                 .args(["-q", "-o", &format!("{out}/k.hipfb"), "--out-dir", out])
+                .arg(format!("--flag={OLD_HIP}"))
                 .args(flag);
             for var in crate::support::BUILD_ENV_VARS.iter().chain(&["CLANG"]) {
                 c.env_remove(var);

@@ -12,15 +12,20 @@
 //! clang 15 (`-std=c++17`: rocPRIM needs C++14, hipcc's default is C++11):
 //!
 //! - `offload-build compile --embed fatbin` with PCH on (the default) and a launcher logging
-//!   every device compile: each of the 15 compiles used a PCH (`-include-pch`), one PCH per
-//!   architecture;
+//!   every device compile, with `--hip-version=3.5.0` (what clang 15 assumes for Debian's ROCm
+//!   when no version is passed): each of the 15 compiles used a PCH (`-include-pch`), one PCH
+//!   per architecture for all the sources;
+//! - the same with the default flags (hipcc's `--hip-version=5.2.21153`: clang pre-includes
+//!   its HIP runtime wrapper, whose weak functions a PCH would reorder in this `-fgpu-rdc`
+//!   build): no compile used a PCH;
 //! - hipcc (`--cuda-device-only -c -O3`, every architecture, one process per source): per
-//!   architecture, our code object (the multi-source build is `-fgpu-rdc`, device-linked) has
-//!   the union of hipcc's kernels, each with the same `.group_segment_fixed_size` (LDS),
-//!   `.kernarg_segment_size` and `.args` (offset, size, value kind, address space) in its
-//!   AMDGPU metadata (`llvm-readelf --notes`; register counts are not compared), and no
-//!   undefined symbol (`llvm-nm -u`);
-//! - `--no-pch` into another out-dir and cache: the fat binary is byte-identical.
+//!   architecture, each of our code objects (the multi-source build is `-fgpu-rdc`,
+//!   device-linked) has the union of hipcc's kernels, each with the same
+//!   `.group_segment_fixed_size` (LDS), `.kernarg_segment_size` and `.args` (offset, size,
+//!   value kind, address space) in its AMDGPU metadata (`llvm-readelf --notes`; register
+//!   counts are not compared), and no undefined symbol (`llvm-nm -u`);
+//! - `--no-pch` with `--hip-version=3.5.0` into another out-dir and cache: the fat binary is
+//!   byte-identical to the PCH build's.
 //!
 //! The hipcc compiles run beside our builds, all CPU-bound: about 63 s of CPU in all (PCH build
 //! 18 s, `--no-pch` 26 s, hipcc 20 s), 37 s on this 2-core machine beside other builds. A
@@ -251,18 +256,19 @@ fn project() -> tempfile::TempDir {
 
 /// `offload-build compile --embed fatbin` of the project into `dir/<out>`, with its cache in
 /// `dir/<out>-cache`; `--no-pch` when `pch` is false; the compiles through the logging
-/// launcher when `log` is given. Returns the fat binary.
-fn offload_build(dir: &Path, out: &str, pch: bool, log: Option<&Path>) -> Vec<u8> {
+/// launcher when `log` is given; `flags` added with `--flag`. Returns the fat binary.
+fn offload_build(dir: &Path, out: &str, pch: bool, log: Option<&Path>, flags: &[&str]) -> Vec<u8> {
     let fatbin = dir.join(out).join("k.hipfb");
     std::fs::create_dir_all(dir.join(out)).unwrap();
     let mut c = Command::new(EXE);
     c.current_dir(dir)
         .arg("compile")
         .args(SOURCES.map(|s| s.0))
-        .args(["--archs", &ARCHS.join(";"), &format!("--flag={STD}")])
+        .args(["--archs", &ARCHS.join(";")])
         .args(["--embed", "fatbin", "-q", "-j", "2", "--out-dir", out, "-o"])
         .arg(&fatbin)
-        .args((!pch).then_some("--no-pch"));
+        .args((!pch).then_some("--no-pch"))
+        .args(flags.iter().map(|f| format!("--flag={f}")));
     for var in crate::support::BUILD_ENV_VARS.iter().chain(&[
         "CLANG",
         "OFFLOAD_BUILD_LAUNCHER",
@@ -496,6 +502,26 @@ fn assert_every_compile_used_a_pch(log: &Path) {
     assert!(pchs.values().all(|&n| n == SOURCES.len()), "{pchs:?}");
 }
 
+/// No device compile of the build (the launcher's log) used a PCH.
+fn assert_no_compile_used_a_pch(log: &Path) {
+    let log = std::fs::read_to_string(log).unwrap();
+    let compiles: Vec<&str> = log.lines().collect();
+    assert_eq!(compiles.len(), SOURCES.len() * ARCHS.len(), "{log}");
+    for c in &compiles {
+        assert!(!c.contains("-include-pch"), "a compile with a PCH: {c}");
+    }
+}
+
+/// The HIP version clang 15 assumes for Debian's ROCm when none is passed: it then does not
+/// pre-include its HIP runtime wrapper, and every device compile can use a PCH.
+const OLD_HIP: &str = "--hip-version=3.5.0";
+
+/// With hipcc's `--hip-version` (the default) clang pre-includes its HIP runtime wrapper, whose
+/// weak functions stay in an `-fgpu-rdc` code object and which a PCH would put in another order
+/// (`pch::job::preincludes_hip_wrapper`): no device compile of this multi-source build uses
+/// one (with one, the fat binary differed from the `--no-pch` one). With `OLD_HIP` every
+/// device compile uses one and the fat binary is the `--no-pch` one byte for byte. Both
+/// builds have hipcc's kernels.
 #[test]
 fn pch_build_matches_hipcc_per_arch_and_no_pch_bytes() {
     require_tools();
@@ -511,10 +537,13 @@ fn pch_build_matches_hipcc_per_arch_and_no_pch_bytes() {
         })
         .collect();
     let log = d.join("compiles.log");
-    let with = offload_build(d, "pch", true, Some(&log));
+    let default = offload_build(d, "default", true, Some(&log), &[STD]);
+    assert_no_compile_used_a_pch(&log);
+    std::fs::remove_file(&log).unwrap();
+    let with = offload_build(d, "pch", true, Some(&log), &[STD, OLD_HIP]);
     let t_pch = t.elapsed().as_secs_f64();
     assert_every_compile_used_a_pch(&log);
-    let without = offload_build(d, "no-pch", false, None);
+    let without = offload_build(d, "no-pch", false, None, &[STD, OLD_HIP]);
     let t_plain = t.elapsed().as_secs_f64();
     assert!(
         with == without,
@@ -534,6 +563,7 @@ fn pch_build_matches_hipcc_per_arch_and_no_pch_bytes() {
         .collect();
     let t_hipcc = t.elapsed().as_secs_f64();
     compare_with_hipcc(d, &with, &hipcc);
+    compare_with_hipcc(d, &default, &hipcc);
     println!(
         "realapps: PCH build done at {t_pch:.1} s, --no-pch at {t_plain:.1} s, hipcc at \
          {t_hipcc:.1} s, checks at {:.1} s",

@@ -147,24 +147,35 @@ pub(crate) fn prefix_job(
 }
 
 /// Whether a HIP device compile of `args` pre-includes clang's HIP runtime wrapper
-/// (`__clang_hip_runtime_wrapper.h`): with a ROCm install of HIP newer than 3.5
-/// (`--hip-version`, as hipcc passes it), without `-nogpuinc` or `-nohipwrapperinc`. The
-/// wrapper defines weak device functions (`__cxa_pure_virtual`, `__cxa_deleted_virtual`)
-/// that clang emits after the others when they come from a PCH and before them when it
-/// parses the wrapper: the code object would differ from the compile's without PCH, so such
-/// a device compile gets none (its host compile, where they are not emitted, does).
+/// (`__clang_hip_runtime_wrapper.h`: a ROCm install of HIP newer than 3.5, as `--hip-version`
+/// says, without `-nogpuinc` or `-nohipwrapperinc`) and keeps the wrapper's weak device
+/// functions (`__cxa_pure_virtual`, `__cxa_deleted_virtual`) in its code object: an
+/// `-fgpu-rdc` compile, or one not optimized (`-O0`, or no `-O`), where clang does not
+/// internalize them away. Clang emits them after the others when they come from a PCH and
+/// before them when it parses the wrapper, so such a code object would differ from the
+/// compile's without PCH: the device compile gets none. An optimized whole-program compile
+/// (hipcc's `-O3`) drops them, and its code object is the same either way (tested against
+/// hipcc in `integration/hip_fp16_crate.rs`); the host compile emits none of them.
 pub(crate) fn preincludes_hip_wrapper(args: &[OsString]) -> bool {
     let has = |f: &str| args.iter().any(|a| a == f);
-    let newer = args.iter().any(|a| {
-        a.to_str()
-            .and_then(|a| a.strip_prefix("--hip-version="))
-            .is_some_and(|v| {
-                let mut n = v.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
-                (n.next().unwrap_or(0), n.next().unwrap_or(0)) > (3, 5)
-            })
-    });
+    let last_of = |pick: &dyn Fn(&str) -> bool| {
+        args.iter()
+            .rev()
+            .filter_map(|a| a.to_str())
+            .find(|a| pick(a))
+    };
+    // The last `--hip-version` is the one clang takes (a user's flag after the install's).
+    let newer = last_of(&|a| a.starts_with("--hip-version="))
+        .and_then(|a| a.strip_prefix("--hip-version="))
+        .is_some_and(|v| {
+            let mut n = v.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
+            (n.next().unwrap_or(0), n.next().unwrap_or(0)) > (3, 5)
+        });
     let hip = args.windows(2).any(|w| w[0] == "-x" && w[1] == "hip");
-    hip && newer && !has("-nogpuinc") && !has("-nohipwrapperinc")
+    let wrapper = hip && newer && !has("-nogpuinc") && !has("-nohipwrapperinc");
+    let rdc = last_of(&|a| a == "-fgpu-rdc" || a == "-fno-gpu-rdc") == Some("-fgpu-rdc");
+    let unoptimized = matches!(last_of(&|a| a.starts_with("-O")), None | Some("-O0"));
+    wrapper && (rdc || unoptimized)
 }
 
 /// The precompiled preamble of the host compile of `source` (content `text`) in a host-code

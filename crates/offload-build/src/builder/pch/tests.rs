@@ -137,8 +137,9 @@ fn refusing_flags() {
 }
 
 /// A HIP device compile with a ROCm install newer than HIP 3.5 pre-includes clang's runtime
-/// wrapper, whose weak functions a PCH would reorder: no PCH for it; HIP 3.5 (no version
-/// given), `-nogpuinc` or `-nohipwrapperinc` keep it.
+/// wrapper, whose weak functions a PCH would reorder: no PCH for it where they stay in the code
+/// object (`-fgpu-rdc`, or not optimized); an optimized whole-program compile, HIP 3.5 (no
+/// version given), `-nogpuinc` or `-nohipwrapperinc` keep it.
 #[test]
 fn no_device_pch_where_clang_preincludes_the_hip_wrapper() {
     let args = |extra: &[&str]| -> Vec<std::ffi::OsString> {
@@ -154,9 +155,42 @@ fn no_device_pch_where_clang_preincludes_the_hip_wrapper() {
         .map(Into::into)
         .collect()
     };
+    // Not optimized (no -O, or -O0 last): the wrapper's weak functions stay.
     assert!(preincludes_hip_wrapper(&args(&["--hip-version=5.2.21153"])));
     assert!(preincludes_hip_wrapper(&args(&["--hip-version=3.6"])));
+    assert!(preincludes_hip_wrapper(&args(&[
+        "--hip-version=6.1",
+        "-O3",
+        "-O0"
+    ])));
+    // -fgpu-rdc keeps them at any level; -fno-gpu-rdc after it does not.
+    assert!(preincludes_hip_wrapper(&args(&[
+        "--hip-version=5.2.21153",
+        "-fgpu-rdc",
+        "-O3"
+    ])));
+    assert!(!preincludes_hip_wrapper(&args(&[
+        "--hip-version=5.2.21153",
+        "-fgpu-rdc",
+        "-O3",
+        "-fno-gpu-rdc"
+    ])));
+    // hipcc's optimized whole-program compile drops them: PCH allowed.
+    assert!(!preincludes_hip_wrapper(&args(&[
+        "--hip-version=5.2.21153",
+        "-O3"
+    ])));
+    assert!(!preincludes_hip_wrapper(&args(&[
+        "--hip-version=5.2",
+        "-O0",
+        "-O2"
+    ])));
+    // No wrapper: HIP 3.5 or older, -nogpuinc, -nohipwrapperinc.
     assert!(!preincludes_hip_wrapper(&args(&["--hip-version=3.5.0"])));
+    assert!(!preincludes_hip_wrapper(&args(&[
+        "--hip-version=5.2.21153",
+        "--hip-version=3.5.0"
+    ])));
     assert!(!preincludes_hip_wrapper(&args(&[])));
     assert!(!preincludes_hip_wrapper(&args(&[
         "--hip-version=5.2.21153",

@@ -33,8 +33,8 @@ pub(crate) struct Rocm {
     pub clang: Option<PathBuf>,
     /// The directory holding `libamdhip64.so`, when there is one.
     pub hip_lib_dir: Option<PathBuf>,
-    /// HIP's version as the install's `bin/.hipVersion` gives it (`6.1.40091`), passed with
-    /// `--hip-version` ([`hip_version`]).
+    /// HIP's version as the install's `bin/.hipVersion` or `share/hip/version` gives it
+    /// (`6.1.40091`), passed with `--hip-version` as hipcc passes it ([`hip_version`]).
     pub version: Option<String>,
     /// How it was found (`ROCM_PATH`, `hipconfig`, `/opt/rocm`, `/usr`).
     pub found_by: String,
@@ -75,7 +75,8 @@ impl Rocm {
         if let Some(h) = &self.hip {
             v.push(format!("--hip-path={}", h.display()));
         }
-        // The version clang reads itself ([`hip_version`]), said explicitly for the PCH stage.
+        // hipcc's `--hip-version` ([`hip_version`]): clang reads `bin/.hipVersion` itself, not
+        // the distro layout's file; said explicitly for the PCH stage too.
         if let Some(version) = &self.version {
             v.push(format!("--hip-version={version}"));
         }
@@ -179,21 +180,18 @@ pub(crate) fn probe_root(root: &Path, found_by: &str, from_env: bool) -> Result<
     })
 }
 
-/// HIP's version (`major.minor.patch`) from the first `bin/.hipVersion` of the directories
-/// given (a HIP directory, a ROCm root): the file clang itself reads, so passing it as
-/// `--hip-version` changes nothing in the compile, and tells the PCH stage that clang
-/// pre-includes its HIP runtime wrapper ([`crate::builder::pch::job::preincludes_hip_wrapper`]).
-///
-/// Not `share/hip/version`, the distro layout's (Debian's ROCm 5.2), although Debian's hipcc
-/// passes its version: with it clang 15 pre-includes the wrapper, whose weak device functions
-/// a PCH reorders, so every device compile of such an install would go without PCH (an edit
-/// of a 3-architecture source: 1.9 s against 0.65 s); without it clang takes HIP 3.5, whose
-/// device code equals hipcc's except for a few functions of `<hip/hip_fp16.h>` and the
-/// math headers (`__frcp_rn`, `__frsqrt_rn`, `__drcp_rn`, `h2rcp`). `None` when no file gives
-/// the three numbers.
+/// HIP's version (`major.minor.patch`) as hipcc passes it with `--hip-version`: from the first
+/// `bin/.hipVersion` (the file clang also reads itself) or, in the distro layout (Debian's
+/// ROCm 5.2, whose hipcc passes `--hip-version=5.2.21153`), `share/hip/version`, of the
+/// directories given (a HIP directory, a ROCm root). Without it clang 15 takes Debian's HIP
+/// for 3.5, does not pre-include its HIP runtime wrapper, and compiles some functions of
+/// `<hip/hip_fp16.h>` and the math headers (`__frcp_rn`, `__frsqrt_rn`, `__drcp_rn`) other
+/// than hipcc. With it the wrapper is pre-included, which keeps some device compiles off PCH
+/// ([`crate::builder::pch::job::preincludes_hip_wrapper`]). `None` when no file gives the
+/// three numbers.
 pub(crate) fn hip_version(dirs: &[&Path]) -> Option<String> {
     dirs.iter()
-        .map(|d| d.join("bin/.hipVersion"))
+        .flat_map(|d| [d.join("bin/.hipVersion"), d.join("share/hip/version")])
         .find_map(|f| {
             let text = std::fs::read_to_string(f).ok()?;
             let field = |key: &str| {
