@@ -647,3 +647,121 @@ fn a_directory_as_a_source_is_named_as_one() {
         "{err}"
     );
 }
+
+/// A CUDA kernel (no headers) adding `value` times `SCALE` (a define the build gives).
+fn cuda_kernel(name: &str, value: &str) -> String {
+    format!(
+        "#define __global__ __attribute__((global))\n\
+         extern \"C\" __global__ void {name}(float* x) {{ x[0] += {value} * SCALE; }}\n"
+    )
+}
+
+/// The build `name` of `common.cu` and `own_<name>.cu` under `src` into `out` (its cache
+/// there), with `-DSCALE=<scale>`: clang 22 for `sm_75;sm_90` (PTX and cubins, the wheels'
+/// ptxas), in the default configuration (`CI` unset).
+fn cuda_build(src: &Path, out: &Path, name: &str, scale: u32) -> offload_build::Build {
+    const VENV: &str = "/opt/offload-build/nvidia-venv";
+    let clang = "/usr/lib/llvm-22/bin/clang";
+    assert!(
+        Path::new(clang).is_file() && Path::new(VENV).is_dir(),
+        "{clang} or {VENV} missing: run build-support/setup.sh"
+    );
+    let mut b = offload_build::Build::new();
+    b.out_dir(out)
+        .cargo_metadata(false)
+        .compiler(clang)
+        .files([src.join("common.cu"), src.join(format!("own_{name}.cu"))])
+        .define("SCALE", Some(scale.to_string().as_str()))
+        .archs("sm_75;sm_90")
+        .jobserver(jobserver::Client::new(2).unwrap());
+    for var in crate::support::CUDA_ENV_VARS.iter().chain(&[
+        "CI",
+        "OFFLOAD_BUILD_CACHE_DIR",
+        "OFFLOAD_BUILD_LAUNCHER",
+    ]) {
+        b.env_remove(var);
+    }
+    b.env("VIRTUAL_ENV", VENV);
+    b
+}
+
+/// Each image (architecture, kind, bytes) of a build's container.
+fn cuda_images(c: &offload_build::builder::Compiled) -> Vec<(String, String, Vec<u8>)> {
+    crate::cuda_compile::images(c)
+        .into_iter()
+        .map(|(a, k, d)| (a, format!("{k:?}"), d))
+        .collect()
+}
+
+/// Trust case 4 (issue 49): two `Build`s of one build script run at once in two threads with
+/// one `OUT_DIR`, so one cache: `common.cu` both compile with the same flags (the same jobs,
+/// whose PTX and cubins they write at once), and a source of each own. Each build's images
+/// are those a build of its own gives in a clean out-dir: cold, after an edit of the shared
+/// source, and after every cached cubin was damaged without changing its size (a record
+/// names each output's size and content hash: the damaged ones are compiled again, not
+/// packed). Clang 22's CUDA with the wheels' ptxas, default configuration.
+#[test]
+fn two_builds_at_once_in_one_out_dir_are_each_a_clean_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, shared) = (dir.path().join("src"), dir.path().join("out"));
+    let builds = [("a", 2), ("b", 3)];
+    let round = |label: &str| {
+        let together: Vec<_> = std::thread::scope(|s| {
+            let running: Vec<_> = builds
+                .iter()
+                .map(|&(name, scale)| {
+                    let (src, shared) = (&src, &shared);
+                    s.spawn(move || cuda_build(src, shared, name, scale).try_compile(name))
+                })
+                .collect();
+            running.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (&(name, scale), got) in builds.iter().zip(together) {
+            let got = got.unwrap_or_else(|e| panic!("{label}: build {name}: {e}"));
+            let clean = dir.path().join(format!("clean-{label}-{name}"));
+            let want = cuda_build(&src, &clean, name, scale)
+                .try_compile(name)
+                .unwrap_or_else(|e| panic!("{label}: clean build {name}: {e}"));
+            let (got, want) = (cuda_images(&got), cuda_images(&want));
+            assert_eq!(
+                got.len(),
+                8,
+                "{label}: {name}: two sources, PTX and cubin for two archs"
+            );
+            assert!(
+                got == want,
+                "{label}: build {name}, run beside the other in one out-dir, differs from a \
+                 clean build"
+            );
+        }
+    };
+    write(&src.join("common.cu"), &cuda_kernel("common", "1.0f"));
+    for (name, _) in builds {
+        write(
+            &src.join(format!("own_{name}.cu")),
+            &cuda_kernel(&format!("own_{name}"), "4.0f"),
+        );
+    }
+    settle();
+    round("cold");
+    write(&src.join("common.cu"), &cuda_kernel("common", "7.0f"));
+    settle();
+    round("edited");
+    let cubins: Vec<PathBuf> = crate::support::files_under(&shared)
+        .into_iter()
+        .filter(|p| p.extension() == Some(OsStr::new("cubin")))
+        .collect();
+    assert!(
+        !cubins.is_empty(),
+        "no cached cubin under {}",
+        shared.display()
+    );
+    for c in &cubins {
+        let mut data = std::fs::read(c).unwrap();
+        let mid = data.len() / 2;
+        data[mid] ^= 0x55;
+        std::fs::write(c, data).unwrap();
+    }
+    settle();
+    round("damaged");
+}
