@@ -264,7 +264,7 @@ fn rocm_clang15_same_objects() {
         for f in flags {
             b.flag(f);
         }
-        let p = b.try_get_preamble(&dir.path().join("saxpy.hip")).unwrap();
+        let p = b.try_get_preamble(dir.path().join("saxpy.hip")).unwrap();
         assert!(p.is_none(), "{flags:?}: a device PCH with the HIP wrapper");
     }
     same_objects(None, "clang-15+ROCm", &["-fgpu-rdc", "--hip-version=3.5"]);

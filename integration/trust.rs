@@ -711,7 +711,11 @@ fn two_builds_at_once_in_one_out_dir_are_each_a_clean_builds() {
                 .iter()
                 .map(|&(name, scale)| {
                     let (src, shared) = (&src, &shared);
-                    s.spawn(move || cuda_build(src, shared, name, scale).try_compile(name))
+                    s.spawn(move || {
+                        cuda_build(src, shared, name, scale)
+                            .try_compile(name)
+                            .map_err(|e| e.to_string())
+                    })
                 })
                 .collect();
             running.into_iter().map(|h| h.join().unwrap()).collect()
