@@ -29,6 +29,7 @@ const TOOLS: &str = "/opt/offload-build/tools-venv/bin";
 const BWRAP: &str = "/usr/bin/bwrap";
 const ROCM_CLANG: &str = "/usr/bin/clang-15";
 const ARCHS: &str = "gfx1030;gfx906;gfx90a";
+const CLANG22: &str = "/usr/lib/llvm-22/bin/clang";
 /// Debian's ROCm device libraries.
 const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 /// What Debian's hipcc passes, and the build with it (from the install's `share/hip/version`).
@@ -223,6 +224,41 @@ impl Drop for Farm {
     }
 }
 
+/// A kernel without HIP headers (clang 22 `-nogpulib -nogpuinc`), its host stub's
+/// `hipLaunchKernel` declared.
+const BARE: &str = "struct dim3 { unsigned x, y, z; };\n\
+    extern \"C\" int hipLaunchKernel(const void*, dim3, dim3, void**, unsigned long, void*);\n\
+    extern \"C\" __attribute__((global)) void bare(float* x) { x[0] *= 2.0f; }\n";
+
+/// `offload-build compile --host-code` of `bare.hip` in `dir` with clang 22 for two
+/// architectures into `out` (its cache beside it), with `env`; the library's bytes.
+fn host_code_22(
+    dir: &Path,
+    out: &str,
+    env: &[(String, String)],
+    logs: &dyn Fn() -> String,
+) -> Vec<u8> {
+    let mut c = crate::compile_faults::compile_cmd(dir);
+    c.args([
+        "--host-code",
+        "--compiler",
+        CLANG22,
+        "--archs",
+        "gfx90a;gfx1100",
+    ])
+    .args(["bare.hip", "-o", out])
+    .env("OFFLOAD_BUILD_CACHE_DIR", dir.join(format!("{out}.cache")))
+    .envs(env.iter().cloned());
+    let o = c.output().expect("offload-build runs");
+    assert!(
+        o.status.success(),
+        "the host-code build {out} failed: {}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        logs()
+    );
+    std::fs::read(dir.join(out)).unwrap()
+}
+
 /// `offload-build compile` of `sources` for [`ARCHS`] into `out` (a fat binary).
 fn compile(dir: &Path, sources: &[&str], out: &str, env: &[(String, String)]) -> Output {
     let mut c = crate::compile_faults::compile_cmd(dir);
@@ -290,40 +326,19 @@ fn distributed_equals_local(
     );
 }
 
-/// A toolchain package for clang 15 as `clang15-rocm.tar.gz` in `farm`'s directory, and a
-/// client config that sends it for `/usr/bin/clang-15` (`path_override`): sccache's own
-/// package of that clang (`--package-toolchain`) with the ROCm clang's `lld` (a whole-program
-/// device compile links on the server) and the headers clang's HIP runtime wrapper includes
-/// (`<cmath>`, `<cstdlib>`, the C library's, found with `-M` on an empty source at the usual
-/// optimization levels and language standards) with the
-/// GCC installation clang looks for them through (`crtbegin.o`). With the `--hip-version`
+/// The toolchain packages, and a client config that sends them (`path_override`): for
+/// `/usr/bin/clang-15`, sccache's own package of it (`--package-toolchain`) with the ROCm
+/// clang's `lld` (a whole-program device compile links on the server) and the headers
+/// clang's HIP runtime wrapper includes (`<cmath>`, `<cstdlib>`, the C library's, found with
+/// `-M` on an empty source at the usual optimization levels and language standards) with the
+/// GCC installation clang looks for them through (`crtbegin.o`): with the `--hip-version`
 /// hipcc passes, clang pre-includes that wrapper on the build server too, after sccache
-/// rewrote the source's includes; sccache's own package holds none of those headers (the
-/// server stops at `fatal error: 'cmath' file not found`).
+/// rewrote the source's includes, and sccache's own package holds none of those headers (the
+/// server stops at `fatal error: 'cmath' file not found`). For clang 22, its own package with
+/// its `lld`.
 fn rocm_package(farm: &Farm, device_libs: &str) -> PathBuf {
-    let root = farm.dir.join("package");
-    std::fs::create_dir_all(&root).unwrap();
-    let run = |c: &mut Command| {
-        let o = c.output().unwrap();
-        assert!(
-            o.status.success(),
-            "{c:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
-    };
-    let own = farm.dir.join("clang15-own.tar.gz");
-    run(Command::new(format!("{TOOLS}/sccache"))
-        .arg("--package-toolchain")
-        .arg(ROCM_CLANG)
-        .arg(&own));
-    run(Command::new("tar")
-        .arg("xzf")
-        .arg(&own)
-        .arg("-C")
-        .arg(&root));
     let clang = std::fs::canonicalize(ROCM_CLANG).unwrap();
-    let mut files = vec![clang.with_file_name("lld")];
+    let mut files = Vec::new();
     let empty = farm.dir.join("empty.hip");
     std::fs::write(&empty, "").unwrap();
     // What the wrapper includes depends on the optimization level (the C library's inline
@@ -355,33 +370,72 @@ fn rocm_package(farm: &Farm, device_libs: &str) -> PathBuf {
             files.push(crt);
         }
     }
-    for f in &files {
+    let rocm = package(farm, ROCM_CLANG, &clang, files, "clang15-rocm");
+    // clang 22's own package lacks lld too, which a whole-program device compile runs.
+    let clang22 = Path::new(CLANG22);
+    let bare = package(farm, CLANG22, clang22, Vec::new(), "clang22");
+    let conf = std::fs::read_to_string(farm.dir.join("client.conf")).unwrap();
+    let conf = conf
+        .replace("toolchains = []\n", "")
+        .replace("[dist.auth]", &format!("{rocm}{bare}[dist.auth]"));
+    let path = farm.dir.join("client-rocm.conf");
+    std::fs::write(&path, conf).unwrap();
+    path
+}
+
+/// Runs `c`; its output, which must be a success.
+fn run(c: &mut Command) -> Output {
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{c:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// sccache's own package of `compiler` (`--package-toolchain`) with the `lld` beside `real`
+/// (the compiler's canonical path) and `files` added, as `<name>.tar.gz` in `farm`'s
+/// directory; the client config's `path_override` entry for it.
+fn package(farm: &Farm, compiler: &str, real: &Path, files: Vec<PathBuf>, name: &str) -> String {
+    let root = farm.dir.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    let own = farm.dir.join(format!("{name}-own.tar.gz"));
+    run(Command::new(format!("{TOOLS}/sccache"))
+        .arg("--package-toolchain")
+        .arg(compiler)
+        .arg(&own));
+    run(Command::new("tar")
+        .arg("xzf")
+        .arg(&own)
+        .arg("-C")
+        .arg(&root));
+    let lld = std::fs::canonicalize(real.with_file_name("lld")).unwrap();
+    for f in files.iter().chain([&lld]) {
         let inside = root.join(f.strip_prefix("/").unwrap());
         std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
         if !inside.exists() {
             std::fs::copy(f, &inside).unwrap();
         }
     }
-    let archive = farm.dir.join("clang15-rocm.tar.gz");
+    // The driver runs `ld.lld` beside itself.
+    let ld = root.join(real.with_file_name("ld.lld").strip_prefix("/").unwrap());
+    if !ld.exists() {
+        std::os::unix::fs::symlink(&lld, &ld).unwrap();
+    }
+    let archive = farm.dir.join(format!("{name}.tar.gz"));
     run(Command::new("tar")
         .arg("czf")
         .arg(&archive)
         .arg("-C")
         .arg(&root)
         .arg("."));
-    let conf = std::fs::read_to_string(farm.dir.join("client.conf")).unwrap();
-    let over = format!(
-        "[[dist.toolchains]]\ntype = \"path_override\"\ncompiler_executable = \"{ROCM_CLANG}\"\n\
+    format!(
+        "[[dist.toolchains]]\ntype = \"path_override\"\ncompiler_executable = \"{compiler}\"\n\
          archive = \"{}\"\narchive_compiler_executable = \"{}\"\n",
         archive.display(),
-        clang.display()
-    );
-    let conf = conf
-        .replace("toolchains = []\n", "")
-        .replace("[dist.auth]", &format!("{over}[dist.auth]"));
-    let path = farm.dir.join("client-rocm.conf");
-    std::fs::write(&path, conf).unwrap();
-    path
+        real.display()
+    )
 }
 
 #[test]
@@ -391,6 +445,7 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
     }
     tool(BWRAP);
     tool(ROCM_CLANG);
+    tool(CLANG22);
     crate::rocm::require_rocm();
     assert!(
         rustix::process::geteuid().is_root(),
@@ -416,6 +471,35 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
     let t = Instant::now();
     let _ = farm.sccache(&["--stop-server"]);
     distributed_equals_local(&farm, &src, &["a.hip"], 3, 6);
+    // Issue 50: a host-code build with clang 22 (-nogpulib): its host compile, spelled with
+    // `-Xclang=` and its bundle in SCCACHE_EXTRAFILES, goes to the server with the device
+    // compiles (clang 22 in the package sccache makes itself).
+    let t22 = Instant::now();
+    let _ = farm.sccache(&["--stop-server"]);
+    std::fs::write(src.join("bare.hip"), BARE).unwrap();
+    let logs = || farm.logs();
+    let local = host_code_22(&src, "local.a", &[], &logs);
+    let mut env = farm.client_env.clone();
+    env.push(("OFFLOAD_BUILD_LAUNCHER".into(), format!("{TOOLS}/sccache")));
+    let dist = host_code_22(&src, "dist.a", &env, &logs);
+    let stats = farm.stats();
+    let s = &stats["stats"];
+    assert_eq!(
+        (total(&s["dist_compiles"]), s["dist_errors"].as_u64()),
+        (3, Some(0)),
+        "the host-code build's two device compiles and its host compile are distributed: \
+         {s}\n{}",
+        farm.logs()
+    );
+    assert!(
+        dist == local,
+        "the distributed host-code library differs from a local one"
+    );
+    let t22 = t22.elapsed().as_secs_f64();
+    eprintln!(
+        "sccache-dist, host code with clang 22 (2 device compiles and the host compile): \
+         {t22:.1} s"
+    );
     eprintln!(
         "sccache-dist, HIP with clang 15 and ROCm 5.2 for 3 archs: 2 sources (6 compiles) \
          distributed and built locally {two_s:.1} s including the farm's start and the \

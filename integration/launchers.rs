@@ -483,3 +483,97 @@ fn build_api_in_two_checkouts_writes_the_same_bytes() {
     assert!(built[0].1 == built[1].1, "the containers differ");
     assert_eq!(built[0].2, built[1].2);
 }
+
+/// A kernel whose device code is `value` and whose host code does not change with it (no HIP
+/// header: its host stub's `hipLaunchKernel` declared).
+fn device_only_value(value: &str) -> String {
+    format!(
+        "#include \"tile.h\"\nstruct dim3 {{ unsigned x, y, z; }};\n\
+         extern \"C\" int hipLaunchKernel(const void*, dim3, dim3, void**, unsigned long, void*);\n\
+         #ifdef __HIP_DEVICE_COMPILE__\n#define V {value}\n#else\n\
+         #define V 0\n#endif\nKERNEL void k(float* y) {{ y[__builtin_amdgcn_workitem_id_x()] = \
+         TILE + V; }}\nextern \"C\" int host_side() {{ return V; }}\n"
+    )
+}
+
+/// Issue 50, item 1: HIP host compiles of a host-code build with clang 22 through sccache
+/// (`-Xclang=` spelling, the bundle in `SCCACHE_EXTRAFILES`): every device and host compile is
+/// cached (none "not cacheable"); a build after the out-dir and offload-build's cache were
+/// removed (a fresh `target/` under the root, sccache's cache kept) hits all of them; the
+/// library is the one a build without launcher writes. An edit of the device code only (the
+/// host compile's preprocessed text unchanged) misses the host compile: its bundle is in the
+/// key, and the library is not stale.
+#[test]
+fn sccache_caches_hip_host_compiles_and_keys_them_by_their_device_code() {
+    let s = Sccache::start(Vec::new());
+    let launcher = s.launcher();
+    let c = Checkout::new(Case::BareHip);
+    let src = c.dir.path().join("src");
+    std::fs::write(src.join("k.hip"), device_only_value("1")).unwrap();
+    std::fs::remove_file(src.join("m.hip")).unwrap();
+    // Cargo's target directory of a one-crate workspace: under the root.
+    let target = src.join("target");
+    let build = |launcher: &Path, out: &str| {
+        std::fs::create_dir_all(&target).unwrap();
+        let mut cmd = Command::new(EXE);
+        cmd.current_dir(&src)
+            .args(["compile", "--host-code", "--compiler", CLANG22])
+            .args([
+                "--archs",
+                "gfx90a;gfx1100",
+                "-I",
+                "include",
+                "-q",
+                "k.hip",
+                "-o",
+            ])
+            .arg(target.join(out))
+            .env(
+                "OFFLOAD_BUILD_CACHE_DIR",
+                target.join(format!("{out}.cache")),
+            )
+            .env_remove("OFFLOAD_BUILD_LAUNCHER")
+            .env_remove("RUSTC_WRAPPER")
+            .env_remove("SCCACHE_EXTRAFILES");
+        if !launcher.as_os_str().is_empty() {
+            cmd.env("OFFLOAD_BUILD_LAUNCHER", launcher);
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(target.join(out)).unwrap()
+    };
+    let first = build(&launcher, "libk.a");
+    assert_eq!(
+        s.take_stats(),
+        (0, 3, 0),
+        "first build: two device compiles and the host compile, all cached (misses)"
+    );
+    std::fs::remove_dir_all(&target).unwrap();
+    let second = build(&launcher, "libk.a");
+    assert_eq!(
+        s.take_stats(),
+        (3, 0, 0),
+        "a fresh target directory: all hits"
+    );
+    let plain = build(Path::new(""), "plain.a");
+    assert!(
+        first == plain,
+        "the library through sccache differs from one without it"
+    );
+    assert!(second == plain, "the library of sccache's hits differs");
+
+    std::fs::write(src.join("k.hip"), device_only_value("2")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let edited = build(&launcher, "libk.a");
+    assert_eq!(
+        s.take_stats(),
+        (0, 3, 0),
+        "after an edit of the device code only, the host compile misses too (its bundle)"
+    );
+    let plain = build(Path::new(""), "plain2.a");
+    assert!(
+        edited == plain,
+        "the edited library through sccache is stale"
+    );
+    assert!(edited != first, "the edit changed nothing");
+}

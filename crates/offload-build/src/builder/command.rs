@@ -161,7 +161,18 @@ impl Command {
             args: self
                 .args
                 .iter()
-                .map(|a| f(Path::new(a)).map_or_else(|| a.clone(), PathBuf::into_os_string))
+                .map(|a| {
+                    // A joined `-Xclang=<file>` too.
+                    let joined = a.to_str().and_then(|t| t.strip_prefix("-Xclang="));
+                    match joined.and_then(|p| f(Path::new(p))) {
+                        Some(p) => {
+                            let mut j = OsString::from("-Xclang=");
+                            j.push(p);
+                            j
+                        }
+                        None => f(Path::new(a)).map_or_else(|| a.clone(), PathBuf::into_os_string),
+                    }
+                })
                 .collect(),
             outputs: self.outputs.iter().map(|o| map(o)).collect(),
             depfile: self.depfile.as_deref().map(map),
@@ -239,14 +250,23 @@ pub(crate) fn deps_only(
 
 /// `arg` with the path it names (itself, or after `-I`) relative to `dir` when it lies under
 /// `dir`; any other argument (and one that is not UTF-8) as it is.
+/// The flag before the path an argument names, and the path: `-I<dir>`, `-Xclang=<file>` (the
+/// joined spelling of a cc1 argument, [`crate::builder::toolchain::clang::host_job`]) or the
+/// path alone.
+fn path_of_arg(text: &str) -> (&'static str, &Path) {
+    for flag in ["-I", "-Xclang="] {
+        if let Some(rest) = text.strip_prefix(flag) {
+            return (flag, Path::new(rest));
+        }
+    }
+    ("", Path::new(text))
+}
+
 pub(crate) fn relative_arg(arg: &OsStr, dir: &Path) -> OsString {
     let Some(text) = arg.to_str() else {
         return arg.to_os_string();
     };
-    let (flag, path) = match text.strip_prefix("-I") {
-        Some(rest) => ("-I", Path::new(rest)),
-        None => ("", Path::new(text)),
-    };
+    let (flag, path) = path_of_arg(text);
     match path.strip_prefix(dir) {
         Ok(rel) if path.is_absolute() => {
             let rel = if rel.as_os_str().is_empty() {
@@ -409,6 +429,32 @@ pub(crate) fn quoted_program(c: &Command) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Paths under the root are spelled relative, after `-I` and the joined `-Xclang=` too;
+    /// `map_paths` maps the path of a joined `-Xclang=` as it maps a path alone.
+    #[test]
+    fn paths_in_joined_arguments_are_relative_and_mapped() {
+        let root = Path::new("/r");
+        let rel = |a: &str| relative_arg(OsStr::new(a), root);
+        assert_eq!(rel("/r/t/k.hipfb"), "t/k.hipfb");
+        assert_eq!(rel("-I/r/include"), "-Iinclude");
+        assert_eq!(rel("-Xclang=/r/t/k.hipfb"), "-Xclang=t/k.hipfb");
+        assert_eq!(
+            rel("-Xclang=/elsewhere/k.hipfb"),
+            "-Xclang=/elsewhere/k.hipfb"
+        );
+        assert_eq!(
+            rel("-Xclang=-fcuda-include-gpubinary"),
+            "-Xclang=-fcuda-include-gpubinary"
+        );
+        let mut c = Command::new("clang");
+        c.add_args(["-Xclang=/c/in.hipfb", "/c/in.hipfb", "-Xclang=-cuid=1"]);
+        let moved = c.map_paths(|p| (p == Path::new("/c/in.hipfb")).then(|| "/p/in.hipfb".into()));
+        assert_eq!(
+            moved.args,
+            ["-Xclang=/p/in.hipfb", "/p/in.hipfb", "-Xclang=-cuid=1"].map(OsString::from)
+        );
+    }
 
     #[test]
     fn quoting() {

@@ -88,6 +88,10 @@ pub(crate) struct CompileOptions {
     /// to it ([`Command::to_command`]): the build's root (`CARGO_MANIFEST_DIR`, else the
     /// current directory), so that two checkouts give the same commands and bytes.
     pub root: PathBuf,
+    /// `SCCACHE_EXTRAFILES` as the build has it (set only under sccache): the files sccache
+    /// hashes into every key and ships to a build server, to which a host compile adds the
+    /// device code it embeds ([`crate::builder::toolchain::clang::host_job`]).
+    pub sccache_extrafiles: Option<OsString>,
 }
 
 impl CompileOptions {

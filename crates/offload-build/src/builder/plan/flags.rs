@@ -75,6 +75,8 @@ pub(crate) fn compile_options(
         min_ptx_isa,
         host_compiler,
         root: cwd.to_path_buf(),
+        // Set by the caller with the launcher.
+        sccache_extrafiles: None,
     }
 }
 

@@ -5,7 +5,7 @@ use crate::builder::arch::{Arch, Target};
 use crate::builder::config::Build;
 use crate::builder::env::Env;
 use crate::builder::error::Error;
-use crate::builder::job::{CompileJob, CompileOptions, LinkJob, Way};
+use crate::builder::job::{CompileJob, CompileOptions, LauncherKind, LinkJob, Way};
 use crate::builder::job_slots;
 use crate::builder::options::CompilerKind;
 use crate::builder::options::Language;
@@ -88,6 +88,9 @@ pub(crate) fn job_settings(
     let first = compiles.iter().find_map(|(_, a)| a.first());
     let mut compile = compile_options(build, env, tc, lang, cwd, first, cache_dir);
     (compile.launcher, compile.launcher_kind) = launcher;
+    if compile.launcher_kind == LauncherKind::Sccache {
+        compile.sccache_extrafiles = env.get_os("SCCACHE_EXTRAFILES");
+    }
     // A compiler cache in front of the compiles shares them between out-dirs, checkouts and
     // machines; a compile with a PCH is one it cannot cache (sccache refuses its `-Xclang`
     // pairs, ccache `-preamble-bytes`), so under one offload-build makes no preambles.

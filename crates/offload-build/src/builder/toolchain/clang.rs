@@ -239,6 +239,12 @@ fn host_compile(
     gpubinary: Option<&Path>,
 ) -> CompileJob {
     let mut args = host_args(o, tc, archs);
+    // sccache refuses a command with an `-Xclang` pair it does not know ("Can't handle
+    // UnknownFlag arguments with -Xclang"): the host compile would neither be cached nor go
+    // to a build farm. clang 16 and later also take `-Xclang=<arg>` (the same cc1 arguments,
+    // the same object), which sccache keeps as an argument of the command; clang 15 reads
+    // that as its old `-X` and drops it.
+    let joined = o.launcher_kind == LauncherKind::Sccache && tc.major >= 16;
     if o.lang == Language::Hip {
         // Not in the preamble's command: the ID follows the source's content, a PCH its
         // preamble only.
@@ -253,16 +259,44 @@ fn host_compile(
         // its `__hip_cuid_` symbol then lacks the ID the driver's whole compile gives it.
         // Given to cc1 as well; the same value twice changes nothing where the driver keeps it.
         if let Some(cuid) = cuid {
-            args.extend(["-Xclang".into(), OsString::from(cuid)]);
+            xclang(&mut args, joined, cuid.into());
         }
     }
-    if let Some(g) = gpubinary {
-        args.extend(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"].map(OsString::from));
-        args.push(g.as_os_str().to_os_string());
-    }
-    let mut job = host_object_job(o, tc, cache_dir, source, args, deps_only);
+    let mut job = match gpubinary {
+        Some(g) => {
+            xclang(&mut args, joined, "-fcuda-include-gpubinary".into());
+            xclang(&mut args, joined, g.as_os_str().to_os_string());
+            let mut job = host_object_job(o, tc, cache_dir, source, args, deps_only);
+            if joined {
+                // The device code sccache does not see as an input: hashed into its key and
+                // shipped to a build server as one of its extra files.
+                let mut files = vec![g.to_path_buf()];
+                if let Some(more) = &o.sccache_extrafiles {
+                    files.extend(std::env::split_paths(more));
+                }
+                if let Ok(v) = std::env::join_paths(files) {
+                    job.steps[0]
+                        .env
+                        .push(("SCCACHE_EXTRAFILES".into(), Some(v)));
+                }
+            }
+            job
+        }
+        None => host_object_job(o, tc, cache_dir, source, args, deps_only),
+    };
     job.steps[0].inputs.extend(gpubinary.map(Path::to_path_buf));
     job
+}
+
+/// Passes `arg` to cc1: `-Xclang <arg>`, or `-Xclang=<arg>` when `joined`.
+fn xclang(args: &mut Vec<OsString>, joined: bool, arg: OsString) {
+    if joined {
+        let mut a = OsString::from("-Xclang=");
+        a.push(arg);
+        args.push(a);
+    } else {
+        args.extend([OsString::from("-Xclang"), arg]);
+    }
 }
 
 /// The user's `-cuid=<id>` among `flags` (the last, as clang takes it).
