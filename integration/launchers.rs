@@ -498,22 +498,25 @@ fn device_only_value(value: &str) -> String {
 
 /// Issue 50, item 1: HIP host compiles of a host-code build with clang 22 through sccache
 /// (`-Xclang=` spelling, the bundle in `SCCACHE_EXTRAFILES`): every device and host compile is
-/// cached (none "not cacheable"); a build after the out-dir and offload-build's cache were
-/// removed (a fresh `target/` under the root, sccache's cache kept) hits all of them; the
-/// library is the one a build without launcher writes. An edit of the device code only (the
-/// host compile's preprocessed text unchanged) misses the host compile: its bundle is in the
-/// key, and the library is not stale.
+/// cached (none "not cacheable"); a second checkout at another path, its out-dir and
+/// offload-build's cache in its own `target/` under the root (as Cargo's in a one-crate
+/// workspace), hits all of them; both libraries are the one a build without launcher writes.
+/// An edit of the device code only (the host compile's preprocessed text unchanged) misses
+/// the host compile: its bundle is in the key, and the library is not stale.
 #[test]
 fn sccache_caches_hip_host_compiles_and_keys_them_by_their_device_code() {
     let s = Sccache::start(Vec::new());
     let launcher = s.launcher();
-    let c = Checkout::new(Case::BareHip);
-    let src = c.dir.path().join("src");
-    std::fs::write(src.join("k.hip"), device_only_value("1")).unwrap();
-    std::fs::remove_file(src.join("m.hip")).unwrap();
-    // Cargo's target directory of a one-crate workspace: under the root.
-    let target = src.join("target");
-    let build = |launcher: &Path, out: &str| {
+    let checkout = || {
+        let c = Checkout::new(Case::BareHip);
+        let src = c.dir.path().join("src");
+        std::fs::write(src.join("k.hip"), device_only_value("1")).unwrap();
+        std::fs::remove_file(src.join("m.hip")).unwrap();
+        c
+    };
+    let build = |c: &Checkout, launcher: &Path, out: &str| {
+        let src = c.dir.path().join("src");
+        let target = src.join("target");
         std::fs::create_dir_all(&target).unwrap();
         let mut cmd = Command::new(EXE);
         cmd.current_dir(&src)
@@ -542,35 +545,31 @@ fn sccache_caches_hip_host_compiles_and_keys_them_by_their_device_code() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::read(target.join(out)).unwrap()
     };
-    let first = build(&launcher, "libk.a");
+    let (a, b) = (checkout(), checkout());
+    let first = build(&a, &launcher, "libk.a");
     assert_eq!(
         s.take_stats(),
         (0, 3, 0),
         "first build: two device compiles and the host compile, all cached (misses)"
     );
-    std::fs::remove_dir_all(&target).unwrap();
-    let second = build(&launcher, "libk.a");
-    assert_eq!(
-        s.take_stats(),
-        (3, 0, 0),
-        "a fresh target directory: all hits"
-    );
-    let plain = build(Path::new(""), "plain.a");
+    let second = build(&b, &launcher, "libk.a");
+    assert_eq!(s.take_stats(), (3, 0, 0), "another checkout: all hits");
+    let plain = build(&a, Path::new(""), "plain.a");
     assert!(
         first == plain,
         "the library through sccache differs from one without it"
     );
-    assert!(second == plain, "the library of sccache's hits differs");
+    assert!(second == plain, "the other checkout's library differs");
 
-    std::fs::write(src.join("k.hip"), device_only_value("2")).unwrap();
+    std::fs::write(b.dir.path().join("src/k.hip"), device_only_value("2")).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let edited = build(&launcher, "libk.a");
+    let edited = build(&b, &launcher, "libk.a");
     assert_eq!(
         s.take_stats(),
         (0, 3, 0),
         "after an edit of the device code only, the host compile misses too (its bundle)"
     );
-    let plain = build(Path::new(""), "plain2.a");
+    let plain = build(&b, Path::new(""), "plain2.a");
     assert!(
         edited == plain,
         "the edited library through sccache is stale"

@@ -183,7 +183,8 @@ fn cuid(tc: &Toolchain, compile: &Command, source: &Path) -> u128 {
 /// The compilation unit ID of `source` in a host-code build: the same for its device
 /// compiles and its host compile, which must agree on it (the names of its static device
 /// variables and kernels); a key over the compiler's version, the source's path under the root,
-/// its content and the options, but no architecture.
+/// its content and the options (paths under the root relative), but no architecture: the
+/// same in every checkout, so that a compiler cache sees the same command.
 fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
     let mut k = KeyBuilder::new(Domain::Cuid);
     k.str(&tc.version).str("host code");
@@ -193,8 +194,9 @@ fn source_cuid(tc: &Toolchain, o: &CompileOptions, source: &Path) -> u128 {
     ));
     k.u128(std::fs::read(source).map_or(0, |d| xxhash_rust::xxh3::xxh3_128(&d)));
     k.str(&o.opt_flag);
+    // `-I` under the root as the compile spells it (relative): the same in every checkout.
     for a in o.source_args() {
-        k.os(&a);
+        k.os(crate::builder::command::relative_arg(&a, &o.root));
     }
     k.finish()
 }
