@@ -14,10 +14,9 @@ const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
 /// host function that names it; with `DIRECT_MARK` defined (on the device side alone), a
 /// second kernel `direct_marked`.
 fn kernel(name: &str, edit: usize) -> String {
+    let decl = crate::support::HIP_LAUNCH_DECL;
     format!(
-        "struct dim3 {{ unsigned x, y, z; }};\n\
-         extern \"C\" int hipLaunchKernel(const void*, dim3, dim3, void**, unsigned long, void*);\n\
-         extern \"C\" __attribute__((global)) void {name}(float* x) {{ x[0] *= 2.0f; }}\n\
+        "{decl}extern \"C\" __attribute__((global)) void {name}(float* x) {{ x[0] *= 2.0f; }}\n\
          extern \"C\" const void* {name}_address() {{ return (const void*){name}; }}\n\
          #if defined(DIRECT_MARK) && defined(__HIP_DEVICE_COMPILE__)\n\
          extern \"C\" __attribute__((global)) void direct_marked(float* x) {{ x[0] = 1.0f; }}\n\

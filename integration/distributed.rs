@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::nvidia::check;
+
 const TOOLS: &str = "/opt/offload-build/tools-venv/bin";
 const BWRAP: &str = "/usr/bin/bwrap";
 const ROCM_CLANG: &str = "/usr/bin/clang-15";
@@ -226,9 +228,12 @@ impl Drop for Farm {
 
 /// A kernel without HIP headers (clang 22 `-nogpulib -nogpuinc`), its host stub's
 /// `hipLaunchKernel` declared.
-const BARE: &str = "struct dim3 { unsigned x, y, z; };\n\
-    extern \"C\" int hipLaunchKernel(const void*, dim3, dim3, void**, unsigned long, void*);\n\
-    extern \"C\" __attribute__((global)) void bare(float* x) { x[0] *= 2.0f; }\n";
+fn bare() -> String {
+    format!(
+        "{}extern \"C\" __attribute__((global)) void bare(float* x) {{ x[0] *= 2.0f; }}\n",
+        crate::support::HIP_LAUNCH_DECL
+    )
+}
 
 /// `offload-build compile --host-code` of `bare.hip` in `dir` with clang 22 for two
 /// architectures into `out` (its cache beside it), with `env`; the library's bytes.
@@ -348,14 +353,17 @@ fn rocm_package(farm: &Farm, device_libs: &str) -> PathBuf {
         ("-O3", "-std=c++17"),
         ("-O3", "-std=c++20"),
     ] {
-        let deps = run(Command::new(ROCM_CLANG)
-            .args(["-x", "hip", "--cuda-device-only", "--offload-arch=gfx1030"])
-            .args([
-                "--rocm-path=/usr",
-                &format!("--rocm-device-lib-path={device_libs}"),
-            ])
-            .args([HIP_VERSION, opt, std, "-M"])
-            .arg(&empty));
+        let deps = check(
+            Command::new(ROCM_CLANG)
+                .args(["-x", "hip", "--cuda-device-only", "--offload-arch=gfx1030"])
+                .args([
+                    "--rocm-path=/usr",
+                    &format!("--rocm-device-lib-path={device_libs}"),
+                ])
+                .args([HIP_VERSION, opt, std, "-M"])
+                .arg(&empty),
+            "clang-15 -M of an empty HIP source",
+        );
         let deps = String::from_utf8(deps.stdout).unwrap();
         files.extend(
             deps.split_whitespace()
@@ -383,17 +391,6 @@ fn rocm_package(farm: &Farm, device_libs: &str) -> PathBuf {
     path
 }
 
-/// Runs `c`; its output, which must be a success.
-fn run(c: &mut Command) -> Output {
-    let o = c.output().unwrap();
-    assert!(
-        o.status.success(),
-        "{c:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
 /// sccache's own package of `compiler` (`--package-toolchain`) with the `lld` beside `real`
 /// (the compiler's canonical path) and `files` added, as `<name>.tar.gz` in `farm`'s
 /// directory; the client config's `path_override` entry for it.
@@ -401,15 +398,21 @@ fn package(farm: &Farm, compiler: &str, real: &Path, files: Vec<PathBuf>, name: 
     let root = farm.dir.join(name);
     std::fs::create_dir_all(&root).unwrap();
     let own = farm.dir.join(format!("{name}-own.tar.gz"));
-    run(Command::new(format!("{TOOLS}/sccache"))
-        .arg("--package-toolchain")
-        .arg(compiler)
-        .arg(&own));
-    run(Command::new("tar")
-        .arg("xzf")
-        .arg(&own)
-        .arg("-C")
-        .arg(&root));
+    check(
+        Command::new(format!("{TOOLS}/sccache"))
+            .arg("--package-toolchain")
+            .arg(compiler)
+            .arg(&own),
+        "sccache --package-toolchain",
+    );
+    check(
+        Command::new("tar")
+            .arg("xzf")
+            .arg(&own)
+            .arg("-C")
+            .arg(&root),
+        "tar xzf",
+    );
     let lld = std::fs::canonicalize(real.with_file_name("lld")).unwrap();
     for f in files.iter().chain([&lld]) {
         let inside = root.join(f.strip_prefix("/").unwrap());
@@ -424,12 +427,15 @@ fn package(farm: &Farm, compiler: &str, real: &Path, files: Vec<PathBuf>, name: 
         std::os::unix::fs::symlink(&lld, &ld).unwrap();
     }
     let archive = farm.dir.join(format!("{name}.tar.gz"));
-    run(Command::new("tar")
-        .arg("czf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(&root)
-        .arg("."));
+    check(
+        Command::new("tar")
+            .arg("czf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&root)
+            .arg("."),
+        "tar czf",
+    );
     format!(
         "[[dist.toolchains]]\ntype = \"path_override\"\ncompiler_executable = \"{compiler}\"\n\
          archive = \"{}\"\narchive_compiler_executable = \"{}\"\n",
@@ -476,7 +482,7 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
     // compiles (clang 22 in the package sccache makes itself).
     let t22 = Instant::now();
     let _ = farm.sccache(&["--stop-server"]);
-    std::fs::write(src.join("bare.hip"), BARE).unwrap();
+    std::fs::write(src.join("bare.hip"), bare()).unwrap();
     let logs = || farm.logs();
     let local = host_code_22(&src, "local.a", &[], &logs);
     let mut env = farm.client_env.clone();

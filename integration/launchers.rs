@@ -487,10 +487,9 @@ fn build_api_in_two_checkouts_writes_the_same_bytes() {
 /// A kernel whose device code is `value` and whose host code does not change with it (no HIP
 /// header: its host stub's `hipLaunchKernel` declared).
 fn device_only_value(value: &str) -> String {
+    let decl = crate::support::HIP_LAUNCH_DECL;
     format!(
-        "#include \"tile.h\"\nstruct dim3 {{ unsigned x, y, z; }};\n\
-         extern \"C\" int hipLaunchKernel(const void*, dim3, dim3, void**, unsigned long, void*);\n\
-         #ifdef __HIP_DEVICE_COMPILE__\n#define V {value}\n#else\n\
+        "#include \"tile.h\"\n{decl}#ifdef __HIP_DEVICE_COMPILE__\n#define V {value}\n#else\n\
          #define V 0\n#endif\nKERNEL void k(float* y) {{ y[__builtin_amdgcn_workitem_id_x()] = \
          TILE + V; }}\nextern \"C\" int host_side() {{ return V; }}\n"
     )

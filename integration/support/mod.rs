@@ -108,6 +108,11 @@ pub const SETUP_HINT: &str = "run `build-support/setup.sh` as root to install th
 /// LLVM 19's clang, used to compile the AMDGPU code objects of the fixtures.
 pub const CLANG19: &str = "/usr/lib/llvm-19/bin/clang";
 
+/// What the host stub of a HIP kernel calls, declared for a source without HIP headers
+/// (clang `-nogpulib -nogpuinc`).
+pub const HIP_LAUNCH_DECL: &str = "struct dim3 { unsigned x, y, z; };\n\
+    extern \"C\" int hipLaunchKernel(const void*, dim3, dim3, void**, unsigned long, void*);\n";
+
 /// Path of an installed reference tool, or a test failure that says how to install it.
 pub fn require(path: &str) -> PathBuf {
     let p = Path::new(path);

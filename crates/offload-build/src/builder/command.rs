@@ -162,16 +162,12 @@ impl Command {
                 .args
                 .iter()
                 .map(|a| {
-                    // A joined `-Xclang=<file>` too.
-                    let joined = a.to_str().and_then(|t| t.strip_prefix("-Xclang="));
-                    match joined.and_then(|p| f(Path::new(p))) {
-                        Some(p) => {
-                            let mut j = OsString::from("-Xclang=");
-                            j.push(p);
-                            j
-                        }
-                        None => f(Path::new(a)).map_or_else(|| a.clone(), PathBuf::into_os_string),
-                    }
+                    // A path alone, or after a joined `-Xclang=` (not after `-I`).
+                    let (flag, path) = match a.to_str().map(path_of_arg) {
+                        Some(("-Xclang=", path)) => ("-Xclang=", path),
+                        _ => ("", Path::new(a)),
+                    };
+                    f(path).map_or_else(|| a.clone(), |p| flagged(flag, &p))
                 })
                 .collect(),
             outputs: self.outputs.iter().map(|o| map(o)).collect(),
@@ -248,8 +244,6 @@ pub(crate) fn deps_only(
     c
 }
 
-/// `arg` with the path it names (itself, or after `-I`) relative to `dir` when it lies under
-/// `dir`; any other argument (and one that is not UTF-8) as it is.
 /// The flag before the path an argument names, and the path: `-I<dir>`, `-Xclang=<file>` (the
 /// joined spelling of a cc1 argument, [`crate::builder::toolchain::clang::host_job`]) or the
 /// path alone.
@@ -262,6 +256,15 @@ fn path_of_arg(text: &str) -> (&'static str, &Path) {
     ("", Path::new(text))
 }
 
+/// `flag` joined with `path` (the inverse of [`path_of_arg`]).
+fn flagged(flag: &str, path: &Path) -> OsString {
+    let mut out = OsString::from(flag);
+    out.push(path);
+    out
+}
+
+/// `arg` with the path it names (itself, or after `-I` or a joined `-Xclang=`) relative to
+/// `dir` when it lies under `dir`; any other argument (and one that is not UTF-8) as it is.
 pub(crate) fn relative_arg(arg: &OsStr, dir: &Path) -> OsString {
     let Some(text) = arg.to_str() else {
         return arg.to_os_string();
@@ -274,9 +277,7 @@ pub(crate) fn relative_arg(arg: &OsStr, dir: &Path) -> OsString {
             } else {
                 rel
             };
-            let mut out = OsString::from(flag);
-            out.push(rel);
-            out
+            flagged(flag, rel)
         }
         _ => arg.to_os_string(),
     }

@@ -264,28 +264,24 @@ fn host_compile(
             xclang(&mut args, joined, cuid.into());
         }
     }
-    let mut job = match gpubinary {
-        Some(g) => {
-            xclang(&mut args, joined, "-fcuda-include-gpubinary".into());
-            xclang(&mut args, joined, g.as_os_str().to_os_string());
-            let mut job = host_object_job(o, tc, cache_dir, source, args, deps_only);
-            if joined {
-                // The device code sccache does not see as an input: hashed into its key and
-                // shipped to a build server as one of its extra files.
-                let mut files = vec![g.to_path_buf()];
-                if let Some(more) = &o.sccache_extrafiles {
-                    files.extend(std::env::split_paths(more));
-                }
-                if let Ok(v) = std::env::join_paths(files) {
-                    job.steps[0]
-                        .env
-                        .push(("SCCACHE_EXTRAFILES".into(), Some(v)));
-                }
-            }
-            job
+    if let Some(g) = gpubinary {
+        xclang(&mut args, joined, "-fcuda-include-gpubinary".into());
+        xclang(&mut args, joined, g.as_os_str().to_os_string());
+    }
+    let mut job = host_object_job(o, tc, cache_dir, source, args, deps_only);
+    if let Some(g) = gpubinary.filter(|_| joined) {
+        // The device code sccache does not see as an input: hashed into its key and shipped
+        // to a build server as one of its extra files.
+        let mut files = vec![g.to_path_buf()];
+        if let Some(more) = &o.sccache_extrafiles {
+            files.extend(std::env::split_paths(more));
         }
-        None => host_object_job(o, tc, cache_dir, source, args, deps_only),
-    };
+        if let Ok(v) = std::env::join_paths(files) {
+            job.steps[0]
+                .env
+                .push(("SCCACHE_EXTRAFILES".into(), Some(v)));
+        }
+    }
     job.steps[0].inputs.extend(gpubinary.map(Path::to_path_buf));
     job
 }
