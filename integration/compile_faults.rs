@@ -62,8 +62,15 @@ fn source(dir: &Path, name: &str) -> PathBuf {
 /// `offload-build compile --quiet` in `dir`, with none of the variables that choose archs,
 /// a launcher, a timeout or a compiler from the outer environment.
 pub(crate) fn compile_cmd(dir: &Path) -> Command {
+    let mut c = compile_cmd_with_progress(dir);
+    c.arg("--quiet");
+    c
+}
+
+/// [`compile_cmd`] printing its progress lines.
+pub(crate) fn compile_cmd_with_progress(dir: &Path) -> Command {
     let mut c = Command::new(EXE);
-    c.current_dir(dir).arg("compile").arg("--quiet");
+    c.current_dir(dir).arg("compile");
     for &var in crate::support::BUILD_ENV_VARS {
         c.env_remove(var);
     }

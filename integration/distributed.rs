@@ -235,21 +235,24 @@ fn bare() -> String {
     )
 }
 
-/// `offload-build compile --host-code` of `bare.hip` in `dir` with clang 22 for two
-/// architectures into `out` (its cache beside it), with `env`; the library's bytes.
+/// `offload-build compile --host-code -j 1` of `bare.hip` in `dir` with clang 22 for two
+/// architectures into `out` (its cache beside it), with `env`; the library's bytes and what
+/// the build printed.
 fn host_code_22(
     dir: &Path,
     out: &str,
     env: &[(String, String)],
     logs: &dyn Fn() -> String,
-) -> Vec<u8> {
-    let mut c = crate::compile_faults::compile_cmd(dir);
+) -> (Vec<u8>, String) {
+    let mut c = crate::compile_faults::compile_cmd_with_progress(dir);
     c.args([
         "--host-code",
         "--compiler",
         CLANG22,
         "--archs",
         "gfx90a;gfx1100",
+        "-j",
+        "1",
     ])
     .args(["bare.hip", "-o", out])
     .env("OFFLOAD_BUILD_CACHE_DIR", dir.join(format!("{out}.cache")))
@@ -261,7 +264,8 @@ fn host_code_22(
         String::from_utf8_lossy(&o.stderr),
         logs()
     );
-    std::fs::read(dir.join(out)).unwrap()
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    (std::fs::read(dir.join(out)).unwrap(), stderr)
 }
 
 /// `offload-build compile` of `sources` for [`ARCHS`] into `out` (a fat binary).
@@ -484,10 +488,10 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
     let _ = farm.sccache(&["--stop-server"]);
     std::fs::write(src.join("bare.hip"), bare()).unwrap();
     let logs = || farm.logs();
-    let local = host_code_22(&src, "local.a", &[], &logs);
+    let (local, _) = host_code_22(&src, "local.a", &[], &logs);
     let mut env = farm.client_env.clone();
     env.push(("OFFLOAD_BUILD_LAUNCHER".into(), format!("{TOOLS}/sccache")));
-    let dist = host_code_22(&src, "dist.a", &env, &logs);
+    let (dist, printed) = host_code_22(&src, "dist.a", &env, &logs);
     let stats = farm.stats();
     let s = &stats["stats"];
     assert_eq!(
@@ -500,6 +504,23 @@ fn hip_rocm_clang15_compiles_run_on_the_build_server() {
     assert!(
         dist == local,
         "the distributed host-code library differs from a local one"
+    );
+    // Issue 50, item 3: one local job slot (`-j 1`), and the farm (one server with this
+    // machine's cores: `sccache --dist-status` says it has room) takes both device compiles
+    // at once.
+    let farm_line = printed
+        .lines()
+        .find(|l| l.contains("build farm took up to"))
+        .unwrap_or_else(|| panic!("no build farm line: {printed}"));
+    let most: usize = farm_line
+        .split("; ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{farm_line}"));
+    assert!(
+        most >= 2,
+        "with -j 1 the farm still ran the two device compiles at once: {farm_line}"
     );
     let t22 = t22.elapsed().as_secs_f64();
     eprintln!(

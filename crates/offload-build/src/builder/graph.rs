@@ -27,6 +27,11 @@
 //! **Failures.** After the first failure no new node starts; running ones finish, and the
 //! first error in node order (one that is not [`Error::Stopped`] first) is returned.
 //!
+//! **A build farm.** A node that may run on a build farm ([`Node::remote`]: a compile under
+//! sccache with a scheduler) takes one of the farm's slots when one is free, without a local
+//! token and without counting against the memory budget: the local limits are for local work.
+//! When the farm's slots are taken it waits for a local slot as any node does.
+//!
 //! A running node may add nodes ([`Slot::add`]): what it found out it has to do (nvcc's
 //! steps, once nvcc printed them).
 
@@ -67,6 +72,8 @@ pub(crate) struct Node<'a, T> {
     pub stats: Option<PathBuf>,
     /// What it is, for messages (`k.hip for gfx90a`).
     pub label: String,
+    /// Whether it may run on a build farm: it then takes a farm slot when one is free.
+    pub remote: bool,
 }
 
 impl<'a, T> Node<'a, T> {
@@ -82,6 +89,7 @@ impl<'a, T> Node<'a, T> {
             optional: false,
             stats: None,
             label: label.into(),
+            remote: false,
         }
     }
 }
@@ -99,6 +107,9 @@ pub(crate) enum Note {
     },
     /// The node was killed for lack of memory (its peak so far) and runs again alone.
     RunsAlone { label: String, peak: u64 },
+    /// The build ended with a build farm's `slots`: at `most`, this many nodes ran there at
+    /// once.
+    Farm { slots: usize, most: usize },
 }
 
 /// Nodes added while running: by whom, from which index on.
@@ -220,13 +231,23 @@ enum Event {
     Added,
 }
 
+/// The slot a running node holds.
+enum Held {
+    /// The process's implicit job token.
+    Implicit,
+    /// A token of the jobserver.
+    Token(Acquired),
+    /// One of the build farm's slots.
+    Farm,
+}
+
 /// Where a node is.
 enum State<'a, T> {
     /// Not known yet (an index a running node reserved).
     Reserved,
     Pending(Node<'a, T>),
     /// Started, holding this slot and this much memory; whether another node ran beside it.
-    Running(Option<Acquired>, u64, Arc<AtomicBool>),
+    Running(Held, u64, Arc<AtomicBool>),
     /// Ended, with nodes it added still to finish.
     Expanded,
     Finished,
@@ -242,6 +263,7 @@ struct Info {
     optional: bool,
     stats: Option<PathBuf>,
     label: String,
+    remote: bool,
     /// The expected time from its start to the build's end (its own and the longest chain
     /// after it).
     rank: u64,
@@ -259,6 +281,11 @@ struct Exec<'a, T> {
     running: usize,
     requested: usize,
     max: usize,
+    /// The build farm's slots, and how many of them running nodes hold.
+    farm: usize,
+    on_farm: usize,
+    /// The most nodes that held farm slots at once.
+    farm_peak: usize,
     budget: Option<u64>,
     /// Memory the running nodes are expected to need.
     in_use: u64,
@@ -278,13 +305,13 @@ struct Exec<'a, T> {
 }
 
 /// Runs `nodes` with at most `max` at once, one jobserver token per node beyond the first,
-/// within `budget`. Results come back in node order (the nodes added while running after
+/// within `budget`, and besides them up to `farm` remote nodes on a build farm. Results come back in node order (the nodes added while running after
 /// the others); `on_done` sees each successful result as it finishes and `on_note` what the
 /// executor tells, both on the calling thread.
 pub(crate) fn run<'a, T: Send + 'a>(
     nodes: Vec<Node<'a, T>>,
     client: Option<&Client>,
-    max: usize,
+    (max, farm): (usize, usize),
     budget: Option<&Budget>,
     on_done: &mut dyn FnMut(&T),
     on_note: &mut dyn FnMut(Note),
@@ -302,6 +329,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
     };
     let shared = &shared;
     let mut ex = Exec::new(max, budget.map(|b| b.bytes));
+    ex.farm = farm;
     ex.add(0, nodes);
     std::thread::scope(|s| {
         loop {
@@ -339,6 +367,12 @@ pub(crate) fn run<'a, T: Send + 'a>(
         }
     });
     drop(helper);
+    if farm > 0 {
+        on_note(Note::Farm {
+            slots: farm,
+            most: ex.farm_peak,
+        });
+    }
     ex.into_results()
 }
 
@@ -354,6 +388,9 @@ impl<'a, T> Exec<'a, T> {
             running: 0,
             requested: 0,
             max,
+            farm: 0,
+            on_farm: 0,
+            farm_peak: 0,
             budget,
             in_use: 0,
             class_peak: BTreeMap::new(),
@@ -444,6 +481,7 @@ impl<'a, T> Exec<'a, T> {
                 optional: n.optional,
                 stats: n.stats.take(),
                 label: std::mem::take(&mut n.label),
+                remote: n.remote,
                 rank: 0,
             });
             self.states[base + k] = State::Pending(n);
@@ -506,6 +544,19 @@ impl<'a, T> Exec<'a, T> {
         self.info[i].as_ref().map_or(0, |x| x.need.bytes)
     }
 
+    fn is_remote(&self, i: usize) -> bool {
+        self.info[i].as_ref().is_some_and(|x| x.remote)
+    }
+
+    /// The ready remote nodes that free farm slots take, best first.
+    fn to_farm(&self, ready: &[usize]) -> Vec<usize> {
+        let free = self.farm.saturating_sub(self.on_farm);
+        (ready.iter().copied())
+            .filter(|&i| self.is_remote(i))
+            .take(free)
+            .collect()
+    }
+
     /// Whether a node waits to run alone, or runs alone: then nothing else starts.
     fn stopping(&self) -> bool {
         !self.alone_queue.is_empty() || self.alone_now.is_some()
@@ -516,14 +567,21 @@ impl<'a, T> Exec<'a, T> {
     fn next_to_start(
         &mut self,
         on_note: &mut dyn FnMut(Note),
-    ) -> Option<(usize, (Work<'a, T>, u64), Option<Acquired>)> {
-        if self.failed || self.stopping() || self.running >= self.max {
+    ) -> Option<(usize, (Work<'a, T>, u64), Held)> {
+        if self.failed || self.stopping() {
             return None;
         }
         let ready = self.ready();
+        // A remote node on a free farm slot: no local token, no local memory.
+        if let Some(&i) = self.to_farm(&ready).first() {
+            return self.start(i, Held::Farm, 0);
+        }
+        if self.running - self.on_farm >= self.max {
+            return None;
+        }
         let first = *ready.first()?;
         let fits = |ex: &Self, i: usize| {
-            ex.running == 0 || ex.budget.is_none_or(|b| ex.in_use + ex.need_of(i) <= b)
+            ex.running == ex.on_farm || ex.budget.is_none_or(|b| ex.in_use + ex.need_of(i) <= b)
         };
         let pick = if fits(self, first) {
             Some(first)
@@ -546,28 +604,42 @@ impl<'a, T> Exec<'a, T> {
         }
         let i = pick?;
         let token = self.take_slot()?;
+        let need = self.need_of(i);
+        self.start(i, token, need)
+    }
+
+    /// Node `i` starts, holding `held` and expected to need `need` bytes.
+    #[allow(clippy::type_complexity)]
+    fn start(
+        &mut self,
+        i: usize,
+        held: Held,
+        need: u64,
+    ) -> Option<(usize, (Work<'a, T>, u64), Held)> {
         let State::Pending(node) = std::mem::replace(&mut self.states[i], State::Reserved) else {
             unreachable!("a ready node is pending");
         };
-        let need = self.need_of(i);
         self.running += 1;
+        self.on_farm += usize::from(matches!(held, Held::Farm));
+        self.farm_peak = self.farm_peak.max(self.on_farm);
         self.in_use += need;
         self.started[i] = true;
-        Some((i, (node.work, need), token))
+        Some((i, (node.work, need), held))
     }
 
-    /// A free slot (`Some(None)`: the implicit one).
-    fn take_slot(&mut self) -> Option<Option<Acquired>> {
+    /// A free local slot.
+    fn take_slot(&mut self) -> Option<Held> {
         if std::mem::take(&mut self.implicit_free) {
-            return Some(None);
+            return Some(Held::Implicit);
         }
-        self.spare.pop().map(Some)
+        self.spare.pop().map(Held::Token)
     }
 
-    fn give_back(&mut self, slot: Option<Acquired>) {
+    fn give_back(&mut self, slot: Held) {
         match slot {
-            None => self.implicit_free = true,
-            Some(t) => self.spare.push(t),
+            Held::Implicit => self.implicit_free = true,
+            Held::Token(t) => self.spare.push(t),
+            Held::Farm => self.on_farm -= 1,
         }
     }
 
@@ -662,9 +734,13 @@ impl<'a, T> Exec<'a, T> {
         }
         let mut in_use = self.in_use;
         let mut n = 0;
-        for i in self.ready() {
+        let ready = self.ready();
+        let farm = self.to_farm(&ready);
+        for i in ready.into_iter().filter(|i| !farm.contains(i)) {
             let need = self.need_of(i);
-            if self.budget.is_none_or(|b| in_use + need <= b) || self.running + n == 0 {
+            if self.budget.is_none_or(|b| in_use + need <= b)
+                || self.running - self.on_farm + n == 0
+            {
                 in_use += need;
                 n += 1;
             }
@@ -684,7 +760,8 @@ impl<'a, T> Exec<'a, T> {
         let Some(h) = helper else {
             return;
         };
-        while self.requested < wanted - held && self.running + held + self.requested < self.max {
+        let local = self.running - self.on_farm;
+        while self.requested < wanted - held && local + held + self.requested < self.max {
             h.request_token();
             self.requested += 1;
         }
@@ -791,6 +868,15 @@ mod tests {
         max: usize,
         budget: Option<u64>,
     ) -> (Result<Vec<usize>, Error>, Vec<Note>) {
+        run_with_farm(nodes, client, (max, 0), budget)
+    }
+
+    fn run_with_farm<'a>(
+        nodes: Vec<Node<'a, usize>>,
+        client: Option<&Client>,
+        (max, farm): (usize, usize),
+        budget: Option<u64>,
+    ) -> (Result<Vec<usize>, Error>, Vec<Note>) {
         let budget = budget.map(|bytes| Budget {
             bytes,
             from: "test".into(),
@@ -800,7 +886,7 @@ mod tests {
         let r = run(
             nodes,
             client,
-            max,
+            (max, farm),
             budget.as_ref(),
             &mut |_| done += 1,
             &mut |n| notes.push(n),
@@ -824,6 +910,32 @@ mod tests {
         let nodes = (0..6).map(|i| sleeper(i, 30, 0, &c)).collect();
         run_all(nodes, Some(&four), 2, None).0.unwrap();
         assert_eq!(c.1.load(Ordering::SeqCst), 2, "OFFLOAD_BUILD_MAX_JOBS caps");
+    }
+
+    #[test]
+    fn remote_nodes_take_the_farms_slots_beside_the_local_ones() {
+        // No jobserver (one local slot), a farm of three: four remote nodes and a local one
+        // run four at once (three on the farm, one local), and the farm's nodes count against
+        // neither the local slot nor the memory budget.
+        let c = counts();
+        let mut nodes: Vec<_> = (0..4).map(|i| sleeper(i, 60, 300 * MB, &c)).collect();
+        for n in &mut nodes {
+            n.remote = true;
+        }
+        nodes.push(sleeper(4, 60, 300 * MB, &c));
+        let (r, notes) = run_with_farm(nodes, None, (1, 3), Some(400 * MB));
+        let (r, notes) = (r.unwrap(), notes);
+        assert_eq!(r, vec![0, 1, 2, 3, 4]);
+        assert_eq!(c.1.load(Ordering::SeqCst), 4);
+        assert_eq!(notes, [Note::Farm { slots: 3, most: 3 }]);
+        // Without a farm the same nodes run one at a time.
+        let c = counts();
+        let mut nodes: Vec<_> = (0..4).map(|i| sleeper(i, 10, 0, &c)).collect();
+        for n in &mut nodes {
+            n.remote = true;
+        }
+        run_with_farm(nodes, None, (1, 0), None).0.unwrap();
+        assert_eq!(c.1.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -161,9 +161,18 @@ pub(crate) struct CompileJob {
     pub threads: usize,
     /// The ways its first step is tried in ([`Way`]), the driver last.
     pub ways: Vec<Way>,
+    /// Whether its compile may run on a build farm (sccache with a scheduler, a compiler it
+    /// distributes): then it takes one of the farm's slots ([`CompileJob::on_farm`]).
+    pub remote: bool,
 }
 
 impl CompileJob {
+    /// Whether the job takes a build farm's slot instead of a local one: its one step may run
+    /// remotely (a later step, `ptxas` or code generation, runs here).
+    pub(crate) fn on_farm(&self) -> bool {
+        self.remote && self.steps.len() == 1
+    }
+
     /// This job with its compile given up to `n` threads (at most [`CompileJob::threads`]):
     /// `--threads=<n>` after the program's first argument when more than one; `None` when
     /// it takes no threads.

@@ -15,6 +15,10 @@ pub enum ProgressStep {
     /// waits for memory (how much it is expected to need, and why; how much of the budget
     /// is free), or it was killed for lack of memory and runs again alone.
     Memory(String),
+    /// Not a job that finished: what a build farm took ([`Progress::arch`](crate::builder::Progress::arch)
+    /// says `build farm`), once, when the jobs ended: how many compiles it could take at once
+    /// and how many it ran at once.
+    Farm(String),
 }
 
 /// A device compile (or device link) that finished, for [`Build::on_progress`](crate::Build::on_progress). Its
@@ -40,7 +44,7 @@ pub struct Progress {
 impl std::fmt::Display for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "[{}/{}] {} ", self.done, self.total, self.arch)?;
-        if let ProgressStep::Memory(what) = &self.step {
+        if let ProgressStep::Memory(what) | ProgressStep::Farm(what) = &self.step {
             return f.write_str(what);
         }
         match &self.step {
@@ -49,7 +53,7 @@ impl std::fmt::Display for Progress {
                 write!(f, "{}", name.to_string_lossy())?;
             }
             ProgressStep::Link => f.write_str("device link")?,
-            ProgressStep::Memory(_) => {}
+            ProgressStep::Memory(_) | ProgressStep::Farm(_) => {}
         }
         match self.seconds {
             Some(s) => write!(f, " {s:.1} s"),

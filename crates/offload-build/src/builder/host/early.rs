@@ -512,6 +512,7 @@ mod tests {
             pch_skip: 0,
             threads: 1,
             ways: vec![crate::builder::job::Way::Driver],
+            remote: false,
         }
     }
 

@@ -33,7 +33,7 @@ use crate::builder::job::LinkJob;
 use crate::builder::options::{Container, Language};
 use crate::builder::pack;
 use crate::builder::plan::Plan;
-use crate::builder::plan::jobs::ways_and_threads;
+use crate::builder::plan::jobs::{may_run_remote, ways_and_threads};
 use crate::builder::toolchain::{clang, nvcc};
 
 /// The host stage's nodes ([`plan`]).
@@ -84,6 +84,7 @@ fn host_job(plan: &Plan, source: &Path, archs: &[Arch], gpubinary: &Path) -> Com
         job.pch = Some(i);
         job.pch_skip = skip;
     }
+    job.remote = settings.farm_jobs > 0 && may_run_remote(&job.target, o, tc);
     job
 }
 

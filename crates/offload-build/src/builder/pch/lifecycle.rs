@@ -55,6 +55,41 @@ pub(crate) struct Lifecycle<'a> {
     pub(crate) helped: Mutex<BTreeMap<u128, bool>>,
 }
 
+/// The PCHs of a host-code build's host compiles, as [`Lifecycle::states`] weighs them: the
+/// host stage's compiles run after the device compiles of their source, so their PCHs are
+/// decided either while the device compiles are planned ([`HostPchs::during`]) or after the
+/// host compiles ran ([`HostPchs::after`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct HostPchs<'a> {
+    /// The PCHs of host compiles still to come (one entry per source).
+    later: &'a [usize],
+    /// Whether those host compiles start early, beside the device compiles of their source.
+    early: bool,
+    /// Per PCH: its host compile already ran early without it.
+    ran_early: &'a [bool],
+}
+
+impl<'a> HostPchs<'a> {
+    /// Before the device compiles: the PCHs of the host compiles to come (`later`), which
+    /// start early beside them or not (`early`).
+    pub(crate) fn during(later: &'a [usize], early: bool) -> HostPchs<'a> {
+        HostPchs {
+            later,
+            early,
+            ran_early: &[],
+        }
+    }
+
+    /// After the host compiles: per PCH, whether its compile ran early without it.
+    pub(crate) fn after(ran_early: &'a [bool]) -> HostPchs<'a> {
+        HostPchs {
+            later: &[],
+            early: false,
+            ran_early,
+        }
+    }
+}
+
 /// What becomes of a precompiled preamble in this build ([`Lifecycle::states`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PchState {
@@ -108,7 +143,7 @@ impl Lifecycle<'_> {
         pchs: &[PchJob],
         background: bool,
         to_run: &[&CompileJob],
-        (later, early, ran_early): (&[usize], bool, &[bool]),
+        host: HostPchs<'_>,
     ) -> Vec<PchState> {
         let mut users = vec![0usize; pchs.len()];
         for i in to_run.iter().filter_map(|j| j.pch) {
@@ -122,9 +157,10 @@ impl Lifecycle<'_> {
         // stage's compiles, which leave a core idle when they are fewer than the cores:
         // counted as one two compiles use.
         let mut deferred = vec![false; pchs.len()];
-        for &i in later {
-            users[i] = if early { users[i] + 1 } else { users[i].max(2) };
-            deferred[i] = early;
+        for &i in host.later {
+            let n = users[i];
+            users[i] = if host.early { n + 1 } else { n.max(2) };
+            deferred[i] = host.early;
         }
         // Marked seen (the next build makes it), and made after this build in the background.
         let after_this = |p: &PchJob| {
@@ -148,7 +184,7 @@ impl Lifecycle<'_> {
             }
             // Its compiles ran early without it (the host stage takes their objects): not made
             // now; one in the background goes on, else it starts after this build.
-            if ran_early.get(i).copied().unwrap_or(false) {
+            if host.ran_early.get(i).copied().unwrap_or(false) {
                 if p.background_dir().is_dir() {
                     return PchState::Off;
                 }

@@ -55,6 +55,9 @@ pub(crate) struct JobSettings {
     /// How much memory the jobs may use at once (`OFFLOAD_BUILD_MEMORY`, the cgroup's limit,
     /// `MemAvailable`); `None`: no limit.
     pub budget: Option<crate::builder::memory::Budget>,
+    /// How many compiles a build farm takes at once beside the local slots
+    /// ([`CompileJob::remote`] ones; `OFFLOAD_BUILD_FARM_JOBS`, `sccache --dist-status`).
+    pub farm_jobs: usize,
 }
 
 /// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
@@ -115,6 +118,7 @@ pub(crate) fn job_settings(
     let direct = on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT");
     let budget = crate::builder::memory::budget(env)?;
     ways_and_threads(&mut compile_jobs, lang, tc, direct, budget.as_ref());
+    let farm_jobs = farm(env, &compile, tc, &mut compile_jobs);
     Ok(JobSettings {
         max_jobs,
         client,
@@ -131,8 +135,29 @@ pub(crate) fn job_settings(
         host_pchs,
         direct,
         budget,
+        farm_jobs,
         options: compile,
     })
+}
+
+/// The build farm's slots ([`launcher::farm_jobs`]), and which of `jobs` may take one.
+fn farm(env: &Env<'_>, o: &CompileOptions, tc: &Toolchain, jobs: &mut [CompileJob]) -> usize {
+    let n = launcher::farm_jobs(env, &o.launcher, o.launcher_kind);
+    for job in jobs {
+        job.remote = n > 0 && may_run_remote(&job.target, o, tc);
+    }
+    n
+}
+
+/// Whether a compile for `target` may run on a build farm: under sccache, a HIP compile
+/// (sccache compiles clang's CUDA locally, and runs nvcc's steps itself), for the host only
+/// with clang 16 or later (whose `-Xclang=` spelling sccache accepts: clang 15's host compile
+/// runs here, [`crate::builder::toolchain::clang::host_job`]).
+pub(crate) fn may_run_remote(target: &Target, o: &CompileOptions, tc: &Toolchain) -> bool {
+    o.launcher_kind == LauncherKind::Sccache
+        && o.lang == Language::Hip
+        && !tc.is_nvcc()
+        && (target.device().is_some() || tc.major >= 16)
 }
 
 /// How each job's first step runs ([`Way`]): nvcc's printed steps for an nvcc host-code

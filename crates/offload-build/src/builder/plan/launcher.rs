@@ -42,3 +42,63 @@ pub(crate) fn kind_of(l: &[OsString]) -> LauncherKind {
         Some(_) => LauncherKind::Other,
     }
 }
+
+/// How many compiles a build farm takes from this build at once, beside its local job
+/// slots: `OFFLOAD_BUILD_FARM_JOBS`, else, under sccache, what `sccache --dist-status` says
+/// its scheduler has room for ([`farm_capacity`]); `0` without a farm.
+pub(crate) fn farm_jobs(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind) -> usize {
+    if let Some(v) = env.get("OFFLOAD_BUILD_FARM_JOBS") {
+        return v.trim().parse::<usize>().unwrap_or_else(|_| {
+            env.directives().warn(&format!(
+                "offload-build: OFFLOAD_BUILD_FARM_JOBS=`{v}` is not a number; ignored"
+            ));
+            0
+        });
+    }
+    let (LauncherKind::Sccache, Some(program)) = (kind, launcher.first()) else {
+        return 0;
+    };
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg("--dist-status");
+    match crate::builder::process::probe(env.processes(), &mut cmd) {
+        Ok(Some(out)) => farm_capacity(&String::from_utf8_lossy(&out.stdout)).map_or(0, |f| f.0),
+        _ => 0,
+    }
+}
+
+/// The compiles a scheduler's farm has room for, and its number of servers, from
+/// `sccache --dist-status`'s JSON (`{"SchedulerStatus":[url,{"num_servers":N,"num_cpus":C,
+/// "in_progress":J}]}`): a build server takes jobs while it runs fewer than its cores plus
+/// one plus an eighth of them (sccache-dist's `load_weight`), less the jobs of every client
+/// in progress. `None` when the scheduler is not reached or distribution is off.
+pub(crate) fn farm_capacity(status: &str) -> Option<(usize, usize)> {
+    let v: serde_json::Value = serde_json::from_str(status.trim()).ok()?;
+    let s = v.get("SchedulerStatus")?.get(1)?;
+    let field = |k: &str| s.get(k)?.as_u64().and_then(|n| usize::try_from(n).ok());
+    let (servers, cpus, busy) = (
+        field("num_servers")?,
+        field("num_cpus")?,
+        field("in_progress")?,
+    );
+    let room = cpus + servers + cpus / 8;
+    Some((room.saturating_sub(busy), servers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_farms_room_comes_from_its_scheduler_status() {
+        let s = r#"{"SchedulerStatus":["http://127.0.0.1:10600/",{"num_servers":2,"num_cpus":16,"in_progress":3}]}"#;
+        assert_eq!(farm_capacity(s), Some((16 + 2 + 2 - 3, 2)));
+        let full = r#"{"SchedulerStatus":["u",{"num_servers":1,"num_cpus":2,"in_progress":9}]}"#;
+        assert_eq!(farm_capacity(full), Some((0, 1)));
+        assert_eq!(farm_capacity(r#"{"Disabled":"disabled"}"#), None);
+        assert_eq!(
+            farm_capacity(r#"{"NotConnected":["u","connection refused"]}"#),
+            None
+        );
+        assert_eq!(farm_capacity("not json"), None);
+    }
+}

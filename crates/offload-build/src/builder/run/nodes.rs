@@ -13,7 +13,7 @@ use crate::builder::graph::{Node, Slot, Work};
 use crate::builder::job::{CompileJob, LinkJob, Way};
 use crate::builder::job_out::{JobOut, Linked};
 use crate::builder::pch::PchJob;
-use crate::builder::pch::lifecycle::PchState;
+use crate::builder::pch::lifecycle::{HostPchs, PchState};
 use crate::builder::plan::JobSettings;
 use crate::builder::plan::estimate::{Estimate, Kind, estimates, read_stats};
 use crate::builder::run::context::Runner;
@@ -168,6 +168,7 @@ impl Runner<'_> {
             };
             let stats = (kind, size_of(&job.source), stats_file(job));
             let n = g.push(label(&job.source, &job.target), stats, after, work);
+            g.nodes[n].remote = job.on_farm();
             if job.ways[0] == Way::NvccSteps {
                 // It asks nvcc for its steps, each a node with its own stats; the job's are
                 // written when it ends.
@@ -278,12 +279,13 @@ impl Runner<'_> {
                 Ok(Done::Host(out, job.pch))
             });
             let stats = hosts.stats(source);
-            g.push(
+            let n = g.push(
                 label(source, &Target::Host),
                 (Kind::HostCompile, size_of(source), stats),
                 after,
                 work,
             );
+            g.nodes[n].remote = hosts.planned(source).is_some_and(CompileJob::on_farm);
         }
     }
 
@@ -386,7 +388,7 @@ impl Runner<'_> {
             &settings.pch_jobs,
             settings.pch_background,
             &users,
-            (&[], false, &ran_early),
+            HostPchs::after(&ran_early),
         );
         let only_background: Vec<PchState> = (states.iter())
             .map(|s| match s {

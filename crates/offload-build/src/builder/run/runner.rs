@@ -24,7 +24,7 @@ use crate::builder::host::HostPlan;
 use crate::builder::job::CompileJob;
 use crate::builder::job_out::JobOut;
 use crate::builder::memory;
-use crate::builder::pch::lifecycle::{Lifecycle, PchState};
+use crate::builder::pch::lifecycle::{HostPchs, Lifecycle, PchState};
 use crate::builder::plan::estimate::{Kind, estimates};
 use crate::builder::plan::{JobSettings, Plan};
 use crate::builder::progress::{Progress, ProgressStep};
@@ -154,6 +154,13 @@ impl Counter<'_> {
                 );
                 (label, ProgressStep::Memory(why))
             }
+            Note::Farm { slots, most } => {
+                let what = format!(
+                    "took up to {slots} compiles at once beside the local jobs; {most} ran there \
+                     at once at most"
+                );
+                ("build farm".to_string(), ProgressStep::Farm(what))
+            }
         };
         hook.call(&Progress {
             done: self.done,
@@ -191,7 +198,7 @@ impl Runner<'_> {
             &settings.pch_jobs,
             settings.pch_background,
             &running,
-            (&later, early, &[]),
+            HostPchs::during(&later, early),
         );
         order_compiles(&mut to_run, &states);
         let usable = (states.iter())
@@ -216,7 +223,7 @@ impl Runner<'_> {
         let done = graph::run(
             nodes,
             settings.client.as_ref(),
-            settings.max_jobs,
+            (settings.max_jobs, settings.farm_jobs),
             settings.budget.as_ref(),
             &mut |d: &Done| {
                 let mut c = counter.lock().unwrap_or_else(|e| e.into_inner());

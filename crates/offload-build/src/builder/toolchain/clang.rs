@@ -419,6 +419,7 @@ pub(crate) fn new_job(
         pch_skip: 0,
         threads: 1,
         ways: vec![crate::builder::job::Way::Driver],
+        remote: false,
     };
     (job, key)
 }
