@@ -219,6 +219,12 @@ fn all_major_native_and_a_clang_crash_in_one_line() {
     let p = Project::new();
     let r = p.build(19, "all-major").try_resolve_archs().unwrap();
     assert_eq!(r.archs, ["sm_50", "sm_60", "sm_70", "sm_80", "sm_90"]);
+    // A cubin-only architecture keeps its spelling: CMake's module compiles what it resolved,
+    // and `sm_80` would add the PTX.
+    let mut b = p.build(19, "80-real;90;90-virtual");
+    b.env("PTXAS", WHEEL_PTXAS);
+    let r = b.try_resolve_archs().unwrap();
+    assert_eq!(r.archs, ["80-real", "sm_90", "compute_90"]);
 
     // `native`: nvidia-smi's compute capabilities (nvptx-arch beside clang finds no driver
     // here); without any GPU tool, the default set and a warning.

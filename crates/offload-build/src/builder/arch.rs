@@ -166,6 +166,25 @@ impl Arch {
         &self.id
     }
 
+    /// The architecture as a list given to a build spells it, so that it parses back to the
+    /// same architecture: `80-real` for a cubin only (CMake's spelling; [`Arch::as_str`] says
+    /// `sm_80` for it, as `sm_80` says for the cubin and the PTX), else [`Arch::as_str`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use offload_build::builder::Arch;
+    /// assert_eq!(Arch::new("80-real").unwrap().spelling(), "80-real");
+    /// assert_eq!(Arch::new("sm_80").unwrap().spelling(), "sm_80");
+    /// assert_eq!(Arch::new("gfx90a:xnack+").unwrap().spelling(), "gfx90a:xnack+");
+    /// ```
+    pub fn spelling(&self) -> String {
+        match self.id.strip_prefix("sm_") {
+            Some(n) if self.real => format!("{n}-real"),
+            _ => self.id.clone(),
+        }
+    }
+
     /// The processor without target features (`gfx90a` for `gfx90a:xnack+`).
     pub fn processor(&self) -> &str {
         self.id.split(':').next().unwrap_or(&self.id)
@@ -582,6 +601,21 @@ mod tests {
         assert!(Arch::new("80-real").unwrap().is_real());
         assert!(!Arch::new("sm_80").unwrap().is_real());
         assert_eq!(Arch::new("80-real").unwrap(), Arch::new("sm_80").unwrap());
+        for s in [
+            "80-real",
+            "90a-real",
+            "sm_80",
+            "compute_90",
+            "gfx90a:xnack-",
+        ] {
+            let a = Arch::new(s).unwrap();
+            let back = Arch::new(&a.spelling()).unwrap();
+            assert_eq!(
+                (back.as_str(), back.is_real()),
+                (a.as_str(), a.is_real()),
+                "{s}"
+            );
+        }
         assert_eq!(Arch::new("sm_75").unwrap().min_ptx(), Some(63));
         assert_eq!(Arch::new("90-virtual").unwrap().min_ptx(), Some(78));
         assert_eq!(Arch::new("sm_90a").unwrap().min_ptx(), Some(80));

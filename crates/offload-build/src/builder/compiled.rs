@@ -61,7 +61,9 @@ pub struct Compiled {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ResolvedArchs {
-    /// The architectures, in resolution order, without duplicates.
+    /// The architectures, in resolution order, without duplicates, each spelled so that a
+    /// build given it builds the same ([`Arch::spelling`](crate::builder::Arch::spelling):
+    /// `80-real` stays `80-real`).
     pub archs: Vec<String>,
     /// Where they came from (`Build::archs`, `OFFLOAD_ARCH`, `native`, `default`, …).
     pub origin: String,
