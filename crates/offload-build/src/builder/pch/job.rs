@@ -61,6 +61,14 @@ impl PchJob {
     pub fn len(&self) -> usize {
         self.preamble.len()
     }
+
+    /// Whether a build made it or asked for it: its record, its `.seen` mark (the next build
+    /// makes it) or its background directory.
+    pub(crate) fn is_known(&self) -> bool {
+        self.record.is_file()
+            || self.record.with_extension("seen").is_file()
+            || self.background_dir().is_dir()
+    }
 }
 
 /// What makes the command a PCH's: `-emit-pch`, no timestamp in it (the same bytes every
@@ -157,6 +165,23 @@ pub(crate) fn prefix_job(
 /// (hipcc's `-O3`) drops them, and its code object is the same either way (tested against
 /// hipcc in `integration/hip_fp16_crate.rs`); the host compile emits none of them.
 pub(crate) fn preincludes_hip_wrapper(args: &[OsString]) -> bool {
+    let last_of = |pick: &dyn Fn(&str) -> bool| {
+        args.iter()
+            .rev()
+            .filter_map(|a| a.to_str())
+            .find(|a| pick(a))
+    };
+    let rdc = last_of(&|a| a == "-fgpu-rdc" || a == "-fno-gpu-rdc") == Some("-fgpu-rdc");
+    let unoptimized = matches!(last_of(&|a| a.starts_with("-O")), None | Some("-O0"));
+    includes_hip_wrapper(args) && (rdc || unoptimized)
+}
+
+/// Whether a HIP compile of `args` (device or host) pre-includes clang's HIP runtime wrapper:
+/// `-x hip`, a `--hip-version` newer than 3.5 (the last one), no `-nogpuinc` or
+/// `-nohipwrapperinc`. Its parse is about half of a small source's compile, the same for
+/// every source compiled with the same flags: a PCH of it alone (an empty preamble) serves
+/// them all ([`crate::builder::pch::prefer_wrapper`]).
+pub(crate) fn includes_hip_wrapper(args: &[OsString]) -> bool {
     let has = |f: &str| args.iter().any(|a| a == f);
     let last_of = |pick: &dyn Fn(&str) -> bool| {
         args.iter()
@@ -172,10 +197,7 @@ pub(crate) fn preincludes_hip_wrapper(args: &[OsString]) -> bool {
             (n.next().unwrap_or(0), n.next().unwrap_or(0)) > (3, 5)
         });
     let hip = args.windows(2).any(|w| w[0] == "-x" && w[1] == "hip");
-    let wrapper = hip && newer && !has("-nogpuinc") && !has("-nohipwrapperinc");
-    let rdc = last_of(&|a| a == "-fgpu-rdc" || a == "-fno-gpu-rdc") == Some("-fgpu-rdc");
-    let unoptimized = matches!(last_of(&|a| a.starts_with("-O")), None | Some("-O0"));
-    wrapper && (rdc || unoptimized)
+    hip && newer && !has("-nogpuinc") && !has("-nohipwrapperinc")
 }
 
 /// The precompiled preamble of the host compile of `source` (content `text`) in a host-code
@@ -205,6 +227,37 @@ pub(crate) fn host_prefix_job(
     job_of_args(o, tc, cache_dir, source, preamble, &Target::Host, args)
 }
 
+/// The arguments making a PCH from the compile's `args`, with a stand-in for the preamble
+/// file and [`job::OUT`] for the PCH; `None` when a flag refuses PCH, or for an `empty`
+/// preamble (the implicit includes alone) without clang's HIP runtime wrapper among them.
+fn making_args(
+    mut args: Vec<OsString>,
+    source: &Path,
+    empty: bool,
+) -> Option<(Vec<OsString>, PathBuf)> {
+    if args.iter().any(|f| flag_refuses_pch(f)) || (empty && !includes_hip_wrapper(&args)) {
+        return None;
+    }
+    // The PCH is the front end's output alone: `-S` (HIP's `-c` would link a code object).
+    for a in args.iter_mut().filter(|a| *a == "-c") {
+        *a = OsString::from("-S");
+    }
+    // The preamble's quoted includes are the source's directory's (the preamble file is in
+    // the cache); an empty one has none, and serves the sources of every directory.
+    if !empty {
+        let dir = source.parent().unwrap_or(Path::new("/"));
+        args.extend(["-iquote".into(), dir.as_os_str().to_os_string()]);
+    }
+    args.extend(PCH_FLAGS.map(OsString::from));
+    let stand_in = PathBuf::from("<preamble>");
+    args.extend([
+        stand_in.clone().into_os_string(),
+        "-o".into(),
+        job::OUT.into(),
+    ]);
+    Some((args, stand_in))
+}
+
 /// The PCH job of `preamble` made with the compile's arguments `args` (up to the user's
 /// flags, `-c` among them).
 fn job_of_args(
@@ -214,24 +267,9 @@ fn job_of_args(
     source: &Path,
     preamble: Vec<u8>,
     target: &Target,
-    mut args: Vec<OsString>,
+    args: Vec<OsString>,
 ) -> Option<PchJob> {
-    if args.iter().any(|f| flag_refuses_pch(f)) || preamble.is_empty() {
-        return None;
-    }
-    // The PCH is the front end's output alone: `-S` (HIP's `-c` would link a code object).
-    for a in args.iter_mut().filter(|a| *a == "-c") {
-        *a = OsString::from("-S");
-    }
-    let dir = source.parent().unwrap_or(Path::new("/"));
-    args.extend(["-iquote".into(), dir.as_os_str().to_os_string()]);
-    args.extend(PCH_FLAGS.map(OsString::from));
-    let stand_in = PathBuf::from("<preamble>");
-    args.extend([
-        stand_in.clone().into_os_string(),
-        "-o".into(),
-        job::OUT.into(),
-    ]);
+    let (args, stand_in) = making_args(args, source, preamble.is_empty())?;
     // No launcher: the PCH is cached here by content already (and `sccache` or `ccache`
     // cannot cache `-emit-pch`); the compile using it goes through the launcher.
     let mut c = Command::new(&tc.clang);

@@ -15,4 +15,4 @@ mod tests;
 pub(crate) use job::{
     PchJob, compile_with_pch, host_pch_job, host_prefix_job, pch_job, prefix_job,
 };
-pub(crate) use shared::{Hints, prefer_shared};
+pub(crate) use shared::{Choice, Hints, prefer_shared, prefer_wrapper};

@@ -54,9 +54,7 @@ pub(crate) fn prefer_shared(
         full.family as u64
     ));
     remember(&family_dir, &full, source);
-    let known = full.record.is_file()
-        || full.record.with_extension("seen").is_file()
-        || full.record.with_extension("bg").is_dir();
+    let known = full.is_known();
     let shared_whole = siblings.iter().any(|(_, q)| *q == full.preamble.as_slice());
     let whole = full.len();
     // Each shorter cut with an include, and the text a PCH of it holds.
@@ -117,6 +115,55 @@ pub(crate) fn prefer_shared(
             (p, *c)
         }
         None => (full, whole),
+    }
+}
+
+/// One compile's PCH in a build ([`prefer_wrapper`]): the job of its whole preamble, the job
+/// it uses and the bytes of the source that one stands for, and the job of its implicit
+/// includes alone (an empty preamble: clang's HIP runtime wrapper), when it has one.
+pub(crate) struct Choice {
+    pub full: PchJob,
+    pub chosen: PchJob,
+    pub skip: usize,
+    pub wrapper: Option<PchJob>,
+}
+
+/// Gives the compiles of a build that would use no PCH now the PCH of their implicit includes
+/// alone (clang's HIP runtime wrapper: about half of a small source's compile, the same for
+/// every source compiled with the same flags, whatever its directory): those whose own
+/// preamble no other compile of the build shares and no build asked for (a cold build makes
+/// a PCH used once only after it, in the background), when two or more of them share the
+/// wrapper's PCH, or when a build of several sources (`several`) finds it made. Each then
+/// skips none of its source. The code objects and host objects are the same (optimized
+/// whole-program compiles, [`crate::builder::pch::job::preincludes_hip_wrapper`]; tested
+/// against hipcc in `integration/hip_fp16_crate.rs`).
+pub(crate) fn prefer_wrapper(choices: &mut [Option<Choice>], several: bool) {
+    let lone: Vec<bool> = (0..choices.len())
+        .map(|i| {
+            let Some(c) = &choices[i] else {
+                return false;
+            };
+            let shared = (choices.iter().enumerate())
+                .any(|(j, o)| j != i && o.as_ref().is_some_and(|o| o.chosen.key == c.chosen.key));
+            c.wrapper.is_some() && c.chosen.key == c.full.key && !c.full.is_known() && !shared
+        })
+        .collect();
+    let wrapper_key = |c: &Option<Choice>| c.as_ref()?.wrapper.as_ref().map(|w| w.key);
+    for i in (0..choices.len()).filter(|&i| lone[i]) {
+        let key = wrapper_key(&choices[i]);
+        let users = (0..choices.len())
+            .filter(|&j| lone[j] && wrapper_key(&choices[j]) == key)
+            .count();
+        let Some(c) = choices[i].as_mut() else {
+            continue;
+        };
+        let Some(w) = c.wrapper.as_ref() else {
+            continue;
+        };
+        if users >= 2 || (several && w.record.is_file()) {
+            c.chosen = w.clone();
+            c.skip = 0;
+        }
     }
 }
 

@@ -175,11 +175,16 @@ fn no_device_pch_where_clang_preincludes_the_hip_wrapper() {
         "-O3",
         "-fno-gpu-rdc"
     ])));
-    // hipcc's optimized whole-program compile drops them: PCH allowed.
+    // hipcc's optimized whole-program compile drops them: PCH allowed (and the wrapper's
+    // own PCH, for sources of their own).
     assert!(!preincludes_hip_wrapper(&args(&[
         "--hip-version=5.2.21153",
         "-O3"
     ])));
+    let includes = crate::builder::pch::job::includes_hip_wrapper;
+    assert!(includes(&args(&["--hip-version=5.2.21153", "-O3"])));
+    assert!(!includes(&args(&["--hip-version=3.5.0", "-O3"])));
+    assert!(!includes(&args(&["--hip-version=6.1", "-nogpuinc"])));
     assert!(!preincludes_hip_wrapper(&args(&[
         "--hip-version=5.2",
         "-O0",
@@ -200,4 +205,65 @@ fn no_device_pch_where_clang_preincludes_the_hip_wrapper() {
         "--hip-version=6.1",
         "-nogpuinc"
     ])));
+}
+
+/// A PCH job keyed `key`, its files in `dir`.
+fn job_keyed(dir: &std::path::Path, key: u128) -> crate::builder::pch::PchJob {
+    let base = dir.join(format!("preamble-gfx90a-{key:x}"));
+    crate::builder::pch::PchJob {
+        target: crate::builder::arch::Target::Host,
+        preamble: b"#include <a.h>\n".to_vec(),
+        preamble_file: base.with_extension("hip"),
+        command: crate::builder::command::Command::new("clang"),
+        deps_only: crate::builder::command::Command::new("clang"),
+        pch: base.with_extension("pch"),
+        depfile: base.with_extension("d"),
+        record: base.with_extension("rec"),
+        key,
+        family: key,
+    }
+}
+
+/// The wrapper's PCH goes to the compiles that would use none now, when two or more share
+/// it or a build of several sources finds it made; not to one whose own PCH is shared,
+/// known, or that has no wrapper.
+#[test]
+fn compiles_that_would_use_no_pch_share_the_wrappers() {
+    use crate::builder::pch::{Choice, prefer_wrapper};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let own = |key: u128, wrapper: Option<u128>| {
+        Some(Choice {
+            full: job_keyed(d, key),
+            chosen: job_keyed(d, key),
+            skip: 40,
+            wrapper: wrapper.map(|w| job_keyed(d, w)),
+        })
+    };
+    let picked = |c: &[Option<Choice>]| -> Vec<(u128, usize)> {
+        c.iter().flatten().map(|c| (c.chosen.key, c.skip)).collect()
+    };
+    // Three sources of their own: each takes the wrapper's; one without a wrapper keeps its.
+    let mut c = vec![
+        own(1, Some(9)),
+        own(2, Some(9)),
+        own(3, Some(9)),
+        own(4, None),
+    ];
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(9, 0), (9, 0), (9, 0), (4, 40)]);
+    // One alone: not worth making; made already, taken in a build of several sources only.
+    let mut c = vec![own(1, Some(9))];
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(1, 40)]);
+    std::fs::write(job_keyed(d, 9).record, b"").unwrap();
+    prefer_wrapper(&mut c, false);
+    assert_eq!(picked(&c), [(1, 40)]);
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(9, 0)]);
+    // A preamble two compiles share, or one a build asked for, keeps its own PCH.
+    let mut c = vec![own(5, Some(8)), own(5, Some(8)), own(6, Some(8))];
+    std::fs::write(job_keyed(d, 6).record.with_extension("seen"), b"").unwrap();
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(5, 40), (5, 40), (6, 40)]);
 }

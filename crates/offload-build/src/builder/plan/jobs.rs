@@ -257,9 +257,9 @@ pub(crate) fn pch_jobs_of(
         })
         .collect();
     let jobs_sources: Vec<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
-    let mut pchs: Vec<PchJob> = Vec::new();
-    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
-    for (k, (job, full)) in jobs.iter_mut().zip(&whole).enumerate() {
+    let mut choices: Vec<Option<pch::Choice>> = Vec::new();
+    for (k, (job, full)) in jobs.iter().zip(&whole).enumerate() {
+        choices.push(None);
         let (Some(full), Some(Some(text))) = (full, texts.get(&job.source)) else {
             continue;
         };
@@ -284,13 +284,28 @@ pub(crate) fn pch_jobs_of(
             hints,
             |n| pch::prefix_job(o, tc, cache_dir, &job.source, n, arch, job.rdc),
         );
+        let wrapper = pch::prefix_job(o, tc, cache_dir, &job.source, Vec::new(), arch, job.rdc);
+        choices[k] = Some(pch::Choice {
+            full: full.clone(),
+            chosen: p,
+            skip,
+            wrapper,
+        });
+    }
+    pch::prefer_wrapper(&mut choices, texts.len() > 1);
+    let mut pchs: Vec<PchJob> = Vec::new();
+    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
+    for (job, c) in jobs.iter_mut().zip(choices) {
+        let Some(c) = c else {
+            continue;
+        };
         let next = pchs.len();
-        let i = *by_key.entry(p.key).or_insert(next);
+        let i = *by_key.entry(c.chosen.key).or_insert(next);
         if i == next {
-            pchs.push(p);
+            pchs.push(c.chosen);
         }
         job.pch = Some(i);
-        job.pch_skip = skip;
+        job.pch_skip = c.skip;
     }
     pchs
 }
@@ -315,10 +330,11 @@ fn host_pchs_of(
         .zip(&texts)
         .map(|((s, archs), t)| pch::host_pch_job(o, tc, cache_dir, s, t.as_ref()?, archs))
         .collect();
-    let mut out = BTreeMap::new();
+    let mut choices: Vec<Option<pch::Choice>> = Vec::new();
     for (k, ((src, archs), (full, text))) in
         compiles.iter().zip(whole.iter().zip(&texts)).enumerate()
     {
+        choices.push(None);
         let (Some(full), Some(text)) = (full, text) else {
             continue;
         };
@@ -335,14 +351,27 @@ fn host_pchs_of(
             pch::prefer_shared(full.clone(), cache_dir, src, text, &siblings, hints, |n| {
                 pch::host_prefix_job(o, tc, cache_dir, src, n, archs)
             });
-        let i = match pchs.iter().position(|q| q.key == p.key) {
+        choices[k] = Some(pch::Choice {
+            full: full.clone(),
+            chosen: p,
+            skip,
+            wrapper: pch::host_prefix_job(o, tc, cache_dir, src, Vec::new(), archs),
+        });
+    }
+    pch::prefer_wrapper(&mut choices, compiles.len() > 1);
+    let mut out = BTreeMap::new();
+    for ((src, _), c) in compiles.iter().zip(choices) {
+        let Some(c) = c else {
+            continue;
+        };
+        let i = match pchs.iter().position(|q| q.key == c.chosen.key) {
             Some(i) => i,
             None => {
-                pchs.push(p);
+                pchs.push(c.chosen);
                 pchs.len() - 1
             }
         };
-        out.insert(src.clone(), (i, skip));
+        out.insert(src.clone(), (i, c.skip));
     }
     out
 }
