@@ -305,9 +305,10 @@ struct Exec<'a, T> {
 }
 
 /// Runs `nodes` with at most `max` at once, one jobserver token per node beyond the first,
-/// within `budget`, and besides them up to `farm` remote nodes on a build farm. Results come back in node order (the nodes added while running after
-/// the others); `on_done` sees each successful result as it finishes and `on_note` what the
-/// executor tells, both on the calling thread.
+/// within `budget`, and besides them up to `farm` remote nodes on a build farm. Results come
+/// back in node order (the nodes added while running after the others); `on_done` sees each
+/// successful result as it finishes and `on_note` what the executor tells, both on the
+/// calling thread.
 pub(crate) fn run<'a, T: Send + 'a>(
     nodes: Vec<Node<'a, T>>,
     client: Option<&Client>,

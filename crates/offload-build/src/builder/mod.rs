@@ -221,7 +221,7 @@
 //! | `OFFLOAD_BUILD_LAUNCHER` | unset | a compiler launcher put in front of every source compile (`sccache`, `ccache`; may hold arguments) |
 //! | `RUSTC_WRAPPER` | unset | used as the launcher when it is `sccache`, `cachepot` or `buildcache` and `OFFLOAD_BUILD_LAUNCHER` is unset |
 //! | `OFFLOAD_BUILD_MAX_JOBS` | unlimited | at most this many jobs at once, on top of Cargo's jobserver |
-//! | `OFFLOAD_BUILD_FARM_JOBS` | under sccache, the room `sccache --dist-status` reports; else `0` | how many compiles a build farm takes at once beside the local jobs: those sccache can send (clang's, host compiles with clang 16 or later) take a farm slot instead of a job token and count against no local memory |
+//! | `OFFLOAD_BUILD_FARM_JOBS` | under sccache, the room `sccache --dist-status` reports; else `0` | how many compiles a build farm takes at once beside the local jobs: those sccache can send (HIP device compiles, and host compiles with clang 16 or later) take a farm slot instead of a job token and count against no local memory |
 //! | `OFFLOAD_BUILD_MEMORY` | the cgroup's limit or `MemAvailable`, less a tenth | how much memory the build's jobs may hold at once (`6G`, `6000M`, a number of bytes; `0` or `off`: no limit): a job starts while what the running jobs and it are expected to need fits (the guide's "Memory") |
 //! | `OFFLOAD_BUILD_CACHE_DIR` | `$OUT_DIR/offload-build-cache` | where compiled objects and cache records are kept (may be shared between builds) |
 //! | `OFFLOAD_BUILD_COMPILE_TIMEOUT` | none | seconds one compile may run before it is killed, with its children; the build fails naming the source and arch (see [`Build::timeout`]; `compile --timeout`, CMake `TIMEOUT`) |

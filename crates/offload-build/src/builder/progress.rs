@@ -15,9 +15,9 @@ pub enum ProgressStep {
     /// waits for memory (how much it is expected to need, and why; how much of the budget
     /// is free), or it was killed for lack of memory and runs again alone.
     Memory(String),
-    /// Not a job that finished: what a build farm took ([`Progress::arch`](crate::builder::Progress::arch)
-    /// says `build farm`), once, when the jobs ended: how many compiles it could take at once
-    /// and how many it ran at once.
+    /// Not a job that finished: what a build farm took
+    /// ([`Progress::arch`](crate::builder::Progress::arch) says `build farm`), once, when the
+    /// jobs ended: how many compiles it could take at once and how many it ran at once.
     Farm(String),
 }
 
