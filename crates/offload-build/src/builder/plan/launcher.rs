@@ -70,11 +70,19 @@ pub(crate) fn farm_jobs(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind
 /// `sccache --dist-status`'s JSON (`{"SchedulerStatus":[url,{"num_servers":N,"num_cpus":C,
 /// "in_progress":J}]}`): a build server takes jobs while it runs fewer than its cores plus
 /// one plus an eighth of them (sccache-dist's `load_weight`), less the jobs of every client
-/// in progress. `None` when the scheduler is not reached or distribution is off.
+/// in progress. `None` when the scheduler is not reached or distribution is off. Read by
+/// hand: the build crate takes no JSON parser (`integration/deps.rs`), and these are three
+/// unsigned numbers after their names.
 pub(crate) fn farm_capacity(status: &str) -> Option<(usize, usize)> {
-    let v: serde_json::Value = serde_json::from_str(status.trim()).ok()?;
-    let s = v.get("SchedulerStatus")?.get(1)?;
-    let field = |k: &str| s.get(k)?.as_u64().and_then(|n| usize::try_from(n).ok());
+    let s = &status[status.find("{\"SchedulerStatus\"")?..];
+    let field = |k: &str| -> Option<usize> {
+        let at = s.find(&format!("\"{k}\""))? + k.len() + 2;
+        let rest = s[at..].trim_start().strip_prefix(':')?.trim_start();
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        rest[..end].parse().ok()
+    };
     let (servers, cpus, busy) = (
         field("num_servers")?,
         field("num_cpus")?,
@@ -100,5 +108,10 @@ mod tests {
             None
         );
         assert_eq!(farm_capacity("not json"), None);
+        let spaced =
+            r#"{"SchedulerStatus": ["u", {"num_servers": 1, "num_cpus": 8, "in_progress": 0}]}"#;
+        assert_eq!(farm_capacity(spaced), Some((8 + 1 + 1, 1)));
+        let cut = r#"{"SchedulerStatus":["u",{"num_servers":1,"num_cpus":"#;
+        assert_eq!(farm_capacity(cut), None);
     }
 }
