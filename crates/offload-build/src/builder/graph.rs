@@ -329,8 +329,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
         stop: AtomicBool::new(false),
     };
     let shared = &shared;
-    let mut ex = Exec::new(max, budget.map(|b| b.bytes));
-    ex.farm = farm;
+    let mut ex = Exec::new((max, farm), budget.map(|b| b.bytes));
     ex.add(0, nodes);
     std::thread::scope(|s| {
         loop {
@@ -378,7 +377,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
 }
 
 impl<'a, T> Exec<'a, T> {
-    fn new(max: usize, budget: Option<u64>) -> Exec<'a, T> {
+    fn new((max, farm): (usize, usize), budget: Option<u64>) -> Exec<'a, T> {
         Exec {
             states: Vec::new(),
             info: Vec::new(),
@@ -389,7 +388,7 @@ impl<'a, T> Exec<'a, T> {
             running: 0,
             requested: 0,
             max,
-            farm: 0,
+            farm,
             on_farm: 0,
             farm_peak: 0,
             budget,
@@ -925,8 +924,7 @@ mod tests {
         }
         nodes.push(sleeper(4, 60, 300 * MB, &c));
         let (r, notes) = run_with_farm(nodes, None, (1, 3), Some(400 * MB));
-        let (r, notes) = (r.unwrap(), notes);
-        assert_eq!(r, vec![0, 1, 2, 3, 4]);
+        assert_eq!(r.unwrap(), vec![0, 1, 2, 3, 4]);
         assert_eq!(c.1.load(Ordering::SeqCst), 4);
         assert_eq!(notes, [Note::Farm { slots: 3, most: 3 }]);
         // Without a farm the same nodes run one at a time.

@@ -165,12 +165,7 @@ pub(crate) fn prefix_job(
 /// (hipcc's `-O3`) drops them, and its code object is the same either way (tested against
 /// hipcc in `integration/hip_fp16_crate.rs`); the host compile emits none of them.
 pub(crate) fn preincludes_hip_wrapper(args: &[OsString]) -> bool {
-    let last_of = |pick: &dyn Fn(&str) -> bool| {
-        args.iter()
-            .rev()
-            .filter_map(|a| a.to_str())
-            .find(|a| pick(a))
-    };
+    let last_of = |pick: &dyn Fn(&str) -> bool| last_arg(args, pick);
     let rdc = last_of(&|a| a == "-fgpu-rdc" || a == "-fno-gpu-rdc") == Some("-fgpu-rdc");
     let unoptimized = matches!(last_of(&|a| a.starts_with("-O")), None | Some("-O0"));
     includes_hip_wrapper(args) && (rdc || unoptimized)
@@ -183,12 +178,7 @@ pub(crate) fn preincludes_hip_wrapper(args: &[OsString]) -> bool {
 /// them all ([`crate::builder::pch::prefer_wrapper`]).
 pub(crate) fn includes_hip_wrapper(args: &[OsString]) -> bool {
     let has = |f: &str| args.iter().any(|a| a == f);
-    let last_of = |pick: &dyn Fn(&str) -> bool| {
-        args.iter()
-            .rev()
-            .filter_map(|a| a.to_str())
-            .find(|a| pick(a))
-    };
+    let last_of = |pick: &dyn Fn(&str) -> bool| last_arg(args, pick);
     // The last `--hip-version` is the one clang takes (a user's flag after the install's).
     let newer = last_of(&|a| a.starts_with("--hip-version="))
         .and_then(|a| a.strip_prefix("--hip-version="))
@@ -198,6 +188,14 @@ pub(crate) fn includes_hip_wrapper(args: &[OsString]) -> bool {
         });
     let hip = args.windows(2).any(|w| w[0] == "-x" && w[1] == "hip");
     hip && newer && !has("-nogpuinc") && !has("-nohipwrapperinc")
+}
+
+/// The last of `args` that `pick` takes (clang takes the last of a flag's spellings).
+fn last_arg<'a>(args: &'a [OsString], pick: &dyn Fn(&str) -> bool) -> Option<&'a str> {
+    args.iter()
+        .rev()
+        .filter_map(|a| a.to_str())
+        .find(|a| pick(a))
 }
 
 /// The precompiled preamble of the host compile of `source` (content `text`) in a host-code

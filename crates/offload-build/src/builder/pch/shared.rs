@@ -9,6 +9,7 @@ use crate::builder::pch::job::PchJob;
 #[cfg(doc)]
 use crate::builder::pch::job::prefix_job;
 use crate::builder::pch::preamble::{contains, cut_points, normalized};
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -138,29 +139,27 @@ pub(crate) struct Choice {
 /// whole-program compiles, [`crate::builder::pch::job::preincludes_hip_wrapper`]; tested
 /// against hipcc in `integration/hip_fp16_crate.rs`).
 pub(crate) fn prefer_wrapper(choices: &mut [Option<Choice>], several: bool) {
-    let lone: Vec<bool> = (0..choices.len())
-        .map(|i| {
-            let Some(c) = &choices[i] else {
-                return false;
-            };
-            let shared = (choices.iter().enumerate())
-                .any(|(j, o)| j != i && o.as_ref().is_some_and(|o| o.chosen.key == c.chosen.key));
-            c.wrapper.is_some() && c.chosen.key == c.full.key && !c.full.is_known() && !shared
+    let mut uses: BTreeMap<u128, usize> = BTreeMap::new();
+    for c in choices.iter().flatten() {
+        *uses.entry(c.chosen.key).or_default() += 1;
+    }
+    // The compiles that would use no PCH now: each with its wrapper's key.
+    let takers: Vec<Option<u128>> = (choices.iter().flatten())
+        .map(|c| {
+            let alone = c.chosen.key == c.full.key && uses.get(&c.chosen.key) == Some(&1);
+            let w = c.wrapper.as_ref().filter(|_| alone && !c.full.is_known());
+            w.map(|w| w.key)
         })
         .collect();
-    let wrapper_key = |c: &Option<Choice>| c.as_ref()?.wrapper.as_ref().map(|w| w.key);
-    for i in (0..choices.len()).filter(|&i| lone[i]) {
-        let key = wrapper_key(&choices[i]);
-        let users = (0..choices.len())
-            .filter(|&j| lone[j] && wrapper_key(&choices[j]) == key)
-            .count();
-        let Some(c) = choices[i].as_mut() else {
+    let mut serves: BTreeMap<u128, usize> = BTreeMap::new();
+    for key in takers.iter().flatten() {
+        *serves.entry(*key).or_default() += 1;
+    }
+    for (c, key) in choices.iter_mut().flatten().zip(takers) {
+        let Some(w) = key.and(c.wrapper.as_ref()) else {
             continue;
         };
-        let Some(w) = c.wrapper.as_ref() else {
-            continue;
-        };
-        if users >= 2 || (several && w.record.is_file()) {
+        if serves.get(&w.key) >= Some(&2) || (several && w.record.is_file()) {
             c.chosen = w.clone();
             c.skip = 0;
         }

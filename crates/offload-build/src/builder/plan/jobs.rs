@@ -140,9 +140,11 @@ pub(crate) fn job_settings(
     })
 }
 
-/// The build farm's slots ([`launcher::farm_jobs`]), and which of `jobs` may take one.
+/// The build farm's slots ([`launcher::farm_jobs`]), and which of `jobs` may take one: none
+/// is asked of sccache when no job may run remotely (a CUDA build under sccache).
 fn farm(env: &Env<'_>, o: &CompileOptions, tc: &Toolchain, jobs: &mut [CompileJob]) -> usize {
-    let n = launcher::farm_jobs(env, &o.launcher, o.launcher_kind);
+    let wanted = jobs.iter().any(|j| may_run_remote(&j.target, o, tc));
+    let n = launcher::farm_jobs(env, &o.launcher, o.launcher_kind, wanted);
     for job in jobs {
         job.remote = n > 0 && may_run_remote(&job.target, o, tc);
     }
@@ -294,20 +296,25 @@ pub(crate) fn pch_jobs_of(
     }
     pch::prefer_wrapper(&mut choices, texts.len() > 1);
     let mut pchs: Vec<PchJob> = Vec::new();
-    let mut by_key: BTreeMap<u128, usize> = BTreeMap::new();
     for (job, c) in jobs.iter_mut().zip(choices) {
         let Some(c) = c else {
             continue;
         };
-        let next = pchs.len();
-        let i = *by_key.entry(c.chosen.key).or_insert(next);
-        if i == next {
-            pchs.push(c.chosen);
-        }
-        job.pch = Some(i);
+        job.pch = Some(index_in(&mut pchs, c.chosen));
         job.pch_skip = c.skip;
     }
     pchs
+}
+
+/// The index of `p` in `pchs` (one per key), added when it is not there.
+fn index_in(pchs: &mut Vec<PchJob>, p: PchJob) -> usize {
+    match pchs.iter().position(|q| q.key == p.key) {
+        Some(i) => i,
+        None => {
+            pchs.push(p);
+            pchs.len() - 1
+        }
+    }
 }
 
 /// The precompiled preamble of each source's host compile in a host-code build, added to
@@ -364,14 +371,7 @@ fn host_pchs_of(
         let Some(c) = c else {
             continue;
         };
-        let i = match pchs.iter().position(|q| q.key == c.chosen.key) {
-            Some(i) => i,
-            None => {
-                pchs.push(c.chosen);
-                pchs.len() - 1
-            }
-        };
-        out.insert(src.clone(), (i, c.skip));
+        out.insert(src.clone(), (index_in(pchs, c.chosen), c.skip));
     }
     out
 }

@@ -45,8 +45,14 @@ pub(crate) fn kind_of(l: &[OsString]) -> LauncherKind {
 
 /// How many compiles a build farm takes from this build at once, beside its local job
 /// slots: `OFFLOAD_BUILD_FARM_JOBS`, else, under sccache, what `sccache --dist-status` says
-/// its scheduler has room for ([`farm_capacity`]); `0` without a farm.
-pub(crate) fn farm_jobs(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind) -> usize {
+/// its scheduler has room for ([`farm_capacity`]); `0` without a farm, and without asking
+/// when no compile of the build could go there (`wanted` false).
+pub(crate) fn farm_jobs(
+    env: &Env<'_>,
+    launcher: &[OsString],
+    kind: LauncherKind,
+    wanted: bool,
+) -> usize {
     if let Some(v) = env.get("OFFLOAD_BUILD_FARM_JOBS") {
         return v.trim().parse::<usize>().unwrap_or_else(|_| {
             env.directives().warn(&format!(
@@ -55,7 +61,7 @@ pub(crate) fn farm_jobs(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind
             0
         });
     }
-    let (LauncherKind::Sccache, Some(program)) = (kind, launcher.first()) else {
+    let (LauncherKind::Sccache, Some(program), true) = (kind, launcher.first(), wanted) else {
         return 0;
     };
     let mut cmd = std::process::Command::new(program);
