@@ -235,7 +235,8 @@ impl Sccache {
         c
     }
 
-    /// The launcher: a script running this sccache with this server's settings.
+    /// The launcher: a script running this sccache with this server's settings (and counting
+    /// the builds' `--dist-status` questions: [`Sccache::dist_status_asked`]).
     fn launcher(&self) -> PathBuf {
         // Named `sccache`, as offload-build recognizes the tool by its program's name.
         let bin = self.home.path().join("bin");
@@ -247,11 +248,21 @@ impl Sccache {
                 text += &format!("export {}='{}'\n", k.to_string_lossy(), v.to_string_lossy());
             }
         }
+        text += &format!(
+            "[ \"$1\" = --dist-status ] && echo asked >> '{}'\n",
+            self.home.path().join("dist-status-asked").display()
+        );
         text += &format!("exec '{}' \"$@\"\n", self.exe.display());
         std::fs::write(&script, text).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         script
+    }
+
+    /// How many times a build asked the launcher `sccache --dist-status` so far.
+    fn dist_status_asked(&self) -> usize {
+        std::fs::read_to_string(self.home.path().join("dist-status-asked"))
+            .map_or(0, |t| t.lines().count())
     }
 
     /// (hits, misses, requests that were not cached) since the last call.
@@ -550,6 +561,19 @@ fn sccache_caches_hip_host_compiles_and_keys_them_by_their_device_code() {
         s.take_stats(),
         (0, 3, 0),
         "first build: two device compiles and the host compile, all cached (misses)"
+    );
+    assert_eq!(
+        s.dist_status_asked(),
+        1,
+        "a HIP build under sccache asks once how many compiles its farm takes"
+    );
+    let again = build(&a, &launcher, "libk.a");
+    assert!(again == first);
+    assert_eq!(
+        (s.take_stats(), s.dist_status_asked()),
+        ((0, 0, 0), 1),
+        "a build whose compiles all come from offload-build's cache runs nothing: no \
+         compile, and no `sccache --dist-status`"
     );
     let second = build(&b, &launcher, "libk.a");
     assert_eq!(s.take_stats(), (3, 0, 0), "another checkout: all hits");

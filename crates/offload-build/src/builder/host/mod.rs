@@ -84,7 +84,7 @@ fn host_job(plan: &Plan, source: &Path, archs: &[Arch], gpubinary: &Path) -> Com
         job.pch = Some(i);
         job.pch_skip = skip;
     }
-    job.remote = settings.farm_jobs > 0 && may_run_remote(&job.target, o, tc);
+    job.remote = settings.farm.may_take() && may_run_remote(&job.target, o, tc);
     job
 }
 

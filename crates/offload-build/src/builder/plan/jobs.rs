@@ -57,7 +57,7 @@ pub(crate) struct JobSettings {
     pub budget: Option<crate::builder::memory::Budget>,
     /// How many compiles a build farm takes at once beside the local slots
     /// ([`CompileJob::remote`] ones; `OFFLOAD_BUILD_FARM_JOBS`, `sccache --dist-status`).
-    pub farm_jobs: usize,
+    pub farm: launcher::Farm,
 }
 
 /// Launcher, parallelism and compiler arguments shared by the jobs, and the jobs.
@@ -118,7 +118,7 @@ pub(crate) fn job_settings(
     let direct = on_unless_switched_off(env, "OFFLOAD_BUILD_DIRECT");
     let budget = crate::builder::memory::budget(env)?;
     ways_and_threads(&mut compile_jobs, lang, tc, direct, budget.as_ref());
-    let farm_jobs = farm(env, &compile, tc, &mut compile_jobs);
+    let farm = farm(env, &compile, tc, &mut compile_jobs);
     Ok(JobSettings {
         max_jobs,
         client,
@@ -135,20 +135,24 @@ pub(crate) fn job_settings(
         host_pchs,
         direct,
         budget,
-        farm_jobs,
+        farm,
         options: compile,
     })
 }
 
-/// The build farm's slots ([`launcher::farm_jobs`]), and which of `jobs` may take one: none
-/// is asked of sccache when no job may run remotely (a CUDA build under sccache).
-fn farm(env: &Env<'_>, o: &CompileOptions, tc: &Toolchain, jobs: &mut [CompileJob]) -> usize {
+/// The build farm ([`launcher::farm`]), and which of `jobs` may take one of its slots.
+fn farm(
+    env: &Env<'_>,
+    o: &CompileOptions,
+    tc: &Toolchain,
+    jobs: &mut [CompileJob],
+) -> launcher::Farm {
     let wanted = jobs.iter().any(|j| may_run_remote(&j.target, o, tc));
-    let n = launcher::farm_jobs(env, &o.launcher, o.launcher_kind, wanted);
+    let farm = launcher::farm(env, &o.launcher, o.launcher_kind, wanted);
     for job in jobs {
-        job.remote = n > 0 && may_run_remote(&job.target, o, tc);
+        job.remote = farm.may_take() && may_run_remote(&job.target, o, tc);
     }
-    n
+    farm
 }
 
 /// Whether a compile for `target` may run on a build farm: under sccache, a HIP compile

@@ -5,7 +5,8 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::builder::env::Env;
-use crate::builder::job::LauncherKind;
+use crate::builder::job::{CompileJob, LauncherKind};
+use crate::builder::process::Processes;
 
 /// The launcher: `OFFLOAD_BUILD_LAUNCHER`, else a caching `RUSTC_WRAPPER`.
 pub(crate) fn launcher(env: &Env<'_>) -> (Vec<OsString>, LauncherKind) {
@@ -43,32 +44,68 @@ pub(crate) fn kind_of(l: &[OsString]) -> LauncherKind {
     }
 }
 
-/// How many compiles a build farm takes from this build at once, beside its local job
-/// slots: `OFFLOAD_BUILD_FARM_JOBS`, else, under sccache, what `sccache --dist-status` says
-/// its scheduler has room for ([`farm_capacity`]); `0` without a farm, and without asking
-/// when no compile of the build could go there (`wanted` false).
-pub(crate) fn farm_jobs(
-    env: &Env<'_>,
-    launcher: &[OsString],
-    kind: LauncherKind,
-    wanted: bool,
-) -> usize {
+/// A build farm's slots: how many compiles it takes from this build at once, beside the local
+/// job slots. Decided in the plan ([`farm`]); sccache is asked only when a compile that may
+/// go there is about to run ([`Farm::slots`]), so that a build whose compiles all come from
+/// the cache spawns nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Farm {
+    /// No farm, or none of the build's compiles may go to one.
+    None,
+    /// `OFFLOAD_BUILD_FARM_JOBS`.
+    Set(usize),
+    /// What this sccache's `--dist-status` says its scheduler has room for
+    /// ([`farm_capacity`]).
+    Ask(OsString),
+}
+
+impl Farm {
+    /// Whether a compile that sccache can send may take a farm slot (then
+    /// [`CompileJob::remote`](crate::builder::job::CompileJob::remote) is set).
+    pub(crate) fn may_take(&self) -> bool {
+        !matches!(self, Farm::None | Farm::Set(0))
+    }
+
+    /// The farm's slots for a build running `jobs`: `0` without asking when none of them
+    /// takes a farm slot ([`CompileJob::on_farm`]), as when every compile came from the cache.
+    pub(crate) fn slots(&self, p: &Processes, jobs: &[&CompileJob]) -> usize {
+        self.slots_if(p, jobs.iter().any(|j| j.on_farm()))
+    }
+
+    fn slots_if(&self, p: &Processes, wanted: bool) -> usize {
+        match self {
+            _ if !wanted => 0,
+            Farm::None => 0,
+            Farm::Set(n) => *n,
+            Farm::Ask(program) => {
+                let mut cmd = std::process::Command::new(program);
+                cmd.arg("--dist-status");
+                match crate::builder::process::probe(p, &mut cmd) {
+                    Ok(Some(out)) => {
+                        farm_capacity(&String::from_utf8_lossy(&out.stdout)).map_or(0, |f| f.0)
+                    }
+                    _ => 0,
+                }
+            }
+        }
+    }
+}
+
+/// The build farm of a build under `launcher`: `OFFLOAD_BUILD_FARM_JOBS`, else, under sccache,
+/// its scheduler's room when asked ([`Farm::Ask`]); [`Farm::None`] when no compile of the
+/// build could go there (`wanted` false: a CUDA build under sccache).
+pub(crate) fn farm(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind, wanted: bool) -> Farm {
     if let Some(v) = env.get("OFFLOAD_BUILD_FARM_JOBS") {
-        return v.trim().parse::<usize>().unwrap_or_else(|_| {
+        return Farm::Set(v.trim().parse::<usize>().unwrap_or_else(|_| {
             env.directives().warn(&format!(
                 "offload-build: OFFLOAD_BUILD_FARM_JOBS=`{v}` is not a number; ignored"
             ));
             0
-        });
+        }));
     }
-    let (LauncherKind::Sccache, Some(program), true) = (kind, launcher.first(), wanted) else {
-        return 0;
-    };
-    let mut cmd = std::process::Command::new(program);
-    cmd.arg("--dist-status");
-    match crate::builder::process::probe(env.processes(), &mut cmd) {
-        Ok(Some(out)) => farm_capacity(&String::from_utf8_lossy(&out.stdout)).map_or(0, |f| f.0),
-        _ => 0,
+    match (kind, launcher.first(), wanted) {
+        (LauncherKind::Sccache, Some(program), true) => Farm::Ask(program.clone()),
+        _ => Farm::None,
     }
 }
 
@@ -119,5 +156,36 @@ mod tests {
         assert_eq!(farm_capacity(spaced), Some((8 + 1 + 1, 1)));
         let cut = r#"{"SchedulerStatus":["u",{"num_servers":1,"num_cpus":"#;
         assert_eq!(farm_capacity(cut), None);
+    }
+
+    /// sccache is asked only when a compile that may go to the farm runs: a build whose
+    /// compiles all came from the cache spawns nothing.
+    #[cfg(unix)]
+    #[test]
+    fn the_farm_is_asked_only_when_a_compile_may_go_there() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let asked = dir.path().join("asked");
+        let sccache = dir.path().join("sccache");
+        let status = r#"{"SchedulerStatus":["u",{"num_servers":1,"num_cpus":4,"in_progress":1}]}"#;
+        std::fs::write(
+            &sccache,
+            format!(
+                "#!/bin/sh\necho \"$1\" >> '{}'\necho '{status}'\n",
+                asked.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&sccache, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let p = Processes::default();
+        let farm = Farm::Ask(sccache.into_os_string());
+        assert!(farm.may_take());
+        assert_eq!(farm.slots(&p, &[]), 0);
+        assert_eq!(farm.slots_if(&p, false), 0);
+        assert!(!asked.exists(), "asked with nothing to run");
+        assert_eq!(farm.slots_if(&p, true), 4 + 1 - 1);
+        assert_eq!(std::fs::read_to_string(&asked).unwrap(), "--dist-status\n");
+        assert!(!Farm::Set(0).may_take() && !Farm::None.may_take());
+        assert_eq!(Farm::Set(3).slots_if(&p, true), 3);
     }
 }

@@ -223,7 +223,10 @@ impl Runner<'_> {
         let done = graph::run(
             nodes,
             settings.client.as_ref(),
-            (settings.max_jobs, settings.farm_jobs),
+            (
+                settings.max_jobs,
+                settings.farm.slots(self.exec.processes, &running),
+            ),
             settings.budget.as_ref(),
             &mut |d: &Done| {
                 let mut c = counter.lock().unwrap_or_else(|e| e.into_inner());
