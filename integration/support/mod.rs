@@ -179,6 +179,13 @@ pub fn in_both_configs(f: impl Fn()) {
     UNDER_CI.set(false);
 }
 
+/// Runs `f` in the default configuration only (`CI` unset), for a test whose builds do the
+/// same under `CI=1` ([`in_both_configs`] runs both).
+pub fn in_default_config(f: impl Fn()) {
+    UNDER_CI.set(false);
+    f();
+}
+
 /// The value of `CI` a build of this test gets: `None` (removed: the default configuration)
 /// unless [`in_both_configs`] runs its `CI=1` round.
 pub fn ci_value() -> Option<&'static str> {
