@@ -575,3 +575,93 @@ fn hip_compiles_name_the_device_libraries_for_sccache() {
     b.env_remove("HIP_DEVICE_LIB_PATH");
     assert_eq!(value(&b), Some(None), "a removed variable stays removed");
 }
+
+/// What may not go to a build farm says why, once, in the build's last progress line (issue
+/// 50): under an `sccache` whose scheduler has room (a stand-in that answers `--dist-status`
+/// and runs every compile here), a host-code build with Debian's clang 15 gives its device
+/// compile a farm slot and its host compile a local one, saying that sccache refuses clang
+/// 15's `-Xclang` pairs; a CUDA build with clang 22 gives its device compile a local slot,
+/// saying that sccache compiles clang's CUDA here. A second, cached build asks nothing.
+#[test]
+fn what_cannot_go_to_the_farm_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    tool(ROCM_CLANG);
+    tool(CLANG22);
+    crate::rocm::require_rocm();
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    let sccache = d.join("bin/sccache");
+    std::fs::create_dir_all(sccache.parent().unwrap()).unwrap();
+    let status = r#"{"SchedulerStatus":["http://127.0.0.1:1/",{"num_servers":1,"num_cpus":4,"in_progress":0}]}"#;
+    std::fs::write(
+        &sccache,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --dist-status ]; then echo x >> '{}'; echo '{status}'; \
+             exit 0; fi\nexec \"$@\"\n",
+            d.join("asked").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&sccache, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("a.hip"), SOURCE_A).unwrap();
+    std::fs::write(
+        d.join("k.cu"),
+        "#define __global__ __attribute__((global))\n\
+         extern \"C\" __global__ void k(float* x) { x[0] *= 2.0f; }\n",
+    )
+    .unwrap();
+    let farm_line = |args: &[&str], out: &str| -> String {
+        let mut c = crate::compile_faults::compile_cmd_with_progress(d);
+        c.args(args)
+            .args(["-o", out])
+            .env("OFFLOAD_BUILD_LAUNCHER", &sccache)
+            .env("OFFLOAD_BUILD_CACHE_DIR", d.join(format!("{out}.cache")));
+        let o = c.output().expect("offload-build runs");
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("build farm")).collect();
+        assert!(lines.len() <= 1, "said once: {err}");
+        lines.first().map_or_else(String::new, |l| l.to_string())
+    };
+    let asked = || std::fs::read_to_string(d.join("asked")).map_or(0, |t| t.lines().count());
+
+    let hip = [
+        "--host-code",
+        "--compiler",
+        ROCM_CLANG,
+        "--archs",
+        "gfx90a",
+        "a.hip",
+    ];
+    let line = farm_line(&hip, "liba.a");
+    assert!(
+        line.contains("took up to 5 compiles at once")
+            && line.contains("1 ran there at once at most")
+            && line.contains(
+                "1 host compile took local slots: sccache refuses the -Xclang pairs of a host \
+                 compile with clang 15"
+            ),
+        "{line}"
+    );
+    assert_eq!(asked(), 1);
+    assert_eq!(farm_line(&hip, "liba.a"), "", "a cached build says nothing");
+    assert_eq!(asked(), 1, "a cached build asks nothing");
+
+    let cuda = [
+        "--compiler",
+        CLANG22,
+        "--archs",
+        "sm_80",
+        "--flag=-nocudainc",
+        "k.cu",
+    ];
+    let line = farm_line(&cuda, "k.fatbin");
+    assert!(
+        line.contains("0 ran there at once at most")
+            && line.contains(
+                "1 device compile took local slots: sccache compiles clang's CUDA on this machine"
+            ),
+        "{line}"
+    );
+    assert_eq!(asked(), 2);
+}

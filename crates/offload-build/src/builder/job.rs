@@ -164,6 +164,9 @@ pub(crate) struct CompileJob {
     /// Whether its compile may run on a build farm (sccache with a scheduler, a compiler it
     /// distributes): then it takes one of the farm's slots ([`CompileJob::on_farm`]).
     pub remote: bool,
+    /// Under sccache with a farm, why the compile takes a local slot instead (the build's
+    /// last progress line says it); `None` when it may take the farm's.
+    pub stays: Option<&'static str>,
 }
 
 impl CompileJob {

@@ -513,6 +513,7 @@ mod tests {
             threads: 1,
             ways: vec![crate::builder::job::Way::Driver],
             remote: false,
+            stays: None,
         }
     }
 

@@ -33,7 +33,7 @@ use crate::builder::job::LinkJob;
 use crate::builder::options::{Container, Language};
 use crate::builder::pack;
 use crate::builder::plan::Plan;
-use crate::builder::plan::jobs::{may_run_remote, ways_and_threads};
+use crate::builder::plan::jobs::{set_remote, ways_and_threads};
 use crate::builder::toolchain::{clang, nvcc};
 
 /// The host stage's nodes ([`plan`]).
@@ -84,7 +84,7 @@ fn host_job(plan: &Plan, source: &Path, archs: &[Arch], gpubinary: &Path) -> Com
         job.pch = Some(i);
         job.pch_skip = skip;
     }
-    job.remote = settings.farm.may_take() && may_run_remote(&job.target, o, tc);
+    set_remote(&mut job, &settings.farm, o, tc);
     job
 }
 

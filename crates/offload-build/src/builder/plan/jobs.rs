@@ -140,30 +140,64 @@ pub(crate) fn job_settings(
     })
 }
 
-/// The build farm ([`launcher::farm`]), and which of `jobs` may take one of its slots.
+/// The build farm ([`launcher::farm`]), and which of `jobs` may take one of its slots (the
+/// others say why they take a local one: [`CompileJob::stays`]). Under sccache the farm is
+/// asked about whenever compiles run, also when none may go there, so that the build can say
+/// why.
 fn farm(
     env: &Env<'_>,
     o: &CompileOptions,
     tc: &Toolchain,
     jobs: &mut [CompileJob],
 ) -> launcher::Farm {
-    let wanted = jobs.iter().any(|j| may_run_remote(&j.target, o, tc));
-    let farm = launcher::farm(env, &o.launcher, o.launcher_kind, wanted);
+    let farm = launcher::farm(env, &o.launcher, o.launcher_kind);
     for job in jobs {
-        job.remote = farm.may_take() && may_run_remote(&job.target, o, tc);
+        set_remote(job, &farm, o, tc);
     }
     farm
 }
 
-/// Whether a compile for `target` may run on a build farm: under sccache, a HIP compile
-/// (sccache compiles clang's CUDA locally, and runs nvcc's steps itself), for the host only
-/// with clang 16 or later (whose `-Xclang=` spelling sccache accepts: clang 15's host compile
-/// runs here, [`crate::builder::toolchain::clang::host_job`]).
-pub(crate) fn may_run_remote(target: &Target, o: &CompileOptions, tc: &Toolchain) -> bool {
-    o.launcher_kind == LauncherKind::Sccache
-        && o.lang == Language::Hip
-        && !tc.is_nvcc()
-        && (target.device().is_some() || tc.major >= 16)
+/// Sets whether `job` may take a slot of `farm` ([`CompileJob::remote`]), and if not, under
+/// sccache, why ([`CompileJob::stays`]).
+pub(crate) fn set_remote(
+    job: &mut CompileJob,
+    farm: &launcher::Farm,
+    o: &CompileOptions,
+    tc: &Toolchain,
+) {
+    let why = why_local(&job.target, o, tc);
+    job.remote = farm.may_take() && why.is_none();
+    job.stays = if farm.may_take() { why } else { None };
+}
+
+/// Why a compile for `target` takes a local job slot under sccache with a farm; `None` when
+/// it may run on the farm: a HIP compile, for the host only with clang 16 or later (whose
+/// `-Xclang=` spelling sccache accepts: clang 15's host compile,
+/// [`crate::builder::toolchain::clang::host_job`]).
+pub(crate) fn why_local(
+    target: &Target,
+    o: &CompileOptions,
+    tc: &Toolchain,
+) -> Option<&'static str> {
+    if o.launcher_kind != LauncherKind::Sccache {
+        return Some("the launcher is not sccache");
+    }
+    if tc.is_nvcc() {
+        return Some(
+            "nvcc's compiles are not counted as the farm's (sccache 0.16 and 0.17 cannot send \
+             those of nvcc 13.3 and later)",
+        );
+    }
+    if o.lang != Language::Hip {
+        return Some("sccache compiles clang's CUDA on this machine");
+    }
+    if target.device().is_none() && tc.major < 16 {
+        return Some(
+            "sccache refuses the -Xclang pairs of a host compile with clang 15 (clang 16 and \
+             later spell them -Xclang=)",
+        );
+    }
+    None
 }
 
 /// How each job's first step runs ([`Way`]): nvcc's printed steps for an nvcc host-code

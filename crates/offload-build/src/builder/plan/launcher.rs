@@ -45,12 +45,12 @@ pub(crate) fn kind_of(l: &[OsString]) -> LauncherKind {
 }
 
 /// A build farm's slots: how many compiles it takes from this build at once, beside the local
-/// job slots. Decided in the plan ([`farm`]); sccache is asked only when a compile that may
-/// go there is about to run ([`Farm::slots`]), so that a build whose compiles all come from
-/// the cache spawns nothing.
+/// job slots. Decided in the plan ([`farm`]); sccache is asked only when compiles are about to
+/// run ([`Farm::slots`]), so that a build whose compiles all come from the cache spawns
+/// nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Farm {
-    /// No farm, or none of the build's compiles may go to one.
+    /// No farm (no sccache, and no `OFFLOAD_BUILD_FARM_JOBS`).
     None,
     /// `OFFLOAD_BUILD_FARM_JOBS`.
     Set(usize),
@@ -66,10 +66,11 @@ impl Farm {
         !matches!(self, Farm::None | Farm::Set(0))
     }
 
-    /// The farm's slots for a build running `jobs`: `0` without asking when none of them
-    /// takes a farm slot ([`CompileJob::on_farm`]), as when every compile came from the cache.
+    /// The farm's slots for a build running `jobs`: `0` without asking when it runs none (every
+    /// compile came from the cache). Asked also when none of them may take a farm slot, so
+    /// that the build can say why they took local ones ([`CompileJob::stays`]).
     pub(crate) fn slots(&self, p: &Processes, jobs: &[&CompileJob]) -> usize {
-        self.slots_if(p, jobs.iter().any(|j| j.on_farm()))
+        self.slots_if(p, !jobs.is_empty())
     }
 
     fn slots_if(&self, p: &Processes, wanted: bool) -> usize {
@@ -92,9 +93,8 @@ impl Farm {
 }
 
 /// The build farm of a build under `launcher`: `OFFLOAD_BUILD_FARM_JOBS`, else, under sccache,
-/// its scheduler's room when asked ([`Farm::Ask`]); [`Farm::None`] when no compile of the
-/// build could go there (`wanted` false: a CUDA build under sccache).
-pub(crate) fn farm(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind, wanted: bool) -> Farm {
+/// its scheduler's room when asked ([`Farm::Ask`]); else [`Farm::None`].
+pub(crate) fn farm(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind) -> Farm {
     if let Some(v) = env.get("OFFLOAD_BUILD_FARM_JOBS") {
         return Farm::Set(v.trim().parse::<usize>().unwrap_or_else(|_| {
             env.directives().warn(&format!(
@@ -103,8 +103,8 @@ pub(crate) fn farm(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind, wan
             0
         }));
     }
-    match (kind, launcher.first(), wanted) {
-        (LauncherKind::Sccache, Some(program), true) => Farm::Ask(program.clone()),
+    match (kind, launcher.first()) {
+        (LauncherKind::Sccache, Some(program)) => Farm::Ask(program.clone()),
         _ => Farm::None,
     }
 }

@@ -110,6 +110,8 @@ struct Counter<'a> {
     settings: &'a JobSettings,
     done: usize,
     total: usize,
+    /// The compiles that took local slots under a build farm, and why ([`stayed`]).
+    stayed: Vec<String>,
 }
 
 impl Counter<'_> {
@@ -155,10 +157,14 @@ impl Counter<'_> {
                 (label, ProgressStep::Memory(why))
             }
             Note::Farm { slots, most } => {
-                let what = format!(
+                let mut what = format!(
                     "took up to {slots} compiles at once beside the local jobs; {most} ran there \
                      at once at most"
                 );
+                for s in &self.stayed {
+                    what += "; ";
+                    what += s;
+                }
                 ("build farm".to_string(), ProgressStep::Farm(what))
             }
         };
@@ -215,10 +221,12 @@ impl Runner<'_> {
         };
         let (nodes, _) = self.nodes(settings, &made);
         let linked = self.counted_links(&made);
+        let hosts = (self.hosts.iter()).flat_map(|h| h.sources().filter_map(|s| h.planned(s)));
         let counter = Mutex::new(Counter {
             settings,
             done: 0,
             total: made.to_run.len() + linked.len() + self.hosts.map_or(0, |h| h.sources().count()),
+            stayed: stayed(running.iter().copied().chain(hosts)),
         });
         let done = graph::run(
             nodes,
@@ -257,6 +265,28 @@ impl Runner<'_> {
             .map(|(_, &(i, _))| i)
             .collect()
     }
+}
+
+/// Which of `jobs` take local slots under a build farm, by kind and reason
+/// ([`CompileJob::stays`]): "2 host compiles took local slots: <why>".
+fn stayed<'a>(jobs: impl Iterator<Item = &'a CompileJob>) -> Vec<String> {
+    let mut by: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for j in jobs {
+        if let Some(why) = j.stays {
+            let kind = if j.target.device().is_some() {
+                "device"
+            } else {
+                "host"
+            };
+            *by.entry((kind, why)).or_default() += 1;
+        }
+    }
+    (by.into_iter())
+        .map(|((kind, why), n)| {
+            let s = if n == 1 { "" } else { "s" };
+            format!("{n} {kind} compile{s} took local slots: {why}")
+        })
+        .collect()
 }
 
 /// The compiles in the order they start when their ranks tie: those that do not use a PCH

@@ -420,6 +420,7 @@ pub(crate) fn new_job(
         threads: 1,
         ways: vec![crate::builder::job::Way::Driver],
         remote: false,
+        stays: None,
     };
     (job, key)
 }
