@@ -638,7 +638,7 @@ fn what_cannot_go_to_the_farm_says_why() {
         line.contains("took up to 5 compiles at once")
             && line.contains("1 ran there at once at most")
             && line.contains(
-                "1 host compile took local slots: sccache refuses the -Xclang pairs of a host \
+                "1 host compile took a local slot: sccache refuses the -Xclang pairs of a host \
                  compile with clang 15"
             ),
         "{line}"
@@ -659,7 +659,8 @@ fn what_cannot_go_to_the_farm_says_why() {
     assert!(
         line.contains("0 ran there at once at most")
             && line.contains(
-                "1 device compile took local slots: sccache compiles clang's CUDA on this machine"
+                "1 device compile took a local slot: sccache compiles clang's CUDA on this \
+                 machine"
             ),
         "{line}"
     );

@@ -160,6 +160,7 @@ pub const BUILD_ENV_VARS: &[&str] = &[
     "OFFLOAD_BUILD_CACHE_DIR",
     "OFFLOAD_BUILD_PCH",
     "OFFLOAD_BUILD_DIRECT",
+    "OFFLOAD_BUILD_FARM_JOBS",
 ];
 
 thread_local! {

@@ -30,7 +30,9 @@
 //! **A build farm.** A node that may run on a build farm ([`Node::remote`]: a compile under
 //! sccache with a scheduler) takes one of the farm's slots when one is free, without a local
 //! token and without counting against the memory budget: the local limits are for local work.
-//! When the farm's slots are taken it waits for a local slot as any node does.
+//! When the farm's slots are taken it waits for a local slot as any node does. How many slots
+//! the farm has is asked once, when the first remote node is ready (a build that runs none
+//! asks nothing).
 //!
 //! A running node may add nodes ([`Slot::add`]): what it found out it has to do (nvcc's
 //! steps, once nvcc printed them).
@@ -281,8 +283,9 @@ struct Exec<'a, T> {
     running: usize,
     requested: usize,
     max: usize,
-    /// The build farm's slots, and how many of them running nodes hold.
-    farm: usize,
+    /// The build farm's slots (`None` until a remote node was ready), and how many of them
+    /// running nodes hold.
+    farm: Option<usize>,
     on_farm: usize,
     /// The most nodes that held farm slots at once.
     farm_peak: usize,
@@ -305,14 +308,16 @@ struct Exec<'a, T> {
 }
 
 /// Runs `nodes` with at most `max` at once, one jobserver token per node beyond the first,
-/// within `budget`, and besides them up to `farm` remote nodes on a build farm. Results come
+/// within `budget`, and besides them as many remote nodes on a build farm as `farm` says
+/// (asked once, when the first remote node is ready: a build that runs none asks nothing).
+/// Results come
 /// back in node order (the nodes added while running after the others); `on_done` sees each
 /// successful result as it finishes and `on_note` what the executor tells, both on the
 /// calling thread.
 pub(crate) fn run<'a, T: Send + 'a>(
     nodes: Vec<Node<'a, T>>,
     client: Option<&Client>,
-    (max, farm): (usize, usize),
+    (max, farm): (usize, &dyn Fn() -> usize),
     budget: Option<&Budget>,
     on_done: &mut dyn FnMut(&T),
     on_note: &mut dyn FnMut(Note),
@@ -329,10 +334,13 @@ pub(crate) fn run<'a, T: Send + 'a>(
         stop: AtomicBool::new(false),
     };
     let shared = &shared;
-    let mut ex = Exec::new((max, farm), budget.map(|b| b.bytes));
+    let mut ex = Exec::new(max, budget.map(|b| b.bytes));
     ex.add(0, nodes);
     std::thread::scope(|s| {
         loop {
+            if ex.farm.is_none() && ex.ready().iter().any(|&i| ex.is_remote(i)) {
+                ex.farm = Some(farm());
+            }
             while let Some((i, (work, need), token)) = ex.next_to_start(on_note) {
                 let crowded = ex.crowd();
                 let slot = Slot {
@@ -367,9 +375,9 @@ pub(crate) fn run<'a, T: Send + 'a>(
         }
     });
     drop(helper);
-    if farm > 0 {
+    if let Some(slots) = ex.farm.filter(|&n| n > 0) {
         on_note(Note::Farm {
-            slots: farm,
+            slots,
             most: ex.farm_peak,
         });
     }
@@ -377,7 +385,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
 }
 
 impl<'a, T> Exec<'a, T> {
-    fn new((max, farm): (usize, usize), budget: Option<u64>) -> Exec<'a, T> {
+    fn new(max: usize, budget: Option<u64>) -> Exec<'a, T> {
         Exec {
             states: Vec::new(),
             info: Vec::new(),
@@ -388,7 +396,7 @@ impl<'a, T> Exec<'a, T> {
             running: 0,
             requested: 0,
             max,
-            farm,
+            farm: None,
             on_farm: 0,
             farm_peak: 0,
             budget,
@@ -550,7 +558,7 @@ impl<'a, T> Exec<'a, T> {
 
     /// The ready remote nodes that free farm slots take, best first.
     fn to_farm(&self, ready: &[usize]) -> Vec<usize> {
-        let free = self.farm.saturating_sub(self.on_farm);
+        let free = self.farm.unwrap_or(0).saturating_sub(self.on_farm);
         (ready.iter().copied())
             .filter(|&i| self.is_remote(i))
             .take(free)
@@ -886,7 +894,7 @@ mod tests {
         let r = run(
             nodes,
             client,
-            (max, farm),
+            (max, &|| farm),
             budget.as_ref(),
             &mut |_| done += 1,
             &mut |n| notes.push(n),
@@ -935,6 +943,38 @@ mod tests {
         }
         run_with_farm(nodes, None, (1, 0), None).0.unwrap();
         assert_eq!(c.1.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_farm_is_asked_once_when_a_remote_node_is_ready() {
+        let asked = std::cell::Cell::new(0);
+        let farm = || {
+            asked.set(asked.get() + 1);
+            2
+        };
+        let run_these = |nodes| {
+            let mut notes = Vec::new();
+            let r = run(nodes, None, (1, &farm), None, &mut |_| {}, &mut |n| {
+                notes.push(n)
+            });
+            (r.unwrap(), notes)
+        };
+        // No remote node: not asked, and no farm note.
+        let c = counts();
+        let nodes = (0..2).map(|i| sleeper(i, 5, 0, &c)).collect();
+        assert_eq!(run_these(nodes), (vec![0, 1], vec![]));
+        assert_eq!(asked.get(), 0);
+        // A remote node after a local one: asked once, when it is ready.
+        let c = counts();
+        let mut nodes: Vec<_> = (0..3).map(|i| sleeper(i, 5, 0, &c)).collect();
+        for n in &mut nodes[1..] {
+            n.remote = true;
+            n.after = vec![0];
+        }
+        let (r, notes) = run_these(nodes);
+        assert_eq!(r, vec![0, 1, 2]);
+        assert_eq!(notes, [Note::Farm { slots: 2, most: 2 }]);
+        assert_eq!(asked.get(), 1);
     }
 
     #[test]

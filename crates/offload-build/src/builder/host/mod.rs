@@ -119,7 +119,8 @@ pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Hos
     };
     let o = &settings.options;
     let cache = &plan.cache_dir;
-    // How each host compile runs, decided as the plan decides the device compiles'.
+    // How each host compile runs, and whether it may take a build farm's slot, decided as the
+    // plan decides the device compiles'.
     let decide = |compiles: &mut Vec<CompileJob>| {
         ways_and_threads(
             compiles,
@@ -127,7 +128,10 @@ pub(crate) fn plan<'a>(plan: &Plan, pack: &'a Pack, job: &'a HostJob<'a>) -> Hos
             tc,
             settings.direct,
             settings.budget.as_ref(),
-        )
+        );
+        for job in compiles {
+            set_remote(job, &settings.farm, o, tc);
+        }
     };
     if tc.is_nvcc() {
         let mut compiles: Vec<CompileJob> = (plan.compiles.iter())

@@ -158,7 +158,7 @@ fn farm(
 }
 
 /// Sets whether `job` may take a slot of `farm` ([`CompileJob::remote`]), and if not, under
-/// sccache, why ([`CompileJob::stays`]).
+/// sccache with a farm, why ([`CompileJob::stays`]). Call it once the job's steps are known.
 pub(crate) fn set_remote(
     job: &mut CompileJob,
     farm: &launcher::Farm,
@@ -167,11 +167,19 @@ pub(crate) fn set_remote(
 ) {
     let why = why_local(&job.target, o, tc);
     job.remote = farm.may_take() && why.is_none();
-    job.stays = if farm.may_take() { why } else { None };
+    job.stays = match why {
+        _ if !farm.may_take() => None,
+        Some(why) => Some(why),
+        None if !job.on_farm() => Some(
+            "its code generation runs here after sccache's compile (a -fgpu-rdc compile writes \
+             bitcode first)",
+        ),
+        None => None,
+    };
 }
 
 /// Why a compile for `target` takes a local job slot under sccache with a farm; `None` when
-/// it may run on the farm: a HIP compile, for the host only with clang 16 or later (whose
+/// it may take a farm slot: a HIP compile, for the host only with clang 16 or later (whose
 /// `-Xclang=` spelling sccache accepts: clang 15's host compile,
 /// [`crate::builder::toolchain::clang::host_job`]).
 pub(crate) fn why_local(
@@ -184,8 +192,8 @@ pub(crate) fn why_local(
     }
     if tc.is_nvcc() {
         return Some(
-            "nvcc's compiles are not counted as the farm's (sccache 0.16 and 0.17 cannot send \
-             those of nvcc 13.3 and later)",
+            "offload-build does not count nvcc's compiles as the farm's (sccache 0.16 and 0.17 \
+             send none from nvcc 13.3 on)",
         );
     }
     if o.lang != Language::Hip {

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::builder::env::Env;
-use crate::builder::job::{CompileJob, LauncherKind};
+use crate::builder::job::LauncherKind;
 use crate::builder::process::Processes;
 
 /// The launcher: `OFFLOAD_BUILD_LAUNCHER`, else a caching `RUSTC_WRAPPER`.
@@ -45,14 +45,15 @@ pub(crate) fn kind_of(l: &[OsString]) -> LauncherKind {
 }
 
 /// A build farm's slots: how many compiles it takes from this build at once, beside the local
-/// job slots. Decided in the plan ([`farm`]); sccache is asked only when compiles are about to
-/// run ([`Farm::slots`]), so that a build whose compiles all come from the cache spawns
+/// job slots. Decided in the plan ([`farm`]); sccache is asked ([`Farm::ask`]) when the job
+/// graph has a compile ready that may go there (or, once the build ran compiles that may not,
+/// to say why they did not), so that a build whose compiles all come from the cache spawns
 /// nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Farm {
-    /// No farm (no sccache, and no `OFFLOAD_BUILD_FARM_JOBS`).
+    /// No farm (no sccache).
     None,
-    /// `OFFLOAD_BUILD_FARM_JOBS`.
+    /// `OFFLOAD_BUILD_FARM_JOBS` (under sccache).
     Set(usize),
     /// What this sccache's `--dist-status` says its scheduler has room for
     /// ([`farm_capacity`]).
@@ -66,16 +67,10 @@ impl Farm {
         !matches!(self, Farm::None | Farm::Set(0))
     }
 
-    /// The farm's slots for a build running `jobs`: `0` without asking when it runs none (every
-    /// compile came from the cache). Asked also when none of them may take a farm slot, so
-    /// that the build can say why they took local ones ([`CompileJob::stays`]).
-    pub(crate) fn slots(&self, p: &Processes, jobs: &[&CompileJob]) -> usize {
-        self.slots_if(p, !jobs.is_empty())
-    }
-
-    fn slots_if(&self, p: &Processes, wanted: bool) -> usize {
+    /// The farm's slots now: `OFFLOAD_BUILD_FARM_JOBS`, or what sccache's scheduler has
+    /// room for.
+    pub(crate) fn ask(&self, p: &Processes) -> usize {
         match self {
-            _ if !wanted => 0,
             Farm::None => 0,
             Farm::Set(n) => *n,
             Farm::Ask(program) => {
@@ -92,9 +87,13 @@ impl Farm {
     }
 }
 
-/// The build farm of a build under `launcher`: `OFFLOAD_BUILD_FARM_JOBS`, else, under sccache,
-/// its scheduler's room when asked ([`Farm::Ask`]); else [`Farm::None`].
+/// The build farm of a build under `launcher`: under sccache, `OFFLOAD_BUILD_FARM_JOBS`, else
+/// its scheduler's room when asked ([`Farm::Ask`]); without sccache [`Farm::None`] (no other
+/// launcher sends compiles to a farm).
 pub(crate) fn farm(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind) -> Farm {
+    if kind != LauncherKind::Sccache {
+        return Farm::None;
+    }
     if let Some(v) = env.get("OFFLOAD_BUILD_FARM_JOBS") {
         return Farm::Set(v.trim().parse::<usize>().unwrap_or_else(|_| {
             env.directives().warn(&format!(
@@ -103,10 +102,9 @@ pub(crate) fn farm(env: &Env<'_>, launcher: &[OsString], kind: LauncherKind) -> 
             0
         }));
     }
-    match (kind, launcher.first()) {
-        (LauncherKind::Sccache, Some(program)) => Farm::Ask(program.clone()),
-        _ => Farm::None,
-    }
+    launcher
+        .first()
+        .map_or(Farm::None, |program| Farm::Ask(program.clone()))
 }
 
 /// The compiles a scheduler's farm has room for, and its number of servers, from
@@ -158,11 +156,11 @@ mod tests {
         assert_eq!(farm_capacity(cut), None);
     }
 
-    /// sccache is asked only when a compile that may go to the farm runs: a build whose
-    /// compiles all came from the cache spawns nothing.
+    /// The farm's answer: sccache's `--dist-status`, asked when [`Farm::ask`] is called (the
+    /// job graph calls it only when a compile that may go there is ready).
     #[cfg(unix)]
     #[test]
-    fn the_farm_is_asked_only_when_a_compile_may_go_there() {
+    fn the_farm_asks_sccache_its_room() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let asked = dir.path().join("asked");
@@ -180,12 +178,11 @@ mod tests {
         let p = Processes::default();
         let farm = Farm::Ask(sccache.into_os_string());
         assert!(farm.may_take());
-        assert_eq!(farm.slots(&p, &[]), 0);
-        assert_eq!(farm.slots_if(&p, false), 0);
-        assert!(!asked.exists(), "asked with nothing to run");
-        assert_eq!(farm.slots_if(&p, true), 4 + 1 - 1);
+        assert!(!asked.exists(), "made without asking");
+        assert_eq!(farm.ask(&p), 4 + 1 - 1);
         assert_eq!(std::fs::read_to_string(&asked).unwrap(), "--dist-status\n");
         assert!(!Farm::Set(0).may_take() && !Farm::None.may_take());
-        assert_eq!(Farm::Set(3).slots_if(&p, true), 3);
+        assert_eq!(Farm::Set(3).ask(&p), 3);
+        assert_eq!(Farm::None.ask(&p), 0);
     }
 }

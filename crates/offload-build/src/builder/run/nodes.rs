@@ -265,6 +265,9 @@ impl Runner<'_> {
         };
         for source in hosts.sources() {
             let mut after = Self::compiles_of(made, at, source);
+            // A host compile whose device compiles all came from the cache is most likely a
+            // hit too: it does not wake the build farm (a miss takes a local slot).
+            let device_ran = !after.is_empty();
             after.extend(at.early.get(source));
             let pch_at = (hosts.planned(source))
                 .and_then(|j| j.pch)
@@ -285,7 +288,8 @@ impl Runner<'_> {
                 after,
                 work,
             );
-            g.nodes[n].remote = hosts.planned(source).is_some_and(CompileJob::on_farm);
+            g.nodes[n].remote =
+                device_ran && hosts.planned(source).is_some_and(CompileJob::on_farm);
         }
     }
 

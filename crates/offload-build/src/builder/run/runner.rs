@@ -110,11 +110,26 @@ struct Counter<'a> {
     settings: &'a JobSettings,
     done: usize,
     total: usize,
-    /// The compiles that took local slots under a build farm, and why ([`stayed`]).
-    stayed: Vec<String>,
+    /// The compiles that ran on local slots though a build farm was there, by kind and
+    /// reason ([`CompileJob::stays`]).
+    stayed: BTreeMap<(&'static str, &'static str), usize>,
 }
 
 impl Counter<'_> {
+    /// Counts `job`'s run on a local slot when it could not take the farm's.
+    fn stayed(&mut self, job: Option<&CompileJob>) {
+        if let Some(why) = job.and_then(|j| j.stays) {
+            let kind = job.map_or("", |j| {
+                if j.target.device().is_some() {
+                    "device"
+                } else {
+                    "host"
+                }
+            });
+            *self.stayed.entry((kind, why)).or_default() += 1;
+        }
+    }
+
     fn report(&mut self, target: &Target, step: ProgressStep, seconds: Option<f64>) {
         self.done += 1;
         if let Some(hook) = &self.settings.progress {
@@ -161,9 +176,14 @@ impl Counter<'_> {
                     "took up to {slots} compiles at once beside the local jobs; {most} ran there \
                      at once at most"
                 );
-                for s in &self.stayed {
-                    what += "; ";
-                    what += s;
+                for ((kind, why), n) in &self.stayed {
+                    let took = if *n == 1 {
+                        "took a local slot"
+                    } else {
+                        "took local slots"
+                    };
+                    let s = if *n == 1 { "" } else { "s" };
+                    what += &format!("; {n} {kind} compile{s} {took}: {why}");
                 }
                 ("build farm".to_string(), ProgressStep::Farm(what))
             }
@@ -221,23 +241,28 @@ impl Runner<'_> {
         };
         let (nodes, _) = self.nodes(settings, &made);
         let linked = self.counted_links(&made);
-        let hosts = (self.hosts.iter()).flat_map(|h| h.sources().filter_map(|s| h.planned(s)));
         let counter = Mutex::new(Counter {
             settings,
             done: 0,
             total: made.to_run.len() + linked.len() + self.hosts.map_or(0, |h| h.sources().count()),
-            stayed: stayed(running.iter().copied().chain(hosts)),
+            stayed: BTreeMap::new(),
         });
+        let asked = std::sync::OnceLock::new();
+        let farm = || *asked.get_or_init(|| settings.farm.ask(self.exec.processes));
         let done = graph::run(
             nodes,
             settings.client.as_ref(),
-            (
-                settings.max_jobs,
-                settings.farm.slots(self.exec.processes, &running),
-            ),
+            (settings.max_jobs, &farm),
             settings.budget.as_ref(),
             &mut |d: &Done| {
                 let mut c = counter.lock().unwrap_or_else(|e| e.into_inner());
+                match d {
+                    Done::Compile(k, o) if o.ran => c.stayed(made.jobs.get(*k).copied()),
+                    Done::Host(o, _) if o.ran => {
+                        c.stayed(self.hosts.and_then(|h| h.planned(&o.source)))
+                    }
+                    _ => {}
+                }
                 match d {
                     Done::Compile(_, o) | Done::Host(o, _) => {
                         let step = ProgressStep::Compile(o.source.clone());
@@ -252,6 +277,16 @@ impl Runner<'_> {
             },
             &mut |n| counter.lock().unwrap_or_else(|e| e.into_inner()).note(n),
         )?;
+        // A build none of whose compiles could take the farm's slots asked nothing yet: it
+        // says why, when there is a farm.
+        let c = counter.lock().unwrap_or_else(|e| e.into_inner());
+        if asked.get().is_none() && !c.stayed.is_empty() && farm() > 0 {
+            c.note(Note::Farm {
+                slots: farm(),
+                most: 0,
+            });
+        }
+        drop(c);
         self.collect(settings, built, cached, done, &made)
     }
 
@@ -265,28 +300,6 @@ impl Runner<'_> {
             .map(|(_, &(i, _))| i)
             .collect()
     }
-}
-
-/// Which of `jobs` take local slots under a build farm, by kind and reason
-/// ([`CompileJob::stays`]): "2 host compiles took local slots: <why>".
-fn stayed<'a>(jobs: impl Iterator<Item = &'a CompileJob>) -> Vec<String> {
-    let mut by: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for j in jobs {
-        if let Some(why) = j.stays {
-            let kind = if j.target.device().is_some() {
-                "device"
-            } else {
-                "host"
-            };
-            *by.entry((kind, why)).or_default() += 1;
-        }
-    }
-    (by.into_iter())
-        .map(|((kind, why), n)| {
-            let s = if n == 1 { "" } else { "s" };
-            format!("{n} {kind} compile{s} took local slots: {why}")
-        })
-        .collect()
 }
 
 /// The compiles in the order they start when their ranks tie: those that do not use a PCH
