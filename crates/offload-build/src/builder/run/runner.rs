@@ -7,7 +7,7 @@
 //! runs them, checks what they wrote and records the results.
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,6 +21,7 @@ use crate::builder::env::Env;
 use crate::builder::error::Error;
 use crate::builder::graph::{self, Note};
 use crate::builder::host::HostPlan;
+use crate::builder::host::early::Hosts;
 use crate::builder::job::CompileJob;
 use crate::builder::job_out::JobOut;
 use crate::builder::memory;
@@ -116,6 +117,44 @@ struct Counter<'a> {
 }
 
 impl Counter<'_> {
+    /// Reports the finished node `d` (a compile of `jobs` or a host compile of `hosts`, a
+    /// device link of `linked`), and counts its run on a local slot when it could not take the
+    /// farm's.
+    fn on_done(
+        &mut self,
+        d: &Done,
+        (jobs, hosts): (&[&CompileJob], Option<&Hosts<'_>>),
+        linked: &BTreeSet<Target>,
+    ) {
+        match d {
+            Done::Compile(k, o) if o.ran => self.stayed(jobs.get(*k).copied()),
+            Done::Host(o, _) if o.ran => self.stayed(hosts.and_then(|h| h.planned(&o.source))),
+            _ => {}
+        }
+        match d {
+            Done::Compile(_, o) | Done::Host(o, _) => {
+                let step = ProgressStep::Compile(o.source.clone());
+                self.report(&o.target, step, o.ran.then_some(o.seconds));
+            }
+            Done::Link(l) if linked.contains(&l.target) => {
+                self.report(&l.target, ProgressStep::Link, l.ran.then_some(l.seconds));
+            }
+            Done::Link(_) => {}
+            Done::Nothing => {}
+        }
+    }
+
+    /// After the graph: a build none of whose compiles could take the farm's slots did not
+    /// ask the farm (`asked` false); it says why, when there is a farm.
+    fn farm_after(&self, asked: bool, farm: &dyn Fn() -> usize) {
+        if !asked && !self.stayed.is_empty() && farm() > 0 {
+            self.note(Note::Farm {
+                slots: farm(),
+                most: 0,
+            });
+        }
+    }
+
     /// Counts `job`'s run on a local slot when it could not take the farm's.
     fn stayed(&mut self, job: Option<&CompileJob>) {
         if let Some(why) = job.and_then(|j| j.stays) {
@@ -256,36 +295,12 @@ impl Runner<'_> {
             settings.budget.as_ref(),
             &mut |d: &Done| {
                 let mut c = counter.lock().unwrap_or_else(|e| e.into_inner());
-                match d {
-                    Done::Compile(k, o) if o.ran => c.stayed(made.jobs.get(*k).copied()),
-                    Done::Host(o, _) if o.ran => {
-                        c.stayed(self.hosts.and_then(|h| h.planned(&o.source)))
-                    }
-                    _ => {}
-                }
-                match d {
-                    Done::Compile(_, o) | Done::Host(o, _) => {
-                        let step = ProgressStep::Compile(o.source.clone());
-                        c.report(&o.target, step, o.ran.then_some(o.seconds));
-                    }
-                    Done::Link(l) if linked.contains(&l.target) => {
-                        c.report(&l.target, ProgressStep::Link, l.ran.then_some(l.seconds));
-                    }
-                    Done::Link(_) => {}
-                    Done::Nothing => {}
-                }
+                c.on_done(d, (&made.jobs, self.hosts), &linked);
             },
             &mut |n| counter.lock().unwrap_or_else(|e| e.into_inner()).note(n),
         )?;
-        // A build none of whose compiles could take the farm's slots asked nothing yet: it
-        // says why, when there is a farm.
         let c = counter.lock().unwrap_or_else(|e| e.into_inner());
-        if asked.get().is_none() && !c.stayed.is_empty() && farm() > 0 {
-            c.note(Note::Farm {
-                slots: farm(),
-                most: 0,
-            });
-        }
+        c.farm_after(asked.get().is_some(), &farm);
         drop(c);
         self.collect(settings, built, cached, done, &made)
     }
