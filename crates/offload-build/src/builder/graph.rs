@@ -338,10 +338,7 @@ pub(crate) fn run<'a, T: Send + 'a>(
     ex.add(0, nodes);
     std::thread::scope(|s| {
         loop {
-            if ex.farm.is_none() && ex.ready().iter().any(|&i| ex.is_remote(i)) {
-                ex.farm = Some(farm());
-            }
-            while let Some((i, (work, need), token)) = ex.next_to_start(on_note) {
+            while let Some((i, (work, need), token)) = ex.next_to_start(farm, on_note) {
                 let crowded = ex.crowd();
                 let slot = Slot {
                     index: i,
@@ -574,12 +571,17 @@ impl<'a, T> Exec<'a, T> {
     #[allow(clippy::type_complexity)]
     fn next_to_start(
         &mut self,
+        farm: &dyn Fn() -> usize,
         on_note: &mut dyn FnMut(Note),
     ) -> Option<(usize, (Work<'a, T>, u64), Held)> {
         if self.failed || self.stopping() {
             return None;
         }
         let ready = self.ready();
+        // The farm's slots, asked once, when a remote node is first ready.
+        if self.farm.is_none() && ready.iter().any(|&i| self.is_remote(i)) {
+            self.farm = Some(farm());
+        }
         // A remote node on a free farm slot: no local token, no local memory.
         if let Some(&i) = self.to_farm(&ready).first() {
             return self.start(i, Held::Farm, 0);

@@ -178,18 +178,15 @@ pub(crate) fn set_remote(
     };
 }
 
-/// Why a compile for `target` takes a local job slot under sccache with a farm; `None` when
-/// it may take a farm slot: a HIP compile, for the host only with clang 16 or later (whose
-/// `-Xclang=` spelling sccache accepts: clang 15's host compile,
-/// [`crate::builder::toolchain::clang::host_job`]).
+/// Why a compile for `target` takes a local job slot under sccache with a farm (the only
+/// launcher with one: [`launcher::farm`]); `None` when it may take a farm slot: a HIP compile,
+/// for the host only with clang 16 or later (whose `-Xclang=` spelling sccache accepts: clang
+/// 15's host compile, [`crate::builder::toolchain::clang::host_job`]).
 pub(crate) fn why_local(
     target: &Target,
     o: &CompileOptions,
     tc: &Toolchain,
 ) -> Option<&'static str> {
-    if o.launcher_kind != LauncherKind::Sccache {
-        return Some("the launcher is not sccache");
-    }
     if tc.is_nvcc() {
         return Some(
             "offload-build does not count nvcc's compiles as the farm's (sccache 0.16 and 0.17 \

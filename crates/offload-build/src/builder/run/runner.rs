@@ -147,26 +147,26 @@ impl Counter<'_> {
     /// After the graph: a build none of whose compiles could take the farm's slots did not
     /// ask the farm (`asked` false); it says why, when there is a farm.
     fn farm_after(&self, asked: bool, farm: &dyn Fn() -> usize) {
-        if !asked && !self.stayed.is_empty() && farm() > 0 {
-            self.note(Note::Farm {
-                slots: farm(),
-                most: 0,
-            });
+        if asked || self.stayed.is_empty() {
+            return;
+        }
+        let slots = farm();
+        if slots > 0 {
+            self.note(Note::Farm { slots, most: 0 });
         }
     }
 
     /// Counts `job`'s run on a local slot when it could not take the farm's.
     fn stayed(&mut self, job: Option<&CompileJob>) {
-        if let Some(why) = job.and_then(|j| j.stays) {
-            let kind = job.map_or("", |j| {
-                if j.target.device().is_some() {
-                    "device"
-                } else {
-                    "host"
-                }
-            });
-            *self.stayed.entry((kind, why)).or_default() += 1;
-        }
+        let Some((j, why)) = job.and_then(|j| Some((j, j.stays?))) else {
+            return;
+        };
+        let kind = if j.target.device().is_some() {
+            "device"
+        } else {
+            "host"
+        };
+        *self.stayed.entry((kind, why)).or_default() += 1;
     }
 
     fn report(&mut self, target: &Target, step: ProgressStep, seconds: Option<f64>) {
