@@ -665,6 +665,46 @@ fn separate_builds_share_the_pch_of_their_first_includes() {
     });
 }
 
+/// Two sources share their whole preamble, `heavy.h` (several standard headers) and then
+/// `<vector>`, which `heavy.h` includes already; a third starts with `heavy.h` and goes on
+/// otherwise, so the build makes the PCH of `heavy.h` alone for it. The two take that one too
+/// rather than a PCH of their own (their preamble reads nothing more: the weights the build
+/// asks clang for): one PCH made, three compiles use it, and the container is the one of the
+/// build without PCH. With clang 22 (`-nogpulib -nogpuinc`), in the default configuration
+/// (the build makes these PCHs itself in both).
+#[test]
+fn sources_sharing_a_preamble_take_the_shorter_pch_it_adds_nothing_to() {
+    let c = require(CLANG22);
+    crate::support::in_default_config(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("include")).unwrap();
+        let heavy = "#pragma once\n#include <map>\n#include <sstream>\n#include <string>\n\
+                     #include <vector>\n";
+        std::fs::write(d.join("heavy.h"), heavy).unwrap();
+        for (s, then) in [("a", "<vector>"), ("b", "<vector>"), ("c", "<functional>")] {
+            let text = format!(
+                "#include \"heavy.h\"\n#include {then}\n\n\
+                 extern \"C\" __attribute__((global)) void {s}(float* x) {{ x[0] *= 2.0f; }}\n"
+            );
+            std::fs::write(d.join(format!("{s}.hip")), text).unwrap();
+        }
+        settle();
+        let of = |out: &str, pch: bool| {
+            let mut b = build(d, c, out);
+            b.flag("-nogpulib").flag("-nogpuinc").pch(pch);
+            for s in ABC {
+                b.file(s);
+            }
+            built(&b)
+        };
+        let (with, made, used) = of("pch", true);
+        assert_eq!((made, used), (1, 3), "one PCH, of heavy.h, for the three");
+        let (without, ..) = of("plain", false);
+        assert!(with == without, "the containers differ");
+    });
+}
+
 /// Logs each compile's arguments (one line) to `$PCH_LOG`, then runs it.
 const LOG_LAUNCHER: &str = "#!/bin/sh\necho \"$*\" >> \"$PCH_LOG\"\nexec \"$@\"\n";
 

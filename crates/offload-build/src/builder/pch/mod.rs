@@ -11,8 +11,10 @@ pub(crate) mod preamble;
 pub(crate) mod shared;
 #[cfg(test)]
 mod tests;
+pub(crate) mod weight;
 
 pub(crate) use job::{
     PchJob, compile_with_pch, host_pch_job, host_prefix_job, pch_job, prefix_job,
 };
-pub(crate) use shared::{Choice, Hints, prefer_shared, prefer_wrapper};
+pub(crate) use shared::{Choice, Hints, prefer_fewer, prefer_shared, prefer_wrapper};
+pub(crate) use weight::Weights;

@@ -119,9 +119,10 @@ pub(crate) fn prefer_shared(
     }
 }
 
-/// One compile's PCH in a build ([`prefer_wrapper`]): the job of its whole preamble, the job
+/// One compile's PCH in a build ([`prefer_wrapper`], [`prefer_fewer`]): the job of its whole preamble, the job
 /// it uses and the bytes of the source that one stands for, and the job of its implicit
 /// includes alone (an empty preamble: clang's HIP runtime wrapper), when it has one.
+#[derive(Clone)]
 pub(crate) struct Choice {
     pub full: PchJob,
     pub chosen: PchJob,
@@ -163,6 +164,87 @@ pub(crate) fn prefer_wrapper(choices: &mut [Option<Choice>], several: bool) {
             c.chosen = w.clone();
             c.skip = 0;
         }
+    }
+}
+
+/// Sources of a build that share their whole preamble `W` (its PCH not made or asked for
+/// yet) use instead a shorter PCH `P` that this build makes for other sources (the same
+/// target and family, its preamble a beginning of theirs) when `W` adds little to it: `W`'s
+/// PCH costs about what parsing `W` does, and each of its `n` sources would parse what `W`
+/// reads beyond `P` instead, so `P` is taken when `n × (weight(W) − weight(P)) < weight(W)`,
+/// a weight the bytes of the headers a preamble reads (`weigh`,
+/// [`Weights`](crate::builder::pch::weight::Weights); `None`: unknown, `W` kept). `texts`:
+/// each choice's source. Shorter preambles are decided first, so that a `W` goes to the `P`
+/// its own sources still use. rocm-examples: four sources whose preamble is
+/// `example_utils.hpp` (which includes `hip_runtime.h` and the standard headers) and standard
+/// headers, `<numeric>` the only one it does not include already: 62 KB beyond its 4.3 MB,
+/// so one PCH per target serves them and six others instead of two.
+pub(crate) fn prefer_fewer(
+    choices: &mut [Option<Choice>],
+    texts: &[Option<&[u8]>],
+    weigh: &dyn Fn(&PchJob) -> Option<u64>,
+) {
+    let mut users: BTreeMap<u128, Vec<usize>> = BTreeMap::new();
+    let mut chosen: BTreeMap<u128, PchJob> = BTreeMap::new();
+    for (i, c) in choices.iter().enumerate() {
+        if let Some(c) = c {
+            users.entry(c.chosen.key).or_default().push(i);
+            chosen
+                .entry(c.chosen.key)
+                .or_insert_with(|| c.chosen.clone());
+        }
+    }
+    let mut order: Vec<&PchJob> = chosen.values().collect();
+    order.sort_by_key(|p| (p.len(), p.key));
+    let mut dropped: Vec<u128> = Vec::new();
+    for w in order {
+        let idxs = &users[&w.key];
+        let whole = idxs.iter().all(|&i| {
+            choices[i]
+                .as_ref()
+                .is_some_and(|c| c.full.key == w.key && texts.get(i).copied().flatten().is_some())
+        });
+        let Some(text) = idxs.first().and_then(|&i| texts[i]).filter(|_| whole) else {
+            continue;
+        };
+        if w.is_known() {
+            continue;
+        }
+        // The longest other PCH of this build that begins this preamble, and the bytes of
+        // the source it stands for.
+        let cuts = cut_points(text);
+        let begins = |p: &PchJob| {
+            let c = cuts
+                .iter()
+                .find(|&&c| c < w.len() && normalized(text, c) == p.preamble)?;
+            Some(*c)
+        };
+        let shorter = chosen.values().filter(|p| {
+            p.key != w.key
+                && !dropped.contains(&p.key)
+                && p.target == w.target
+                && p.family == w.family
+                && p.len() < w.len()
+        });
+        let Some((p, cut)) = shorter
+            .filter_map(|p| Some((p, begins(p)?)))
+            .max_by_key(|(p, _)| p.len())
+        else {
+            continue;
+        };
+        let (Some(ww), Some(wp)) = (weigh(w), weigh(p)) else {
+            continue;
+        };
+        if (idxs.len() as u64).saturating_mul(ww.saturating_sub(wp)) >= ww {
+            continue;
+        }
+        for &i in idxs {
+            if let Some(c) = choices[i].as_mut() {
+                c.chosen = p.clone();
+                c.skip = cut;
+            }
+        }
+        dropped.push(w.key);
     }
 }
 

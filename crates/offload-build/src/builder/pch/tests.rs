@@ -267,3 +267,70 @@ fn compiles_that_would_use_no_pch_share_the_wrappers() {
     prefer_wrapper(&mut c, true);
     assert_eq!(picked(&c), [(5, 40), (5, 40), (6, 40)]);
 }
+
+/// Sources sharing their whole preamble take a shorter PCH the build makes anyway when their
+/// preamble reads little beyond it (by the weights), and keep their own when it reads much
+/// more, when a weight is unknown, or when their own PCH was made.
+#[test]
+fn a_shared_preamble_takes_a_shorter_pch_it_adds_little_to() {
+    use crate::builder::pch::{Choice, prefer_fewer};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let whole = b"#include \"u.h\"\n#include <n.h>\nint a;\n".as_slice();
+    let other = b"#include \"u.h\"\n#include <m.h>\nint c;\n".as_slice();
+    let cut = cut_points(whole)[0];
+    let job = |key: u128, preamble: Vec<u8>| {
+        let mut j = job_keyed(d, key);
+        j.preamble = preamble;
+        j.family = 7;
+        j
+    };
+    let w = job(1, whole[..preamble_len(whole)].to_vec());
+    let p = job(2, normalized(whole, cut));
+    assert_eq!(p.preamble, normalized(other, cut_points(other)[0]));
+    let choices = || {
+        let own = Choice {
+            full: w.clone(),
+            chosen: w.clone(),
+            skip: w.len(),
+            wrapper: None,
+        };
+        let third = Choice {
+            full: job(3, other[..preamble_len(other)].to_vec()),
+            chosen: p.clone(),
+            skip: cut,
+            wrapper: None,
+        };
+        vec![Some(own.clone()), Some(own), Some(third)]
+    };
+    let texts = [Some(whole), Some(whole), Some(other)];
+    let picked = |c: &[Option<Choice>]| -> Vec<(u128, usize)> {
+        c.iter().flatten().map(|c| (c.chosen.key, c.skip)).collect()
+    };
+    let weights = |ww: Option<u64>, wp: Option<u64>| {
+        move |j: &PchJob| match j.key {
+            1 => ww,
+            2 => wp,
+            _ => None,
+        }
+    };
+    // Two sources reading 100 bytes more than P's 900: P (2 x 100 < 1000).
+    let mut c = choices();
+    prefer_fewer(&mut c, &texts, &weights(Some(1000), Some(900)));
+    assert_eq!(picked(&c), [(2, cut), (2, cut), (2, cut)]);
+    // 600 bytes more: their own (2 x 600 >= 1000); a weight unknown: their own.
+    for (ww, wp) in [
+        (Some(1000), Some(400)),
+        (None, Some(900)),
+        (Some(1000), None),
+    ] {
+        let mut c = choices();
+        prefer_fewer(&mut c, &texts, &weights(ww, wp));
+        assert_eq!(picked(&c), [(1, w.len()), (1, w.len()), (2, cut)]);
+    }
+    // Their own PCH made already: kept.
+    std::fs::write(&w.record, b"").unwrap();
+    let mut c = choices();
+    prefer_fewer(&mut c, &texts, &weights(Some(1000), Some(900)));
+    assert_eq!(picked(&c), [(1, w.len()), (1, w.len()), (2, cut)]);
+}

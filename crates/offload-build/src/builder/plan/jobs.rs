@@ -104,7 +104,8 @@ pub(crate) fn job_settings(
         first_of_make: compiles.len() == 1 && pch && run_by_make(build, env),
         includes: &compile.includes,
     };
-    let first = (hints, cache_dir);
+    let weights = pch::Weights::new(env.processes());
+    let first = (hints, cache_dir, &weights);
     let mut pch_jobs = if pch {
         pch_jobs_of(&mut compile_jobs, &compile, tc, first)
     } else {
@@ -285,7 +286,7 @@ pub(crate) fn pch_jobs_of(
     jobs: &mut [CompileJob],
     o: &CompileOptions,
     tc: &Toolchain,
-    (hints, cache_dir): (pch::Hints<'_>, &Path),
+    (hints, cache_dir, weights): (pch::Hints<'_>, &Path, &pch::Weights<'_>),
 ) -> Vec<PchJob> {
     let mut texts: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
     for job in jobs.iter() {
@@ -337,6 +338,11 @@ pub(crate) fn pch_jobs_of(
             wrapper,
         });
     }
+    let job_texts: Vec<Option<&[u8]>> = jobs
+        .iter()
+        .map(|j| texts.get(&j.source).and_then(|t| t.as_deref()))
+        .collect();
+    pch::prefer_fewer(&mut choices, &job_texts, &|p| weights.of(p));
     pch::prefer_wrapper(&mut choices, texts.len() > 1);
     let mut pchs: Vec<PchJob> = Vec::new();
     for (job, c) in jobs.iter_mut().zip(choices) {
@@ -368,7 +374,7 @@ fn host_pchs_of(
     compiles: &[(PathBuf, Vec<Arch>)],
     o: &CompileOptions,
     tc: &Toolchain,
-    (hints, cache_dir): (pch::Hints<'_>, &Path),
+    (hints, cache_dir, weights): (pch::Hints<'_>, &Path, &pch::Weights<'_>),
     pchs: &mut Vec<PchJob>,
 ) -> BTreeMap<PathBuf, (usize, usize)> {
     let texts: Vec<Option<Vec<u8>>> = compiles
@@ -408,6 +414,8 @@ fn host_pchs_of(
             wrapper: pch::host_prefix_job(o, tc, cache_dir, src, Vec::new(), archs),
         });
     }
+    let source_texts: Vec<Option<&[u8]>> = texts.iter().map(|t| t.as_deref()).collect();
+    pch::prefer_fewer(&mut choices, &source_texts, &|p| weights.of(p));
     pch::prefer_wrapper(&mut choices, compiles.len() > 1);
     let mut out = BTreeMap::new();
     for ((src, _), c) in compiles.iter().zip(choices) {
