@@ -182,7 +182,7 @@ pub(crate) fn prefer_wrapper(choices: &mut [Option<Choice>], several: bool) {
 pub(crate) fn prefer_fewer(
     choices: &mut [Option<Choice>],
     texts: &[Option<&[u8]>],
-    weigh: &dyn Fn(&PchJob) -> Option<u64>,
+    weigh: &(dyn Fn(&PchJob) -> Option<u64> + Sync),
 ) {
     let mut users: BTreeMap<u128, Vec<usize>> = BTreeMap::new();
     let mut chosen: BTreeMap<u128, PchJob> = BTreeMap::new();
@@ -232,7 +232,13 @@ pub(crate) fn prefer_fewer(
         else {
             continue;
         };
-        let (Some(ww), Some(wp)) = (weigh(w), weigh(p)) else {
+        // Both asked at once (each may run the compiler's preprocessor).
+        let (ww, wp) = std::thread::scope(|s| {
+            let ww = s.spawn(|| weigh(w));
+            let wp = weigh(p);
+            (ww.join().ok().flatten(), wp)
+        });
+        let (Some(ww), Some(wp)) = (ww, wp) else {
             continue;
         };
         if (idxs.len() as u64).saturating_mul(ww.saturating_sub(wp)) >= ww {
