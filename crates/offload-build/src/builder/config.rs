@@ -95,7 +95,7 @@ impl Default for Build {
 
 impl Build {
     /// A builder with nothing set: HIP, architectures from the environment, a bundle, no
-    /// compression, [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly), Cargo directives printed.
+    /// compression, [`Embed::ContainerOnly`], Cargo directives printed.
     pub fn new() -> Build {
         Build {
             language: None,
@@ -409,8 +409,8 @@ impl Build {
         self
     }
 
-    /// The container format (default: [`Container::Bundle`](crate::builder::Container::Bundle) for HIP,
-    /// [`Container::OffloadBinary`](crate::builder::Container::OffloadBinary) for CUDA; [`Container::CudaFatbin`](crate::builder::Container::CudaFatbin) for CUDA code that
+    /// The container format (default: [`Container::Bundle`] for HIP,
+    /// [`Container::OffloadBinary`] for CUDA; [`Container::CudaFatbin`] for CUDA code that
     /// the CUDA driver loads).
     ///
     /// # Example
@@ -454,7 +454,7 @@ impl Build {
         self
     }
 
-    /// How the device code is embedded (default [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly)).
+    /// How the device code is embedded (default [`Embed::ContainerOnly`]).
     ///
     /// # Example
     ///
@@ -535,7 +535,7 @@ impl Build {
         self
     }
 
-    /// Whether an [`Embed::HipObject`](crate::builder::Embed::HipObject) or [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly) HIP build links the HIP runtime
+    /// Whether an [`Embed::HipObject`] or [`Embed::ContainerOnly`] HIP build links the HIP runtime
     /// (default `true`): when a ROCm install is in use and has `libamdhip64.so`, the build
     /// prints `cargo:rustc-link-search=native=<its directory>` and
     /// `cargo:rustc-link-lib=dylib=amdhip64`, because the object's constructor calls
@@ -741,7 +741,7 @@ impl Build {
     }
 
     /// Calls `hook` on the building thread as each device compile (and device link)
-    /// finishes, with a [`Progress`](crate::builder::Progress) whose `Display` is a line such as
+    /// finishes, with a [`Progress`] whose `Display` is a line such as
     /// `[3/14] gfx90a k.hip 2.1 s`; compiles whose cached result is used are not counted.
     /// `offload-build compile` prints these lines on standard error.
     ///

@@ -47,7 +47,7 @@ pub enum Container {
     /// An NVIDIA fat binary ([`crate::nvfatbin`], magic `0xBA55ED50`) holding each cubin and
     /// PTX of a CUDA build, written by this crate (no `fatbinary` tool): what
     /// `cuModuleLoadData` / `cuModuleLoadFatBinary` (and cudarc's, cust's module loaders)
-    /// take, and what `cuobjdump` lists. CUDA only, with [`Embed::ContainerOnly`](crate::builder::Embed::ContainerOnly): on ELF targets
+    /// take, and what `cuobjdump` lists. CUDA only, with [`Embed::ContainerOnly`]: on ELF targets
     /// the generated `container()` lies in a `.nv_fatbin` section, where `cuobjdump` and
     /// `offload-build inspect` find it. Each entry is named after the build (`cuobjdump -xelf`
     /// writes `<name>.sm_80.cubin`); PTX is stored as clang wrote it.

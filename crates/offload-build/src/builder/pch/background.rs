@@ -18,13 +18,13 @@ use crate::builder::pch::PchJob;
 use crate::builder::pch::lifecycle::{Lifecycle, PchState};
 use crate::builder::process::{self, Processes};
 
-/// Where a background PCH's clang writes its standard error, in [`background_dir`].
+/// Where a background PCH's clang writes its standard error, in [`background_dir`](crate::builder::pch::job::PchJob::background_dir).
 const BACKGROUND_STDERR: &str = "stderr";
 
-/// The record of what a background PCH's clang is to read, in [`background_dir`].
+/// The record of what a background PCH's clang is to read, in [`background_dir`](crate::builder::pch::job::PchJob::background_dir).
 const BACKGROUND_MANIFEST: &str = "manifest";
 
-/// The process group of a background PCH's clang, in [`background_dir`].
+/// The process group of a background PCH's clang, in [`background_dir`](crate::builder::pch::job::PchJob::background_dir).
 const BACKGROUND_PID: &str = "pid";
 
 /// Ends the background PCH's clang of `dir`, whose `lock` it holds: kills its process group
@@ -80,7 +80,7 @@ impl Lifecycle<'_> {
 
     /// Starts making the PCH of `p` after this build, in the background: clang detached
     /// ([`process::spawn_detached`]), writing into `p`'s background directory
-    /// ([`background_dir`]), whose `lock` it holds while it runs (as its standard input),
+    /// ([`background_dir`](crate::builder::pch::job::PchJob::background_dir)), whose `lock` it holds while it runs (as its standard input),
     /// and which records when it started, its process group (`pid`) and what it is to read
     /// (`manifest`: a record of the headers a compile of this build read through the
     /// preamble, `read` with the source first, their content now, and the context). The next

@@ -136,7 +136,7 @@ fn whole_preamble(text: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// [`pch_job`] for `preamble`: the source's own preamble, or the [`normalized`](crate::builder::pch::preamble::normalized) text of its
-/// first directives ([`prefer_shared`]).
+/// first directives ([`prefer_shared`](crate::builder::pch::shared::prefer_shared)).
 pub(crate) fn prefix_job(
     o: &CompileOptions,
     tc: &Toolchain,

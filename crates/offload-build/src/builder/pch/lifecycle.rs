@@ -134,7 +134,7 @@ impl Lifecycle<'_> {
     /// is made; one that a single compile would use is made when an earlier build compiled
     /// the same preamble (its `.seen` mark: the edit after a build), else only marked, so
     /// that a cold build of one source is not slower, and made after this build in the
-    /// background ([`JobSettings::pch_background`]). One whose background clang still runs
+    /// background ([`JobSettings::pch_background`](crate::builder::plan::jobs::JobSettings::pch_background)). One whose background clang still runs
     /// is taken over ([`Lifecycle::take_over_running`]): made when two or more compiles use
     /// it, else started again after this build, whose one compile goes without. One that
     /// clang refused (its `.refused` record, fresh) is not tried again.

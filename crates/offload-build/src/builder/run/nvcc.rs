@@ -1,4 +1,4 @@
-//! An nvcc host-code compile run as the steps nvcc prints ([`Way::NvccSteps`]), each a node
+//! An nvcc host-code compile run as the steps nvcc prints ([`Way::NvccSteps`](crate::builder::job::Way::NvccSteps)), each a node
 //! of the job graph: the job's node asks nvcc for its steps (`--dryrun`), planned by
 //! [`crate::builder::toolchain::nvcc_steps`], and adds one node per step (each chain's steps
 //! one after another), one that makes the module IDs agree, and one that finishes the job

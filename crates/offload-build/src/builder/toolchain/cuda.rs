@@ -1,7 +1,7 @@
 //! The CUDA headers clang compiles CUDA sources with ([`CudaHeaders`]): a CUDA toolkit, or,
 //! without one, clang's own CUDA builtin headers behind this crate's prelude.
 //!
-//! The toolkit is a system install ([`toolchain::find_cuda`]: `CUDA_PATH`, `CUDA_HOME`,
+//! The toolkit is a system install ([`toolchain::find_cuda`](crate::builder::toolchain::cuda::find_cuda): `CUDA_PATH`, `CUDA_HOME`,
 //! `CUDA_ROOT`, `/usr/local/cuda`, `nvcc` on `PATH`), else NVIDIA's pip wheels in the
 //! virtualenv of `VIRTUAL_ENV`, else in `python3`'s `site-packages`: CUDA 13's one tree
 //! `nvidia/cu13/{bin,include,include/cccl,nvvm,lib}`, or CUDA 12's split wheels

@@ -34,7 +34,7 @@ pub(crate) struct Toolchain {
     /// The CUDA headers clang compiles with (CUDA only): a toolkit, or clang's builtins behind
     /// the prelude.
     pub cuda_headers: Option<CudaHeaders>,
-    /// `ptxas`, when found ([`find_ptxas`]).
+    /// `ptxas`, when found ([`find_ptxas`](crate::builder::toolchain::ptxas::find_ptxas)).
     pub ptxas: Option<PathBuf>,
     /// Where `ptxas` was looked for, in order (for messages).
     pub ptxas_searched: Vec<PathBuf>,

@@ -37,7 +37,7 @@ pub(crate) fn is_nvcc(path: &Path) -> bool {
 }
 
 /// The compiler a CUDA build uses: nvcc (its path and how it was chosen), or clang (found by
-/// [`tool`]'s rules, from `explicit` when that is set).
+/// [`find_clang`](crate::builder::toolchain::clang::find_clang)'s rules, from `explicit` when that is set).
 pub(crate) enum Choice {
     /// nvcc, with how it was chosen (`CUDACXX`, `NVIDIA's wheels (…)`, …).
     Nvcc(PathBuf, String),

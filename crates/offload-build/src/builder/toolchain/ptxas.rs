@@ -9,7 +9,7 @@ use crate::builder::toolchain::paths::{exe, path_or_name, wheel_tool};
 
 /// Finds `ptxas`, recording every place looked at: [`Build::ptxas`](crate::builder::Build::ptxas);
 /// `PTXAS` (a path or a name on `PATH`; naming none is an error, not a fallback); the CUDA install's
-/// `bin/ptxas`; `ptxas` on `PATH`; NVIDIA's wheels ([`WHEEL_BIN_DIRS`]) in the virtualenv of
+/// `bin/ptxas`; `ptxas` on `PATH`; NVIDIA's wheels ([`WHEEL_BIN_DIRS`](crate::builder::toolchain::paths::WHEEL_BIN_DIRS)) in the virtualenv of
 /// `VIRTUAL_ENV` (`lib/python3*/site-packages`), then in the `site-packages` of the `python3`
 /// on `PATH` (asked with a 30 s timeout).
 pub(crate) fn find_ptxas(

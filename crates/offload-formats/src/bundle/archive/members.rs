@@ -12,7 +12,7 @@ use crate::bundle::{BinaryBundle, BundleReadError};
 use super::error::DecompressMemberError;
 
 /// A member's contents, decompressed when it is a compressed bundle (by LLVM 22's test,
-/// [`llvm_decompresses`](crate::bundle::compressed::llvm_decompresses)).
+/// [`llvm_decompresses`]).
 pub fn decompress_member(data: &[u8]) -> Result<Cow<'_, [u8]>, DecompressMemberError> {
     if !llvm_decompresses(data) {
         return Ok(Cow::Borrowed(data));

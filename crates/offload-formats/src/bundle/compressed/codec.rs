@@ -136,7 +136,7 @@ pub(super) fn inflate_growing(
 
 /// One zstd frame or zlib stream decoded a step at a time into the spare capacity of a
 /// `Vec`: what the growing whole-bundle decoder and the prefix decoder
-/// ([`CompressedBundle::decompress_prefix`]) share.
+/// ([`CompressedBundle::decompress_prefix`](crate::bundle::CompressedBundle::decompress_prefix)) share.
 #[cfg(feature = "compression")]
 pub(in crate::bundle) enum Stream<'a> {
     Zstd {

@@ -8,7 +8,7 @@
 //!
 //! - [`Triple::new`] mirrors `llvm::Triple(const Twine &)`: it keeps the string
 //!   untouched and parses the first four `-`-separated components positionally.
-//! - [`normalize`] mirrors `llvm::Triple::normalize(StringRef, CanonicalForm)`,
+//! - [`normalize()`] mirrors `llvm::Triple::normalize(StringRef, CanonicalForm)`,
 //!   including its component shuffling and its Windows, Android, SUSE and DXIL
 //!   special cases, byte for byte.
 //! - [`Triple::is_compatible_with`] mirrors `llvm::Triple::isCompatibleWith`,

@@ -352,7 +352,7 @@ const OS_PREFIXES: &[(&str, Os)] = &[
 /// LLVM's `parseOS`: the OS named by a triple's third component, matched by
 /// prefix so that version suffixes (`macosx15.0.0`, `amdhsa5`) are accepted.
 /// `win32` and `windows` are Windows, `visionos` is xrOS. (`cygwin`, `msys`
-/// and `mingw*` are not OSes here; [`normalize`](super::normalize) rewrites them.)
+/// and `mingw*` are not OSes here; [`normalize`](super::normalize()) rewrites them.)
 pub fn parse_os(name: &str) -> Os {
     first_prefix(name, OS_PREFIXES).unwrap_or(Os::Unknown)
 }
