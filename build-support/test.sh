@@ -7,7 +7,7 @@
 # LLVM reference tools when missing. Run as a normal user, it only checks that they are
 # there (run `sudo build-support/setup.sh` once if not).
 # Then: rustfmt check, clippy (warnings are errors), unit + integration tests, doc tests,
-# rustdoc (warnings, such as broken intra-doc links, are errors).
+# rustdoc of public and private items (warnings, such as broken intra-doc links, are errors).
 # Every step runs even if an earlier one failed; the exit status is non-zero if any failed.
 set -uo pipefail
 
@@ -72,7 +72,7 @@ else
 fi
 step doctests cargo test --doc
 step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude cuda-kernels --exclude cuda-launch \
-    --no-deps --quiet
+    --no-deps --quiet --document-private-items
 
 section "summary"
 if ((${#failed[@]} > 0)); then
