@@ -4,6 +4,7 @@
 //! a shorter one the build makes anyway goes by it
 //! ([`prefer_fewer`](crate::builder::pch::shared::prefer_fewer)).
 
+use crate::builder::cache::JobDir;
 use crate::builder::cache::depfile::parse_depfile;
 use crate::builder::pch::job::PchJob;
 use crate::builder::process::{Processes, probe};
@@ -58,12 +59,10 @@ impl<'a> Weights<'a> {
 }
 
 /// Runs the depfile-only command of `p` on a copy of its preamble in a private directory
-/// beside its record, and adds up the sizes of the files the depfile names.
+/// beside its record ([`JobDir`]), and adds up the sizes of the files the depfile names.
 fn ask(p: &PchJob, processes: &Processes) -> Option<u64> {
-    let dir = tempfile::Builder::new()
-        .prefix(".weigh-")
-        .tempdir_in(p.record.parent()?)
-        .ok()?;
+    // A job's private directory: what a killed run leaves is removed as theirs is.
+    let dir = JobDir::new(p.record.parent()?).ok()?;
     let name = p.preamble_file.file_name()?;
     let file = dir.path().join(name);
     std::fs::write(&file, &p.preamble).ok()?;
