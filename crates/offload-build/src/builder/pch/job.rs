@@ -71,17 +71,6 @@ impl PchJob {
     }
 }
 
-/// What makes the command a PCH's: `-emit-pch`, no timestamp in it (the same bytes every
-/// time), and the preamble's template instantiations done in it (see the module docs).
-pub(crate) const PCH_FLAGS: [&str; 6] = [
-    "-Xclang",
-    "-emit-pch",
-    "-Xclang",
-    "-fno-pch-timestamp",
-    "-Xclang",
-    "-fpch-instantiate-templates",
-];
-
 /// Flags with which a compile gets no PCH: they change how a PCH is read or made
 /// (`-include`, `-imacros`, `-Xclang`, modules, `-save-temps`), ask for warnings a PCH
 /// would hide (`-Weverything`, `-Wunused-macros`), or choose C++20 or later, where clang 15
@@ -246,7 +235,7 @@ fn making_args(
         let dir = source.parent().unwrap_or(Path::new("/"));
         args.extend(["-iquote".into(), dir.as_os_str().to_os_string()]);
     }
-    args.extend(PCH_FLAGS.map(OsString::from));
+    args.extend(clang::PCH_FLAGS.map(OsString::from));
     let stand_in = PathBuf::from("<preamble>");
     args.extend([
         stand_in.clone().into_os_string(),
