@@ -54,30 +54,6 @@ fn compile_plans_check_what_a_build_needs() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A toolchain of `kind` and LLVM `major` version at a path nothing runs.
-fn toolchain(
-    kind: crate::builder::options::CompilerKind,
-    major: u32,
-) -> crate::builder::toolchain::Toolchain {
-    crate::builder::toolchain::Toolchain {
-        kind,
-        clang: PathBuf::from("/nonexistent/clang"),
-        version: String::new(),
-        major,
-        origin: "CLANG".into(),
-        rocm: None,
-        rocm_found: None,
-        rocm_looked: Vec::new(),
-        cuda: None,
-        cuda_headers: None,
-        ptxas: None,
-        ptxas_searched: Vec::new(),
-        supported: Vec::new(),
-        identity: 0,
-        tool_dirs: Vec::new(),
-    }
-}
-
 /// Under sccache with a farm, each compile that takes a local slot has its reason: clang 15's
 /// host compile, clang's CUDA, nvcc, a `-fgpu-rdc` compile's code generation; a HIP device
 /// compile and clang 22's host compile have none and may take a farm slot. Without a farm,
@@ -99,6 +75,7 @@ fn compiles_that_stay_off_the_farm_say_why() {
     let gfx90a = Arch::new("gfx90a").unwrap();
     let (host, device) = (Target::Host, Target::Device(gfx90a.clone()));
     let why = |target: &Target, tc, lang| why_local(target, &opts(tc, lang), tc);
+    let toolchain = crate::builder::toolchain::Toolchain::for_test;
     let clang15 = toolchain(Clang, 15);
     assert!(
         why(&host, &clang15, Language::Hip)

@@ -260,21 +260,9 @@ mod tests {
 
     fn toolchain(rocm_found: Option<Rocm>, looked: Vec<String>) -> Toolchain {
         Toolchain {
-            kind: CompilerKind::Clang,
-            clang: PathBuf::from("/usr/lib/llvm-19/bin/clang"),
-            version: String::new(),
-            major: 19,
-            origin: "CLANG".into(),
-            rocm: None,
             rocm_found,
             rocm_looked: looked,
-            cuda: None,
-            cuda_headers: None,
-            ptxas: None,
-            ptxas_searched: Vec::new(),
-            supported: Vec::new(),
-            identity: 0,
-            tool_dirs: Vec::new(),
+            ..Toolchain::for_test(CompilerKind::Clang, 19)
         }
     }
 

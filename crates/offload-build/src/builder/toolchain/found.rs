@@ -48,6 +48,29 @@ pub(crate) struct Toolchain {
 }
 
 impl Toolchain {
+    /// For unit tests: a compiler of `kind` and LLVM `major` version at a path nothing runs,
+    /// with no install around it.
+    #[cfg(test)]
+    pub(crate) fn for_test(kind: CompilerKind, major: u32) -> Toolchain {
+        Toolchain {
+            kind,
+            clang: PathBuf::from("/nonexistent/clang"),
+            version: String::new(),
+            major,
+            origin: "CLANG".into(),
+            rocm: None,
+            rocm_found: None,
+            rocm_looked: Vec::new(),
+            cuda: None,
+            cuda_headers: None,
+            ptxas: None,
+            ptxas_searched: Vec::new(),
+            supported: Vec::new(),
+            identity: 0,
+            tool_dirs: Vec::new(),
+        }
+    }
+
     /// What the CUDA arguments and messages need of it ([`CudaUse`]).
     pub(crate) fn cuda_use(&self) -> CudaUse<'_> {
         CudaUse {
