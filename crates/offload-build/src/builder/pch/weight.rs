@@ -4,8 +4,8 @@
 //! a shorter one the build makes anyway goes by it
 //! ([`prefer_fewer`](crate::builder::pch::shared::prefer_fewer)).
 
-use crate::builder::cache::JobDir;
 use crate::builder::cache::depfile::parse_depfile;
+use crate::builder::cache::{JobDir, read_or_ask};
 use crate::builder::pch::job::PchJob;
 use crate::builder::process::{Processes, probe};
 use std::collections::HashMap;
@@ -30,31 +30,26 @@ impl<'a> Weights<'a> {
 
     /// The bytes of the headers the preamble of `p` reads (the preamble file left out):
     /// kept (`<record>.weight`), known in this build from another target's preamble of the
-    /// same text, or asked of the compiler. `None` when its preprocessing fails.
+    /// same text, or asked of the compiler (once for builds that share the cache:
+    /// [`read_or_ask`]). `None` when its preprocessing fails.
     pub(crate) fn of(&self, p: &PchJob) -> Option<u64> {
         let kept = p.record.with_extension("weight");
-        if let Some(w) = std::fs::read_to_string(&kept)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            return Some(w);
-        }
-        let text = xxh3_128(&p.preamble);
-        let known = self
-            .memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&text)
-            .copied();
-        let w = known.unwrap_or_else(|| ask(p, self.processes));
-        self.memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(text, w);
-        if let Some(w) = w {
-            let _ = crate::builder::fs::write_atomic(&kept, w.to_string().as_bytes());
-        }
-        w
+        let read = || {
+            std::fs::read_to_string(&kept)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+        };
+        read_or_ask(&kept, read, || {
+            let text = xxh3_128(&p.preamble);
+            let memo = || self.memo.lock().unwrap_or_else(|e| e.into_inner());
+            let known = memo().get(&text).copied();
+            let w = known.unwrap_or_else(|| ask(p, self.processes));
+            memo().insert(text, w);
+            if let Some(w) = w {
+                let _ = crate::builder::fs::write_atomic(&kept, w.to_string().as_bytes());
+            }
+            w
+        })
     }
 }
 
