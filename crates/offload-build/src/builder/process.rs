@@ -196,6 +196,9 @@ pub(crate) fn run(
         cmd.process_group(0);
     }
     die_with_parent(cmd);
+    // The child lists its group with the watchdog itself, before it execs: a tool killed
+    // the moment `spawn` returns leaves nothing unlisted.
+    watchdog::listed_by_child(cmd);
     // Started and registered with the registry held: a kill cannot come between the two.
     let (child, pid) = {
         let mut reg = p.token.registry();
@@ -205,11 +208,10 @@ pub(crate) fn run(
         let child = cmd.spawn().map_err(RunError::Spawn)?;
         let pid = child.id();
         reg.running.push((pid, group));
-        watchdog::watch(pid, true);
         (child, pid)
     };
     let forget = || {
-        watchdog::watch(pid, false);
+        watchdog::unlist(pid);
         let mut reg = p.token.registry();
         if let Some(i) = reg.running.iter().position(|&(p, _)| p == pid) {
             reg.running.swap_remove(i);
@@ -494,18 +496,116 @@ pub(crate) mod watchdog {
         Some(Mutex::new(input))
     }
 
-    /// Adds (`on`) or removes the process group `pgid` from the groups killed at the end.
-    pub(crate) fn watch(pgid: u32, on: bool) {
+    /// Makes the child of `cmd` add its own process group (it leads one: `process_group(0)`
+    /// comes before) to the groups killed at the end, between fork and exec. Listed by the
+    /// parent once `spawn` returned, a group was missed when the tool was killed in between:
+    /// a launcher's `sleep` outlived `kill -9` on a loaded machine (the first listing also
+    /// starts the watchdog, which takes a fork and an exec).
+    pub(crate) fn listed_by_child(cmd: &mut Command) {
+        use std::os::fd::AsRawFd;
+        let Some(input) = INPUT.get_or_init(start) else {
+            return;
+        };
+        // Open for as long as this process runs (never dropped); close-on-exec, so open in
+        // the child until its exec.
+        let fd = input.lock().unwrap_or_else(|e| e.into_inner()).as_raw_fd();
+        list_in_child(cmd, fd);
+    }
+
+    /// Makes the child of `cmd` write `+ <its pid>` to the pipe `fd` before it execs.
+    fn list_in_child(cmd: &mut Command, fd: std::os::fd::RawFd) {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure runs in the child between fork and exec and makes two system
+        // calls (getpid, one write of under PIPE_BUF bytes, atomic on a pipe) with its line
+        // on the stack: no allocation, no lock. `fd` stays open in the parent.
+        unsafe {
+            cmd.pre_exec(move || {
+                let mut line = [0u8; 24];
+                let pid = rustix::process::getpid().as_raw_nonzero().get() as u32;
+                let n = line_of('+', pid, &mut line);
+                rustix::io::write(rustix::fd::BorrowedFd::borrow_raw(fd), &line[..n])?;
+                Ok(())
+            });
+        }
+    }
+
+    /// Removes the process group `pgid` from the groups killed at the end (its leader ended).
+    pub(crate) fn unlist(pgid: u32) {
         if let Some(input) = INPUT.get_or_init(start) {
+            let mut line = [0u8; 24];
+            let n = line_of('-', pgid, &mut line);
             let mut input = input.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = writeln!(input, "{} {pgid}", if on { '+' } else { '-' });
+            // One write: a child's line cannot fall inside it.
+            let _ = input.write_all(&line[..n]);
+        }
+    }
+
+    /// Writes `op pgid\n` into `buf`, without allocating; its length.
+    fn line_of(op: char, pgid: u32, buf: &mut [u8; 24]) -> usize {
+        buf[0] = op as u8;
+        buf[1] = b' ';
+        let mut digits = [0u8; 10];
+        let (mut n, mut v) = (0, pgid);
+        loop {
+            digits[n] = b'0' + (v % 10) as u8;
+            n += 1;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        for i in 0..n {
+            buf[2 + i] = digits[n - 1 - i];
+        }
+        buf[2 + n] = b'\n';
+        3 + n
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::process::Command;
+
+        #[test]
+        fn lines_are_an_op_and_a_number() {
+            let mut b = [0u8; 24];
+            let n = super::line_of('+', 0, &mut b);
+            assert_eq!(&b[..n], b"+ 0\n");
+            let n = super::line_of('-', u32::MAX, &mut b);
+            assert_eq!(&b[..n], b"- 4294967295\n");
+        }
+
+        /// The line is in the pipe when `spawn` returns: written before the exec, so a tool
+        /// killed at once has its child's group listed.
+        #[test]
+        fn a_child_lists_its_group_before_it_runs() {
+            use rustix::pipe::{PipeFlags, pipe_with};
+            use std::io::Read;
+            use std::os::fd::AsRawFd;
+            use std::os::unix::process::CommandExt;
+            let (r, w) = pipe_with(PipeFlags::CLOEXEC).unwrap();
+            let mut r = std::fs::File::from(r);
+            let mut cmd = Command::new("sleep");
+            cmd.arg("5").process_group(0);
+            super::list_in_child(&mut cmd, w.as_raw_fd());
+            let mut child = cmd.spawn().unwrap();
+            drop(cmd);
+            drop(w);
+            let pid = child.id();
+            // The only writers were this process (closed above) and the child before its
+            // exec (close-on-exec): the read ends with what the child wrote.
+            let mut got = String::new();
+            r.read_to_string(&mut got).unwrap();
+            let _ = child.kill();
+            let _ = child.wait();
+            assert_eq!(got, format!("+ {pid}\n"));
         }
     }
 }
 
 #[cfg(not(unix))]
 pub(crate) mod watchdog {
-    pub(crate) fn watch(_pgid: u32, _on: bool) {}
+    pub(crate) fn listed_by_child(_cmd: &mut std::process::Command) {}
+    pub(crate) fn unlist(_pgid: u32) {}
 }
 
 /// Makes the process die (SIGKILL) when the thread that starts it ends, so that a tool killed
