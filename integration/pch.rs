@@ -705,6 +705,65 @@ fn sources_sharing_a_preamble_take_the_shorter_pch_it_adds_nothing_to() {
     });
 }
 
+/// Three sources in directories of their own, each including other standard headers before
+/// `<hip/hip_runtime.h>` (no shared prefix), built with their host code (whole-program
+/// device compiles): with Debian's ROCm (clang 15 pre-includes its HIP runtime wrapper) the
+/// three device compiles take one PCH of the wrapper and `hip_runtime.h` (its preamble file
+/// holds that include alone), not the wrapper's alone, and so do the three host compiles; the
+/// library is the one of the build without PCH. In the default configuration (`CI` unset).
+#[test]
+fn sources_including_hips_runtime_after_standard_headers_share_its_pch() {
+    crate::rocm::require_rocm();
+    crate::support::in_default_config(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("include")).unwrap();
+        let mut files = Vec::new();
+        for (s, first) in [("a", "<cstdio>"), ("b", "<vector>"), ("c", "<stdlib.h>")] {
+            std::fs::create_dir(d.join(s)).unwrap();
+            let text = format!(
+                "#include {first}\n#include <hip/hip_runtime.h>\n\n\
+                 __global__ void {s}(float* x) {{ x[threadIdx.x] *= EXTRA; }}\n"
+            );
+            let f = d.join(s).join(format!("{s}.hip"));
+            std::fs::write(&f, text).unwrap();
+            files.push(f);
+        }
+        settle();
+        let of = |out: &str, pch: bool| {
+            let mut b = build(d, None, out);
+            b.flag("-O3").host_code(true).pch(pch);
+            b.env("OFFLOAD_BUILD_PCH_BACKGROUND", "0");
+            for f in &files {
+                b.file(f);
+            }
+            let c = b.try_compile("k").unwrap();
+            let library = std::fs::read(c.library.as_ref().unwrap()).unwrap();
+            (library, c.pch_made, c.pch_used)
+        };
+        let (with, made, used) = of("pch", true);
+        assert_eq!(
+            (made, used),
+            (2, 6),
+            "one PCH for the device compiles, one for the host's"
+        );
+        let preambles: Vec<String> = crate::support::files_under(&d.join("pch"))
+            .into_iter()
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                name.starts_with("preamble-") && name.ends_with(".hip")
+            })
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        assert_eq!(
+            preambles, ["#include <hip/hip_runtime.h>\n"; 2],
+            "the PCHs' preamble"
+        );
+        let (without, ..) = of("plain", false);
+        assert!(with == without, "the libraries differ");
+    });
+}
+
 /// Logs each compile's arguments (one line) to `$PCH_LOG`, then runs it.
 const LOG_LAUNCHER: &str = "#!/bin/sh\necho \"$*\" >> \"$PCH_LOG\"\nexec \"$@\"\n";
 

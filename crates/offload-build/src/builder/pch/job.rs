@@ -5,7 +5,7 @@
 use crate::builder::arch::{Arch, Target};
 use crate::builder::command::{Command, Domain, KeyBuilder};
 use crate::builder::job::{self, CompileJob, CompileOptions};
-use crate::builder::pch::preamble::preamble_len;
+use crate::builder::pch::preamble::{RUNTIME_PREAMBLE, preamble_len};
 use crate::builder::toolchain::Toolchain;
 use crate::builder::toolchain::clang;
 use std::ffi::{OsStr, OsString};
@@ -220,8 +220,9 @@ pub(crate) fn host_prefix_job(
 fn making_args(
     mut args: Vec<OsString>,
     source: &Path,
-    empty: bool,
+    preamble: &[u8],
 ) -> Option<(Vec<OsString>, PathBuf)> {
+    let empty = preamble.is_empty();
     if args.iter().any(|f| flag_refuses_pch(f)) || (empty && !includes_hip_wrapper(&args)) {
         return None;
     }
@@ -230,8 +231,9 @@ fn making_args(
         *a = OsString::from("-S");
     }
     // The preamble's quoted includes are the source's directory's (the preamble file is in
-    // the cache); an empty one has none, and serves the sources of every directory.
-    if !empty {
+    // the cache); an empty one and HIP's runtime header alone have none, and serve the
+    // sources of every directory.
+    if !empty && preamble != RUNTIME_PREAMBLE {
         let dir = source.parent().unwrap_or(Path::new("/"));
         args.extend(["-iquote".into(), dir.as_os_str().to_os_string()]);
     }
@@ -256,7 +258,7 @@ fn job_of_args(
     target: &Target,
     args: Vec<OsString>,
 ) -> Option<PchJob> {
-    let (args, stand_in) = making_args(args, source, preamble.is_empty())?;
+    let (args, stand_in) = making_args(args, source, &preamble)?;
     // No launcher: the PCH is cached here by content already (and `sccache` or `ccache`
     // cannot cache `-emit-pch`); the compile using it goes through the launcher.
     let mut c = Command::new(&tc.clang);

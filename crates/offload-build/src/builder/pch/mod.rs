@@ -16,5 +16,8 @@ pub(crate) mod weight;
 pub(crate) use job::{
     PchJob, compile_with_pch, host_pch_job, host_prefix_job, pch_job, prefix_job,
 };
-pub(crate) use shared::{Choice, Hints, prefer_fewer, prefer_shared, prefer_wrapper};
+pub(crate) use preamble::RUNTIME_PREAMBLE;
+pub(crate) use shared::{
+    Choice, Hints, hoists_runtime, prefer_fewer, prefer_shared, prefer_wrapper,
+};
 pub(crate) use weight::Weights;

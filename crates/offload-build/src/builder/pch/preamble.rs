@@ -246,6 +246,14 @@ pub(crate) const CLANG_DIRECTIVES: &[&str] = &[
     "endif",
 ];
 
+/// The preamble of the PCH that sources including HIP's runtime header after standard
+/// headers alone share
+/// ([`hoists_runtime`](crate::builder::pch::shared::hoists_runtime),
+/// [`prefer_wrapper`](crate::builder::pch::shared::prefer_wrapper)): their directories and
+/// their standard headers differ, so no prefix of theirs is shared, but `hip_runtime.h`
+/// (ROCm 5.2: 0.1 to 0.4 s of a 0.4 to 1.3 s HeCBench compile with the wrapper's PCH) is.
+pub(crate) const RUNTIME_PREAMBLE: &[u8] = b"#include <hip/hip_runtime.h>\n";
+
 /// The directives whose effect a PCH carries identically ([`preamble_len`]).
 pub(crate) const SAFE_DIRECTIVES: &[&str] = &[
     "include", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else",

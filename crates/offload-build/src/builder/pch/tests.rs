@@ -238,6 +238,7 @@ fn compiles_that_would_use_no_pch_share_the_wrappers() {
             chosen: job_keyed(d, key),
             skip: 40,
             wrapper: wrapper.map(|w| job_keyed(d, w)),
+            hoisted: None,
         })
     };
     let picked = |c: &[Option<Choice>]| -> Vec<(u128, usize)> {
@@ -268,6 +269,72 @@ fn compiles_that_would_use_no_pch_share_the_wrappers() {
     assert_eq!(picked(&c), [(5, 40), (5, 40), (6, 40)]);
 }
 
+/// Sources that include HIP's runtime header after standard headers alone take the PCH of
+/// the wrapper and that header when three or more share it (or a build of several finds it
+/// made); the others, and those when fewer share it, take the wrapper's.
+#[test]
+fn sources_including_hips_runtime_after_standard_headers_share_its_pch() {
+    use crate::builder::pch::{Choice, prefer_wrapper};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let own = |key: u128, hoisted: Option<u128>| {
+        Some(Choice {
+            full: job_keyed(d, key),
+            chosen: job_keyed(d, key),
+            skip: 40,
+            wrapper: Some(job_keyed(d, 9)),
+            hoisted: hoisted.map(|h| job_keyed(d, h)),
+        })
+    };
+    let picked = |c: &[Option<Choice>]| -> Vec<(u128, usize)> {
+        c.iter().flatten().map(|c| (c.chosen.key, c.skip)).collect()
+    };
+    let mut c = vec![
+        own(1, Some(7)),
+        own(2, Some(7)),
+        own(3, Some(7)),
+        own(4, None),
+    ];
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(7, 0), (7, 0), (7, 0), (4, 40)]);
+    let mut c = vec![own(1, Some(7)), own(2, Some(7)), own(4, None)];
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(9, 0), (9, 0), (9, 0)]);
+    // Made already: taken by a build of several sources; the one left alone keeps its own.
+    std::fs::write(job_keyed(d, 7).record, b"").unwrap();
+    let mut c = vec![own(1, Some(7)), own(2, Some(7)), own(4, None)];
+    prefer_wrapper(&mut c, true);
+    assert_eq!(picked(&c), [(7, 0), (7, 0), (4, 40)]);
+}
+
+/// What may come before `#include <hip/hip_runtime.h>` for a source to take its PCH: standard
+/// headers in angle brackets, comments; nothing else.
+#[test]
+fn only_standard_headers_may_come_before_hips_runtime() {
+    use crate::builder::pch::hoists_runtime;
+    let yes: [&[u8]; 4] = [
+        b"#include <hip/hip_runtime.h>\nint a;\n",
+        b"// (c)\n#include <stdio.h>\n#include <chrono>\n# include <hip/hip_runtime.h> // HIP\n#include \"r.h\"\nint a;\n",
+        b"#include <cstdio>\n/* x */\n#include <hip/hip_runtime.h>\n#define N 4\nint a;\n",
+        b"#include <vector>\n#include <hip/hip_runtime.h>\n",
+    ];
+    for t in yes {
+        assert!(hoists_runtime(t), "{}", String::from_utf8_lossy(t));
+    }
+    let no: [&[u8]; 7] = [
+        b"#include <stdio.h>\nint a;\n#include <hip/hip_runtime.h>\n",
+        b"#define HIP_ENABLE_PRINTF\n#include <hip/hip_runtime.h>\n",
+        b"#include \"common.h\"\n#include <hip/hip_runtime.h>\n",
+        b"#include <hip/hip_fp16.h>\n#include <hip/hip_runtime.h>\n",
+        b"#include <sys/time.h>\n#include <hip/hip_runtime.h>\n",
+        b"#ifdef X\n#include <cstdio>\n#endif\n#include <hip/hip_runtime.h>\n",
+        b"#include <cstdio>\nint a;\n",
+    ];
+    for t in no {
+        assert!(!hoists_runtime(t), "{}", String::from_utf8_lossy(t));
+    }
+}
+
 /// Sources sharing their whole preamble take a shorter PCH the build makes anyway when their
 /// preamble reads little beyond it (by the weights), and keep their own when it reads much
 /// more, when a weight is unknown, or when their own PCH was made.
@@ -294,12 +361,14 @@ fn a_shared_preamble_takes_a_shorter_pch_it_adds_little_to() {
             chosen: w.clone(),
             skip: w.len(),
             wrapper: None,
+            hoisted: None,
         };
         let third = Choice {
             full: job(3, other[..preamble_len(other)].to_vec()),
             chosen: p.clone(),
             skip: cut,
             wrapper: None,
+            hoisted: None,
         };
         vec![Some(own.clone()), Some(own), Some(third)]
     };

@@ -330,12 +330,16 @@ pub(crate) fn pch_jobs_of(
             hints,
             |n| pch::prefix_job(o, tc, cache_dir, &job.source, n, arch, job.rdc),
         );
-        let wrapper = pch::prefix_job(o, tc, cache_dir, &job.source, Vec::new(), arch, job.rdc);
+        let prefix =
+            |n: &[u8]| pch::prefix_job(o, tc, cache_dir, &job.source, n.to_vec(), arch, job.rdc);
         choices[k] = Some(pch::Choice {
             full: full.clone(),
             chosen: p,
             skip,
-            wrapper,
+            wrapper: prefix(b""),
+            hoisted: pch::hoists_runtime(text)
+                .then(|| prefix(pch::RUNTIME_PREAMBLE))
+                .flatten(),
         });
     }
     let job_texts: Vec<Option<&[u8]>> = jobs
@@ -407,11 +411,15 @@ fn host_pchs_of(
             pch::prefer_shared(full.clone(), cache_dir, src, text, &siblings, hints, |n| {
                 pch::host_prefix_job(o, tc, cache_dir, src, n, archs)
             });
+        let prefix = |n: &[u8]| pch::host_prefix_job(o, tc, cache_dir, src, n.to_vec(), archs);
         choices[k] = Some(pch::Choice {
             full: full.clone(),
             chosen: p,
             skip,
-            wrapper: pch::host_prefix_job(o, tc, cache_dir, src, Vec::new(), archs),
+            wrapper: prefix(b""),
+            hoisted: pch::hoists_runtime(text)
+                .then(|| prefix(pch::RUNTIME_PREAMBLE))
+                .flatten(),
         });
     }
     let source_texts: Vec<Option<&[u8]>> = texts.iter().map(|t| t.as_deref()).collect();
