@@ -431,14 +431,16 @@ fn package(farm: &Farm, compiler: &str, real: &Path, files: Vec<PathBuf>, name: 
         std::os::unix::fs::symlink(&lld, &ld).unwrap();
     }
     let archive = farm.dir.join(format!("{name}.tar.gz"));
+    // gzip's fastest level: the server unpacks it the same, and at the default level the
+    // package of clang 15 (83 MB) took 18.6 s of CPU against 6.1 s, 10% larger.
     check(
         Command::new("tar")
-            .arg("czf")
+            .args(["-I", "gzip -1", "-cf"])
             .arg(&archive)
             .arg("-C")
             .arg(&root)
             .arg("."),
-        "tar czf",
+        "tar -I 'gzip -1' -cf",
     );
     format!(
         "[[dist.toolchains]]\ntype = \"path_override\"\ncompiler_executable = \"{compiler}\"\n\
