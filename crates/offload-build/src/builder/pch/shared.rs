@@ -145,8 +145,9 @@ pub(crate) const HOISTED_MIN: usize = 3;
 /// the PCH of [`RUNTIME_PREAMBLE`] and parse the whole source after it, its standard headers
 /// after HIP's (which include most of them already; the source's own include of
 /// `hip_runtime.h` is skipped by its guard). The same code objects and host objects as
-/// hipcc's on the HeCBench sources that do so (`integration/hip_fp16_crate.rs`); a compile
-/// with the PCH that fails or warns runs again without it.
+/// without it (`integration/pch.rs`) and as hipcc's on the HeCBench sources that do so
+/// (`integration/hip_fp16_crate.rs`); a compile with the PCH that fails or warns runs again
+/// without it.
 pub(crate) fn hoists_runtime(text: &[u8]) -> bool {
     let n = normalized(text, preamble_len(text));
     for line in String::from_utf8_lossy(&n).lines() {
