@@ -195,35 +195,40 @@ pub(crate) fn prefer_wrapper(choices: &mut [Option<Choice>], several: bool) {
             alone && !c.full.is_known() && c.wrapper.is_some()
         })
         .collect();
-    let mut hoists: BTreeMap<u128, usize> = BTreeMap::new();
-    for (c, _) in choices.iter().flatten().zip(&takers).filter(|(_, t)| **t) {
-        if let Some(h) = &c.hoisted {
-            *hoists.entry(h.key).or_default() += 1;
+    give(
+        choices,
+        &mut takers,
+        |c| c.hoisted.as_ref(),
+        HOISTED_MIN,
+        several,
+    );
+    give(choices, &mut takers, |c| c.wrapper.as_ref(), 2, several);
+}
+
+/// Gives the PCH `pick` names for each compile still a taker (`takers`, one per choice) when
+/// `min` of those takers share it, or when a build of several sources (`several`) finds it
+/// made: it skips none of its source and is a taker no more.
+fn give(
+    choices: &mut [Option<Choice>],
+    takers: &mut [bool],
+    pick: impl Fn(&Choice) -> Option<&PchJob>,
+    min: usize,
+    several: bool,
+) {
+    let mut serves: BTreeMap<u128, usize> = BTreeMap::new();
+    for (c, _) in choices.iter().flatten().zip(&*takers).filter(|(_, t)| **t) {
+        if let Some(p) = pick(c) {
+            *serves.entry(p.key).or_default() += 1;
         }
     }
     for (c, taker) in choices.iter_mut().flatten().zip(takers.iter_mut()) {
-        let Some(h) = c.hoisted.as_ref().filter(|_| *taker) else {
+        let Some(p) = pick(c).filter(|_| *taker).cloned() else {
             continue;
         };
-        if hoists.get(&h.key) >= Some(&HOISTED_MIN) || (several && h.record.is_file()) {
-            c.chosen = h.clone();
+        if serves.get(&p.key) >= Some(&min) || (several && p.record.is_file()) {
+            c.chosen = p;
             c.skip = 0;
             *taker = false;
-        }
-    }
-    let mut serves: BTreeMap<u128, usize> = BTreeMap::new();
-    for (c, _) in choices.iter().flatten().zip(&takers).filter(|(_, t)| **t) {
-        if let Some(w) = &c.wrapper {
-            *serves.entry(w.key).or_default() += 1;
-        }
-    }
-    for (c, taker) in choices.iter_mut().flatten().zip(takers) {
-        let Some(w) = c.wrapper.as_ref().filter(|_| taker) else {
-            continue;
-        };
-        if serves.get(&w.key) >= Some(&2) || (several && w.record.is_file()) {
-            c.chosen = w.clone();
-            c.skip = 0;
         }
     }
 }

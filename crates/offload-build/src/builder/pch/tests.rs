@@ -224,26 +224,37 @@ fn job_keyed(dir: &std::path::Path, key: u128) -> crate::builder::pch::PchJob {
     }
 }
 
+/// The choice of a compile whose own preamble's PCH is keyed `key` and that uses it (40 bytes
+/// of its source), with the wrapper's and the runtime header's PCHs keyed as given.
+fn own_choice(
+    dir: &std::path::Path,
+    key: u128,
+    wrapper: Option<u128>,
+    hoisted: Option<u128>,
+) -> Option<crate::builder::pch::Choice> {
+    Some(crate::builder::pch::Choice {
+        full: job_keyed(dir, key),
+        chosen: job_keyed(dir, key),
+        skip: 40,
+        wrapper: wrapper.map(|w| job_keyed(dir, w)),
+        hoisted: hoisted.map(|h| job_keyed(dir, h)),
+    })
+}
+
+/// The key of the PCH each choice uses and the bytes it stands for.
+fn picked(c: &[Option<crate::builder::pch::Choice>]) -> Vec<(u128, usize)> {
+    c.iter().flatten().map(|c| (c.chosen.key, c.skip)).collect()
+}
+
 /// The wrapper's PCH goes to the compiles that would use none now, when two or more share
 /// it or a build of several sources finds it made; not to one whose own PCH is shared,
 /// known, or that has no wrapper.
 #[test]
 fn compiles_that_would_use_no_pch_share_the_wrappers() {
-    use crate::builder::pch::{Choice, prefer_wrapper};
+    use crate::builder::pch::prefer_wrapper;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let own = |key: u128, wrapper: Option<u128>| {
-        Some(Choice {
-            full: job_keyed(d, key),
-            chosen: job_keyed(d, key),
-            skip: 40,
-            wrapper: wrapper.map(|w| job_keyed(d, w)),
-            hoisted: None,
-        })
-    };
-    let picked = |c: &[Option<Choice>]| -> Vec<(u128, usize)> {
-        c.iter().flatten().map(|c| (c.chosen.key, c.skip)).collect()
-    };
+    let own = |key: u128, wrapper: Option<u128>| own_choice(d, key, wrapper, None);
     // Three sources of their own: each takes the wrapper's; one without a wrapper keeps its.
     let mut c = vec![
         own(1, Some(9)),
@@ -274,21 +285,10 @@ fn compiles_that_would_use_no_pch_share_the_wrappers() {
 /// made); the others, and those when fewer share it, take the wrapper's.
 #[test]
 fn sources_including_hips_runtime_after_standard_headers_share_its_pch() {
-    use crate::builder::pch::{Choice, prefer_wrapper};
+    use crate::builder::pch::prefer_wrapper;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let own = |key: u128, hoisted: Option<u128>| {
-        Some(Choice {
-            full: job_keyed(d, key),
-            chosen: job_keyed(d, key),
-            skip: 40,
-            wrapper: Some(job_keyed(d, 9)),
-            hoisted: hoisted.map(|h| job_keyed(d, h)),
-        })
-    };
-    let picked = |c: &[Option<Choice>]| -> Vec<(u128, usize)> {
-        c.iter().flatten().map(|c| (c.chosen.key, c.skip)).collect()
-    };
+    let own = |key: u128, hoisted: Option<u128>| own_choice(d, key, Some(9), hoisted);
     let mut c = vec![
         own(1, Some(7)),
         own(2, Some(7)),
