@@ -537,7 +537,7 @@ pub(crate) mod watchdog {
 
     /// Removes the process group `pgid` from the groups killed at the end (its leader ended).
     pub(crate) fn unlist(pgid: u32) {
-        if let Some(input) = INPUT.get_or_init(start) {
+        if let Some(Some(input)) = INPUT.get() {
             let mut line = [0u8; 24];
             let n = line_of('-', pgid, &mut line);
             let mut input = input.lock().unwrap_or_else(|e| e.into_inner());
